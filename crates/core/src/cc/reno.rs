@@ -1,0 +1,121 @@
+//! TCP Reno window arithmetic (RFC 5681), used under NewReno loss recovery (RFC 6582).
+//!
+//! Slow start adds one segment per ACK of new data; congestion avoidance adds SMSS·SMSS/cwnd
+//! per ACK (RFC 5681 eq. (3)), i.e. about one segment per RTT. Fast retransmit and timeouts set
+//! ssthresh = max(FlightSize/2, 2·SMSS) (eq. (4)).
+//!
+//! Departures: byte counting is off (one increment per ACK, not per acknowledged segment, which
+//! is what RFC 5681 and ns-2's Reno do with delayed ACKs off); the window is kept as an f64 so
+//! that the 1/cwnd increments of congestion avoidance add up exactly.
+
+use super::{AckSample, CongestionController};
+use crate::units::Time;
+
+/// Reno's window state.
+#[derive(Clone, Debug)]
+pub struct Reno {
+    mss: u64,
+    cwnd: f64,
+    ssthresh: u64,
+}
+
+impl Reno {
+    /// `initial_window` in segments (RFC 5681 allows up to 4; ns-2 uses 1 or 2).
+    pub fn new(mss: u64, initial_window: u64) -> Reno {
+        Reno {
+            mss,
+            cwnd: (initial_window.max(1) * mss) as f64,
+            ssthresh: u64::MAX,
+        }
+    }
+
+    fn reduced(&self, in_flight: u64) -> u64 {
+        (in_flight / 2).max(2 * self.mss) // RFC 5681 eq. (4)
+    }
+}
+
+impl CongestionController for Reno {
+    fn on_ack(&mut self, _now: Time, ack: &AckSample) {
+        if ack.in_recovery {
+            return;
+        }
+        let mss = self.mss as f64;
+        if (self.cwnd as u64) < self.ssthresh {
+            self.cwnd += mss.min(ack.acked_bytes as f64); // slow start
+        } else {
+            self.cwnd += mss * mss / self.cwnd; // RFC 5681 eq. (3)
+        }
+    }
+
+    fn on_fast_retransmit(&mut self, _now: Time, in_flight: u64) {
+        self.ssthresh = self.reduced(in_flight);
+        self.cwnd = self.ssthresh as f64;
+    }
+
+    fn on_timeout(&mut self, _now: Time, in_flight: u64) {
+        self.ssthresh = self.reduced(in_flight);
+        self.cwnd = self.mss as f64;
+    }
+
+    fn window(&self) -> u64 {
+        self.cwnd as u64
+    }
+
+    fn ssthresh(&self) -> Option<u64> {
+        Some(self.ssthresh)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ack(bytes: u64) -> AckSample {
+        AckSample {
+            acked_bytes: bytes,
+            rtt: None,
+            in_flight: 0,
+            in_recovery: false,
+            highest_sent: 0,
+            cumulative_ack: 0,
+        }
+    }
+
+    #[test]
+    fn slow_start_doubles_per_window() {
+        let mut r = Reno::new(1000, 1);
+        for _ in 0..7 {
+            r.on_ack(Time::ZERO, &ack(1000));
+        }
+        assert_eq!(r.window(), 8000);
+    }
+
+    #[test]
+    fn congestion_avoidance_adds_one_segment_per_window() {
+        let mut r = Reno::new(1000, 10);
+        r.on_fast_retransmit(Time::ZERO, 20_000); // ssthresh = cwnd = 10 segments
+        assert_eq!(r.window(), 10_000);
+        for _ in 0..10 {
+            r.on_ack(Time::ZERO, &ack(1000));
+        }
+        assert!((r.window() as i64 - 11_000).abs() <= 50, "{}", r.window());
+    }
+
+    #[test]
+    fn losses_halve_and_timeouts_collapse() {
+        let mut r = Reno::new(1000, 1);
+        r.on_fast_retransmit(Time::ZERO, 3000);
+        assert_eq!(r.window(), 2000, "ssthresh floor is two segments");
+        r.on_timeout(Time::ZERO, 50_000);
+        assert_eq!((r.window(), r.ssthresh()), (1000, Some(25_000)));
+    }
+
+    #[test]
+    fn no_growth_during_recovery() {
+        let mut r = Reno::new(1000, 4);
+        let mut a = ack(1000);
+        a.in_recovery = true;
+        r.on_ack(Time::ZERO, &a);
+        assert_eq!(r.window(), 4000);
+    }
+}

@@ -1,0 +1,138 @@
+//! The packet every tier moves around.
+//!
+//! A packet is a small `Copy` value (64 bytes). Drivers keep packets inline in ring buffers and
+//! queues, so moving one never allocates. The fields are the ones SPEC §3 lists; which sequence
+//! fields mean what depends on the packet kind and is documented on each field.
+
+use crate::units::{Duration, Time};
+
+/// Index of a flow in its scenario (dense, 0-based; the scenario keeps the names).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FlowId(pub u32);
+
+/// What a packet is. Data and the in-band control packet travel the forward path in the normal
+/// band; acknowledgements and reverse control packets travel back. Out-of-band and reverse control
+/// packets belong to the high-priority band of a two-priority FIFO (SPEC §4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u8)]
+pub enum PacketKind {
+    Data,
+    Ack,
+    /// Monaco out-of-band control packet (forward, high priority).
+    ControlOb,
+    /// Monaco in-band control packet (forward, in line with data).
+    ControlIb,
+    /// Monaco reverse control packet (backward, high priority).
+    ControlReverse,
+}
+
+impl PacketKind {
+    /// True for packets that travel from the flow's source to its destination.
+    pub fn is_forward(self) -> bool {
+        matches!(
+            self,
+            PacketKind::Data | PacketKind::ControlOb | PacketKind::ControlIb
+        )
+    }
+    /// True for packets a two-priority FIFO puts in its high band.
+    pub fn is_high_priority(self) -> bool {
+        matches!(self, PacketKind::ControlOb | PacketKind::ControlReverse)
+    }
+}
+
+/// ECN codepoint and echo bits carried by a packet (RFC 3168, simplified).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ecn(u8);
+
+impl Ecn {
+    const CAPABLE: u8 = 1;
+    const CE: u8 = 2;
+    const ECHO: u8 = 4;
+
+    pub const NOT_ECT: Ecn = Ecn(0);
+    pub const ECT: Ecn = Ecn(Self::CAPABLE);
+
+    /// The sender understands marks, so an AQM may mark instead of dropping.
+    pub fn is_capable(self) -> bool {
+        self.0 & Self::CAPABLE != 0
+    }
+    /// Congestion Experienced: a router marked this packet.
+    pub fn is_marked(self) -> bool {
+        self.0 & Self::CE != 0
+    }
+    pub fn mark(&mut self) {
+        self.0 |= Self::CE;
+    }
+    /// ECN-Echo on an acknowledgement: the data it acknowledges was marked.
+    pub fn is_echo(self) -> bool {
+        self.0 & Self::ECHO != 0
+    }
+    pub fn set_echo(&mut self) {
+        self.0 |= Self::ECHO;
+    }
+}
+
+/// One packet.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Packet {
+    pub flow: FlowId,
+    pub kind: PacketKind,
+    pub ecn: Ecn,
+    /// Index of the next link on this packet's route, kept by the driver that forwards it.
+    pub hop: u16,
+    /// Size on the wire in bytes, headers included (SPEC §2).
+    pub size: u32,
+    /// Data: segment number. Control packets: control sequence number.
+    pub seq: u64,
+    /// Ack: next segment expected (cumulative). In-band control: bytes sent since the previous
+    /// in-band control packet.
+    pub ack: u64,
+    /// When the sender created this packet (or this retransmission of it).
+    pub sent_at: Time,
+    /// Ack: the `sent_at` of the data packet that caused it (timestamp echo, RFC 7323 style).
+    pub echo: Time,
+    /// Sum of virtual queueing delays added by AVD routers along the path (000 §IV-D).
+    pub virtual_delay: Duration,
+    /// Scheme-specific value: a Monaco reverse control packet carries the accumulation estimate in
+    /// bytes here.
+    pub value: f64,
+}
+
+impl Packet {
+    /// A packet of `kind` and `size` for `flow`, every other field zero.
+    pub fn new(flow: FlowId, kind: PacketKind, size: u32) -> Packet {
+        Packet {
+            flow,
+            kind,
+            ecn: Ecn::NOT_ECT,
+            hop: 0,
+            size,
+            seq: 0,
+            ack: 0,
+            sent_at: Time::ZERO,
+            echo: Time::ZERO,
+            virtual_delay: Duration::ZERO,
+            value: 0.0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packet_stays_small() {
+        assert!(std::mem::size_of::<Packet>() <= 64);
+    }
+
+    #[test]
+    fn ecn_bits_are_independent() {
+        let mut e = Ecn::ECT;
+        assert!(e.is_capable() && !e.is_marked() && !e.is_echo());
+        e.mark();
+        assert!(e.is_marked() && !e.is_echo());
+        e.set_echo();
+        assert!(e.is_echo() && e.is_capable());
+    }
+}

@@ -1,0 +1,79 @@
+//! DropTail: a FIFO that drops arrivals when its packet or byte limit is reached.
+
+use super::{Backlog, Dropped, Fifo, QueueDiscipline, QueueStats};
+use crate::packet::Packet;
+use crate::units::{Limit, Time};
+
+/// The classic tail-drop FIFO.
+#[derive(Clone, Debug)]
+pub struct DropTail {
+    fifo: Fifo,
+}
+
+impl DropTail {
+    pub fn new(limit: Limit) -> DropTail {
+        DropTail {
+            fifo: Fifo::new(limit),
+        }
+    }
+}
+
+impl QueueDiscipline for DropTail {
+    fn enqueue(&mut self, _now: Time, pkt: Packet) -> Result<(), Dropped> {
+        self.fifo.push(pkt)
+    }
+    fn dequeue(&mut self, _now: Time) -> Option<Packet> {
+        self.fifo.pop()
+    }
+    fn backlog(&self) -> Backlog {
+        self.fifo.backlog()
+    }
+    fn stats(&self) -> QueueStats {
+        self.fifo.stats()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::{FlowId, PacketKind};
+    use crate::queue::DropReason;
+
+    fn pkt(size: u32) -> Packet {
+        Packet::new(FlowId(0), PacketKind::Data, size)
+    }
+
+    #[test]
+    fn packet_limit_drops_the_arrival_that_does_not_fit() {
+        let mut q = DropTail::new(Limit::Packets(2));
+        assert!(q.enqueue(Time::ZERO, pkt(1000)).is_ok());
+        assert!(q.enqueue(Time::ZERO, pkt(1000)).is_ok());
+        let e = q.enqueue(Time::ZERO, pkt(40)).unwrap_err();
+        assert_eq!(e.reason, DropReason::Overflow);
+        assert_eq!(q.backlog(), Backlog { packets: 2, bytes: 2000 });
+        assert_eq!(q.stats().dropped_packets, 1);
+    }
+
+    #[test]
+    fn byte_limit_counts_bytes() {
+        let mut q = DropTail::new(Limit::Bytes(2500));
+        assert!(q.enqueue(Time::ZERO, pkt(1000)).is_ok());
+        assert!(q.enqueue(Time::ZERO, pkt(1000)).is_ok());
+        assert!(q.enqueue(Time::ZERO, pkt(1000)).is_err());
+        assert!(q.enqueue(Time::ZERO, pkt(500)).is_ok());
+        assert_eq!(q.backlog().bytes, 2500);
+    }
+
+    #[test]
+    fn fifo_order() {
+        let mut q = DropTail::new(Limit::Unlimited);
+        for s in 1..=5 {
+            let mut p = pkt(100);
+            p.seq = s;
+            q.enqueue(Time::ZERO, p).unwrap();
+        }
+        let order: Vec<u64> = std::iter::from_fn(|| q.dequeue(Time::ZERO)).map(|p| p.seq).collect();
+        assert_eq!(order, vec![1, 2, 3, 4, 5]);
+        assert_eq!(q.stats().dequeued_bytes, 500);
+    }
+}

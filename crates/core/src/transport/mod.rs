@@ -1,0 +1,66 @@
+//! The endpoint API and the transports built on it.
+//!
+//! An endpoint is one end of a flow (a sender or a receiver) written in the quinn-proto style: the
+//! driver feeds it inputs with `handle_*(now, …)` and drains outputs with `poll_transmit(now)` and
+//! `poll_timeout()`. The driver owns the clock and the network; the endpoint owns the protocol.
+//!
+//! A driver's loop for one endpoint is always:
+//! 1. on a packet for it: `handle_packet(now, &pkt)`; when `now` reaches `poll_timeout()`:
+//!    `handle_timeout(now)`; at the flow's start/stop times: `handle_start` / `handle_stop`;
+//! 2. then `while let Some(p) = poll_transmit(now) { send p }`;
+//! 3. then re-arm its timer at `poll_timeout()`.
+
+pub mod cbr;
+pub mod tcp;
+
+use crate::packet::Packet;
+use crate::units::{Duration, Time};
+
+/// One end of a flow. See the module documentation for the calling protocol.
+pub trait Endpoint {
+    /// A packet of this flow arrived at this endpoint.
+    fn handle_packet(&mut self, now: Time, pkt: &Packet);
+    /// `now` has reached the time `poll_timeout` returned. Calling it early is harmless.
+    fn handle_timeout(&mut self, now: Time);
+    /// The next packet to send at `now`, if any. Called until it returns `None`.
+    fn poll_transmit(&mut self, now: Time) -> Option<Packet>;
+    /// When `handle_timeout` should next be called; `None` when nothing is pending.
+    fn poll_timeout(&self) -> Option<Time>;
+    /// The application starts (the flow's `start` time). Receivers ignore it.
+    fn handle_start(&mut self, _now: Time) {}
+    /// The application stops sending new data (the flow's `stop` time). In-flight data may still
+    /// be acknowledged; retransmissions of it are still sent.
+    fn handle_stop(&mut self, _now: Time) {}
+    /// Counters and state for monitors. Cheap; called at every sample.
+    fn stats(&self) -> EndpointStats;
+}
+
+/// What an endpoint reports about itself. Counters are cumulative since the start of the run, so
+/// a monitor gets the value over any interval as a difference. Fields a scheme does not have stay
+/// at their defaults (zero / `None`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct EndpointStats {
+    /// Bytes put on the wire, retransmissions included (sender).
+    pub sent_bytes: u64,
+    /// Packets put on the wire, retransmissions included (sender).
+    pub sent_packets: u64,
+    /// Retransmitted packets (sender).
+    pub retransmits: u64,
+    /// Timeouts that fired (sender).
+    pub timeouts: u64,
+    /// Losses the endpoint itself detected (fast retransmits, timeouts, Monaco loss flags).
+    pub detected_losses: u64,
+    /// Bytes delivered to the application in order, each byte once (receiver goodput).
+    pub delivered_bytes: u64,
+    /// Congestion window in bytes (sender).
+    pub cwnd_bytes: u64,
+    /// Smoothed RTT (sender), if measured.
+    pub srtt: Option<Duration>,
+    /// Sum and count of RTT samples, for means over a window.
+    pub rtt_sum: Duration,
+    pub rtt_samples: u64,
+    /// Accumulation estimate in bytes, for schemes that estimate it (Vegas, Monaco).
+    pub accumulation_bytes: Option<f64>,
+    /// When a finite transfer completed (sender: last byte acknowledged).
+    pub completed_at: Option<Time>,
+}
