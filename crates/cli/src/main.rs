@@ -1,1 +1,202 @@
-fn main() {}
+//! The `acclab` command.
+
+mod bench;
+mod report;
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use acclab_sim::scenario;
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand};
+
+/// acclab — a laboratory for closed-loop congestion control.
+///
+/// With no command, runs a small built-in demo and says where its results went.
+#[derive(Parser)]
+#[command(name = "acclab", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Simulate a scenario file and write summary.json, flows.csv, links.csv (and plots).
+    Run(RunArgs),
+    /// Check a scenario file without running it, and describe what it contains.
+    Check {
+        /// The scenario file (TOML).
+        scenario: PathBuf,
+    },
+    /// Run the built-in demo scenario (what `acclab` with no arguments does).
+    Demo {
+        /// Output directory [default: results/demo, or the next free results/demo-N].
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Measure simulator throughput on fixed dumbbell scenarios (10 and 100 NewReno flows).
+    Bench(bench::BenchArgs),
+    /// Internal: one benchmark case in a fresh process (so its peak memory is its own).
+    #[command(hide = true)]
+    BenchCase { flows: usize, duration_s: u64 },
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// The scenario file (TOML).
+    scenario: PathBuf,
+    /// Output directory [default: results/<scenario name>, or the next free results/<name>-N].
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Override the scenario's seed.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Also write plots (PNG and SVG) of throughput, cwnd, queues and utilisation.
+    #[arg(long)]
+    plots: bool,
+    /// Overwrite results already in the output directory.
+    #[arg(long)]
+    force: bool,
+    /// Print nothing but errors.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+const DEMO: &str = include_str!("../../../scenarios/examples/demo.toml");
+const RESULT_FILES: [&str; 3] = ["summary.json", "flows.csv", "links.csv"];
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        None => demo(None),
+        Some(Command::Demo { out }) => demo(out),
+        Some(Command::Run(args)) => run(args),
+        Some(Command::Check { scenario }) => check(&scenario),
+        Some(Command::Bench(args)) => bench::bench(args),
+        Some(Command::BenchCase { flows, duration_s }) => bench::case(flows, duration_s),
+    };
+    if let Err(e) = result {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn demo(out: Option<PathBuf>) -> Result<()> {
+    let sc = scenario::parse(DEMO, "<built-in demo>")?;
+    println!("acclab demo: 3 Reno flows (RTT 24, 42, 82 ms) and a 20 Mb/s CBR flow over a 100 Mb/s bottleneck, 20 s simulated.");
+    let dir = output_dir(out, &sc.name, false)?;
+    simulate(sc, &dir, true, false)?;
+    println!("\nNext: acclab run scenarios/examples/dumbbell-reno.toml --plots   (see README.md)");
+    Ok(())
+}
+
+fn run(args: RunArgs) -> Result<()> {
+    let mut sc = scenario::load(&args.scenario)?;
+    if let Some(seed) = args.seed {
+        sc.seed = seed;
+    }
+    let dir = output_dir(args.out, &sc.name, args.force)?;
+    simulate(sc, &dir, args.plots, args.quiet)
+}
+
+fn check(path: &Path) -> Result<()> {
+    let sc = scenario::load(path)?;
+    println!(
+        "{}: scenario {:?} is valid: {} nodes, {} links, {} flows, {} events, {} simulated, seed {}",
+        path.display(),
+        sc.name,
+        sc.nodes.len(),
+        sc.links.len(),
+        sc.flows.len(),
+        sc.events.len(),
+        sc.duration,
+        sc.seed
+    );
+    Ok(())
+}
+
+/// Chooses where results go. An explicit directory that already holds results is refused unless
+/// `force`; the default directory never overwrites: it moves on to `-2`, `-3`, …
+fn output_dir(out: Option<PathBuf>, name: &str, force: bool) -> Result<PathBuf> {
+    let holds_results = |d: &Path| RESULT_FILES.iter().any(|f| d.join(f).exists());
+    let dir = match out {
+        Some(d) => {
+            if holds_results(&d) && !force {
+                bail!(
+                    "{} already holds results (summary.json, flows.csv, links.csv); \
+                     choose another --out or pass --force to overwrite them",
+                    d.display()
+                );
+            }
+            d
+        }
+        None => {
+            let safe: String = name
+                .chars()
+                .map(|c| {
+                    if c.is_alphanumeric() || "-_.".contains(c) {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            let base =
+                PathBuf::from("results").join(if safe.is_empty() { "run".into() } else { safe });
+            let mut d = base.clone();
+            let mut n = 2;
+            while holds_results(&d) {
+                d = PathBuf::from(format!("{}-{n}", base.display()));
+                n += 1;
+            }
+            d
+        }
+    };
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    Ok(dir)
+}
+
+fn simulate(sc: acclab_sim::Scenario, dir: &Path, plots: bool, quiet: bool) -> Result<()> {
+    let total_ms = sc.duration.0 / 1_000_000;
+    let bar = if !quiet && std::io::stderr().is_terminal() {
+        let b = indicatif::ProgressBar::new(total_ms.max(1));
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} simulating [{bar:40}] {pos}/{len} ms simulated, {elapsed} elapsed, eta {eta}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        Some(b)
+    } else {
+        None
+    };
+    let (sim, summary) = acclab_sim::run(sc, &mut |t| {
+        if let Some(b) = &bar {
+            b.set_position(t.0 / 1_000_000);
+        }
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    acclab_sim::output::write_files(dir, &sim, &summary)
+        .with_context(|| format!("cannot write results into {}", dir.display()))?;
+    let plot_files = if plots {
+        acclab_sim::plot::write_plots(dir, &sim)
+            .with_context(|| format!("cannot write plots into {}", dir.display()))?
+    } else {
+        Vec::new()
+    };
+    if !quiet {
+        report::print_summary(&summary);
+        println!(
+            "\nResults in {}/: summary.json, flows.csv, links.csv",
+            dir.display()
+        );
+        if !plot_files.is_empty() {
+            println!("Plots: {}", plot_files.join(", "));
+        }
+    }
+    Ok(())
+}

@@ -213,8 +213,8 @@ mod tests {
         let s: SchemeConfig =
             toml::from_str("kind = \"cbr\"\nparams = { rate = \"10Mbps\" }").unwrap();
         assert_eq!(s.kind(), "cbr");
-        let e = toml::from_str::<SchemeConfig>("kind = \"reno\"\nparams = { ecm = true }")
-            .unwrap_err();
+        let e =
+            toml::from_str::<SchemeConfig>("kind = \"reno\"\nparams = { ecm = true }").unwrap_err();
         assert!(e.to_string().contains("ecm"), "{e}");
     }
 }

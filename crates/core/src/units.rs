@@ -231,7 +231,13 @@ impl Duration {
             "ms" => 1e6,
             "s" => 1e9,
             "min" => 60e9,
-            "" => return Err(unit_error(WHAT, s, "missing unit (use ns, us, ms, s or min)")),
+            "" => {
+                return Err(unit_error(
+                    WHAT,
+                    s,
+                    "missing unit (use ns, us, ms, s or min)",
+                ))
+            }
             u => {
                 return Err(unit_error(
                     WHAT,
@@ -363,7 +369,11 @@ impl fmt::Display for Time {
 impl fmt::Display for Rate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let b = self.0;
-        for (scale, unit) in [(1_000_000_000, "Gbps"), (1_000_000, "Mbps"), (1_000, "kbps")] {
+        for (scale, unit) in [
+            (1_000_000_000, "Gbps"),
+            (1_000_000, "Mbps"),
+            (1_000, "kbps"),
+        ] {
             if b >= scale && b % (scale / 1000) == 0 {
                 return write!(f, "{}{unit}", b as f64 / scale as f64);
             }
@@ -462,7 +472,10 @@ mod tests {
         assert_eq!(Rate::parse("6000KB/s"), Ok(Rate(48_000_000)));
         let e = Rate::parse("0Mbps").unwrap_err();
         assert!(e.to_string().contains("greater than zero"), "{e}");
-        assert!(Rate::parse("10Mbs").unwrap_err().to_string().contains("Mbs"));
+        assert!(Rate::parse("10Mbs")
+            .unwrap_err()
+            .to_string()
+            .contains("Mbs"));
         assert!(Rate::parse("-5Mbps").is_err());
     }
 
@@ -482,9 +495,15 @@ mod tests {
     #[test]
     fn serialisation_time_rounds_up() {
         // 1000 B at 100 Mb/s = 80 us exactly; at 3 bit/s a byte takes 8/3 s, rounded up.
-        assert_eq!(Rate::from_mbps(100).tx_time(1000), Duration::from_micros(80));
+        assert_eq!(
+            Rate::from_mbps(100).tx_time(1000),
+            Duration::from_micros(80)
+        );
         assert_eq!(Rate(3).tx_time(1).0, 2_666_666_667);
-        assert_eq!(Rate::from_mbps(8).bytes_in(Duration::from_secs(1)), 1_000_000);
+        assert_eq!(
+            Rate::from_mbps(8).bytes_in(Duration::from_secs(1)),
+            1_000_000
+        );
     }
 
     #[test]

@@ -1,1 +1,33 @@
-//! placeholder
+//! acclab-sim: the packet-level discrete-event simulator.
+//!
+//! - [`scenario`]: TOML scenario files → a validated [`Scenario`].
+//! - [`simulator`]: the event loop driving `acclab-core` endpoints and queues.
+//! - [`monitor`]: periodic samples and measurement-window snapshots.
+//! - [`output`]: `summary.json`, `flows.csv`, `links.csv`; [`plot`]: PNG/SVG plots.
+//! - [`routing`], [`events`]: shortest paths and the event queue.
+
+pub mod events;
+pub mod monitor;
+pub mod output;
+pub mod plot;
+pub mod routing;
+pub mod scenario;
+pub mod simulator;
+
+pub use output::Summary;
+pub use scenario::{Scenario, ScenarioError};
+pub use simulator::Simulator;
+
+/// Simulates `scenario` to its end and returns the finished simulator with its summary.
+/// `progress` is told the simulated time now and then (for progress bars).
+pub fn run(
+    scenario: Scenario,
+    progress: &mut dyn FnMut(acclab_core::Time),
+) -> (Simulator, Summary) {
+    let mut sim = Simulator::new(scenario);
+    let t0 = std::time::Instant::now();
+    sim.run(progress);
+    let wall = t0.elapsed().as_secs_f64();
+    let summary = Summary::of(&sim, wall);
+    (sim, summary)
+}

@@ -31,6 +31,9 @@ impl QueueDiscipline for DropTail {
     fn stats(&self) -> QueueStats {
         self.fifo.stats()
     }
+    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
+        self.fifo.iter().for_each(f)
+    }
 }
 
 #[cfg(test)]
@@ -50,7 +53,13 @@ mod tests {
         assert!(q.enqueue(Time::ZERO, pkt(1000)).is_ok());
         let e = q.enqueue(Time::ZERO, pkt(40)).unwrap_err();
         assert_eq!(e.reason, DropReason::Overflow);
-        assert_eq!(q.backlog(), Backlog { packets: 2, bytes: 2000 });
+        assert_eq!(
+            q.backlog(),
+            Backlog {
+                packets: 2,
+                bytes: 2000
+            }
+        );
         assert_eq!(q.stats().dropped_packets, 1);
     }
 
@@ -72,7 +81,9 @@ mod tests {
             p.seq = s;
             q.enqueue(Time::ZERO, p).unwrap();
         }
-        let order: Vec<u64> = std::iter::from_fn(|| q.dequeue(Time::ZERO)).map(|p| p.seq).collect();
+        let order: Vec<u64> = std::iter::from_fn(|| q.dequeue(Time::ZERO))
+            .map(|p| p.seq)
+            .collect();
         assert_eq!(order, vec![1, 2, 3, 4, 5]);
         assert_eq!(q.stats().dequeued_bytes, 500);
     }

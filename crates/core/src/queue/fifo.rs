@@ -77,6 +77,10 @@ impl Fifo {
         self.limit
     }
 
+    pub fn iter(&self) -> impl Iterator<Item = &Packet> {
+        self.packets.iter()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.packets.is_empty()
     }

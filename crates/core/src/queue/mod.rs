@@ -75,6 +75,8 @@ pub trait QueueDiscipline {
     fn backlog(&self) -> Backlog;
     /// Cumulative counters.
     fn stats(&self) -> QueueStats;
+    /// Visits every packet held (for invariant checks and traces; not on the packet path).
+    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet));
     /// The link's rate changed (AQMs that track capacity need it).
     fn set_rate(&mut self, _rate: Rate) {}
     /// AQM state for monitors, as (column name, value) pairs: virtual capacity, price, … Called

@@ -43,6 +43,9 @@ impl QueueDiscipline for PriorityFifo {
     fn stats(&self) -> QueueStats {
         self.high.stats().merged(self.low.stats())
     }
+    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
+        self.high.iter().chain(self.low.iter()).for_each(f)
+    }
     fn aqm_state(&self, out: &mut Vec<(String, f64)>) {
         out.push(("high_queue_pkts".into(), self.high.backlog().packets as f64));
     }
@@ -56,13 +59,24 @@ mod tests {
     #[test]
     fn control_packets_overtake_data() {
         let mut q = PriorityFifo::new(Limit::Packets(10), Limit::Packets(10));
-        for kind in [PacketKind::Data, PacketKind::ControlIb, PacketKind::ControlOb] {
-            q.enqueue(Time::ZERO, Packet::new(FlowId(0), kind, 40)).unwrap();
+        for kind in [
+            PacketKind::Data,
+            PacketKind::ControlIb,
+            PacketKind::ControlOb,
+        ] {
+            q.enqueue(Time::ZERO, Packet::new(FlowId(0), kind, 40))
+                .unwrap();
         }
-        let order: Vec<_> = std::iter::from_fn(|| q.dequeue(Time::ZERO)).map(|p| p.kind).collect();
+        let order: Vec<_> = std::iter::from_fn(|| q.dequeue(Time::ZERO))
+            .map(|p| p.kind)
+            .collect();
         assert_eq!(
             order,
-            vec![PacketKind::ControlOb, PacketKind::Data, PacketKind::ControlIb]
+            vec![
+                PacketKind::ControlOb,
+                PacketKind::Data,
+                PacketKind::ControlIb
+            ]
         );
     }
 

@@ -145,10 +145,7 @@ impl Endpoint for CbrSource {
     }
 
     fn stats(&self) -> EndpointStats {
-        EndpointStats {
-            cwnd_bytes: 0,
-            ..self.stats
-        }
+        self.stats
     }
 }
 

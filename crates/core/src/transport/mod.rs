@@ -52,8 +52,8 @@ pub struct EndpointStats {
     pub detected_losses: u64,
     /// Bytes delivered to the application in order, each byte once (receiver goodput).
     pub delivered_bytes: u64,
-    /// Congestion window in bytes (sender).
-    pub cwnd_bytes: u64,
+    /// Congestion window in bytes (senders that have one).
+    pub cwnd_bytes: Option<u64>,
     /// Smoothed RTT (sender), if measured.
     pub srtt: Option<Duration>,
     /// Sum and count of RTT samples, for means over a window.

@@ -1,9 +1,10 @@
 //! A TCP-like reliable transport: NewReno loss recovery around a pluggable congestion controller.
 //!
 //! Sender (RFC 5681, RFC 6582, RFC 6298): cumulative ACKs, fast retransmit on the third duplicate
-//! ACK, NewReno fast recovery with partial ACKs (each partial ACK retransmits the next hole and
-//! re-arms the timer — the "slow-but-steady" variant of RFC 6582 §4), the RFC 6298 retransmission
-//! timer with exponential backoff, and go-back-N after a timeout. The congestion window itself
+//! ACK, NewReno fast recovery with partial ACKs (each partial ACK retransmits the next hole; only
+//! the first one re-arms the timer — the "Impatient" variant RFC 6582 §3.2 step 5 specifies, so a
+//! window with many losses ends in a timeout instead of one RTT per hole), the RFC 6298
+//! retransmission timer with exponential backoff, and go-back-N after a timeout. The congestion window itself
 //! belongs to the [`CongestionController`]; this file only adds the temporary window inflation
 //! of fast recovery (RFC 6582 §3.2 steps 3–5).
 //!
@@ -75,6 +76,8 @@ pub struct TcpSender {
     dupacks: u32,
     /// In fast recovery until the cumulative ACK reaches this segment (RFC 6582 `recover` + 1).
     recovery_end: Option<u64>,
+    /// A partial ACK of the current recovery has already re-armed the timer.
+    partial_ack_seen: bool,
     /// Fast retransmit is allowed only once the cumulative ACK reaches this point.
     recover: u64,
     /// Window inflation during fast recovery, bytes (RFC 6582 §3.2).
@@ -103,6 +106,7 @@ impl TcpSender {
             total_segments,
             dupacks: 0,
             recovery_end: None,
+            partial_ack_seen: false,
             recover: 0,
             inflation: 0,
             retransmit: None,
@@ -120,9 +124,7 @@ impl TcpSender {
     /// Wire size of segment `seq` (the last one of a finite transfer may be short).
     fn segment_size(&self, seq: u64) -> u32 {
         match (self.total_segments, self.cfg.transfer_bytes) {
-            (Some(n), Some(bytes)) if seq + 1 == n => {
-                (bytes - (n - 1) * self.mss()).max(1) as u32
-            }
+            (Some(n), Some(bytes)) if seq + 1 == n => (bytes - (n - 1) * self.mss()).max(1) as u32,
             _ => self.cfg.packet_size,
         }
     }
@@ -166,6 +168,7 @@ impl TcpSender {
         }
         let in_flight = self.in_flight();
         let mut in_recovery = false;
+        let mut rearm = true;
         if let Some(end) = self.recovery_end {
             if ack.ack >= end {
                 // Full acknowledgement: leave fast recovery (RFC 6582 §3.2 step 6).
@@ -175,6 +178,8 @@ impl TcpSender {
             } else {
                 // Partial acknowledgement: retransmit the next hole, deflate (step 5).
                 in_recovery = true;
+                rearm = !self.partial_ack_seen;
+                self.partial_ack_seen = true;
                 self.retransmit = Some(ack.ack);
                 self.inflation -= acked_bytes as i64;
                 if acked_bytes >= self.mss() {
@@ -196,7 +201,11 @@ impl TcpSender {
                 cumulative_ack: ack.ack,
             },
         );
-        self.rto_deadline = (self.snd_una < self.snd_max).then(|| now + self.rtt.rto());
+        if self.snd_una >= self.snd_max {
+            self.rto_deadline = None;
+        } else if rearm {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
         if self.total_segments == Some(self.snd_una) && self.stats.completed_at.is_none() {
             self.stats.completed_at = Some(now);
         }
@@ -210,6 +219,7 @@ impl TcpSender {
             // Fast retransmit (RFC 6582 §3.2 step 2).
             let in_flight = self.in_flight();
             self.recovery_end = Some(self.snd_max);
+            self.partial_ack_seen = false;
             self.recover = self.snd_max;
             self.cc.on_fast_retransmit(now, in_flight);
             self.inflation = 3 * self.mss() as i64;
@@ -299,7 +309,7 @@ impl Endpoint for TcpSender {
 
     fn stats(&self) -> EndpointStats {
         EndpointStats {
-            cwnd_bytes: self.cc.window(),
+            cwnd_bytes: Some(self.cc.window()),
             srtt: self.rtt.srtt(),
             accumulation_bytes: self.cc.accumulation(),
             ..self.stats

@@ -1,0 +1,244 @@
+//! Measurement: periodic samples for `flows.csv` / `links.csv`, and the snapshots at the edges
+//! of the measurement window from which `summary.json` is computed (SPEC §7).
+//!
+//! The monitor only reads what endpoints and queues report through their `stats()`,
+//! `backlog()` and `aqm_state()` methods; it never reaches into protocol state. Counters are
+//! cumulative, so every rate or mean over an interval is a difference of two snapshots.
+
+use acclab_core::transport::{Endpoint, EndpointStats};
+use acclab_core::{Rate, Time};
+
+use crate::scenario::Scenario;
+use crate::simulator::{FlowState, Link};
+
+/// One row of `flows.csv`: flow `flow` over the sample interval ending at `t_s`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowSample {
+    pub t_s: f64,
+    pub flow: u32,
+    pub throughput_bps: f64,
+    pub send_rate_bps: f64,
+    pub cwnd_bytes: Option<u64>,
+    pub srtt_s: Option<f64>,
+    pub accumulation_bytes: Option<f64>,
+    pub lost_packets: u64,
+}
+
+/// One row of `links.csv`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkSample {
+    pub t_s: f64,
+    pub link: u32,
+    pub queue_pkts: u64,
+    pub queue_bytes: u64,
+    pub utilization: f64,
+    pub drops: u64,
+    pub marks: u64,
+    /// Values of the AQM columns (`Monitor::aqm_columns`), `None` where this link has none.
+    pub aqm: Vec<Option<f64>>,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct FlowSnap {
+    pub delivered: u64,
+    pub sent: u64,
+    pub rtt_sum_ns: u64,
+    pub rtt_samples: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct LinkSnap {
+    pub busy_ns: u64,
+    pub queue_area: u128,
+    pub drops: u64,
+    pub marks: u64,
+}
+
+/// Time-average accumulators for sampled quantities inside the window.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Mean {
+    sum: f64,
+    n: u64,
+}
+
+impl Mean {
+    fn add(&mut self, x: f64) {
+        self.sum += x;
+        self.n += 1;
+    }
+    pub fn get(&self) -> Option<f64> {
+        (self.n > 0).then(|| self.sum / self.n as f64)
+    }
+}
+
+/// Collects samples and window snapshots during a run.
+pub struct Monitor {
+    pub flow_samples: Vec<FlowSample>,
+    pub link_samples: Vec<LinkSample>,
+    /// Names of the AQM state columns, in order of first appearance over the links.
+    pub aqm_columns: Vec<String>,
+    window: (Time, Time),
+    last_sample: Time,
+    prev_flows: Vec<FlowSnap>,
+    prev_busy: Vec<u64>,
+    pub(crate) win_flows: [Vec<FlowSnap>; 2],
+    pub(crate) win_links: [Vec<LinkSnap>; 2],
+    pub(crate) win_times: [Option<Time>; 2],
+    pub(crate) mean_cwnd: Vec<Mean>,
+    pub(crate) mean_accumulation: Vec<Mean>,
+    pub(crate) window_max_queue: Vec<u64>,
+    scratch: Vec<(String, f64)>,
+}
+
+fn merged(tx: &EndpointStats, rx: &EndpointStats) -> FlowSnap {
+    FlowSnap {
+        delivered: rx.delivered_bytes,
+        sent: tx.sent_bytes,
+        rtt_sum_ns: tx.rtt_sum.0,
+        rtt_samples: tx.rtt_samples,
+    }
+}
+
+impl Monitor {
+    pub(crate) fn new(scenario: &Scenario, links: &[Link]) -> Monitor {
+        let mut aqm_columns: Vec<String> = Vec::new();
+        let mut scratch = Vec::new();
+        for l in links {
+            scratch.clear();
+            l.queue.aqm_state(&mut scratch);
+            for (name, _) in &scratch {
+                if !aqm_columns.contains(name) {
+                    aqm_columns.push(name.clone());
+                }
+            }
+        }
+        let nf = scenario.flows.len();
+        let nl = links.len();
+        Monitor {
+            flow_samples: Vec::new(),
+            link_samples: Vec::new(),
+            aqm_columns,
+            window: scenario.output.window,
+            last_sample: Time::ZERO,
+            prev_flows: vec![FlowSnap::default(); nf],
+            prev_busy: vec![0; nl],
+            win_flows: [vec![FlowSnap::default(); nf], vec![FlowSnap::default(); nf]],
+            win_links: [vec![LinkSnap::default(); nl], vec![LinkSnap::default(); nl]],
+            win_times: [None, None],
+            mean_cwnd: vec![Mean::default(); nf],
+            mean_accumulation: vec![Mean::default(); nf],
+            window_max_queue: vec![0; nl],
+            scratch,
+        }
+    }
+
+    pub(crate) fn sample(
+        &mut self,
+        now: Time,
+        links: &[Link],
+        flows: &[FlowState],
+        endpoints: &[Box<dyn Endpoint>],
+    ) {
+        let dt = now - self.last_sample;
+        let t_s = now.as_secs_f64();
+        let in_window = now > self.window.0 && now <= self.window.1;
+        for (i, f) in flows.iter().enumerate() {
+            let (tx, rx) = (endpoints[2 * i].stats(), endpoints[2 * i + 1].stats());
+            let snap = merged(&tx, &rx);
+            let prev = std::mem::replace(&mut self.prev_flows[i], snap);
+            let active = now > f.start && f.stop.is_none_or(|s| now <= s);
+            if in_window && active {
+                if let Some(c) = tx.cwnd_bytes {
+                    self.mean_cwnd[i].add(c as f64);
+                }
+                if let Some(a) = tx.accumulation_bytes {
+                    self.mean_accumulation[i].add(a);
+                }
+            }
+            self.flow_samples.push(FlowSample {
+                t_s,
+                flow: i as u32,
+                throughput_bps: Rate::of(snap.delivered - prev.delivered, dt),
+                send_rate_bps: Rate::of(snap.sent - prev.sent, dt),
+                cwnd_bytes: tx.cwnd_bytes,
+                srtt_s: tx.srtt.map(|d| d.as_secs_f64()),
+                accumulation_bytes: tx.accumulation_bytes,
+                lost_packets: f.counts[0].dropped,
+            });
+        }
+        for (i, l) in links.iter().enumerate() {
+            let busy = l.busy_ns(now);
+            let prev = std::mem::replace(&mut self.prev_busy[i], busy);
+            let b = l.queue.backlog();
+            let st = l.queue.stats();
+            self.scratch.clear();
+            l.queue.aqm_state(&mut self.scratch);
+            let aqm = self
+                .aqm_columns
+                .iter()
+                .map(|c| self.scratch.iter().find(|(n, _)| n == c).map(|(_, v)| *v))
+                .collect();
+            self.link_samples.push(LinkSample {
+                t_s,
+                link: i as u32,
+                queue_pkts: b.packets,
+                queue_bytes: b.bytes,
+                utilization: if dt.0 == 0 {
+                    0.0
+                } else {
+                    (busy - prev) as f64 / dt.0 as f64
+                },
+                drops: st.dropped_packets,
+                marks: st.marked_packets,
+                aqm,
+            });
+        }
+        self.last_sample = now;
+    }
+
+    fn snapshot(
+        &mut self,
+        k: usize,
+        now: Time,
+        links: &[Link],
+        flows: &[FlowState],
+        endpoints: &[Box<dyn Endpoint>],
+    ) {
+        for i in 0..flows.len() {
+            self.win_flows[k][i] = merged(&endpoints[2 * i].stats(), &endpoints[2 * i + 1].stats());
+        }
+        for (i, l) in links.iter().enumerate() {
+            let st = l.queue.stats();
+            self.win_links[k][i] = LinkSnap {
+                busy_ns: l.busy_ns(now),
+                queue_area: l.queue_area(now),
+                drops: st.dropped_packets,
+                marks: st.marked_packets,
+            };
+        }
+        self.win_times[k] = Some(now);
+    }
+
+    pub(crate) fn window_start(
+        &mut self,
+        now: Time,
+        links: &[Link],
+        flows: &[FlowState],
+        endpoints: &[Box<dyn Endpoint>],
+    ) {
+        self.snapshot(0, now, links, flows, endpoints);
+    }
+
+    pub(crate) fn window_end(
+        &mut self,
+        now: Time,
+        links: &[Link],
+        flows: &[FlowState],
+        endpoints: &[Box<dyn Endpoint>],
+    ) {
+        self.snapshot(1, now, links, flows, endpoints);
+        for (i, l) in links.iter().enumerate() {
+            self.window_max_queue[i] = l.window_max_pkts;
+        }
+    }
+}

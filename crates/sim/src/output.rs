@@ -1,0 +1,249 @@
+//! Results of a run: `summary.json` (SPEC §7 contract), `flows.csv`, `links.csv`.
+//!
+//! Window semantics: throughputs, utilisations and means are over the measurement window; a flow
+//! that starts, stops or completes inside the window is averaged over its own active part of it.
+//! Counters (`sent_bytes`, `delivered_bytes`, `lost_packets`, `drops`, `marks`) are totals over
+//! the whole run; `drops_in_window` gives the window's share.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::monitor::Monitor;
+use crate::simulator::Simulator;
+
+/// `summary.json`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Summary {
+    pub scenario: String,
+    pub seed: u64,
+    pub sim_time_s: f64,
+    /// Wall-clock time of the event loop: the only field that differs between identical runs.
+    pub wall_time_s: f64,
+    pub events: u64,
+    /// Packet transmissions over all links.
+    pub packet_hops: u64,
+    pub window: WindowSummary,
+    pub flows: Vec<FlowSummary>,
+    pub links: Vec<LinkSummary>,
+    pub fairness: Fairness,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct WindowSummary {
+    pub from_s: f64,
+    pub to_s: f64,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FlowSummary {
+    pub id: String,
+    pub kind: String,
+    pub src: String,
+    pub dst: String,
+    /// Receiver goodput over the flow's active part of the window, bit/s.
+    pub throughput_bps: f64,
+    pub sent_bytes: u64,
+    pub delivered_bytes: u64,
+    /// Data packets of this flow dropped in the network.
+    pub lost_packets: u64,
+    pub mean_rtt_s: Option<f64>,
+    pub mean_cwnd_bytes: Option<f64>,
+    pub mean_accumulation_bytes: Option<f64>,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    /// Length of the flow's active part of the window, s.
+    pub active_in_window_s: f64,
+    /// When a finite transfer completed, s.
+    pub completed_s: Option<f64>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct LinkSummary {
+    pub id: String,
+    pub rate_bps: u64,
+    pub utilization: f64,
+    pub mean_queue_pkts: f64,
+    pub max_queue_pkts: u64,
+    pub drops: u64,
+    pub marks: u64,
+    pub drops_in_window: u64,
+    pub transmitted_packets: u64,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Fairness {
+    /// Jain's index over the throughputs of flows active in the window.
+    pub jain: Option<f64>,
+}
+
+/// Jain's fairness index (Σx)² / (n·Σx²); `None` for no flows or all-zero rates.
+pub fn jain(xs: &[f64]) -> Option<f64> {
+    let s: f64 = xs.iter().sum();
+    let s2: f64 = xs.iter().map(|x| x * x).sum();
+    (!xs.is_empty() && s2 > 0.0).then(|| s * s / (xs.len() as f64 * s2))
+}
+
+impl Summary {
+    /// Computes the summary of a finished run.
+    pub fn of(sim: &Simulator, wall_time_s: f64) -> Summary {
+        let sc = sim.scenario();
+        let m: &Monitor = &sim.monitor;
+        let (from, to) = sc.output.window;
+        let w0 = m.win_times[0].unwrap_or(from);
+        let w1 = m.win_times[1].unwrap_or(to);
+        let window_ns = (w1 - w0).0.max(1) as f64;
+        let mut flows = Vec::with_capacity(sc.flows.len());
+        let mut active_rates = Vec::new();
+        for (i, f) in sc.flows.iter().enumerate() {
+            let (tx, rx) = sim.endpoint_stats(i);
+            let st = &sim.flows[i];
+            let end = [Some(w1), st.stop, tx.completed_at]
+                .into_iter()
+                .flatten()
+                .min()
+                .unwrap_or(w1);
+            let begin = w0.max(st.start);
+            let active = end - begin;
+            let (a, b) = (m.win_flows[0][i], m.win_flows[1][i]);
+            let throughput = acclab_core::Rate::of(b.delivered - a.delivered, active);
+            if active.0 > 0 {
+                active_rates.push(throughput);
+            }
+            let rtt_n = b.rtt_samples - a.rtt_samples;
+            flows.push(FlowSummary {
+                id: f.id.clone(),
+                kind: f.scheme.kind().to_string(),
+                src: sc.nodes[f.src.0 as usize].clone(),
+                dst: sc.nodes[f.dst.0 as usize].clone(),
+                throughput_bps: throughput,
+                sent_bytes: tx.sent_bytes,
+                delivered_bytes: rx.delivered_bytes,
+                lost_packets: st.counts[0].dropped,
+                mean_rtt_s: (rtt_n > 0)
+                    .then(|| (b.rtt_sum_ns - a.rtt_sum_ns) as f64 / rtt_n as f64 / 1e9),
+                mean_cwnd_bytes: m.mean_cwnd[i].get(),
+                mean_accumulation_bytes: m.mean_accumulation[i].get(),
+                retransmits: tx.retransmits,
+                timeouts: tx.timeouts,
+                active_in_window_s: active.as_secs_f64(),
+                completed_s: tx.completed_at.map(|t| t.as_secs_f64()),
+            });
+        }
+        let links = sc
+            .links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let (a, b) = (m.win_links[0][i], m.win_links[1][i]);
+                let st = sim.links[i].queue.stats();
+                LinkSummary {
+                    id: l.name.clone(),
+                    rate_bps: l.rate.bps(),
+                    utilization: (b.busy_ns - a.busy_ns) as f64 / window_ns,
+                    mean_queue_pkts: (b.queue_area - a.queue_area) as f64 / window_ns,
+                    max_queue_pkts: m.window_max_queue[i],
+                    drops: st.dropped_packets,
+                    marks: st.marked_packets,
+                    drops_in_window: b.drops - a.drops,
+                    transmitted_packets: st.dequeued_packets,
+                }
+            })
+            .collect();
+        Summary {
+            scenario: sc.name.clone(),
+            seed: sc.seed,
+            sim_time_s: sim.now().as_secs_f64(),
+            wall_time_s,
+            events: sim.events_processed(),
+            packet_hops: sim.packet_hops,
+            window: WindowSummary {
+                from_s: from.as_secs_f64(),
+                to_s: to.as_secs_f64(),
+            },
+            flows,
+            links,
+            fairness: Fairness {
+                jain: jain(&active_rates),
+            },
+        }
+    }
+}
+
+fn opt<T: ToString>(x: Option<T>) -> String {
+    x.map_or(String::new(), |v| v.to_string())
+}
+
+/// Writes `summary.json`, `flows.csv` and `links.csv` into `dir` (which must exist).
+pub fn write_files(dir: &Path, sim: &Simulator, summary: &Summary) -> std::io::Result<()> {
+    let json = serde_json::to_string_pretty(summary).map_err(std::io::Error::other)?;
+    std::fs::write(dir.join("summary.json"), json + "\n")?;
+    let sc = sim.scenario();
+    let m = &sim.monitor;
+
+    let mut w = csv::Writer::from_path(dir.join("flows.csv"))?;
+    w.write_record([
+        "time_s",
+        "flow",
+        "throughput_bps",
+        "send_rate_bps",
+        "cwnd_bytes",
+        "srtt_s",
+        "accumulation_bytes",
+        "lost_packets",
+    ])?;
+    for s in &m.flow_samples {
+        w.write_record([
+            s.t_s.to_string(),
+            sc.flows[s.flow as usize].id.clone(),
+            s.throughput_bps.to_string(),
+            s.send_rate_bps.to_string(),
+            opt(s.cwnd_bytes),
+            opt(s.srtt_s),
+            opt(s.accumulation_bytes),
+            s.lost_packets.to_string(),
+        ])?;
+    }
+    w.flush()?;
+
+    let mut w = csv::Writer::from_path(dir.join("links.csv"))?;
+    let mut header: Vec<String> = [
+        "time_s",
+        "link",
+        "queue_pkts",
+        "queue_bytes",
+        "utilization",
+        "drops",
+        "marks",
+    ]
+    .map(String::from)
+    .to_vec();
+    header.extend(m.aqm_columns.iter().cloned());
+    w.write_record(&header)?;
+    for s in &m.link_samples {
+        let mut row = vec![
+            s.t_s.to_string(),
+            sc.links[s.link as usize].name.clone(),
+            s.queue_pkts.to_string(),
+            s.queue_bytes.to_string(),
+            s.utilization.to_string(),
+            s.drops.to_string(),
+            s.marks.to_string(),
+        ];
+        row.extend(s.aqm.iter().map(|v| opt(*v)));
+        w.write_record(&row)?;
+    }
+    w.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::jain;
+
+    #[test]
+    fn jain_index() {
+        assert_eq!(jain(&[1.0, 1.0, 1.0]), Some(1.0));
+        assert_eq!(jain(&[1.0, 0.0]), Some(0.5));
+        assert_eq!(jain(&[]), None);
+    }
+}

@@ -1,0 +1,663 @@
+//! Scenario files (SPEC §9): TOML in, a validated [`Scenario`] out.
+//!
+//! The key names are a contract shared with tools outside the project. Parsing happens in two
+//! steps: serde reads the file into `Raw*` structs (unknown keys, bad units and wrong types fail
+//! here, with the line from toml's spans and the key path from `serde_path_to_error`), then
+//! `resolve` expands flow and link groups, checks names, routes and times, and builds the
+//! scenario the simulator runs. Every error names the file, the line and the key; nothing is
+//! guessed and the run does not start.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::path::Path;
+
+use acclab_core::config::{QueueConfig, SchemeConfig};
+use acclab_core::{Bytes, Duration, Rate, Time};
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::routing::{self, LinkId, NodeId};
+
+/// A scenario that failed to load: where, which key, and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScenarioError {
+    pub file: String,
+    pub line: Option<usize>,
+    pub key: String,
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(l) => write!(
+                f,
+                "{}:{}: key `{}`: {}",
+                self.file, l, self.key, self.message
+            ),
+            None => write!(f, "{}: key `{}`: {}", self.file, self.key, self.message),
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+/// A scenario ready to simulate.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    pub name: String,
+    pub duration: Duration,
+    pub seed: u64,
+    pub packet_size: u32,
+    pub ack_size: u32,
+    pub nodes: Vec<String>,
+    pub links: Vec<LinkDef>,
+    pub flows: Vec<FlowDef>,
+    pub events: Vec<EventDef>,
+    pub output: OutputDef,
+}
+
+/// One unidirectional link, named `"from->to"`.
+#[derive(Clone, Debug)]
+pub struct LinkDef {
+    pub name: String,
+    pub from: NodeId,
+    pub to: NodeId,
+    pub rate: Rate,
+    pub delay: Duration,
+    pub queue: QueueConfig,
+}
+
+/// One flow with its routes.
+#[derive(Clone, Debug)]
+pub struct FlowDef {
+    pub id: String,
+    pub scheme: SchemeConfig,
+    pub src: NodeId,
+    pub dst: NodeId,
+    pub start: Time,
+    /// Random extra start delay, uniform in [0, start_jitter), drawn from the flow's stream.
+    pub start_jitter: Duration,
+    pub stop: Option<Time>,
+    /// Links from source to destination, and back (ACKs, reverse control packets).
+    pub forward: Vec<LinkId>,
+    pub reverse: Vec<LinkId>,
+}
+
+/// A scheduled change.
+#[derive(Clone, Debug)]
+pub struct EventDef {
+    pub at: Time,
+    pub action: EventAction,
+}
+
+#[derive(Clone, Debug)]
+pub enum EventAction {
+    SetDelay { link: LinkId, delay: Duration },
+    SetRate { link: LinkId, rate: Rate },
+}
+
+/// What to measure and when.
+#[derive(Clone, Debug)]
+pub struct OutputDef {
+    pub window: (Time, Time),
+    pub sample_interval: Duration,
+}
+
+// ---------------------------------------------------------------------------------------------
+// The file as written.
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScenario {
+    name: String,
+    duration: Spanned<Duration>,
+    seed: Option<u64>,
+    #[serde(default)]
+    defaults: RawDefaults,
+    #[serde(default)]
+    link: Vec<Spanned<RawLink>>,
+    #[serde(default)]
+    flow: Vec<Spanned<RawFlow>>,
+    #[serde(default)]
+    event: Vec<Spanned<RawEvent>>,
+    #[serde(default)]
+    output: RawOutput,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawDefaults {
+    packet_size: Option<Bytes>,
+    ack_size: Option<Bytes>,
+    queue: Option<QueueConfig>,
+}
+
+#[derive(Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+struct RawLink {
+    between: Option<Spanned<[String; 2]>>,
+    from: Option<Spanned<String>>,
+    to: Option<Spanned<String>>,
+    rate: Rate,
+    delay: Duration,
+    queue: Option<QueueConfig>,
+    count: Option<Spanned<u32>>,
+    first: Option<u32>,
+}
+
+#[derive(Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+struct RawFlow {
+    id: Spanned<String>,
+    kind: Spanned<String>,
+    from: Spanned<String>,
+    to: Spanned<String>,
+    start: Option<Duration>,
+    start_jitter: Option<Duration>,
+    stop: Option<Spanned<Duration>>,
+    params: Option<Spanned<toml::Table>>,
+    path: Option<Spanned<Vec<String>>>,
+    count: Option<Spanned<u32>>,
+    first: Option<u32>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawEvent {
+    at: Spanned<Duration>,
+    set_delay: Option<RawSetDelay>,
+    set_rate: Option<RawSetRate>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSetDelay {
+    link: Spanned<String>,
+    delay: Duration,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSetRate {
+    link: Spanned<String>,
+    rate: Rate,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawOutput {
+    window: Option<Spanned<[Duration; 2]>>,
+    sample_interval: Option<Spanned<Duration>>,
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// Reads and validates a scenario file.
+pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+    let file = path.display().to_string();
+    let src = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        file: file.clone(),
+        line: None,
+        key: "-".into(),
+        message: format!("cannot read the file: {e}"),
+    })?;
+    parse(&src, &file)
+}
+
+/// Parses scenario text; `file` names it in errors.
+pub fn parse(src: &str, file: &str) -> Result<Scenario, ScenarioError> {
+    let ctx = Ctx { src, file };
+    let de = toml::Deserializer::parse(src).map_err(|e| ctx.toml_error(&e, ""))?;
+    let raw: RawScenario = serde_path_to_error::deserialize(de).map_err(|e| {
+        let key = e.path().to_string();
+        ctx.toml_error(e.inner(), &key)
+    })?;
+    resolve(&ctx, raw)
+}
+
+struct Ctx<'a> {
+    src: &'a str,
+    file: &'a str,
+}
+
+impl Ctx<'_> {
+    fn line(&self, offset: usize) -> usize {
+        let end = offset.min(self.src.len());
+        self.src.as_bytes()[..end]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1
+    }
+
+    fn err(&self, span: Option<std::ops::Range<usize>>, key: &str, msg: String) -> ScenarioError {
+        ScenarioError {
+            file: self.file.to_string(),
+            line: span.map(|s| self.line(s.start)),
+            key: key.to_string(),
+            message: msg,
+        }
+    }
+
+    fn at<T>(&self, s: &Spanned<T>, key: &str, msg: String) -> ScenarioError {
+        self.err(Some(s.span()), key, msg)
+    }
+
+    fn toml_error(&self, e: &toml::de::Error, key: &str) -> ScenarioError {
+        let key = if key.is_empty() || key == "." {
+            "-"
+        } else {
+            key
+        };
+        self.err(e.span(), key, e.message().trim().to_string())
+    }
+}
+
+/// Replaces the `{i}` placeholder of a group member.
+fn subst(s: &str, i: u32) -> String {
+    s.replace("{i}", &i.to_string())
+}
+
+/// Indices of a group: `count` members numbered from `first` (default 0); one member otherwise.
+fn group(count: &Option<Spanned<u32>>, first: Option<u32>) -> std::ops::Range<u32> {
+    let first = first.unwrap_or(0);
+    match count {
+        Some(c) => first..first + *c.get_ref(),
+        None => first..first + 1,
+    }
+}
+
+fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
+    let duration = *raw.duration.get_ref();
+    if duration == Duration::ZERO {
+        return Err(ctx.at(
+            &raw.duration,
+            "duration",
+            "must be greater than zero".into(),
+        ));
+    }
+    let packet_size = raw.defaults.packet_size.map_or(1000, |b| b.0);
+    let ack_size = raw.defaults.ack_size.map_or(40, |b| b.0);
+    if packet_size > u32::MAX as u64 / 2 || ack_size > u32::MAX as u64 / 2 {
+        return Err(ctx.err(None, "defaults", "packet sizes must be below 2 GB".into()));
+    }
+    let default_queue = raw
+        .defaults
+        .queue
+        .unwrap_or_else(QueueConfig::default_queue);
+
+    let mut topo = Topology::default();
+    for (n, l) in raw.link.iter().enumerate() {
+        resolve_link(ctx, &mut topo, n, l, &default_queue)?;
+    }
+    let mut flows: Vec<FlowDef> = Vec::new();
+    let mut ids = BTreeSet::new();
+    for (n, f) in raw.flow.iter().enumerate() {
+        for i in group(&f.get_ref().count, f.get_ref().first) {
+            let def = resolve_flow(ctx, &topo, n, f, i, duration)?;
+            if !ids.insert(def.id.clone()) {
+                let key = format!("flow[{n}].id");
+                return Err(ctx.at(
+                    &f.get_ref().id,
+                    &key,
+                    format!(
+                        "flow id {:?} is used twice (add {{i}} to ids of a group)",
+                        def.id
+                    ),
+                ));
+            }
+            flows.push(def);
+        }
+    }
+    let events = raw
+        .event
+        .iter()
+        .enumerate()
+        .map(|(n, e)| resolve_event(ctx, &topo, n, e, duration))
+        .collect::<Result<Vec<_>, _>>()?;
+    let output = resolve_output(ctx, &raw.output, duration)?;
+    Ok(Scenario {
+        name: raw.name,
+        duration,
+        seed: raw.seed.unwrap_or(1),
+        packet_size: packet_size as u32,
+        ack_size: ack_size as u32,
+        nodes: topo.nodes,
+        links: topo.links,
+        flows,
+        events,
+        output,
+    })
+}
+
+#[derive(Default)]
+struct Topology {
+    nodes: Vec<String>,
+    node_ids: BTreeMap<String, NodeId>,
+    links: Vec<LinkDef>,
+    link_ids: BTreeMap<String, LinkId>,
+}
+
+impl Topology {
+    fn node(&mut self, name: &str) -> NodeId {
+        if let Some(&id) = self.node_ids.get(name) {
+            return id;
+        }
+        let id = NodeId(self.nodes.len() as u32);
+        self.nodes.push(name.to_string());
+        self.node_ids.insert(name.to_string(), id);
+        id
+    }
+}
+
+fn resolve_link(
+    ctx: &Ctx,
+    topo: &mut Topology,
+    n: usize,
+    spanned: &Spanned<RawLink>,
+    default_queue: &QueueConfig,
+) -> Result<(), ScenarioError> {
+    let l = spanned.get_ref();
+    let key = |k: &str| format!("link[{n}].{k}");
+    let ends: Vec<(String, String)> = match (&l.between, &l.from, &l.to) {
+        (Some(b), None, None) => {
+            let [a, z] = b.get_ref();
+            vec![(a.clone(), z.clone()), (z.clone(), a.clone())]
+        }
+        (None, Some(a), Some(z)) => vec![(a.get_ref().clone(), z.get_ref().clone())],
+        _ => {
+            return Err(ctx.at(
+                spanned,
+                &format!("link[{n}]"),
+                "give either `between = [a, b]` (both directions) or both `from` and `to`".into(),
+            ))
+        }
+    };
+    for i in group(&l.count, l.first) {
+        for (a, z) in &ends {
+            let (a, z) = (subst(a, i), subst(z, i));
+            if a.is_empty() || z.is_empty() || a.contains("->") || z.contains("->") {
+                return Err(ctx.at(
+                    spanned,
+                    &key("between"),
+                    format!("bad node names {a:?}, {z:?} (non-empty, without \"->\")"),
+                ));
+            }
+            if a == z {
+                return Err(ctx.at(spanned, &key("to"), format!("link from {a:?} to itself")));
+            }
+            let name = format!("{a}->{z}");
+            if topo.link_ids.contains_key(&name) {
+                return Err(ctx.at(
+                    spanned,
+                    &key("between"),
+                    format!("link {name} is declared twice"),
+                ));
+            }
+            let (from, to) = (topo.node(&a), topo.node(&z));
+            topo.link_ids
+                .insert(name.clone(), LinkId(topo.links.len() as u32));
+            topo.links.push(LinkDef {
+                name,
+                from,
+                to,
+                rate: l.rate,
+                delay: l.delay,
+                queue: l.queue.clone().unwrap_or_else(|| default_queue.clone()),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn resolve_flow(
+    ctx: &Ctx,
+    topo: &Topology,
+    n: usize,
+    spanned: &Spanned<RawFlow>,
+    i: u32,
+    duration: Duration,
+) -> Result<FlowDef, ScenarioError> {
+    let f = spanned.get_ref();
+    let key = |k: &str| format!("flow[{n}].{k}");
+    let id = subst(f.id.get_ref(), i);
+    let node = |s: &Spanned<String>, k: &str| -> Result<NodeId, ScenarioError> {
+        let name = subst(s.get_ref(), i);
+        topo.node_ids.get(&name).copied().ok_or_else(|| {
+            ctx.at(
+                s,
+                &key(k),
+                format!("flow {id:?}: unknown node {name:?} (no link touches it)"),
+            )
+        })
+    };
+    let src = node(&f.from, "from")?;
+    let dst = node(&f.to, "to")?;
+    if src == dst {
+        return Err(ctx.at(
+            &f.to,
+            &key("to"),
+            format!("flow {id:?} goes from a node to itself"),
+        ));
+    }
+    let scheme = scheme(ctx, f, &key("params"), &id)?;
+    let start = Time(f.start.unwrap_or(Duration::ZERO).0);
+    if start >= Time(duration.0) {
+        return Err(ctx.at(
+            spanned,
+            &key("start"),
+            format!(
+                "flow {id:?} starts at {}, at or after the end of the run ({duration})",
+                Duration(start.0)
+            ),
+        ));
+    }
+    let stop = match &f.stop {
+        Some(s) if Time(s.get_ref().0) <= start => {
+            return Err(ctx.at(
+                s,
+                &key("stop"),
+                format!(
+                    "flow {id:?} stops at {} but starts at {}",
+                    s.get_ref(),
+                    Duration(start.0)
+                ),
+            ))
+        }
+        Some(s) => Some(Time(s.get_ref().0)),
+        None => None,
+    };
+    let (forward, reverse) = match &f.path {
+        Some(p) => explicit_routes(ctx, topo, &key("path"), p, i, &id, (src, dst))?,
+        None => {
+            let fwd = routing::shortest_path(topo.nodes.len(), &topo.links, src, dst);
+            let rev = routing::shortest_path(topo.nodes.len(), &topo.links, dst, src);
+            match (fwd, rev) {
+                (Some(a), Some(b)) => (a, b),
+                (None, _) => return Err(unroutable(ctx, spanned, &key("to"), &id, topo, src, dst)),
+                (_, None) => {
+                    return Err(unroutable(ctx, spanned, &key("from"), &id, topo, dst, src))
+                }
+            }
+        }
+    };
+    Ok(FlowDef {
+        id,
+        scheme,
+        src,
+        dst,
+        start,
+        start_jitter: f.start_jitter.unwrap_or(Duration::ZERO),
+        stop,
+        forward,
+        reverse,
+    })
+}
+
+/// Deserialises `kind` + `params` into the scheme enum, with the key path of any error.
+fn scheme(ctx: &Ctx, f: &RawFlow, key: &str, id: &str) -> Result<SchemeConfig, ScenarioError> {
+    let mut t = toml::Table::new();
+    t.insert("kind".into(), toml::Value::String(f.kind.get_ref().clone()));
+    let params = f
+        .params
+        .as_ref()
+        .map(|p| p.get_ref().clone())
+        .unwrap_or_default();
+    t.insert("params".into(), toml::Value::Table(params));
+    serde_path_to_error::deserialize::<_, SchemeConfig>(toml::Value::Table(t)).map_err(|e| {
+        let path = e.path().to_string();
+        let msg = format!("flow {id:?}: {}", e.inner().message().trim());
+        match (&f.params, path.as_str()) {
+            (_, "kind" | "." | "") => ctx.at(&f.kind, &key.replace("params", "kind"), msg),
+            (Some(p), _) => ctx.at(p, &key.replace("params", &path), msg),
+            (None, _) => ctx.at(&f.kind, key, msg),
+        }
+    })
+}
+
+fn unroutable(
+    ctx: &Ctx,
+    spanned: &Spanned<RawFlow>,
+    key: &str,
+    id: &str,
+    topo: &Topology,
+    a: NodeId,
+    b: NodeId,
+) -> ScenarioError {
+    let (a, b) = (&topo.nodes[a.0 as usize], &topo.nodes[b.0 as usize]);
+    ctx.at(
+        spanned,
+        key,
+        format!("flow {id:?}: no route from {a:?} to {b:?}"),
+    )
+}
+
+fn explicit_routes(
+    ctx: &Ctx,
+    topo: &Topology,
+    key: &str,
+    p: &Spanned<Vec<String>>,
+    i: u32,
+    id: &str,
+    (src, dst): (NodeId, NodeId),
+) -> Result<(Vec<LinkId>, Vec<LinkId>), ScenarioError> {
+    let names: Vec<String> = p.get_ref().iter().map(|s| subst(s, i)).collect();
+    let first_last = (names.first(), names.last());
+    let src_name = &topo.nodes[src.0 as usize];
+    let dst_name = &topo.nodes[dst.0 as usize];
+    if names.len() < 2 || first_last != (Some(src_name), Some(dst_name)) {
+        return Err(ctx.at(
+            p,
+            key,
+            format!("flow {id:?}: the path must start at {src_name:?} and end at {dst_name:?}"),
+        ));
+    }
+    let hop = |a: &String, z: &String, what: &str| {
+        topo.link_ids
+            .get(&format!("{a}->{z}"))
+            .copied()
+            .ok_or_else(|| {
+                ctx.at(
+                    p,
+                    key,
+                    format!("flow {id:?}: no link {a}->{z} for its {what}"),
+                )
+            })
+    };
+    let fwd = names
+        .windows(2)
+        .map(|w| hop(&w[0], &w[1], "data"))
+        .collect::<Result<_, _>>()?;
+    let rev = names
+        .windows(2)
+        .rev()
+        .map(|w| hop(&w[1], &w[0], "acknowledgements (reverse path)"))
+        .collect::<Result<_, _>>()?;
+    Ok((fwd, rev))
+}
+
+fn resolve_event(
+    ctx: &Ctx,
+    topo: &Topology,
+    n: usize,
+    spanned: &Spanned<RawEvent>,
+    duration: Duration,
+) -> Result<EventDef, ScenarioError> {
+    let e = spanned.get_ref();
+    let key = |k: &str| format!("event[{n}].{k}");
+    let at = *e.at.get_ref();
+    if at > duration {
+        return Err(ctx.at(
+            &e.at,
+            &key("at"),
+            format!("{at} is after the end of the run ({duration})"),
+        ));
+    }
+    let link = |s: &Spanned<String>, k: &str| {
+        topo.link_ids.get(s.get_ref()).copied().ok_or_else(|| {
+            ctx.at(
+                s,
+                &key(k),
+                format!("unknown link {:?} (links are named \"a->b\")", s.get_ref()),
+            )
+        })
+    };
+    let action = match (&e.set_delay, &e.set_rate) {
+        (Some(d), None) => EventAction::SetDelay {
+            link: link(&d.link, "set_delay.link")?,
+            delay: d.delay,
+        },
+        (None, Some(r)) => EventAction::SetRate {
+            link: link(&r.link, "set_rate.link")?,
+            rate: r.rate,
+        },
+        _ => {
+            return Err(ctx.at(
+                spanned,
+                &format!("event[{n}]"),
+                "give exactly one of `set_delay` or `set_rate`".into(),
+            ))
+        }
+    };
+    Ok(EventDef {
+        at: Time(at.0),
+        action,
+    })
+}
+
+fn resolve_output(
+    ctx: &Ctx,
+    o: &RawOutput,
+    duration: Duration,
+) -> Result<OutputDef, ScenarioError> {
+    let window = match &o.window {
+        None => (Time(duration.0 / 2), Time(duration.0)),
+        Some(w) => {
+            let [a, b] = *w.get_ref();
+            if a >= b || b > duration {
+                return Err(ctx.at(
+                    w,
+                    "output.window",
+                    format!("window [{a}, {b}] must satisfy from < to <= duration ({duration})"),
+                ));
+            }
+            (Time(a.0), Time(b.0))
+        }
+    };
+    let sample_interval = match &o.sample_interval {
+        None => Duration::from_millis(100),
+        Some(s) if s.get_ref().0 == 0 => {
+            return Err(ctx.at(
+                s,
+                "output.sample_interval",
+                "must be greater than zero".into(),
+            ))
+        }
+        Some(s) => *s.get_ref(),
+    };
+    Ok(OutputDef {
+        window,
+        sample_interval,
+    })
+}
