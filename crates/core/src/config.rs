@@ -132,9 +132,10 @@ impl SchemeConfig {
         }
     }
 
-    /// Whether the scheme retransmits lost data (reliable transfer).
-    pub fn is_reliable(&self) -> bool {
-        matches!(self, SchemeConfig::Reno(_))
+    /// Whether the receiver sends packets back (ACKs, reverse control), so the flow needs a
+    /// route from its destination to its source.
+    pub fn sends_feedback(&self) -> bool {
+        !matches!(self, SchemeConfig::Cbr(_))
     }
 }
 

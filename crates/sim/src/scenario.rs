@@ -210,7 +210,11 @@ pub fn parse(src: &str, file: &str) -> Result<Scenario, ScenarioError> {
     let ctx = Ctx { src, file };
     let de = toml::Deserializer::parse(src).map_err(|e| ctx.toml_error(&e, ""))?;
     let raw: RawScenario = serde_path_to_error::deserialize(de).map_err(|e| {
-        let key = e.path().to_string();
+        // Spanned<T> shows up in serde paths under a private name; readers need the plain key.
+        let key = e
+            .path()
+            .to_string()
+            .replace("$__serde_spanned_private_value.", "");
         ctx.toml_error(e.inner(), &key)
     })?;
     resolve(&ctx, raw)
@@ -469,17 +473,26 @@ fn resolve_flow(
         None => None,
     };
     let (forward, reverse) = match &f.path {
-        Some(p) => explicit_routes(ctx, topo, &key("path"), p, i, &id, (src, dst))?,
+        Some(p) => explicit_routes(
+            ctx,
+            topo,
+            &key("path"),
+            p,
+            i,
+            &id,
+            (src, dst),
+            scheme.sends_feedback(),
+        )?,
         None => {
-            let fwd = routing::shortest_path(topo.nodes.len(), &topo.links, src, dst);
-            let rev = routing::shortest_path(topo.nodes.len(), &topo.links, dst, src);
-            match (fwd, rev) {
-                (Some(a), Some(b)) => (a, b),
-                (None, _) => return Err(unroutable(ctx, spanned, &key("to"), &id, topo, src, dst)),
-                (_, None) => {
-                    return Err(unroutable(ctx, spanned, &key("from"), &id, topo, dst, src))
-                }
-            }
+            let fwd = routing::shortest_path(topo.nodes.len(), &topo.links, src, dst)
+                .ok_or_else(|| unroutable(ctx, spanned, &key("to"), &id, topo, src, dst))?;
+            let rev = if scheme.sends_feedback() {
+                routing::shortest_path(topo.nodes.len(), &topo.links, dst, src)
+                    .ok_or_else(|| unroutable(ctx, spanned, &key("from"), &id, topo, dst, src))?
+            } else {
+                Vec::new()
+            };
+            (fwd, rev)
         }
     };
     Ok(FlowDef {
@@ -541,6 +554,7 @@ fn explicit_routes(
     i: u32,
     id: &str,
     (src, dst): (NodeId, NodeId),
+    feedback: bool,
 ) -> Result<(Vec<LinkId>, Vec<LinkId>), ScenarioError> {
     let names: Vec<String> = p.get_ref().iter().map(|s| subst(s, i)).collect();
     let first_last = (names.first(), names.last());
@@ -572,6 +586,7 @@ fn explicit_routes(
     let rev = names
         .windows(2)
         .rev()
+        .take(if feedback { usize::MAX } else { 0 })
         .map(|w| hop(&w[1], &w[0], "acknowledgements (reverse path)"))
         .collect::<Result<_, _>>()?;
     Ok((fwd, rev))

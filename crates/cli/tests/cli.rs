@@ -1,0 +1,214 @@
+//! The `acclab` command end to end.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn acclab(cwd: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_acclab"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("acclab starts")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn example(name: &str) -> String {
+    format!(
+        "{}/../../scenarios/examples/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+#[test]
+fn no_arguments_runs_the_demo_and_says_where_results_went() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = acclab(tmp.path(), &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("Results in results/demo/"),
+        "{}",
+        text(&o)
+    );
+    for f in [
+        "summary.json",
+        "flows.csv",
+        "links.csv",
+        "throughput.png",
+        "queue.svg",
+    ] {
+        assert!(
+            tmp.path().join("results/demo").join(f).exists(),
+            "missing {f}"
+        );
+    }
+    // A second demo never overwrites the first.
+    let o = acclab(tmp.path(), &[]);
+    assert!(
+        text(&o).contains("Results in results/demo-2/"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn run_refuses_to_overwrite_results_without_force() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sc = example("parking-lot.toml");
+    let o = acclab(tmp.path(), &["run", &sc, "--out", "out", "--quiet"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let before = std::fs::read(tmp.path().join("out/summary.json")).unwrap();
+    let o = acclab(tmp.path(), &["run", &sc, "--out", "out", "--seed", "5"]);
+    assert!(!o.status.success());
+    assert!(text(&o).contains("--force"), "{}", text(&o));
+    assert_eq!(
+        std::fs::read(tmp.path().join("out/summary.json")).unwrap(),
+        before
+    );
+    let o = acclab(
+        tmp.path(),
+        &[
+            "run", &sc, "--out", "out", "--seed", "5", "--force", "--plots",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(tmp.path().join("out/summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["seed"], 5);
+    assert!(
+        std::fs::metadata(tmp.path().join("out/cwnd.png"))
+            .unwrap()
+            .len()
+            > 1000
+    );
+}
+
+#[test]
+fn summary_has_the_contract_fields() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = acclab(
+        tmp.path(),
+        &[
+            "run",
+            &example("cbr-reno-mix.toml"),
+            "--out",
+            "o",
+            "--quiet",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let s: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(tmp.path().join("o/summary.json")).unwrap()).unwrap();
+    for k in [
+        "scenario",
+        "seed",
+        "sim_time_s",
+        "wall_time_s",
+        "events",
+        "window",
+        "flows",
+        "links",
+        "fairness",
+    ] {
+        assert!(s.get(k).is_some(), "summary.json lacks {k}");
+    }
+    assert!(s["window"]["from_s"].is_number() && s["window"]["to_s"].is_number());
+    assert!(s["fairness"]["jain"].is_number());
+    let f = &s["flows"][0];
+    for k in [
+        "id",
+        "kind",
+        "src",
+        "dst",
+        "throughput_bps",
+        "sent_bytes",
+        "delivered_bytes",
+        "lost_packets",
+        "mean_rtt_s",
+        "mean_cwnd_bytes",
+        "mean_accumulation_bytes",
+    ] {
+        assert!(f.get(k).is_some(), "flow entry lacks {k}");
+    }
+    let l = &s["links"][0];
+    for k in [
+        "id",
+        "utilization",
+        "mean_queue_pkts",
+        "max_queue_pkts",
+        "drops",
+        "marks",
+    ] {
+        assert!(l.get(k).is_some(), "link entry lacks {k}");
+    }
+}
+
+#[test]
+fn a_bad_scenario_fails_with_file_line_and_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bad = tmp.path().join("bad.toml");
+    std::fs::write(&bad, "name = \"x\"\nduration = \"1s\"\n[[link]]\nbetween = [\"a\", \"b\"]\nrate = \"fast\"\ndelay = \"1ms\"\n").unwrap();
+    let o = acclab(tmp.path(), &["run", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let t = text(&o);
+    assert!(
+        t.contains("bad.toml:5") && t.contains("link[0].rate"),
+        "{t}"
+    );
+    assert!(
+        !tmp.path().join("results").exists(),
+        "a failed load must not create results"
+    );
+}
+
+#[test]
+fn help_and_check_work() {
+    let tmp = tempfile::tempdir().unwrap();
+    for args in [&["--help"][..], &["run", "--help"], &["bench", "--help"]] {
+        let o = acclab(tmp.path(), args);
+        assert!(
+            o.status.success() && text(&o).contains("Usage"),
+            "{}",
+            text(&o)
+        );
+    }
+    let o = acclab(tmp.path(), &["check", &example("dumbbell-reno.toml")]);
+    assert!(
+        o.status.success() && text(&o).contains("4 flows"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn every_example_scenario_is_valid() {
+    let dir = format!("{}/../../scenarios", env!("CARGO_MANIFEST_DIR"));
+    let mut checked = 0;
+    for entry in walk(Path::new(&dir)) {
+        let o = acclab(Path::new(&dir), &["check", entry.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", text(&o));
+        checked += 1;
+    }
+    assert!(checked >= 4);
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else if p.extension().is_some_and(|x| x == "toml") {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}

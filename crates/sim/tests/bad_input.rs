@@ -1,0 +1,184 @@
+//! Every kind of bad scenario input gives its own error naming the file, the line and the key.
+
+use acclab_sim::scenario::{parse, ScenarioError};
+
+const BASE: &str = r#"name = "t"
+duration = "10s"
+
+[[link]]
+between = ["a", "b"]
+rate = "10Mbps"
+delay = "2ms"
+queue = { kind = "droptail", limit = "20pkt" }
+
+[[link]]
+from = "c"
+to = "b"
+rate = "10Mbps"
+delay = "2ms"
+
+[[flow]]
+id = "f"
+kind = "reno"
+from = "a"
+to = "b"
+start = "1s"
+"#;
+
+/// Parses BASE with `from` replaced by `to` and returns the error.
+fn error_with(from: &str, to: &str) -> ScenarioError {
+    assert!(
+        BASE.contains(from),
+        "test edits a line that is not there: {from}"
+    );
+    let src = BASE.replacen(from, to, 1);
+    match parse(&src, "bad.toml") {
+        Ok(_) => panic!("accepted a bad scenario:\n{src}"),
+        Err(e) => e,
+    }
+}
+
+fn expect(e: &ScenarioError, line: usize, key: &str, words: &[&str]) {
+    let shown = e.to_string();
+    assert_eq!(e.file, "bad.toml", "{shown}");
+    assert_eq!(e.line, Some(line), "wrong line in: {shown}");
+    assert!(e.key.contains(key), "key {key:?} not in: {shown}");
+    for w in words {
+        assert!(shown.contains(w), "{w:?} not in: {shown}");
+    }
+}
+
+#[test]
+fn the_base_scenario_is_valid() {
+    parse(BASE, "ok.toml").unwrap();
+}
+
+#[test]
+fn unknown_key() {
+    let e = error_with("start = \"1s\"", "start = \"1s\"\nstrat = \"2s\"");
+    expect(&e, 22, "flow[0].strat", &["strat"]);
+}
+
+#[test]
+fn unknown_key_in_params() {
+    let e = error_with("start = \"1s\"", "start = \"1s\"\nparams = { ecm = true }");
+    expect(&e, 22, "flow[0].params.ecm", &["ecm"]);
+}
+
+#[test]
+fn unknown_queue_kind() {
+    let e = error_with("kind = \"droptail\"", "kind = \"droptale\"");
+    expect(&e, 8, "queue", &["droptale"]);
+}
+
+#[test]
+fn bad_rate_unit() {
+    let e = error_with("rate = \"10Mbps\"", "rate = \"10Mbs\"");
+    expect(&e, 6, "rate", &["Mbs", "unit"]);
+}
+
+#[test]
+fn duration_without_unit() {
+    let e = error_with("delay = \"2ms\"", "delay = 2");
+    expect(&e, 7, "delay", &["unit"]);
+}
+
+#[test]
+fn zero_rate() {
+    let e = error_with("rate = \"10Mbps\"", "rate = \"0Mbps\"");
+    expect(&e, 6, "rate", &["greater than zero"]);
+}
+
+#[test]
+fn negative_delay() {
+    let e = error_with("delay = \"2ms\"", "delay = \"-2ms\"");
+    expect(&e, 7, "delay", &["negative"]);
+}
+
+#[test]
+fn zero_limit() {
+    let e = error_with("limit = \"20pkt\"", "limit = \"0pkt\"");
+    // The queue table is one inline value, so the key named is the queue.
+    expect(
+        &e,
+        8,
+        "link[0].queue",
+        &["limit", "0pkt", "greater than zero"],
+    );
+}
+
+#[test]
+fn unknown_node() {
+    let e = error_with("to = \"b\"\nstart", "to = \"z\"\nstart");
+    expect(&e, 20, "flow[0].to", &["unknown node", "\"z\""]);
+}
+
+#[test]
+fn unroutable_flow() {
+    // Link c->b is one-way: data can reach b from c, but no ACK can come back.
+    let e = error_with(
+        "from = \"a\"\nto = \"b\"\nstart",
+        "from = \"c\"\nto = \"b\"\nstart",
+    );
+    expect(&e, 16, "flow[0]", &["no route", "\"b\" to \"c\""]);
+}
+
+#[test]
+fn explicit_path_over_a_missing_link() {
+    let e = error_with(
+        "start = \"1s\"",
+        "start = \"1s\"\npath = [\"a\", \"c\", \"b\"]",
+    );
+    expect(&e, 22, "flow[0].path", &["no link a->c"]);
+}
+
+#[test]
+fn stop_before_start() {
+    let e = error_with("start = \"1s\"", "start = \"1s\"\nstop = \"500ms\"");
+    expect(&e, 22, "flow[0].stop", &["stops at 500ms", "starts at 1s"]);
+}
+
+#[test]
+fn start_after_the_end() {
+    let e = error_with("start = \"1s\"", "start = \"11s\"");
+    expect(&e, 16, "flow[0].start", &["after the end"]);
+}
+
+#[test]
+fn duplicate_flow_ids() {
+    let e = error_with("start = \"1s\"", "start = \"1s\"\ncount = 2");
+    expect(&e, 17, "flow[0].id", &["used twice"]);
+}
+
+#[test]
+fn unknown_link_in_event() {
+    let e = error_with(
+        "start = \"1s\"",
+        "start = \"1s\"\n\n[[event]]\nat = \"5s\"\nset_delay = { link = \"a->z\", delay = \"5ms\" }",
+    );
+    expect(&e, 25, "event[0].set_delay.link", &["unknown link", "a->z"]);
+}
+
+#[test]
+fn window_outside_the_run() {
+    let e = error_with(
+        "start = \"1s\"",
+        "start = \"1s\"\n\n[output]\nwindow = [\"5s\", \"20s\"]",
+    );
+    expect(&e, 24, "output.window", &["from < to <= duration"]);
+}
+
+#[test]
+fn missing_required_key() {
+    let e = error_with(
+        "rate = \"10Mbps\"\ndelay = \"2ms\"\nqueue",
+        "delay = \"2ms\"\nqueue",
+    );
+    expect(&e, 4, "link", &["rate"]);
+}
+
+#[test]
+fn syntax_error() {
+    let e = error_with("id = \"f\"", "id = \"f");
+    expect(&e, 17, "-", &[]);
+}

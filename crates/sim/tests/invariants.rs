@@ -1,0 +1,181 @@
+//! Property tests over random small topologies and seeds: packets are conserved, queues never
+//! exceed their limits, time never runs backwards.
+
+use acclab_core::Limit;
+use acclab_sim::scenario::parse;
+use acclab_sim::Simulator;
+use proptest::prelude::*;
+
+#[derive(Debug, Clone)]
+struct FlowSpec {
+    cbr: bool,
+    src: usize,
+    dst: usize,
+    start_ms: u64,
+    stop_ms: Option<u64>,
+    cbr_mbps: u64,
+    size_kb: Option<u64>,
+}
+
+#[derive(Debug, Clone)]
+struct Net {
+    routers: usize,
+    rates_mbps: Vec<u64>,
+    delays_us: Vec<u64>,
+    limits: Vec<String>,
+    flows: Vec<FlowSpec>,
+    seed: u64,
+}
+
+fn limit() -> impl Strategy<Value = String> {
+    prop_oneof![
+        (1u64..60).prop_map(|n| format!("{n}pkt")),
+        (1u64..60).prop_map(|n| format!("{}B", n * 700)),
+        Just("inf".to_string()),
+    ]
+}
+
+fn net() -> impl Strategy<Value = Net> {
+    (2usize..5).prop_flat_map(|routers| {
+        let hosts = routers; // one host hanging off each router
+        let flow = (
+            any::<bool>(),
+            0..hosts,
+            0..hosts,
+            0u64..1500,
+            proptest::option::of(500u64..3000),
+            1u64..40,
+            proptest::option::of(1u64..400),
+        )
+            .prop_map(
+                |(cbr, src, dst, start_ms, stop, cbr_mbps, size_kb)| FlowSpec {
+                    cbr,
+                    src,
+                    dst,
+                    start_ms,
+                    stop_ms: stop.map(|s| start_ms + s),
+                    cbr_mbps,
+                    size_kb,
+                },
+            );
+        (
+            Just(routers),
+            proptest::collection::vec(1u64..50, routers - 1),
+            proptest::collection::vec(0u64..20_000, routers - 1),
+            proptest::collection::vec(limit(), routers - 1),
+            proptest::collection::vec(flow, 1..6),
+            any::<u64>(),
+        )
+            .prop_map(
+                |(routers, rates_mbps, delays_us, limits, flows, seed)| Net {
+                    routers,
+                    rates_mbps,
+                    delays_us,
+                    limits,
+                    flows,
+                    seed,
+                },
+            )
+    })
+}
+
+fn to_toml(n: &Net) -> String {
+    let mut s = format!(
+        "name = \"random\"\nduration = \"3s\"\nseed = {}\n",
+        n.seed % (1 << 40)
+    );
+    for i in 0..n.routers - 1 {
+        s += &format!(
+            "[[link]]\nbetween = [\"r{i}\", \"r{}\"]\nrate = \"{}Mbps\"\ndelay = \"{}us\"\nqueue = {{ kind = \"droptail\", limit = \"{}\" }}\n",
+            i + 1,
+            n.rates_mbps[i],
+            n.delays_us[i],
+            n.limits[i]
+        );
+    }
+    for i in 0..n.routers {
+        s += &format!(
+            "[[link]]\nbetween = [\"h{i}\", \"r{i}\"]\nrate = \"100Mbps\"\ndelay = \"1ms\"\nqueue = {{ kind = \"droptail\", limit = \"20pkt\" }}\n"
+        );
+    }
+    for (k, f) in n.flows.iter().enumerate() {
+        let dst = if f.dst == f.src {
+            (f.src + 1) % n.routers
+        } else {
+            f.dst
+        };
+        s += &format!(
+            "[[flow]]\nid = \"f{k}\"\nfrom = \"h{}\"\nto = \"h{dst}\"\nstart = \"{}ms\"\nstart_jitter = \"5ms\"\n",
+            f.src, f.start_ms
+        );
+        if let Some(stop) = f.stop_ms {
+            s += &format!("stop = \"{stop}ms\"\n");
+        }
+        if f.cbr {
+            s += &format!(
+                "kind = \"cbr\"\nparams = {{ rate = \"{}Mbps\" }}\n",
+                f.cbr_mbps
+            );
+        } else if let Some(kb) = f.size_kb {
+            s += &format!("kind = \"reno\"\nparams = {{ size = \"{kb}KB\" }}\n");
+        } else {
+            s += "kind = \"reno\"\n";
+        }
+    }
+    s
+}
+
+fn run(n: &Net) -> Simulator {
+    let sc = parse(&to_toml(n), "random").expect("generated scenario is valid");
+    let mut sim = Simulator::new(sc);
+    sim.run(&mut |_| {});
+    sim
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn packets_are_conserved(n in net()) {
+        let sim = run(&n);
+        let inside = sim.packets_in_network();
+        for f in 0..sim.scenario().flows.len() {
+            let counts = sim.packet_counts(f);
+            for dir in 0..2 {
+                let c = counts[dir];
+                prop_assert_eq!(c.injected, c.arrived + c.dropped + inside[f][dir],
+                    "flow {} direction {}: {:?}, {} inside", f, dir, c, inside[f][dir]);
+            }
+            let (tx, rx) = sim.endpoint_stats(f);
+            prop_assert_eq!(tx.sent_packets, counts[0].injected);
+            prop_assert_eq!(rx.sent_packets, counts[1].injected);
+            prop_assert!(rx.delivered_bytes <= tx.sent_bytes);
+        }
+    }
+
+    #[test]
+    fn queues_stay_within_limits_and_time_moves_forward(n in net()) {
+        let sim = run(&n);
+        prop_assert!(!sim.time_went_backwards());
+        for (l, (pkts, bytes)) in sim.scenario().links.iter().zip(sim.peak_backlogs()) {
+            for lim in l.queue.limits() {
+                match lim {
+                    Limit::Packets(max) => prop_assert!(pkts <= max, "{}: {} > {}", l.name, pkts, max),
+                    Limit::Bytes(max) => prop_assert!(bytes <= max, "{}: {} B > {}", l.name, bytes, max),
+                    Limit::Unlimited => {}
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn finished_transfers_deliver_exactly_their_size(n in net()) {
+        let sim = run(&n);
+        for (f, spec) in n.flows.iter().enumerate() {
+            let (tx, rx) = sim.endpoint_stats(f);
+            if let (false, Some(kb), Some(_)) = (spec.cbr, spec.size_kb, tx.completed_at) {
+                prop_assert_eq!(rx.delivered_bytes, kb * 1000);
+            }
+        }
+    }
+}
