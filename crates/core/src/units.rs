@@ -350,11 +350,11 @@ impl fmt::Display for Duration {
         let ns = self.0;
         if ns == 0 {
             write!(f, "0s")
-        } else if ns % NS_PER_S == 0 {
+        } else if ns.is_multiple_of(NS_PER_S) {
             write!(f, "{}s", ns / NS_PER_S)
-        } else if ns % 1_000_000 == 0 {
+        } else if ns.is_multiple_of(1_000_000) {
             write!(f, "{}ms", ns / 1_000_000)
-        } else if ns % 1_000 == 0 {
+        } else if ns.is_multiple_of(1_000) {
             write!(f, "{}us", ns / 1_000)
         } else {
             write!(f, "{ns}ns")
@@ -374,7 +374,7 @@ impl fmt::Display for Rate {
             (1_000_000, "Mbps"),
             (1_000, "kbps"),
         ] {
-            if b >= scale && b % (scale / 1000) == 0 {
+            if b >= scale && b.is_multiple_of(scale / 1000) {
                 return write!(f, "{}{unit}", b as f64 / scale as f64);
             }
         }

@@ -68,6 +68,7 @@ pub struct LinkSummary {
     pub drops: u64,
     pub marks: u64,
     pub drops_in_window: u64,
+    pub marks_in_window: u64,
     pub transmitted_packets: u64,
 }
 
@@ -146,6 +147,7 @@ impl Summary {
                     drops: st.dropped_packets,
                     marks: st.marked_packets,
                     drops_in_window: b.drops - a.drops,
+                    marks_in_window: b.marks - a.marks,
                     transmitted_packets: st.dequeued_packets,
                 }
             })

@@ -473,16 +473,37 @@ fn resolve_flow(
         None => None,
     };
     let (forward, reverse) = match &f.path {
-        Some(p) => explicit_routes(
-            ctx,
-            topo,
-            &key("path"),
-            p,
-            i,
-            &id,
-            (src, dst),
-            scheme.sends_feedback(),
-        )?,
+        Some(p) => {
+            let names: Vec<String> = p.get_ref().iter().map(|s| subst(s, i)).collect();
+            let (src_name, dst_name) = (&topo.nodes[src.0 as usize], &topo.nodes[dst.0 as usize]);
+            if names.len() < 2 || (names.first(), names.last()) != (Some(src_name), Some(dst_name))
+            {
+                return Err(ctx.at(
+                    p,
+                    &key("path"),
+                    format!(
+                        "flow {id:?}: the path must start at {src_name:?} and end at {dst_name:?}"
+                    ),
+                ));
+            }
+            let mut hops: Vec<&String> = names.iter().collect();
+            let fwd = path_links(ctx, topo, &key("path"), p, &hops, &id, "data")?;
+            hops.reverse();
+            let rev = if scheme.sends_feedback() {
+                path_links(
+                    ctx,
+                    topo,
+                    &key("path"),
+                    p,
+                    &hops,
+                    &id,
+                    "acknowledgements (reverse path)",
+                )?
+            } else {
+                Vec::new()
+            };
+            (fwd, rev)
+        }
         None => {
             let fwd = routing::shortest_path(topo.nodes.len(), &topo.links, src, dst)
                 .ok_or_else(|| unroutable(ctx, spanned, &key("to"), &id, topo, src, dst))?;
@@ -546,50 +567,29 @@ fn unroutable(
     )
 }
 
-fn explicit_routes(
+/// The links along an explicit `path` (already expanded), in the order given.
+fn path_links(
     ctx: &Ctx,
     topo: &Topology,
     key: &str,
     p: &Spanned<Vec<String>>,
-    i: u32,
+    names: &[&String],
     id: &str,
-    (src, dst): (NodeId, NodeId),
-    feedback: bool,
-) -> Result<(Vec<LinkId>, Vec<LinkId>), ScenarioError> {
-    let names: Vec<String> = p.get_ref().iter().map(|s| subst(s, i)).collect();
-    let first_last = (names.first(), names.last());
-    let src_name = &topo.nodes[src.0 as usize];
-    let dst_name = &topo.nodes[dst.0 as usize];
-    if names.len() < 2 || first_last != (Some(src_name), Some(dst_name)) {
-        return Err(ctx.at(
-            p,
-            key,
-            format!("flow {id:?}: the path must start at {src_name:?} and end at {dst_name:?}"),
-        ));
-    }
-    let hop = |a: &String, z: &String, what: &str| {
-        topo.link_ids
-            .get(&format!("{a}->{z}"))
-            .copied()
-            .ok_or_else(|| {
+    what: &str,
+) -> Result<Vec<LinkId>, ScenarioError> {
+    names
+        .windows(2)
+        .map(|w| {
+            let name = format!("{}->{}", w[0], w[1]);
+            topo.link_ids.get(&name).copied().ok_or_else(|| {
                 ctx.at(
                     p,
                     key,
-                    format!("flow {id:?}: no link {a}->{z} for its {what}"),
+                    format!("flow {id:?}: no link {name} for its {what}"),
                 )
             })
-    };
-    let fwd = names
-        .windows(2)
-        .map(|w| hop(&w[0], &w[1], "data"))
-        .collect::<Result<_, _>>()?;
-    let rev = names
-        .windows(2)
-        .rev()
-        .take(if feedback { usize::MAX } else { 0 })
-        .map(|w| hop(&w[1], &w[0], "acknowledgements (reverse path)"))
-        .collect::<Result<_, _>>()?;
-    Ok((fwd, rev))
+        })
+        .collect()
 }
 
 fn resolve_event(

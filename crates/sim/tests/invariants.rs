@@ -139,12 +139,12 @@ proptest! {
     fn packets_are_conserved(n in net()) {
         let sim = run(&n);
         let inside = sim.packets_in_network();
-        for f in 0..sim.scenario().flows.len() {
+        for (f, inside) in inside.iter().enumerate() {
             let counts = sim.packet_counts(f);
             for dir in 0..2 {
                 let c = counts[dir];
-                prop_assert_eq!(c.injected, c.arrived + c.dropped + inside[f][dir],
-                    "flow {} direction {}: {:?}, {} inside", f, dir, c, inside[f][dir]);
+                prop_assert_eq!(c.injected, c.arrived + c.dropped + inside[dir],
+                    "flow {} direction {}: {:?}, {} inside", f, dir, c, inside[dir]);
             }
             let (tx, rx) = sim.endpoint_stats(f);
             prop_assert_eq!(tx.sent_packets, counts[0].injected);
