@@ -18,7 +18,8 @@ pub struct AckSample {
     pub rtt: Option<Duration>,
     /// Bytes in flight before this ACK was processed.
     pub in_flight: u64,
-    /// The transport is in fast recovery (a partial ACK): window growth is suspended.
+    /// The ACK was handled in fast recovery (a partial ACK, or the full ACK that ends it):
+    /// window growth is suspended.
     pub in_recovery: bool,
     /// Highest segment number sent so far (for controllers that act once per RTT).
     pub highest_sent: u64,

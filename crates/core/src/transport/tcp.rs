@@ -170,6 +170,8 @@ impl TcpSender {
         let mut in_recovery = false;
         let mut rearm = true;
         if let Some(end) = self.recovery_end {
+            // Neither partial ACKs nor the one that ends recovery grow the window.
+            in_recovery = true;
             if ack.ack >= end {
                 // Full acknowledgement: leave fast recovery (RFC 6582 §3.2 step 6).
                 self.recovery_end = None;
@@ -177,7 +179,6 @@ impl TcpSender {
                 self.cc.on_recovery_end(now);
             } else {
                 // Partial acknowledgement: retransmit the next hole, deflate (step 5).
-                in_recovery = true;
                 rearm = !self.partial_ack_seen;
                 self.partial_ack_seen = true;
                 self.retransmit = Some(ack.ack);
@@ -394,5 +395,196 @@ impl Endpoint for TcpReceiver {
 
     fn stats(&self) -> EndpointStats {
         self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::reno::Reno;
+
+    const MSS: u64 = 1000;
+
+    fn sender(initial_window: u64) -> TcpSender {
+        let cfg = TcpConfig {
+            initial_window,
+            ..TcpConfig::default()
+        };
+        let mut s = TcpSender::new(FlowId(0), cfg, Box::new(Reno::new(MSS, initial_window)));
+        s.handle_start(Time::ZERO);
+        s
+    }
+
+    fn drain(s: &mut TcpSender, now: Time) -> Vec<u64> {
+        std::iter::from_fn(|| s.poll_transmit(now))
+            .map(|p| p.seq)
+            .collect()
+    }
+
+    fn ack(next: u64, echo: Time) -> Packet {
+        let mut a = Packet::new(FlowId(0), PacketKind::Ack, 40);
+        a.ack = next;
+        a.echo = echo;
+        a
+    }
+
+    fn ms(x: u64) -> Time {
+        Time(x * 1_000_000)
+    }
+
+    #[test]
+    fn slow_start_opens_the_window_per_ack() {
+        let mut s = sender(2);
+        assert_eq!(drain(&mut s, ms(0)), vec![0, 1]);
+        s.handle_packet(ms(10), &ack(1, ms(0)));
+        assert_eq!(drain(&mut s, ms(10)), vec![2, 3]);
+        s.handle_packet(ms(10), &ack(2, ms(0)));
+        assert_eq!(drain(&mut s, ms(10)), vec![4, 5]);
+        assert_eq!(s.stats().cwnd_bytes, Some(4 * MSS));
+        assert_eq!(
+            s.stats().srtt,
+            Some(crate::units::Duration::from_millis(10))
+        );
+    }
+
+    /// Sends segments 0..10 with a 10-segment window.
+    fn ten_in_flight() -> TcpSender {
+        let mut s = sender(10);
+        assert_eq!(drain(&mut s, ms(0)).len(), 10);
+        s
+    }
+
+    #[test]
+    fn third_duplicate_ack_triggers_fast_retransmit() {
+        let mut s = ten_in_flight();
+        // Segment 3 is lost: ACKs for 0,1,2 then duplicates for 4,5,6.
+        for next in 1..=3 {
+            s.handle_packet(ms(20), &ack(next, ms(0)));
+        }
+        // Slow start: each ACK frees one segment and adds one, so 6 more leave (13 in flight).
+        let fresh = drain(&mut s, ms(20));
+        assert_eq!(fresh, vec![10, 11, 12, 13, 14, 15]);
+        s.handle_packet(ms(21), &ack(3, ms(0)));
+        s.handle_packet(ms(21), &ack(3, ms(0)));
+        assert!(
+            drain(&mut s, ms(21)).is_empty(),
+            "no retransmission before the third duplicate"
+        );
+        s.handle_packet(ms(21), &ack(3, ms(0)));
+        assert_eq!(
+            drain(&mut s, ms(21)).first(),
+            Some(&3),
+            "fast retransmit of the hole"
+        );
+        assert_eq!(s.stats().retransmits, 1);
+        assert_eq!(s.stats().detected_losses, 1);
+        // ssthresh = FlightSize/2 = 13/2 segments (RFC 5681 eq. (4)).
+        assert_eq!(s.stats().cwnd_bytes, Some(6500));
+    }
+
+    #[test]
+    fn partial_ack_retransmits_the_next_hole_and_full_ack_ends_recovery() {
+        let mut s = ten_in_flight();
+        // Segments 2 and 5 are lost.
+        s.handle_packet(ms(20), &ack(1, ms(0)));
+        s.handle_packet(ms(20), &ack(2, ms(0)));
+        assert_eq!(drain(&mut s, ms(20)), vec![10, 11, 12, 13]); // 12 in flight
+        for _ in 0..3 {
+            s.handle_packet(ms(21), &ack(2, ms(0)));
+        }
+        assert_eq!(drain(&mut s, ms(21)), vec![2]);
+        // The retransmission of 2 arrives: the receiver now misses 5 (partial ACK).
+        s.handle_packet(ms(40), &ack(5, ms(21)));
+        assert_eq!(
+            drain(&mut s, ms(40)).first(),
+            Some(&5),
+            "partial ACK retransmits at once"
+        );
+        assert_eq!(s.stats().detected_losses, 1, "one recovery episode");
+        s.handle_packet(ms(50), &ack(12, ms(40)));
+        assert!(s.recovery_end.is_some(), "12 < 14: still a partial ACK");
+        // Full acknowledgement of everything sent before recovery: back to ssthresh = 12/2.
+        s.handle_packet(ms(60), &ack(14, ms(40)));
+        assert!(s.recovery_end.is_none());
+        assert_eq!(s.stats().cwnd_bytes, Some(6 * MSS));
+        assert_eq!(s.inflation, 0);
+    }
+
+    #[test]
+    fn timeout_backs_off_collapses_the_window_and_goes_back_n() {
+        let mut s = sender(4);
+        assert_eq!(drain(&mut s, ms(0)), vec![0, 1, 2, 3]);
+        let first = s.poll_timeout().unwrap();
+        assert_eq!(first, ms(1000), "initial RTO is 1 s");
+        s.handle_timeout(first);
+        assert_eq!(drain(&mut s, first), vec![0], "one segment after a timeout");
+        assert_eq!(s.stats().cwnd_bytes, Some(MSS));
+        assert_eq!(
+            s.poll_timeout(),
+            Some(first + crate::units::Duration::from_secs(2))
+        );
+        // The ACK of 0 arrives: go-back-N resends 1 and 2 (cwnd 2 in slow start).
+        s.handle_packet(ms(1100), &ack(1, first));
+        assert_eq!(drain(&mut s, ms(1100)), vec![1, 2]);
+        assert_eq!(s.stats().timeouts, 1);
+    }
+
+    #[test]
+    fn stop_ends_new_data_but_not_repair() {
+        let mut s = sender(4);
+        drain(&mut s, ms(0));
+        s.handle_stop(ms(1));
+        s.handle_packet(ms(10), &ack(1, ms(0)));
+        assert!(drain(&mut s, ms(10)).is_empty());
+        s.handle_timeout(ms(1000));
+        assert_eq!(
+            drain(&mut s, ms(1000)),
+            vec![1],
+            "lost data is still repaired"
+        );
+    }
+
+    #[test]
+    fn receiver_buffers_out_of_order_and_acks_cumulatively() {
+        let mut r = TcpReceiver::new(FlowId(0), 40);
+        let mut acks = vec![];
+        for seq in [0, 2, 3, 1, 5] {
+            let mut p = Packet::new(FlowId(0), PacketKind::Data, 1000);
+            p.seq = seq;
+            p.sent_at = ms(seq);
+            r.handle_packet(ms(10), &p);
+            let a = r.poll_transmit(ms(10)).unwrap();
+            assert_eq!(a.echo, ms(seq));
+            acks.push(a.ack);
+        }
+        assert_eq!(acks, vec![1, 1, 1, 4, 4]);
+        assert_eq!(r.stats().delivered_bytes, 4000);
+    }
+
+    #[test]
+    fn ecn_echo_halves_once_per_window() {
+        let cfg = TcpConfig {
+            initial_window: 8,
+            ecn: true,
+            ..TcpConfig::default()
+        };
+        let mut s = TcpSender::new(FlowId(0), cfg, Box::new(Reno::new(MSS, 8)));
+        s.handle_start(Time::ZERO);
+        let sent = drain(&mut s, ms(0));
+        assert_eq!(sent.len(), 8);
+        let mut a = ack(1, ms(0));
+        a.ecn.set_echo();
+        s.handle_packet(ms(10), &a);
+        let after_first = s.stats().cwnd_bytes.unwrap();
+        // The echo is handled after the ACK: 7 segments in flight → ssthresh 3.5 segments.
+        assert_eq!(after_first, 3500);
+        let mut b = ack(2, ms(0));
+        b.ecn.set_echo();
+        s.handle_packet(ms(10), &b);
+        assert!(
+            s.stats().cwnd_bytes.unwrap() >= after_first,
+            "no second reduction in one window"
+        );
+        assert_eq!(s.stats().retransmits, 0);
     }
 }
