@@ -5,6 +5,7 @@
 
 use std::process::Command;
 
+use acclab_sim::templates::reno_dumbbell;
 use anyhow::{bail, Context, Result};
 
 #[derive(clap::Args)]
@@ -20,37 +21,6 @@ pub struct BenchArgs {
     repeat: usize,
 }
 
-/// The benchmark scenario with `n` flows.
-pub fn scenario(n: usize, duration_s: u64) -> String {
-    format!(
-        r#"name = "bench-dumbbell-{n}"
-duration = "{duration_s}s"
-[[link]]
-between = ["r1", "r2"]
-rate = "100Mbps"
-delay = "10ms"
-queue = {{ kind = "droptail", limit = "1000pkt" }}
-[[link]]
-count = {n}
-between = ["s{{i}}", "r1"]
-rate = "1Gbps"
-delay = "1ms"
-[[link]]
-count = {n}
-between = ["r2", "d{{i}}"]
-rate = "1Gbps"
-delay = "1ms"
-[[flow]]
-count = {n}
-id = "f{{i}}"
-kind = "reno"
-from = "s{{i}}"
-to = "d{{i}}"
-start_jitter = "100ms"
-"#
-    )
-}
-
 fn peak_rss_mb() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
@@ -60,7 +30,7 @@ fn peak_rss_mb() -> Option<f64> {
 
 /// One case, in this process: prints a single JSON line.
 pub fn case(n: usize, duration_s: u64) -> Result<()> {
-    let sc = acclab_sim::scenario::parse(&scenario(n, duration_s), "<bench>")?;
+    let sc = acclab_sim::scenario::parse(&reno_dumbbell(n, 1000, duration_s), "<bench>")?;
     let (_, s) = acclab_sim::run(sc, &mut |_| {});
     let bottleneck = s
         .links

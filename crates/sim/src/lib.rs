@@ -5,6 +5,7 @@
 //! - [`monitor`]: periodic samples and measurement-window snapshots.
 //! - [`output`]: `summary.json`, `flows.csv`, `links.csv`; [`plot`]: PNG/SVG plots.
 //! - [`routing`], [`events`]: shortest paths and the event queue.
+//! - [`templates`]: scenario text for standard topologies.
 
 pub mod events;
 pub mod monitor;
@@ -13,6 +14,7 @@ pub mod plot;
 pub mod routing;
 pub mod scenario;
 pub mod simulator;
+pub mod templates;
 
 pub use output::Summary;
 pub use scenario::{Scenario, ScenarioError};

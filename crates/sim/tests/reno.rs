@@ -1,39 +1,14 @@
 //! End-to-end TCP Reno/NewReno behaviour on small scenarios.
 
 use acclab_sim::scenario::parse;
+use acclab_sim::templates::reno_dumbbell;
 
-/// A dumbbell of `n` Reno flows over a 100 Mb/s, 10 ms bottleneck with 1 Gb/s, 1 ms access
-/// links (RTT 24 ms, BDP 300 packets) and a DropTail buffer of `buffer` packets.
+/// The standard Reno dumbbell, measured from 10 s to the end.
 fn dumbbell(n: usize, buffer: usize, duration_s: u64) -> String {
-    format!(
-        r#"name = "reno-dumbbell"
-duration = "{duration_s}s"
-[[link]]
-between = ["r1", "r2"]
-rate = "100Mbps"
-delay = "10ms"
-queue = {{ kind = "droptail", limit = "{buffer}pkt" }}
-[[link]]
-count = {n}
-between = ["s{{i}}", "r1"]
-rate = "1Gbps"
-delay = "1ms"
-[[link]]
-count = {n}
-between = ["r2", "d{{i}}"]
-rate = "1Gbps"
-delay = "1ms"
-[[flow]]
-count = {n}
-id = "f{{i}}"
-kind = "reno"
-from = "s{{i}}"
-to = "d{{i}}"
-start_jitter = "200ms"
-[output]
-window = ["10s", "{duration_s}s"]
-"#
-    )
+    reno_dumbbell(n, buffer, duration_s)
+        + "[output]\nwindow = [\"10s\", \""
+        + &format!("{duration_s}s")
+        + "\"]\n"
 }
 
 #[test]

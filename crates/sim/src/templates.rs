@@ -1,0 +1,35 @@
+//! Scenario text for standard topologies, shared by the benchmark and the tests.
+
+/// N NewReno flows over a 100 Mb/s, 10 ms bottleneck with a DropTail buffer of `buffer_pkts`
+/// packets and 1 Gb/s, 1 ms access links (RTT 24 ms, bandwidth-delay product 300 packets).
+/// Flows start within the first 100 ms (seeded jitter). This is the scenario acclab is held
+/// against ns-3 on (with 1000 packets of buffer and 60 s).
+pub fn reno_dumbbell(flows: usize, buffer_pkts: usize, duration_s: u64) -> String {
+    format!(
+        r#"name = "reno-dumbbell-{flows}"
+duration = "{duration_s}s"
+[[link]]
+between = ["r1", "r2"]
+rate = "100Mbps"
+delay = "10ms"
+queue = {{ kind = "droptail", limit = "{buffer_pkts}pkt" }}
+[[link]]
+count = {flows}
+between = ["s{{i}}", "r1"]
+rate = "1Gbps"
+delay = "1ms"
+[[link]]
+count = {flows}
+between = ["r2", "d{{i}}"]
+rate = "1Gbps"
+delay = "1ms"
+[[flow]]
+count = {flows}
+id = "f{{i}}"
+kind = "reno"
+from = "s{{i}}"
+to = "d{{i}}"
+start_jitter = "100ms"
+"#
+    )
+}
