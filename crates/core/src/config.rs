@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::cc::reno::Reno;
+use crate::cc::vegas::{BaseRtt, Vegas, VegasConfig};
 use crate::packet::FlowId;
 use crate::queue::{DropTail, PriorityFifo, QueueDiscipline};
 use crate::transport::cbr::{CbrSink, CbrSource, CbrStep};
@@ -20,6 +21,8 @@ use crate::units::{Bytes, Duration, Limit, Rate};
 pub enum SchemeConfig {
     /// TCP Reno with NewReno loss recovery.
     Reno(RenoParams),
+    /// TCP Vegas (PF or WPF, baseRTT min / Vegas-k / fixed) over NewReno loss recovery.
+    Vegas(VegasParams),
     /// Constant bit rate, not responsive.
     Cbr(CbrParams),
 }
@@ -46,6 +49,144 @@ impl Default for RenoParams {
             size: None,
             min_rto: d.min_rto,
             initial_window: d.initial_window,
+        }
+    }
+}
+
+/// `vegas` parameters (SPEC §9).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct VegasParams {
+    /// Lower threshold, packets (per RTT, or per `per` for WPF).
+    pub alpha: f64,
+    /// Upper threshold, packets.
+    pub beta: f64,
+    /// Slow-start exit threshold, packets.
+    pub gamma: f64,
+    /// "rtt" (PF) or a duration: α and β are packets per that duration, times baseRTT (WPF).
+    pub per: PerUnit,
+    /// "min" (minimum RTT seen) or a fixed duration.
+    pub base_rtt: BaseRttParam,
+    /// Vegas-k: baseRTT is the minimum of the last k per-RTT measurements.
+    pub k: Option<u32>,
+    /// Bytes to transfer; absent = bulk.
+    pub size: Option<Bytes>,
+    pub min_rto: Duration,
+    pub initial_window: u64,
+}
+
+impl Default for VegasParams {
+    fn default() -> Self {
+        let d = TcpConfig::default();
+        VegasParams {
+            alpha: 2.0,
+            beta: 4.0,
+            gamma: 1.0,
+            per: PerUnit::Rtt,
+            base_rtt: BaseRttParam::Min,
+            k: None,
+            size: None,
+            min_rto: d.min_rto,
+            initial_window: d.initial_window,
+        }
+    }
+}
+
+impl VegasParams {
+    /// The controller settings these parameters describe.
+    pub fn controller(&self, mss: u64) -> VegasConfig {
+        VegasConfig {
+            mss,
+            initial_window: self.initial_window,
+            alpha: self.alpha,
+            beta: self.beta,
+            gamma: self.gamma,
+            per: match self.per {
+                PerUnit::Rtt => None,
+                PerUnit::Time(d) => Some(d),
+            },
+            base_rtt: match (self.base_rtt, self.k) {
+                (BaseRttParam::Fixed(d), _) => BaseRtt::Fixed(d),
+                (BaseRttParam::Min, Some(k)) => BaseRtt::LastK(k as usize),
+                (BaseRttParam::Min, None) => BaseRtt::Min,
+            },
+        }
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        if !(self.alpha > 0.0 && self.beta >= self.alpha && self.gamma > 0.0) {
+            return Err(format!(
+                "vegas needs 0 < alpha <= beta and gamma > 0 (alpha {}, beta {}, gamma {})",
+                self.alpha, self.beta, self.gamma
+            ));
+        }
+        if matches!(self.per, PerUnit::Time(d) if d.0 == 0) {
+            return Err("vegas `per` must be \"rtt\" or a positive duration".into());
+        }
+        if matches!(self.base_rtt, BaseRttParam::Fixed(d) if d.0 == 0) {
+            return Err("vegas `base_rtt` must be \"min\" or a positive duration".into());
+        }
+        if self.k == Some(0) {
+            return Err("vegas `k` must be at least 1".into());
+        }
+        if self.k.is_some() && matches!(self.base_rtt, BaseRttParam::Fixed(_)) {
+            return Err("vegas `k` and a fixed `base_rtt` exclude each other".into());
+        }
+        Ok(())
+    }
+}
+
+/// Vegas's α/β unit: per RTT (PF) or per a fixed duration (WPF).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PerUnit {
+    Rtt,
+    Time(Duration),
+}
+
+/// Vegas's baseRTT source in a scenario: "min" or a fixed duration.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BaseRttParam {
+    Min,
+    Fixed(Duration),
+}
+
+/// A string that is either `keyword` or a duration.
+fn keyword_or_duration<'de, D: serde::Deserializer<'de>>(
+    d: D,
+    keyword: &'static str,
+) -> Result<Option<Duration>, D::Error> {
+    let s = String::deserialize(d)?;
+    if s == keyword {
+        return Ok(None);
+    }
+    Duration::parse(&s)
+        .map(Some)
+        .map_err(|e| serde::de::Error::custom(format!("expected \"{keyword}\" or a duration: {e}")))
+}
+
+impl<'de> Deserialize<'de> for PerUnit {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(keyword_or_duration(d, "rtt")?.map_or(PerUnit::Rtt, PerUnit::Time))
+    }
+}
+impl Serialize for PerUnit {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            PerUnit::Rtt => s.serialize_str("rtt"),
+            PerUnit::Time(d) => d.serialize(s),
+        }
+    }
+}
+impl<'de> Deserialize<'de> for BaseRttParam {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(keyword_or_duration(d, "min")?.map_or(BaseRttParam::Min, BaseRttParam::Fixed))
+    }
+}
+impl Serialize for BaseRttParam {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            BaseRttParam::Min => s.serialize_str("min"),
+            BaseRttParam::Fixed(d) => d.serialize(s),
         }
     }
 }
@@ -92,27 +233,52 @@ impl SchemeConfig {
     pub fn kind(&self) -> &'static str {
         match self {
             SchemeConfig::Reno(_) => "reno",
+            SchemeConfig::Vegas(_) => "vegas",
             SchemeConfig::Cbr(_) => "cbr",
+        }
+    }
+
+    /// Checks what serde cannot: ranges and combinations of parameters.
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            SchemeConfig::Vegas(p) => p.validate(),
+            SchemeConfig::Reno(p) if p.initial_window == 0 => {
+                Err("reno `initial_window` must be at least 1".into())
+            }
+            _ => Ok(()),
         }
     }
 
     /// Builds the sender and the receiver of one flow.
     pub fn build(&self, ctx: &FlowContext) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
+        let mss = ctx.packet_size as u64;
+        let tcp = |size: Option<Bytes>,
+                   min_rto,
+                   initial_window,
+                   ecn,
+                   cc|
+         -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
+            let cfg = TcpConfig {
+                packet_size: ctx.packet_size,
+                transfer_bytes: size.map(|b: Bytes| b.0),
+                initial_window,
+                min_rto,
+                ecn,
+                ..TcpConfig::default()
+            };
+            (
+                Box::new(TcpSender::new(ctx.flow, cfg, cc)),
+                Box::new(TcpReceiver::new(ctx.flow, ctx.ack_size)),
+            )
+        };
         match self {
             SchemeConfig::Reno(p) => {
-                let cfg = TcpConfig {
-                    packet_size: ctx.packet_size,
-                    transfer_bytes: p.size.map(|b| b.0),
-                    initial_window: p.initial_window,
-                    min_rto: p.min_rto,
-                    ecn: p.ecn,
-                    ..TcpConfig::default()
-                };
-                let cc = Box::new(Reno::new(ctx.packet_size as u64, cfg.initial_window));
-                (
-                    Box::new(TcpSender::new(ctx.flow, cfg, cc)),
-                    Box::new(TcpReceiver::new(ctx.flow, ctx.ack_size)),
-                )
+                let cc = Box::new(Reno::new(mss, p.initial_window));
+                tcp(p.size, p.min_rto, p.initial_window, p.ecn, cc)
+            }
+            SchemeConfig::Vegas(p) => {
+                let cc = Box::new(Vegas::new(p.controller(mss)));
+                tcp(p.size, p.min_rto, p.initial_window, false, cc)
             }
             SchemeConfig::Cbr(p) => {
                 let size = p.packet_size.map_or(ctx.packet_size, |b| b.0 as u32);

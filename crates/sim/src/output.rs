@@ -50,6 +50,8 @@ pub struct FlowSummary {
     pub mean_rtt_s: Option<f64>,
     pub mean_cwnd_bytes: Option<f64>,
     pub mean_accumulation_bytes: Option<f64>,
+    /// The scheme's baseRTT estimate at the end of the run (Vegas), s.
+    pub base_rtt_s: Option<f64>,
     pub retransmits: u64,
     pub timeouts: u64,
     /// Length of the flow's active part of the window, s.
@@ -125,6 +127,7 @@ impl Summary {
                     .then(|| (b.rtt_sum_ns - a.rtt_sum_ns) as f64 / rtt_n as f64 / 1e9),
                 mean_cwnd_bytes: m.mean_cwnd[i].get(),
                 mean_accumulation_bytes: m.mean_accumulation[i].get(),
+                base_rtt_s: tx.base_rtt.map(|d| d.as_secs_f64()),
                 retransmits: tx.retransmits,
                 timeouts: tx.timeouts,
                 active_in_window_s: active.as_secs_f64(),

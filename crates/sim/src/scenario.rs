@@ -539,15 +539,21 @@ fn scheme(ctx: &Ctx, f: &RawFlow, key: &str, id: &str) -> Result<SchemeConfig, S
         .map(|p| p.get_ref().clone())
         .unwrap_or_default();
     t.insert("params".into(), toml::Value::Table(params));
-    serde_path_to_error::deserialize::<_, SchemeConfig>(toml::Value::Table(t)).map_err(|e| {
-        let path = e.path().to_string();
-        let msg = format!("flow {id:?}: {}", e.inner().message().trim());
-        match (&f.params, path.as_str()) {
-            (_, "kind" | "." | "") => ctx.at(&f.kind, &key.replace("params", "kind"), msg),
-            (Some(p), _) => ctx.at(p, &key.replace("params", &path), msg),
-            (None, _) => ctx.at(&f.kind, key, msg),
-        }
-    })
+    let scheme = serde_path_to_error::deserialize::<_, SchemeConfig>(toml::Value::Table(t))
+        .map_err(|e| {
+            let path = e.path().to_string();
+            let msg = format!("flow {id:?}: {}", e.inner().message().trim());
+            match (&f.params, path.as_str()) {
+                (_, "kind" | "." | "") => ctx.at(&f.kind, &key.replace("params", "kind"), msg),
+                (Some(p), _) => ctx.at(p, &key.replace("params", &path), msg),
+                (None, _) => ctx.at(&f.kind, key, msg),
+            }
+        })?;
+    scheme.validate().map_err(|msg| match &f.params {
+        Some(p) => ctx.at(p, key, format!("flow {id:?}: {msg}")),
+        None => ctx.at(&f.kind, key, format!("flow {id:?}: {msg}")),
+    })?;
+    Ok(scheme)
 }
 
 fn unroutable(

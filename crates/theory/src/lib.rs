@@ -1,8 +1,7 @@
-//! acclab-theory: what the allocation should be.
+//! acclab-theory: what the allocation should be (SPEC §8).
 //!
-//! This crate will hold the network-utility-maximisation solver (weighted proportional fairness
-//! with a convex solver) and the closed-form equilibria of the papers (SPEC §8). It is a skeleton
-//! until the Vegas/theory work lands; `acclab theory` says so rather than printing a guess.
+//! - [`num`]: weighted proportional fairness (and its variants) with a conic solver.
+//! - [`vegas_error`]: Vegas with baseRTT error, the serial-arrival recursion of 002 eqs. (27)–(29).
 
-/// Whether the theory tier can predict anything yet.
-pub const AVAILABLE: bool = false;
+pub mod num;
+pub mod vegas_error;

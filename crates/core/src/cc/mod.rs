@@ -6,6 +6,7 @@
 //! delay-based controllers therefore share one loss-recovery machinery, as Vegas shares Reno's.
 
 pub mod reno;
+pub mod vegas;
 
 use crate::units::{Duration, Rate, Time};
 
@@ -55,6 +56,10 @@ pub trait CongestionController {
     }
     /// The controller's own estimate of its backlog in the network (bytes), if it has one.
     fn accumulation(&self) -> Option<f64> {
+        None
+    }
+    /// The controller's estimate of the round-trip propagation delay, if it keeps one.
+    fn base_rtt(&self) -> Option<Duration> {
         None
     }
 }

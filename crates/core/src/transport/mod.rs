@@ -61,6 +61,8 @@ pub struct EndpointStats {
     pub rtt_samples: u64,
     /// Accumulation estimate in bytes, for schemes that estimate it (Vegas, Monaco).
     pub accumulation_bytes: Option<f64>,
+    /// Estimated round-trip propagation delay, for schemes that keep one (Vegas).
+    pub base_rtt: Option<Duration>,
     /// When a finite transfer completed (sender: last byte acknowledged).
     pub completed_at: Option<Time>,
 }

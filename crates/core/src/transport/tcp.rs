@@ -313,6 +313,7 @@ impl Endpoint for TcpSender {
             cwnd_bytes: Some(self.cc.window()),
             srtt: self.rtt.srtt(),
             accumulation_bytes: self.cc.accumulation(),
+            base_rtt: self.cc.base_rtt(),
             ..self.stats
         }
     }

@@ -1,0 +1,341 @@
+//! TCP Vegas (Brakmo & Peterson 1995) as modelled in 002 §2 and 000 §IV-A, over the NewReno
+//! loss recovery of the TCP transport.
+//!
+//! Once per RTT the source compares the window with the bandwidth-propagation-delay product:
+//! `diff = cwnd·(1 − baseRTT/RTT)` packets, its estimate of its own backlog in the network
+//! (002 eqs. (14)–(15): w − x·d = x·Σp). It adds a packet if diff < α, removes one if diff > β and
+//! holds otherwise (002 eqs. (17)–(18)). α and β are packets (the *PF* implementation, utility
+//! α·log x) or packets per unit time multiplied by baseRTT (the *WPF* implementation, utility
+//! α_s·d_s·log x, 002 §3.2).
+//!
+//! baseRTT is the minimum RTT seen (the original), the minimum of the last k per-RTT measurements
+//! (Vegas-k, Mo et al.; 000 §IV-A), or a value fixed by the scenario (002 §6.2's "hard-coded"
+//! propagation delay).
+//!
+//! Departures from the paper / ns-2 / Linux, all deliberate:
+//! - The RTT of a round is the mean of the ACK samples in that round (as ns-2's Vegas does);
+//!   Linux takes the minimum.
+//! - Slow start grows the window by one segment per ACK every other RTT and leaves when diff > γ,
+//!   setting cwnd to min(cwnd, cwnd·baseRTT/RTT + 1 segment) as Linux does.
+//! - Loss reaction is Reno's (halve on fast retransmit, one segment and slow start on timeout),
+//!   not the original's 3/4 reduction or its fine-grained timeout check on the first duplicate ACK.
+//! - The window never goes below two segments.
+
+use std::collections::VecDeque;
+
+use super::{AckSample, CongestionController};
+use crate::units::{Duration, Time};
+
+/// Where baseRTT comes from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BaseRtt {
+    /// Minimum RTT sample seen.
+    Min,
+    /// Minimum of the last k per-RTT measurements (Vegas-k).
+    LastK(usize),
+    /// A configured value.
+    Fixed(Duration),
+}
+
+/// Vegas settings. α, β, γ are in packets; with `per = Some(T)` α and β are packets per T and
+/// are multiplied by baseRTT/T (WPF).
+#[derive(Clone, Debug, PartialEq)]
+pub struct VegasConfig {
+    pub mss: u64,
+    pub initial_window: u64,
+    pub alpha: f64,
+    pub beta: f64,
+    pub gamma: f64,
+    pub per: Option<Duration>,
+    pub base_rtt: BaseRtt,
+}
+
+/// Vegas state.
+#[derive(Clone, Debug)]
+pub struct Vegas {
+    cfg: VegasConfig,
+    cwnd: f64,
+    ssthresh: u64,
+    slow_start: bool,
+    /// In slow start, whether this round grows the window (Vegas grows every other round).
+    growing_round: bool,
+    /// The current round ends when an ACK covers this segment (snd_max when it began); `None`
+    /// until the first ACK starts the first round.
+    round_end: Option<u64>,
+    round_rtt_sum: u64,
+    round_rtt_samples: u64,
+    min_rtt: Option<Duration>,
+    recent_rtts: VecDeque<Duration>,
+    /// The last round's diff, packets.
+    diff: Option<f64>,
+}
+
+impl Vegas {
+    pub fn new(cfg: VegasConfig) -> Vegas {
+        Vegas {
+            cwnd: (cfg.initial_window.max(1) * cfg.mss) as f64,
+            ssthresh: u64::MAX,
+            slow_start: true,
+            growing_round: true,
+            round_end: None,
+            round_rtt_sum: 0,
+            round_rtt_samples: 0,
+            min_rtt: None,
+            recent_rtts: VecDeque::new(),
+            diff: None,
+            cfg,
+        }
+    }
+
+    /// The baseRTT in force, if one is known yet.
+    pub fn base_rtt(&self) -> Option<Duration> {
+        match self.cfg.base_rtt {
+            BaseRtt::Min => self.min_rtt,
+            BaseRtt::LastK(_) => self.recent_rtts.iter().min().copied().or(self.min_rtt),
+            BaseRtt::Fixed(d) => Some(d),
+        }
+    }
+
+    /// α and β in packets for this baseRTT: as given (PF) or scaled by baseRTT (WPF, 002 §3.2).
+    pub fn thresholds(&self, base: Duration) -> (f64, f64) {
+        match self.cfg.per {
+            None => (self.cfg.alpha, self.cfg.beta),
+            Some(unit) => {
+                let k = base.as_secs_f64() / unit.as_secs_f64();
+                (self.cfg.alpha * k, self.cfg.beta * k)
+            }
+        }
+    }
+
+    fn mss(&self) -> f64 {
+        self.cfg.mss as f64
+    }
+
+    fn floor(&self) -> f64 {
+        2.0 * self.mss()
+    }
+
+    /// The once-per-RTT decision at the end of a round whose mean RTT was `rtt`.
+    fn end_of_round(&mut self, rtt: Duration) {
+        if let BaseRtt::LastK(k) = self.cfg.base_rtt {
+            self.recent_rtts.push_back(rtt);
+            while self.recent_rtts.len() > k.max(1) {
+                self.recent_rtts.pop_front();
+            }
+        }
+        let Some(base) = self.base_rtt() else {
+            return;
+        };
+        let ratio = (base.as_secs_f64() / rtt.as_secs_f64().max(1e-12)).min(1.0);
+        let cwnd_pkts = self.cwnd / self.mss();
+        let diff = cwnd_pkts * (1.0 - ratio); // 002 eq. (15): w − x·d, packets
+        self.diff = Some(diff);
+        if self.slow_start {
+            if diff > self.cfg.gamma || self.cwnd as u64 >= self.ssthresh {
+                self.slow_start = false;
+                let target = self.cwnd * ratio + self.mss();
+                self.cwnd = self.cwnd.min(target).max(self.floor());
+                self.ssthresh = self.cwnd as u64;
+            } else {
+                self.growing_round = !self.growing_round;
+            }
+            return;
+        }
+        let (alpha, beta) = self.thresholds(base);
+        if diff < alpha {
+            self.cwnd += self.mss(); // 002 eq. (18): sgn(α·d − x·p) = +1
+        } else if diff > beta {
+            self.cwnd = (self.cwnd - self.mss()).max(self.floor());
+        }
+    }
+}
+
+impl CongestionController for Vegas {
+    fn on_ack(&mut self, _now: Time, ack: &AckSample) {
+        if let Some(r) = ack.rtt {
+            self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+            self.round_rtt_sum += r.0;
+            self.round_rtt_samples += 1;
+        }
+        if ack.in_recovery {
+            return;
+        }
+        if self.slow_start && self.growing_round {
+            self.cwnd += self.mss().min(ack.acked_bytes as f64);
+        }
+        let Some(round_end) = self.round_end else {
+            self.round_end = Some(ack.highest_sent);
+            return;
+        };
+        if ack.cumulative_ack > round_end {
+            if self.round_rtt_samples > 0 {
+                let mean = Duration(self.round_rtt_sum / self.round_rtt_samples);
+                self.end_of_round(mean);
+            }
+            self.round_end = Some(ack.highest_sent);
+            self.round_rtt_sum = 0;
+            self.round_rtt_samples = 0;
+        }
+    }
+
+    fn on_fast_retransmit(&mut self, _now: Time, in_flight: u64) {
+        self.ssthresh = (in_flight / 2).max(2 * self.cfg.mss);
+        self.cwnd = self.ssthresh as f64;
+        self.slow_start = false;
+    }
+
+    fn on_timeout(&mut self, _now: Time, in_flight: u64) {
+        self.ssthresh = (in_flight / 2).max(2 * self.cfg.mss);
+        self.cwnd = self.mss();
+        self.slow_start = true;
+        self.growing_round = true;
+    }
+
+    fn window(&self) -> u64 {
+        self.cwnd as u64
+    }
+
+    fn ssthresh(&self) -> Option<u64> {
+        Some(self.ssthresh)
+    }
+
+    fn accumulation(&self) -> Option<f64> {
+        self.diff.map(|d| d * self.mss())
+    }
+
+    fn base_rtt(&self) -> Option<Duration> {
+        Vegas::base_rtt(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 1000;
+
+    fn cfg(base_rtt: BaseRtt) -> VegasConfig {
+        VegasConfig {
+            mss: MSS,
+            initial_window: 2,
+            alpha: 2.0,
+            beta: 4.0,
+            gamma: 1.0,
+            per: None,
+            base_rtt,
+        }
+    }
+
+    fn ms(x: u64) -> Duration {
+        Duration::from_millis(x)
+    }
+
+    /// One round: an ACK with `rtt` that closes the round, sent-so-far advanced by `sent`.
+    fn round(v: &mut Vegas, rtt: Duration, next_round_end: u64) {
+        let ack = AckSample {
+            acked_bytes: 0,
+            rtt: Some(rtt),
+            in_flight: 0,
+            in_recovery: false,
+            highest_sent: next_round_end,
+            cumulative_ack: v.round_end.map_or(1, |e| e + 1),
+        };
+        v.on_ack(Time::ZERO, &ack);
+    }
+
+    fn in_avoidance(cwnd_pkts: u64, base: BaseRtt) -> Vegas {
+        let mut v = Vegas::new(cfg(base));
+        v.slow_start = false;
+        v.round_end = Some(0);
+        v.cwnd = (cwnd_pkts * MSS) as f64;
+        v
+    }
+
+    #[test]
+    fn diff_decides_increase_hold_decrease() {
+        // cwnd 20, baseRTT 10 ms. RTT 10.5 ms: diff = 20·(1 − 10/10.5) = 0.95 < α = 2 → +1.
+        let mut v = in_avoidance(20, BaseRtt::Fixed(ms(10)));
+        round(&mut v, Duration(10_500_000), 10);
+        assert_eq!(v.window(), 21 * MSS);
+        assert!((v.diff.unwrap() - 0.952).abs() < 1e-3);
+        // RTT 12 ms: diff = 21·(1 − 10/12) = 3.5 ∈ [2, 4] → hold.
+        round(&mut v, ms(12), 20);
+        assert_eq!(v.window(), 21 * MSS);
+        // RTT 20 ms: diff = 10.5 > β → −1.
+        round(&mut v, ms(20), 30);
+        assert_eq!(v.window(), 20 * MSS);
+        assert_eq!(v.accumulation(), Some(10.5 * MSS as f64));
+    }
+
+    #[test]
+    fn wpf_scales_alpha_by_base_rtt() {
+        let mut c = cfg(BaseRtt::Fixed(ms(20)));
+        c.alpha = 2.0;
+        c.beta = 2.0;
+        c.per = Some(ms(10));
+        let v = Vegas::new(c);
+        assert_eq!(v.thresholds(ms(20)), (4.0, 4.0));
+        assert_eq!(v.thresholds(ms(5)), (1.0, 1.0));
+    }
+
+    #[test]
+    fn base_rtt_modes() {
+        let mut min = in_avoidance(10, BaseRtt::Min);
+        let mut last2 = in_avoidance(10, BaseRtt::LastK(2));
+        for (i, r) in [ms(10), ms(30), ms(40), ms(50)].into_iter().enumerate() {
+            round(&mut min, r, 10 * (i as u64 + 1));
+            round(&mut last2, r, 10 * (i as u64 + 1));
+        }
+        assert_eq!(min.base_rtt(), Some(ms(10)), "minimum ever seen");
+        assert_eq!(
+            last2.base_rtt(),
+            Some(ms(40)),
+            "minimum of the last two rounds"
+        );
+        let fixed = Vegas::new(cfg(BaseRtt::Fixed(ms(7))));
+        assert_eq!(fixed.base_rtt(), Some(ms(7)));
+    }
+
+    #[test]
+    fn slow_start_grows_every_other_round_and_exits_above_gamma() {
+        let mut v = Vegas::new(cfg(BaseRtt::Fixed(ms(10))));
+        let ack = |cum: u64, hs: u64| AckSample {
+            acked_bytes: MSS,
+            rtt: Some(ms(10)),
+            in_flight: 0,
+            in_recovery: false,
+            highest_sent: hs,
+            cumulative_ack: cum,
+        };
+        // The first round grows: +1 segment per ACK (the first ACK starts the round).
+        v.on_ack(Time::ZERO, &ack(1, 4));
+        assert_eq!(v.window(), 3 * MSS);
+        v.on_ack(Time::ZERO, &ack(2, 4));
+        assert_eq!(v.window(), 4 * MSS);
+        // The ACK closing that round still grows, then turns growth off for the next round.
+        v.on_ack(Time::ZERO, &ack(5, 8));
+        let held = v.window();
+        assert_eq!(held, 5 * MSS);
+        v.on_ack(Time::ZERO, &ack(6, 8));
+        assert_eq!(v.window(), held, "no growth in the off round");
+        // A round with RTT 20 ms: diff = cwnd/2 > γ → leave slow start at cwnd·base/RTT + 1.
+        let before = v.cwnd;
+        let mut a = ack(9, 12);
+        a.rtt = Some(ms(20));
+        v.round_rtt_sum = 0;
+        v.round_rtt_samples = 0;
+        v.on_ack(Time::ZERO, &a);
+        assert!(!v.slow_start);
+        assert_eq!(v.window(), (before / 2.0 + MSS as f64) as u64);
+    }
+
+    #[test]
+    fn losses_fall_back_to_reno() {
+        let mut v = in_avoidance(20, BaseRtt::Min);
+        v.on_fast_retransmit(Time::ZERO, 20 * MSS);
+        assert_eq!(v.window(), 10 * MSS);
+        v.on_timeout(Time::ZERO, 20 * MSS);
+        assert_eq!(v.window(), MSS);
+        assert!(v.slow_start);
+    }
+}
