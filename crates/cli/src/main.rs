@@ -24,6 +24,14 @@ struct Cli {
 enum Command {
     /// Simulate a scenario file and write summary.json, flows.csv, links.csv (and plots).
     Run(RunArgs),
+    /// Print the equilibrium the theory predicts for a scenario (a table, or JSON with --json).
+    Theory {
+        /// The scenario file (TOML).
+        scenario: PathBuf,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Check a scenario file without running it, and describe what it contains.
     Check {
         /// The scenario file (TOML).
@@ -73,6 +81,7 @@ fn main() {
         Some(Command::Demo { out }) => demo(out),
         Some(Command::Run(args)) => run(args),
         Some(Command::Check { scenario }) => check(&scenario),
+        Some(Command::Theory { scenario, json }) => theory(&scenario, json),
         Some(Command::Bench(args)) => bench::bench(args),
         Some(Command::BenchCase { flows, duration_s }) => bench::case(flows, duration_s),
     };
@@ -98,6 +107,18 @@ fn run(args: RunArgs) -> Result<()> {
     }
     let dir = output_dir(args.out, &sc.name, args.force)?;
     simulate(sc, &dir, args.plots, args.quiet)
+}
+
+fn theory(path: &Path, json: bool) -> Result<()> {
+    let sc = scenario::load(path)?;
+    let eq = acclab_theory::predict(&sc)
+        .with_context(|| format!("the theory cannot solve {}", path.display()))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&eq)?);
+    } else {
+        report::print_equilibrium(&sc, &eq);
+    }
+    Ok(())
 }
 
 fn check(path: &Path) -> Result<()> {
@@ -172,13 +193,18 @@ fn simulate(sc: acclab_sim::Scenario, dir: &Path, plots: bool, quiet: bool) -> R
     } else {
         None
     };
-    let (sim, summary) = acclab_sim::run(sc, &mut |t| {
+    let prediction = acclab_theory::predict(&sc);
+    let (sim, mut summary) = acclab_sim::run(sc, &mut |t| {
         if let Some(b) = &bar {
             b.set_position(t.0 / 1_000_000);
         }
     });
     if let Some(b) = bar {
         b.finish_and_clear();
+    }
+    match &prediction {
+        Ok(eq) => eq.attach(&mut summary),
+        Err(e) => eprintln!("note: no theory prediction: {e}"),
     }
     acclab_sim::output::write_files(dir, &sim, &summary)
         .with_context(|| format!("cannot write results into {}", dir.display()))?;

@@ -20,13 +20,33 @@ pub fn print_summary(s: &Summary) {
         s.window.from_s,
         s.window.to_s
     );
+    let theory = s.flows.iter().any(|f| f.theory.is_some());
     println!(
-        "\n{:<20} {:<6} {:>12} {:>9} {:>9} {:>12} {:>8}",
-        "flow", "kind", "thr (Mb/s)", "lost", "rexmit", "mean RTT ms", "cwnd KB"
+        "\n{:<20} {:<6} {:>12} {:>9} {:>9} {:>12} {:>8}{}",
+        "flow",
+        "kind",
+        "thr (Mb/s)",
+        "lost",
+        "rexmit",
+        "mean RTT ms",
+        "cwnd KB",
+        if theory {
+            "   theory: thr   RTT ms  cwnd KB"
+        } else {
+            ""
+        }
     );
     for f in s.flows.iter().take(MAX_ROWS) {
+        let predicted = f.theory.as_ref().map_or(String::new(), |t| {
+            format!(
+                "   {:>11.3} {:>8.2} {:>8.1}",
+                t.throughput_bps / 1e6,
+                t.rtt_s * 1e3,
+                t.cwnd_bytes * 1e-3
+            )
+        });
         println!(
-            "{:<20} {:<6} {:>12.3} {:>9} {:>9} {:>12} {:>8}",
+            "{:<20} {:<6} {:>12.3} {:>9} {:>9} {:>12} {:>8}{}",
             f.id,
             f.kind,
             f.throughput_bps / 1e6,
@@ -34,6 +54,7 @@ pub fn print_summary(s: &Summary) {
             f.retransmits,
             opt(f.mean_rtt_s, 1e3, 2),
             opt(f.mean_cwnd_bytes, 1e-3, 1),
+            predicted
         );
     }
     if s.flows.len() > MAX_ROWS {
@@ -65,5 +86,56 @@ pub fn print_summary(s: &Summary) {
     }
     if let Some(j) = s.fairness.jain {
         println!("\nJain's fairness index over the window: {j:.4}");
+    }
+    if let Some(t) = &s.theory {
+        for n in &t.notes {
+            println!("theory note: {n}");
+        }
+    }
+}
+
+/// Prints a predicted equilibrium.
+pub fn print_equilibrium(sc: &acclab_sim::Scenario, eq: &acclab_theory::Equilibrium) {
+    println!("{}: predicted equilibrium\nmodel: {}\n", sc.name, eq.model);
+    println!(
+        "{:<20} {:>12} {:>10} {:>10} {:>12} {:>10} {:>10}",
+        "flow", "rate Mb/s", "weight pkt", "d ms", "queueing ms", "RTT ms", "cwnd pkt"
+    );
+    for f in eq.flows.iter().flatten().take(MAX_ROWS * 5) {
+        println!(
+            "{:<20} {:>12.4} {:>10.3} {:>10.3} {:>12.4} {:>10.3} {:>10.2}",
+            f.id,
+            f.throughput_bps / 1e6,
+            f.weight_pkts,
+            f.prop_delay_s * 1e3,
+            f.queueing_delay_s * 1e3,
+            f.rtt_s * 1e3,
+            f.window_pkts
+        );
+    }
+    println!(
+        "\n{:<20} {:>12} {:>12} {:>8}",
+        "link", "price ms", "queue pkt", "util"
+    );
+    for l in eq.links.iter().filter(|l| l.price_s > 0.0) {
+        println!(
+            "{:<20} {:>12.4} {:>12.2} {:>8.4}",
+            l.id,
+            l.price_s * 1e3,
+            l.queue_pkts,
+            l.utilization
+        );
+    }
+    for (id, why) in eq.outside.iter().take(MAX_ROWS) {
+        println!("outside the theory: {id}: {why}");
+    }
+    if eq.outside.len() > MAX_ROWS {
+        println!(
+            "… and {} more flows outside the theory",
+            eq.outside.len() - MAX_ROWS
+        );
+    }
+    for n in &eq.notes {
+        println!("note: {n}");
     }
 }

@@ -27,6 +27,8 @@ pub struct Summary {
     pub flows: Vec<FlowSummary>,
     pub links: Vec<LinkSummary>,
     pub fairness: Fairness,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub theory: Option<TheorySummary>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -58,6 +60,37 @@ pub struct FlowSummary {
     pub active_in_window_s: f64,
     /// When a finite transfer completed, s.
     pub completed_s: Option<f64>,
+    /// The theory's prediction for this flow, when it is in the theory's domain.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub theory: Option<FlowTheory>,
+}
+
+/// Predicted equilibrium values of a flow, to set beside the measured ones.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FlowTheory {
+    pub throughput_bps: f64,
+    pub rtt_s: f64,
+    pub cwnd_bytes: f64,
+    pub queueing_delay_s: f64,
+    pub base_rtt_s: f64,
+}
+
+/// Predicted equilibrium values of a link.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct LinkTheory {
+    /// Link price: the equilibrium queueing delay, s.
+    pub price_s: f64,
+    pub queue_pkts: f64,
+    pub utilization: f64,
+}
+
+/// What the theory tier said about the run as a whole.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct TheorySummary {
+    pub model: String,
+    /// Flows outside the theory's domain, with the reason.
+    pub outside: Vec<(String, String)>,
+    pub notes: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -72,6 +105,8 @@ pub struct LinkSummary {
     pub drops_in_window: u64,
     pub marks_in_window: u64,
     pub transmitted_packets: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub theory: Option<LinkTheory>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -132,6 +167,7 @@ impl Summary {
                 timeouts: tx.timeouts,
                 active_in_window_s: active.as_secs_f64(),
                 completed_s: tx.completed_at.map(|t| t.as_secs_f64()),
+                theory: None,
             });
         }
         let links = sc
@@ -152,6 +188,7 @@ impl Summary {
                     drops_in_window: b.drops - a.drops,
                     marks_in_window: b.marks - a.marks,
                     transmitted_packets: st.dequeued_packets,
+                    theory: None,
                 }
             })
             .collect();
@@ -171,6 +208,7 @@ impl Summary {
             fairness: Fairness {
                 jain: jain(&active_rates),
             },
+            theory: None,
         }
     }
 }

@@ -29,7 +29,10 @@ pub fn serial_arrivals(c: f64, alpha: f64, d: f64, sources: usize) -> (Vec<Perio
     let mut periods = Vec::with_capacity(sources);
     for t in 1..=sources {
         let excess = |pt: f64| -> f64 {
-            (0..t).map(|n| alpha * (d + p[n]) / (pt - p[n])).sum::<f64>() - c
+            (0..t)
+                .map(|n| alpha * (d + p[n]) / (pt - p[n]))
+                .sum::<f64>()
+                - c
         };
         let lo0 = p[t - 1];
         let mut lo = lo0;
@@ -71,7 +74,11 @@ mod tests {
             assert!((got - paper).abs() / paper < 0.01, "queue {got} vs {paper}");
         }
         // Rates in KB/s (1 KB packets) with all five active: 290, 400, 670, 1300, 3340.
-        for (got, paper) in periods[4].rates.iter().zip([290.0, 400.0, 670.0, 1300.0, 3340.0]) {
+        for (got, paper) in periods[4]
+            .rates
+            .iter()
+            .zip([290.0, 400.0, 670.0, 1300.0, 3340.0])
+        {
             assert!((got - paper).abs() / paper < 0.02, "rate {got} vs {paper}");
         }
         // Table VI model baseRTTs include 0.18 ms of transmission time on top of d + p(n−1).

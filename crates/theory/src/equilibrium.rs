@@ -1,0 +1,279 @@
+//! From a scenario to its predicted equilibrium (SPEC §8).
+//!
+//! The flows in the theory's domain are those whose equilibrium maximises Σ U_s(x_s) over the
+//! link capacities: Vegas (002 Theorem 1; with a fixed baseRTT d̂ ≠ d, Theorem 3's utility
+//! (1+ε)·α·d·log x + ε·d·x). Constant-rate CBR flows active for the whole window are inelastic:
+//! their rate is taken off the capacity of every link they cross. Everything else (Reno, finite
+//! transfers, flows that start or stop inside the window) is outside the domain and listed with
+//! the reason; a link that also carries such flows makes its prediction approximate, which the
+//! notes say.
+//!
+//! Units: rates in packets per second, weights in packets, prices in seconds. A flow's
+//! propagation delay d is its round-trip propagation delay plus the transmission time of a data
+//! packet on each forward link and of an ACK on each reverse link (002 §6, footnote 3).
+
+use acclab_core::config::{PerUnit, SchemeConfig};
+use acclab_sim::output::{FlowTheory, LinkTheory, TheorySummary};
+use acclab_sim::scenario::{EventAction, FlowDef};
+use acclab_sim::{Scenario, Summary};
+use serde::Serialize;
+
+use crate::num::{self, NumError, Problem};
+
+/// The predicted equilibrium of a scenario.
+#[derive(Clone, Debug, Serialize)]
+pub struct Equilibrium {
+    pub model: String,
+    /// Per scenario flow, `None` when outside the domain.
+    pub flows: Vec<Option<FlowPrediction>>,
+    pub links: Vec<LinkPrediction>,
+    pub outside: Vec<(String, String)>,
+    pub notes: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FlowPrediction {
+    pub id: String,
+    pub throughput_bps: f64,
+    pub rate_pkts_per_s: f64,
+    /// w_s in U_s = w_s·log x_s (+ b_s·x_s), packets.
+    pub weight_pkts: f64,
+    /// True round-trip propagation delay d, s.
+    pub prop_delay_s: f64,
+    /// The baseRTT the source uses (d, or the fixed value), s.
+    pub base_rtt_s: f64,
+    pub queueing_delay_s: f64,
+    pub rtt_s: f64,
+    pub window_pkts: f64,
+    pub window_bytes: f64,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct LinkPrediction {
+    pub id: String,
+    pub price_s: f64,
+    pub queue_pkts: f64,
+    pub utilization: f64,
+}
+
+/// A flow's utility in the NUM problem.
+struct Utility {
+    weight: f64,
+    linear: f64,
+    base_rtt: f64,
+}
+
+/// Round-trip propagation delay of `f`, transmission times included.
+pub fn propagation_delay(sc: &Scenario, f: &FlowDef) -> f64 {
+    let hop = |links: &[acclab_sim::routing::LinkId], size: u32| -> f64 {
+        links
+            .iter()
+            .map(|l| {
+                let l = &sc.links[l.0 as usize];
+                (l.delay + l.rate.tx_time(size as u64)).as_secs_f64()
+            })
+            .sum()
+    };
+    hop(&f.forward, sc.packet_size) + hop(&f.reverse, sc.ack_size)
+}
+
+/// The flow's utility, or why it is outside the domain.
+fn utility(f: &FlowDef, d: f64) -> Result<Utility, String> {
+    match &f.scheme {
+        SchemeConfig::Vegas(p) => {
+            if p.size.is_some() {
+                return Err("a finite transfer has no equilibrium rate".into());
+            }
+            if p.alpha != p.beta {
+                return Err(format!(
+                    "vegas with alpha {} < beta {} has a set of equilibria; the model takes alpha = beta",
+                    p.alpha, p.beta
+                ));
+            }
+            let base = match p.base_rtt {
+                acclab_core::config::BaseRttParam::Fixed(b) => b.as_secs_f64(),
+                acclab_core::config::BaseRttParam::Min => d,
+            };
+            // PF: α packets; WPF: α packets per unit time × baseRTT (002 §3.2).
+            let weight = match p.per {
+                PerUnit::Rtt => p.alpha,
+                PerUnit::Time(unit) => p.alpha * base / unit.as_secs_f64(),
+            };
+            // 002 Theorem 3: a baseRTT error d̂ − d adds (d̂ − d)·x to the utility.
+            Ok(Utility {
+                weight,
+                linear: base - d,
+                base_rtt: base,
+            })
+        }
+        other => Err(format!("{} is not in the theory's domain", other.kind())),
+    }
+}
+
+/// Whether `f` is active over the whole window [from, to].
+fn active_throughout(sc: &Scenario, f: &FlowDef) -> bool {
+    let (from, to) = sc.output.window;
+    f.start + f.start_jitter <= from && f.stop.is_none_or(|s| s >= to)
+}
+
+/// Predicts the equilibrium of `sc`.
+pub fn predict(sc: &Scenario) -> Result<Equilibrium, NumError> {
+    let bits = 8.0 * sc.packet_size as f64;
+    let mut capacity: Vec<f64> = sc.links.iter().map(|l| l.rate.as_f64() / bits).collect();
+    let mut outside = Vec::new();
+    let mut notes = Vec::new();
+    let mut members = Vec::new(); // (scenario flow index, utility, d)
+    let mut unmodelled_links = vec![false; sc.links.len()];
+    for (i, f) in sc.flows.iter().enumerate() {
+        let (from, to) = sc.output.window;
+        let overlaps = f.start < to && f.stop.is_none_or(|s| s > from);
+        if !overlaps {
+            outside.push((f.id.clone(), "not active in the measurement window".into()));
+            continue;
+        }
+        let whole = active_throughout(sc, f);
+        if let SchemeConfig::Cbr(p) = &f.scheme {
+            if whole && p.schedule.is_empty() {
+                for l in &f.forward {
+                    capacity[l.0 as usize] -= p.rate.as_f64() / bits;
+                }
+                outside.push((
+                    f.id.clone(),
+                    "inelastic: its rate is taken off the capacities".into(),
+                ));
+                continue;
+            }
+        }
+        let d = propagation_delay(sc, f);
+        match utility(f, d) {
+            Ok(u) if whole => members.push((i, u, d)),
+            Ok(_) => outside.push((f.id.clone(), "starts or stops inside the window".into())),
+            Err(why) => outside.push((f.id.clone(), why)),
+        }
+        if !members.last().is_some_and(|m| m.0 == i) {
+            for l in &f.forward {
+                unmodelled_links[l.0 as usize] = true;
+            }
+        }
+    }
+    for (l, c) in capacity.iter_mut().enumerate() {
+        if *c <= 0.0 {
+            notes.push(format!(
+                "link {}: inelastic flows take all of its capacity",
+                sc.links[l].name
+            ));
+            *c = 1e-9;
+        }
+    }
+    let changed: Vec<usize> = sc
+        .events
+        .iter()
+        .map(|e| match e.action {
+            EventAction::SetDelay { link, .. } | EventAction::SetRate { link, .. } => {
+                link.0 as usize
+            }
+        })
+        .collect();
+    let problem = Problem {
+        capacity: capacity.clone(),
+        routes: members
+            .iter()
+            .map(|(i, _, _)| sc.flows[*i].forward.iter().map(|l| l.0 as usize).collect())
+            .collect(),
+        weight: members.iter().map(|(_, u, _)| u.weight).collect(),
+        linear: members.iter().map(|(_, u, _)| u.linear).collect(),
+        min_rate: Vec::new(),
+    };
+    let sol = if members.is_empty() {
+        num::Solution {
+            rate: vec![],
+            price: vec![0.0; capacity.len()],
+        }
+    } else {
+        num::solve(&problem)?
+    };
+    let mut flows: Vec<Option<FlowPrediction>> = vec![None; sc.flows.len()];
+    for (k, (i, u, d)) in members.iter().enumerate() {
+        let f = &sc.flows[*i];
+        let x = sol.rate[k];
+        let q: f64 = f.forward.iter().map(|l| sol.price[l.0 as usize]).sum();
+        let rtt = d + q;
+        if f.forward
+            .iter()
+            .chain(&f.reverse)
+            .any(|l| changed.contains(&(l.0 as usize)))
+        {
+            notes.push(format!("flow {}: a scheduled event changes a link on its path; the prediction uses the initial values", f.id));
+        }
+        flows[*i] = Some(FlowPrediction {
+            id: f.id.clone(),
+            throughput_bps: x * bits,
+            rate_pkts_per_s: x,
+            weight_pkts: u.weight,
+            prop_delay_s: *d,
+            base_rtt_s: u.base_rtt,
+            queueing_delay_s: q,
+            rtt_s: rtt,
+            window_pkts: x * rtt,
+            window_bytes: x * rtt * sc.packet_size as f64,
+        });
+    }
+    let links = sc
+        .links
+        .iter()
+        .enumerate()
+        .map(|(l, def)| {
+            let elastic: f64 = members
+                .iter()
+                .enumerate()
+                .filter(|(_, (i, _, _))| sc.flows[*i].forward.iter().any(|x| x.0 as usize == l))
+                .map(|(k, _)| sol.rate[k])
+                .sum();
+            let full = def.rate.as_f64() / bits;
+            if unmodelled_links[l] && sol.price[l] > 0.0 {
+                notes.push(format!("link {}: also carries flows outside the theory's domain; its prediction is approximate", def.name));
+            }
+            LinkPrediction {
+                id: def.name.clone(),
+                price_s: sol.price[l],
+                queue_pkts: sol.price[l] * capacity[l],
+                utilization: (elastic + (full - capacity[l])) / full,
+            }
+        })
+        .collect();
+    Ok(Equilibrium {
+        model: "weighted proportional fairness: max Σ w·log x (+ b·x) s.t. R·x ≤ c (002 Theorems 1 and 3)".into(),
+        flows,
+        links,
+        outside,
+        notes,
+    })
+}
+
+impl Equilibrium {
+    /// Puts the predictions beside the measurements in a run's summary.
+    pub fn attach(&self, summary: &mut Summary) {
+        for (fs, p) in summary.flows.iter_mut().zip(&self.flows) {
+            fs.theory = p.as_ref().map(|p| FlowTheory {
+                throughput_bps: p.throughput_bps,
+                rtt_s: p.rtt_s,
+                cwnd_bytes: p.window_bytes,
+                queueing_delay_s: p.queueing_delay_s,
+                base_rtt_s: p.base_rtt_s,
+            });
+        }
+        let any = self.flows.iter().any(Option::is_some);
+        for (ls, p) in summary.links.iter_mut().zip(&self.links) {
+            ls.theory = any.then(|| LinkTheory {
+                price_s: p.price_s,
+                queue_pkts: p.queue_pkts,
+                utilization: p.utilization,
+            });
+        }
+        summary.theory = Some(TheorySummary {
+            model: self.model.clone(),
+            outside: self.outside.clone(),
+            notes: self.notes.clone(),
+        });
+    }
+}
