@@ -168,9 +168,8 @@ impl CongestionController for Vegas {
             return;
         };
         if ack.cumulative_ack > round_end {
-            if self.round_rtt_samples > 0 {
-                let mean = Duration(self.round_rtt_sum / self.round_rtt_samples);
-                self.end_of_round(mean);
+            if let Some(mean) = self.round_rtt_sum.checked_div(self.round_rtt_samples) {
+                self.end_of_round(Duration(mean));
             }
             self.round_end = Some(ack.highest_sent);
             self.round_rtt_sum = 0;
