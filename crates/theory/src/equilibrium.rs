@@ -150,7 +150,7 @@ pub fn predict(sc: &Scenario) -> Result<Equilibrium, NumError> {
             Ok(_) => outside.push((f.id.clone(), "starts or stops inside the window".into())),
             Err(why) => outside.push((f.id.clone(), why)),
         }
-        if !members.last().is_some_and(|m| m.0 == i) {
+        if members.last().is_none_or(|m| m.0 != i) {
             for l in &f.forward {
                 unmodelled_links[l.0 as usize] = true;
             }
@@ -264,7 +264,7 @@ impl Equilibrium {
         }
         let any = self.flows.iter().any(Option::is_some);
         for (ls, p) in summary.links.iter_mut().zip(&self.links) {
-            ls.theory = any.then(|| LinkTheory {
+            ls.theory = any.then_some(LinkTheory {
                 price_s: p.price_s,
                 queue_pkts: p.queue_pkts,
                 utilization: p.utilization,
