@@ -44,6 +44,7 @@ pub(crate) struct FlowSnap {
     pub sent: u64,
     pub rtt_sum_ns: u64,
     pub rtt_samples: u64,
+    pub retransmits: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -96,6 +97,7 @@ fn merged(tx: &EndpointStats, rx: &EndpointStats) -> FlowSnap {
         sent: tx.sent_bytes,
         rtt_sum_ns: tx.rtt_sum.0,
         rtt_samples: tx.rtt_samples,
+        retransmits: tx.retransmits,
     }
 }
 

@@ -55,6 +55,7 @@ pub struct FlowSummary {
     /// The scheme's baseRTT estimate at the end of the run (Vegas), s.
     pub base_rtt_s: Option<f64>,
     pub retransmits: u64,
+    pub retransmits_in_window: u64,
     pub timeouts: u64,
     /// Length of the flow's active part of the window, s.
     pub active_in_window_s: f64,
@@ -164,6 +165,7 @@ impl Summary {
                 mean_accumulation_bytes: m.mean_accumulation[i].get(),
                 base_rtt_s: tx.base_rtt.map(|d| d.as_secs_f64()),
                 retransmits: tx.retransmits,
+                retransmits_in_window: b.retransmits - a.retransmits,
                 timeouts: tx.timeouts,
                 active_in_window_s: active.as_secs_f64(),
                 completed_s: tx.completed_at.map(|t| t.as_secs_f64()),
@@ -222,7 +224,7 @@ pub fn write_files(dir: &Path, sim: &Simulator, summary: &Summary) -> std::io::R
     let json = serde_json::to_string_pretty(summary).map_err(std::io::Error::other)?;
     std::fs::write(dir.join("summary.json"), json + "\n")?;
     let sc = sim.scenario();
-    let m = &sim.monitor;
+    let m = sim.monitor();
 
     let mut w = csv::Writer::from_path(dir.join("flows.csv"))?;
     w.write_record([

@@ -1,10 +1,12 @@
-//! Plots of a run (PNG and SVG): per-flow throughput and window, per-link queue and utilisation
-//! over time. The font is embedded (DejaVu Sans, see assets/) so plotting needs nothing from the
+//! Plots (PNG and SVG): the standard plots of a run — per-flow throughput and window, per-link
+//! queue and utilisation over time — and a general [`Chart`] that reproductions use for their
+//! figures. The font is embedded (DejaVu Sans, see assets/) so plotting needs nothing from the
 //! system.
 
 use std::path::Path;
 use std::sync::Once;
 
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -13,7 +15,50 @@ use crate::simulator::Simulator;
 /// At most this many lines per plot, so that the legend stays readable.
 const MAX_SERIES: usize = 12;
 
-type Series = (String, Vec<(f64, f64)>);
+/// One line of a chart.
+#[derive(Clone, Debug, Default)]
+pub struct Series {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+    /// Drawn thin and dashed-looking (a prediction or a reference value), with points marked
+    /// when `markers` is set.
+    pub reference: bool,
+    pub markers: bool,
+}
+
+impl Series {
+    pub fn new(name: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
+        Series {
+            name: name.into(),
+            points,
+            ..Series::default()
+        }
+    }
+    /// A horizontal reference line at `y` over [x0, x1].
+    pub fn level(name: impl Into<String>, y: f64, x0: f64, x1: f64) -> Series {
+        Series {
+            name: name.into(),
+            points: vec![(x0, y), (x1, y)],
+            reference: true,
+            markers: false,
+        }
+    }
+    pub fn with_markers(mut self) -> Series {
+        self.markers = true;
+        self
+    }
+}
+
+/// A line chart.
+#[derive(Clone, Debug, Default)]
+pub struct Chart {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub series: Vec<Series>,
+    pub log_x: bool,
+    pub log_y: bool,
+}
 
 fn register_font() {
     static ONCE: Once = Once::new();
@@ -24,51 +69,99 @@ fn register_font() {
     });
 }
 
-fn draw<DB: DrawingBackend>(
+fn bounds(chart: &Chart) -> ((f64, f64), (f64, f64)) {
+    let pts = || {
+        chart
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter())
+            .filter(|p| p.0.is_finite() && p.1.is_finite())
+    };
+    let pos = |v: f64, log: bool| !log || v > 0.0;
+    let xs: Vec<f64> = pts()
+        .map(|p| p.0)
+        .filter(|&x| pos(x, chart.log_x))
+        .collect();
+    let ys: Vec<f64> = pts()
+        .map(|p| p.1)
+        .filter(|&y| pos(y, chart.log_y))
+        .collect();
+    let range = |v: &[f64], log: bool| -> (f64, f64) {
+        let lo = v.iter().cloned().fold(f64::INFINITY, f64::min);
+        let hi = v.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        match (lo.is_finite(), log) {
+            (false, true) => (1.0, 10.0),
+            (false, false) => (0.0, 1.0),
+            (true, true) => (lo / 1.5, hi * 1.5),
+            (true, false) => {
+                let lo = lo.min(0.0);
+                let hi = if hi > lo {
+                    hi + 0.08 * (hi - lo)
+                } else {
+                    lo + 1.0
+                };
+                (lo, hi)
+            }
+        }
+    };
+    (range(&xs, chart.log_x), range(&ys, chart.log_y))
+}
+
+fn draw_on<DB, X, Y>(
     root: DrawingArea<DB, Shift>,
-    title: &str,
-    y_label: &str,
-    series: &[Series],
-) -> Result<(), String> {
+    chart: &Chart,
+    xr: X,
+    yr: Y,
+) -> Result<(), String>
+where
+    DB: DrawingBackend,
+    X: AsRangedCoord<Value = f64>,
+    Y: AsRangedCoord<Value = f64>,
+    X::CoordDescType: ValueFormatter<f64>,
+    Y::CoordDescType: ValueFormatter<f64>,
+{
     let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
     root.fill(&WHITE).map_err(e)?;
-    let x_max = series
-        .iter()
-        .flat_map(|(_, p)| p.iter().map(|q| q.0))
-        .fold(0.0, f64::max)
-        .max(1e-9);
-    let y_max = series
-        .iter()
-        .flat_map(|(_, p)| p.iter().map(|q| q.1))
-        .filter(|v| v.is_finite())
-        .fold(0.0, f64::max);
-    let y_max = if y_max > 0.0 { y_max * 1.08 } else { 1.0 };
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 22))
+    let mut c = ChartBuilder::on(&root)
+        .caption(&chart.title, ("sans-serif", 22))
         .margin(12)
         .x_label_area_size(40)
-        .y_label_area_size(70)
-        .build_cartesian_2d(0.0..x_max, 0.0..y_max)
+        .y_label_area_size(80)
+        .build_cartesian_2d(xr, yr)
         .map_err(e)?;
-    chart
-        .configure_mesh()
-        .x_desc("time (s)")
-        .y_desc(y_label)
+    c.configure_mesh()
+        .x_desc(chart.x_label.as_str())
+        .y_desc(chart.y_label.as_str())
         .label_style(("sans-serif", 14))
         .draw()
         .map_err(e)?;
-    for (i, (name, pts)) in series.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
-        chart
-            .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
-            .map_err(e)?
-            .label(name.as_str())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
-            });
+    let mut color_index = 0;
+    for s in chart.series.iter().take(MAX_SERIES * 2) {
+        let color = Palette99::pick(color_index).to_rgba();
+        color_index += 1;
+        let width = if s.reference { 1 } else { 2 };
+        let pts: Vec<(f64, f64)> = s
+            .points
+            .iter()
+            .copied()
+            .filter(|p| (!chart.log_x || p.0 > 0.0) && (!chart.log_y || p.1 > 0.0))
+            .collect();
+        let style = if s.reference { color.mix(0.7) } else { color };
+        c.draw_series(LineSeries::new(
+            pts.iter().copied(),
+            style.stroke_width(width),
+        ))
+        .map_err(e)?
+        .label(s.name.as_str())
+        .legend(move |(x, y)| {
+            PathElement::new(vec![(x, y), (x + 18, y)], style.stroke_width(width))
+        });
+        if s.markers {
+            c.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
+                .map_err(e)?;
+        }
     }
-    chart
-        .configure_series_labels()
+    c.configure_series_labels()
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .label_font(("sans-serif", 13))
@@ -78,50 +171,51 @@ fn draw<DB: DrawingBackend>(
     root.present().map_err(e)
 }
 
-/// Writes `<stem>.png` and `<stem>.svg` into `dir`.
-fn chart(
-    dir: &Path,
-    stem: &str,
-    title: &str,
-    y_label: &str,
-    series: &[Series],
-) -> std::io::Result<()> {
+fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, chart: &Chart) -> Result<(), String> {
+    let ((x0, x1), (y0, y1)) = bounds(chart);
+    match (chart.log_x, chart.log_y) {
+        (false, false) => draw_on(root, chart, x0..x1, y0..y1),
+        (true, false) => draw_on(root, chart, (x0..x1).log_scale(), y0..y1),
+        (false, true) => draw_on(root, chart, x0..x1, (y0..y1).log_scale()),
+        (true, true) => draw_on(root, chart, (x0..x1).log_scale(), (y0..y1).log_scale()),
+    }
+}
+
+/// Writes `<stem>.png` and `<stem>.svg` into `dir` and returns their file names.
+pub fn write_chart(dir: &Path, stem: &str, chart: &Chart) -> std::io::Result<Vec<String>> {
     register_font();
     let png = dir.join(format!("{stem}.png"));
     let svg = dir.join(format!("{stem}.svg"));
     draw(
         BitMapBackend::new(&png, (1000, 560)).into_drawing_area(),
-        title,
-        y_label,
-        series,
+        chart,
     )
     .map_err(std::io::Error::other)?;
     draw(
         SVGBackend::new(&svg, (1000, 560)).into_drawing_area(),
-        title,
-        y_label,
-        series,
+        chart,
     )
-    .map_err(std::io::Error::other)
+    .map_err(std::io::Error::other)?;
+    Ok(vec![format!("{stem}.png"), format!("{stem}.svg")])
 }
 
-/// Writes the four standard plots and returns their file names.
+/// Writes the four standard plots of a run and returns their file names.
 pub fn write_plots(dir: &Path, sim: &Simulator) -> std::io::Result<Vec<String>> {
     let sc = sim.scenario();
-    let m = &sim.monitor;
+    let m = sim.monitor();
     let pkt = sc.packet_size as f64;
     let flow_series = |f: &dyn Fn(&crate::monitor::FlowSample) -> Option<f64>| -> Vec<Series> {
         let mut out: Vec<Series> = sc
             .flows
             .iter()
-            .map(|fl| (fl.id.clone(), Vec::new()))
+            .map(|fl| Series::new(fl.id.clone(), Vec::new()))
             .collect();
         for s in &m.flow_samples {
             if let Some(v) = f(s) {
-                out[s.flow as usize].1.push((s.t_s, v));
+                out[s.flow as usize].points.push((s.t_s, v));
             }
         }
-        out.retain(|(_, p)| !p.is_empty());
+        out.retain(|s| !s.points.is_empty());
         out.truncate(MAX_SERIES);
         out
     };
@@ -139,7 +233,7 @@ pub fn write_plots(dir: &Path, sim: &Simulator) -> std::io::Result<Vec<String>> 
         .filter(|&(_, u)| u > 0.0)
         .collect();
     busy.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    busy.truncate(MAX_SERIES.min(6));
+    busy.truncate(6);
     let link_series = |f: &dyn Fn(&crate::monitor::LinkSample) -> f64| -> Vec<Series> {
         busy.iter()
             .map(|&(i, _)| {
@@ -148,41 +242,53 @@ pub fn write_plots(dir: &Path, sim: &Simulator) -> std::io::Result<Vec<String>> 
                     .iter()
                     .filter(|s| s.link as usize == i)
                     .map(|s| (s.t_s, f(s)));
-                (sc.links[i].name.clone(), pts.collect())
+                Series::new(sc.links[i].name.clone(), pts.collect())
             })
             .collect()
     };
-    let name = &sc.name;
-    chart(
+    let chart = |title: &str, y: &str, series: Vec<Series>| Chart {
+        title: format!("{}: {title}", sc.name),
+        x_label: "time (s)".into(),
+        y_label: y.into(),
+        series,
+        ..Chart::default()
+    };
+    let mut files = Vec::new();
+    files.extend(write_chart(
         dir,
         "throughput",
-        &format!("{name}: throughput per flow"),
-        "Mb/s",
-        &flow_series(&|s| Some(s.throughput_bps / 1e6)),
-    )?;
-    chart(
+        &chart(
+            "throughput per flow",
+            "Mb/s",
+            flow_series(&|s| Some(s.throughput_bps / 1e6)),
+        ),
+    )?);
+    files.extend(write_chart(
         dir,
         "cwnd",
-        &format!("{name}: congestion window"),
-        "packets",
-        &flow_series(&|s| s.cwnd_bytes.map(|c| c as f64 / pkt)),
-    )?;
-    chart(
+        &chart(
+            "congestion window",
+            "packets",
+            flow_series(&|s| s.cwnd_bytes.map(|c| c as f64 / pkt)),
+        ),
+    )?);
+    files.extend(write_chart(
         dir,
         "queue",
-        &format!("{name}: queue at the busiest links"),
-        "packets",
-        &link_series(&|s| s.queue_pkts as f64),
-    )?;
-    chart(
+        &chart(
+            "queue at the busiest links",
+            "packets",
+            link_series(&|s| s.queue_pkts as f64),
+        ),
+    )?);
+    files.extend(write_chart(
         dir,
         "utilization",
-        &format!("{name}: utilisation of the busiest links"),
-        "fraction of capacity",
-        &link_series(&|s| s.utilization),
-    )?;
-    Ok(["throughput", "cwnd", "queue", "utilization"]
-        .iter()
-        .flat_map(|s| [format!("{s}.png"), format!("{s}.svg")])
-        .collect())
+        &chart(
+            "utilisation of the busiest links",
+            "fraction of capacity",
+            link_series(&|s| s.utilization),
+        ),
+    )?);
+    Ok(files)
 }

@@ -441,6 +441,11 @@ impl Simulator {
         )
     }
 
+    /// The samples and window snapshots taken so far.
+    pub fn monitor(&self) -> &Monitor {
+        &self.monitor
+    }
+
     pub fn scenario(&self) -> &Scenario {
         &self.scenario
     }
