@@ -8,9 +8,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::cc::reno::Reno;
 use crate::cc::vegas::{BaseRtt, Vegas, VegasConfig};
+use crate::cc::CongestionController;
 use crate::packet::FlowId;
 use crate::queue::{DropTail, PriorityFifo, QueueDiscipline};
 use crate::transport::cbr::{CbrSink, CbrSource, CbrStep};
+use crate::transport::onoff::{ControllerFactory, OnOffSender};
 use crate::transport::tcp::{TcpConfig, TcpReceiver, TcpSender};
 use crate::transport::Endpoint;
 use crate::units::{Bytes, Duration, Limit, Rate};
@@ -25,6 +27,41 @@ pub enum SchemeConfig {
     Vegas(VegasParams),
     /// Constant bit rate, not responsive.
     Cbr(CbrParams),
+    /// On-off mice: exponential file sizes and off times, each file a fresh TCP transfer.
+    Onoff(OnOffParams),
+}
+
+/// `onoff` parameters (002 §6.1.3).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OnOffParams {
+    /// "vegas" or "reno": the transport of each file.
+    pub scheme: OnOffScheme,
+    /// Mean file size (exponential).
+    pub mean_size: Bytes,
+    /// Mean off time (exponential).
+    pub mean_off: Duration,
+    /// Vegas parameters of each transfer when `scheme = "vegas"`.
+    pub vegas: VegasParams,
+}
+
+/// The transport an on-off source uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnOffScheme {
+    Vegas,
+    Reno,
+}
+
+impl Default for OnOffParams {
+    fn default() -> Self {
+        OnOffParams {
+            scheme: OnOffScheme::Vegas,
+            mean_size: Bytes(1_000_000),
+            mean_off: Duration::from_secs(3),
+            vegas: VegasParams::default(),
+        }
+    }
 }
 
 /// `reno` parameters.
@@ -235,6 +272,7 @@ impl SchemeConfig {
             SchemeConfig::Reno(_) => "reno",
             SchemeConfig::Vegas(_) => "vegas",
             SchemeConfig::Cbr(_) => "cbr",
+            SchemeConfig::Onoff(_) => "onoff",
         }
     }
 
@@ -242,6 +280,10 @@ impl SchemeConfig {
     pub fn validate(&self) -> Result<(), String> {
         match self {
             SchemeConfig::Vegas(p) => p.validate(),
+            SchemeConfig::Onoff(p) if p.vegas.size.is_some() => {
+                Err("onoff draws its file sizes; `vegas.size` does not apply".into())
+            }
+            SchemeConfig::Onoff(p) => p.vegas.validate(),
             SchemeConfig::Reno(p) if p.initial_window == 0 => {
                 Err("reno `initial_window` must be at least 1".into())
             }
@@ -252,12 +294,7 @@ impl SchemeConfig {
     /// Builds the sender and the receiver of one flow.
     pub fn build(&self, ctx: &FlowContext) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
         let mss = ctx.packet_size as u64;
-        let tcp = |size: Option<Bytes>,
-                   min_rto,
-                   initial_window,
-                   ecn,
-                   cc|
-         -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
+        let sender = |size: Option<Bytes>, min_rto, initial_window, ecn, cc| {
             let cfg = TcpConfig {
                 packet_size: ctx.packet_size,
                 transfer_bytes: size.map(|b: Bytes| b.0),
@@ -266,19 +303,45 @@ impl SchemeConfig {
                 ecn,
                 ..TcpConfig::default()
             };
-            (
-                Box::new(TcpSender::new(ctx.flow, cfg, cc)),
-                Box::new(TcpReceiver::new(ctx.flow, ctx.ack_size)),
-            )
+            TcpSender::new(ctx.flow, cfg, cc)
         };
+        let receiver = || Box::new(TcpReceiver::new(ctx.flow, ctx.ack_size));
         match self {
             SchemeConfig::Reno(p) => {
                 let cc = Box::new(Reno::new(mss, p.initial_window));
-                tcp(p.size, p.min_rto, p.initial_window, p.ecn, cc)
+                let tx = sender(p.size, p.min_rto, p.initial_window, p.ecn, cc);
+                (Box::new(tx), receiver())
             }
             SchemeConfig::Vegas(p) => {
                 let cc = Box::new(Vegas::new(p.controller(mss)));
-                tcp(p.size, p.min_rto, p.initial_window, false, cc)
+                let tx = sender(p.size, p.min_rto, p.initial_window, false, cc);
+                (Box::new(tx), receiver())
+            }
+            SchemeConfig::Onoff(p) => {
+                let factory: ControllerFactory = match p.scheme {
+                    OnOffScheme::Vegas => {
+                        let cfg = p.vegas.controller(mss);
+                        Box::new(move || {
+                            Box::new(Vegas::new(cfg.clone())) as Box<dyn CongestionController>
+                        })
+                    }
+                    OnOffScheme::Reno => {
+                        let iw = p.vegas.initial_window;
+                        Box::new(move || {
+                            Box::new(Reno::new(mss, iw)) as Box<dyn CongestionController>
+                        })
+                    }
+                };
+                let tx = sender(
+                    None,
+                    p.vegas.min_rto,
+                    p.vegas.initial_window,
+                    false,
+                    factory(),
+                );
+                let rng = crate::rng::stream(ctx.seed, &format!("flow:{}:onoff", ctx.name));
+                let src = OnOffSender::new(tx, factory, rng, p.mean_size.0 as f64, p.mean_off);
+                (Box::new(src), receiver())
             }
             SchemeConfig::Cbr(p) => {
                 let size = p.packet_size.map_or(ctx.packet_size, |b| b.0 as u32);

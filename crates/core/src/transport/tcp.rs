@@ -237,6 +237,30 @@ impl TcpSender {
     }
 }
 
+impl TcpSender {
+    /// Whether everything the application handed over has been acknowledged.
+    pub fn is_idle(&self) -> bool {
+        self.snd_una == self.snd_max && self.snd_max >= self.app_limit
+    }
+
+    /// Starts a new transfer of `bytes` (rounded up to whole segments) as a fresh connection
+    /// would: a new congestion controller and RTT estimator, slow start again. Sequence numbers
+    /// continue where the last transfer ended, so one receiver serves every transfer. Meant for
+    /// an idle sender (see [`TcpSender::is_idle`]); data still outstanding is kept.
+    pub fn start_transfer(&mut self, bytes: u64, cc: Box<dyn CongestionController>) {
+        self.cc = cc;
+        self.rtt = RttEstimator::new(self.cfg.min_rto, self.cfg.initial_rto);
+        self.dupacks = 0;
+        self.recovery_end = None;
+        self.inflation = 0;
+        self.recover = self.snd_max;
+        self.ecn_recover = self.snd_max;
+        self.total_segments = None;
+        self.cfg.transfer_bytes = None;
+        self.app_limit = self.snd_max + bytes.div_ceil(self.mss()).max(1);
+    }
+}
+
 impl Endpoint for TcpSender {
     fn handle_packet(&mut self, now: Time, pkt: &Packet) {
         if pkt.kind != PacketKind::Ack {
