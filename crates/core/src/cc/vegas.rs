@@ -19,7 +19,7 @@
 //!   setting cwnd to min(cwnd, cwnd·baseRTT/RTT + 1 segment) as Linux does.
 //! - Loss reaction is Reno's (halve on fast retransmit, one segment and slow start on timeout),
 //!   not the original's 3/4 reduction or its fine-grained timeout check on the first duplicate ACK.
-//! - The window never goes below two segments.
+//! - The window is a whole number of segments (as in Linux) and never below two.
 
 use std::collections::VecDeque;
 
@@ -115,6 +115,11 @@ impl Vegas {
         2.0 * self.mss()
     }
 
+    /// Vegas counts its window in packets: round to whole segments, at least two.
+    fn whole_segments(&self, bytes: f64) -> f64 {
+        ((bytes / self.mss()).round() * self.mss()).max(self.floor())
+    }
+
     /// The once-per-RTT decision at the end of a round whose mean RTT was `rtt`.
     fn end_of_round(&mut self, rtt: Duration) {
         if let BaseRtt::LastK(k) = self.cfg.base_rtt {
@@ -134,7 +139,7 @@ impl Vegas {
             if diff > self.cfg.gamma || self.cwnd as u64 >= self.ssthresh {
                 self.slow_start = false;
                 let target = self.cwnd * ratio + self.mss();
-                self.cwnd = self.cwnd.min(target).max(self.floor());
+                self.cwnd = self.whole_segments(self.cwnd.min(target));
                 self.ssthresh = self.cwnd as u64;
             } else {
                 self.growing_round = !self.growing_round;
@@ -178,13 +183,13 @@ impl CongestionController for Vegas {
     }
 
     fn on_fast_retransmit(&mut self, _now: Time, in_flight: u64) {
-        self.ssthresh = (in_flight / 2).max(2 * self.cfg.mss);
-        self.cwnd = self.ssthresh as f64;
+        self.cwnd = self.whole_segments((in_flight / 2) as f64);
+        self.ssthresh = self.cwnd as u64;
         self.slow_start = false;
     }
 
     fn on_timeout(&mut self, _now: Time, in_flight: u64) {
-        self.ssthresh = (in_flight / 2).max(2 * self.cfg.mss);
+        self.ssthresh = self.whole_segments((in_flight / 2) as f64) as u64;
         self.cwnd = self.mss();
         self.slow_start = true;
         self.growing_round = true;
@@ -325,7 +330,7 @@ mod tests {
         v.round_rtt_samples = 0;
         v.on_ack(Time::ZERO, &a);
         assert!(!v.slow_start);
-        assert_eq!(v.window(), (before / 2.0 + MSS as f64) as u64);
+        assert_eq!(v.window(), ((before / 2.0 + MSS as f64) / MSS as f64).round() as u64 * MSS);
     }
 
     #[test]
