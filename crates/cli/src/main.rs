@@ -43,11 +43,32 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Reproduce a paper experiment: run it, compare with the paper and the theory, draw its figure.
+    Reproduce(ReproduceArgs),
     /// Measure simulator throughput on fixed dumbbell scenarios (10 and 100 NewReno flows).
     Bench(bench::BenchArgs),
     /// Internal: one benchmark case in a fresh process (so its peak memory is its own).
     #[command(hide = true)]
     BenchCase { flows: usize, duration_s: u64 },
+}
+
+#[derive(clap::Args)]
+struct ReproduceArgs {
+    /// An experiment ID (see --list), or "all".
+    #[arg(required_unless_present = "list")]
+    id: Option<String>,
+    /// List the experiments and exit.
+    #[arg(long)]
+    list: bool,
+    /// Run the scaled-down variant (seconds instead of minutes) that checks the same claim.
+    #[arg(long)]
+    quick: bool,
+    /// Output directory [default: results/repro/<id>, or the next free results/repro/<id>-N].
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Overwrite results already in the output directory.
+    #[arg(long)]
+    force: bool,
 }
 
 #[derive(clap::Args)]
@@ -72,7 +93,7 @@ struct RunArgs {
 }
 
 const DEMO: &str = include_str!("../../../scenarios/examples/demo.toml");
-const RESULT_FILES: [&str; 3] = ["summary.json", "flows.csv", "links.csv"];
+const RESULT_FILES: [&str; 4] = ["summary.json", "flows.csv", "links.csv", "comparison.json"];
 
 fn main() {
     let cli = Cli::parse();
@@ -82,6 +103,7 @@ fn main() {
         Some(Command::Run(args)) => run(args),
         Some(Command::Check { scenario }) => check(&scenario),
         Some(Command::Theory { scenario, json }) => theory(&scenario, json),
+        Some(Command::Reproduce(args)) => reproduce(args),
         Some(Command::Bench(args)) => bench::bench(args),
         Some(Command::BenchCase { flows, duration_s }) => bench::case(flows, duration_s),
     };
@@ -140,6 +162,10 @@ fn check(path: &Path) -> Result<()> {
 /// Chooses where results go. An explicit directory that already holds results is refused unless
 /// `force`; the default directory never overwrites: it moves on to `-2`, `-3`, …
 fn output_dir(out: Option<PathBuf>, name: &str, force: bool) -> Result<PathBuf> {
+    output_dir_under(out, Path::new("results"), name, force)
+}
+
+fn output_dir_under(out: Option<PathBuf>, root: &Path, name: &str, force: bool) -> Result<PathBuf> {
     let holds_results = |d: &Path| RESULT_FILES.iter().any(|f| d.join(f).exists());
     let dir = match out {
         Some(d) => {
@@ -163,8 +189,7 @@ fn output_dir(out: Option<PathBuf>, name: &str, force: bool) -> Result<PathBuf> 
                     }
                 })
                 .collect();
-            let base =
-                PathBuf::from("results").join(if safe.is_empty() { "run".into() } else { safe });
+            let base = root.join(if safe.is_empty() { "run".into() } else { safe });
             let mut d = base.clone();
             let mut n = 2;
             while holds_results(&d) {
@@ -178,21 +203,120 @@ fn output_dir(out: Option<PathBuf>, name: &str, force: bool) -> Result<PathBuf> 
     Ok(dir)
 }
 
+fn reproduce(args: ReproduceArgs) -> Result<()> {
+    let all = acclab_repro::registry();
+    if args.list {
+        for e in &all {
+            println!("{:<16} {}", e.id(), e.title());
+        }
+        return Ok(());
+    }
+    let id = args.id.unwrap_or_default();
+    let chosen: Vec<_> = if id == "all" {
+        all
+    } else {
+        match acclab_repro::find(&id) {
+            Some(e) => vec![e],
+            None => bail!(
+                "no experiment {id:?}; `acclab reproduce --list` shows the {} there are",
+                all.len()
+            ),
+        }
+    };
+    if chosen.len() > 1 && args.out.is_some() {
+        bail!("--out names one directory; with \"all\" each experiment goes to results/repro/<id>");
+    }
+    let mut failed = Vec::new();
+    for e in chosen {
+        let name = if args.quick {
+            format!("{}-quick", e.id())
+        } else {
+            e.id().to_string()
+        };
+        let dir = output_dir_under(
+            args.out.clone(),
+            Path::new("results/repro"),
+            &name,
+            args.force,
+        )?;
+        println!(
+            "== {} — {}{}",
+            e.id(),
+            e.title(),
+            if args.quick { " (quick)" } else { "" }
+        );
+        let bar = progress_bar(100);
+        let progress = |label: &str, fraction: f64| {
+            if let Some(b) = &bar {
+                b.set_message(label.to_string());
+                b.set_position((fraction * 100.0) as u64);
+            }
+        };
+        let t0 = std::time::Instant::now();
+        let ctx = acclab_repro::Ctx {
+            quick: args.quick,
+            out: dir.clone(),
+            progress: &progress,
+        };
+        let mut report = e
+            .run(&ctx)
+            .with_context(|| format!("{} did not run", e.id()))?;
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        report.wall_time_s = t0.elapsed().as_secs_f64();
+        report.write(&dir)?;
+        print!("{}", report.table());
+        for n in &report.notes {
+            println!("note: {n}");
+        }
+        let verdict = if report.passed() { "PASS" } else { "FAIL" };
+        println!(
+            "{verdict}: {} of {} checks pass; {:.1} s; results in {}/ (comparison.csv, {})\n",
+            report.rows.iter().filter(|r| r.pass).count(),
+            report.rows.len(),
+            report.wall_time_s,
+            dir.display(),
+            report
+                .files
+                .iter()
+                .filter(|f| f.ends_with(".png"))
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        if !report.passed() {
+            failed.push(e.id());
+        }
+    }
+    if !failed.is_empty() {
+        bail!("outside tolerance: {}", failed.join(", "));
+    }
+    Ok(())
+}
+
+/// A progress bar on stderr when it is a terminal.
+fn progress_bar(len: u64) -> Option<indicatif::ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let b = indicatif::ProgressBar::new(len.max(1));
+    b.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} {msg} [{bar:40}] {pos}/{len}, {elapsed} elapsed",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    Some(b)
+}
+
 fn simulate(sc: acclab_sim::Scenario, dir: &Path, plots: bool, quiet: bool) -> Result<()> {
     let total_ms = sc.duration.0 / 1_000_000;
-    let bar = if !quiet && std::io::stderr().is_terminal() {
-        let b = indicatif::ProgressBar::new(total_ms.max(1));
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} simulating [{bar:40}] {pos}/{len} ms simulated, {elapsed} elapsed, eta {eta}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-            .progress_chars("=> "),
-        );
-        Some(b)
-    } else {
-        None
-    };
+    let bar = if quiet { None } else { progress_bar(total_ms) };
+    if let Some(b) = &bar {
+        b.set_message("ms simulated");
+    }
     let prediction = acclab_theory::predict(&sc);
     let (sim, mut summary) = acclab_sim::run(sc, &mut |t| {
         if let Some(b) = &bar {

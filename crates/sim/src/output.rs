@@ -56,6 +56,8 @@ pub struct FlowSummary {
     pub base_rtt_s: Option<f64>,
     pub retransmits: u64,
     pub retransmits_in_window: u64,
+    /// Retransmissions repairing losses detected in congestion avoidance (not slow start).
+    pub retransmits_in_avoidance: u64,
     pub timeouts: u64,
     /// Length of the flow's active part of the window, s.
     pub active_in_window_s: f64,
@@ -166,6 +168,7 @@ impl Summary {
                 base_rtt_s: tx.base_rtt.map(|d| d.as_secs_f64()),
                 retransmits: tx.retransmits,
                 retransmits_in_window: b.retransmits - a.retransmits,
+                retransmits_in_avoidance: tx.retransmits_in_avoidance,
                 timeouts: tx.timeouts,
                 active_in_window_s: active.as_secs_f64(),
                 completed_s: tx.completed_at.map(|t| t.as_secs_f64()),

@@ -29,7 +29,7 @@ pub struct AckSample {
 }
 
 /// A congestion controller: a pure state machine over ACK, loss and timeout events.
-pub trait CongestionController {
+pub trait CongestionController: Send {
     /// New data was acknowledged.
     fn on_ack(&mut self, now: Time, ack: &AckSample);
     /// Three duplicate ACKs: the transport enters fast recovery. The controller sets its reduced
@@ -46,6 +46,10 @@ pub trait CongestionController {
     fn on_recovery_end(&mut self, _now: Time) {}
     /// The congestion window in bytes.
     fn window(&self) -> u64;
+    /// Whether the controller is in slow start (for statistics that separate the phases).
+    fn in_slow_start(&self) -> bool {
+        false
+    }
     /// The slow-start threshold in bytes, where the controller has one.
     fn ssthresh(&self) -> Option<u64> {
         None

@@ -61,6 +61,10 @@ impl CongestionController for Reno {
         self.cwnd as u64
     }
 
+    fn in_slow_start(&self) -> bool {
+        (self.cwnd as u64) < self.ssthresh
+    }
+
     fn ssthresh(&self) -> Option<u64> {
         Some(self.ssthresh)
     }

@@ -199,6 +199,10 @@ impl CongestionController for Vegas {
         self.cwnd as u64
     }
 
+    fn in_slow_start(&self) -> bool {
+        self.slow_start
+    }
+
     fn ssthresh(&self) -> Option<u64> {
         Some(self.ssthresh)
     }
@@ -330,7 +334,10 @@ mod tests {
         v.round_rtt_samples = 0;
         v.on_ack(Time::ZERO, &a);
         assert!(!v.slow_start);
-        assert_eq!(v.window(), ((before / 2.0 + MSS as f64) / MSS as f64).round() as u64 * MSS);
+        assert_eq!(
+            v.window(),
+            ((before / 2.0 + MSS as f64) / MSS as f64).round() as u64 * MSS
+        );
     }
 
     #[test]

@@ -66,7 +66,7 @@ pub struct Dropped {
 }
 
 /// A queue discipline at a link output.
-pub trait QueueDiscipline {
+pub trait QueueDiscipline: Send {
     /// Offers a packet arriving at `now`. On `Err` the packet is gone and counted as dropped.
     fn enqueue(&mut self, now: Time, pkt: Packet) -> Result<(), Dropped>;
     /// The next packet to transmit, if any.

@@ -18,7 +18,7 @@ use crate::packet::Packet;
 use crate::units::{Duration, Time};
 
 /// One end of a flow. See the module documentation for the calling protocol.
-pub trait Endpoint {
+pub trait Endpoint: Send {
     /// A packet of this flow arrived at this endpoint.
     fn handle_packet(&mut self, now: Time, pkt: &Packet);
     /// `now` has reached the time `poll_timeout` returned. Calling it early is harmless.
@@ -47,6 +47,8 @@ pub struct EndpointStats {
     pub sent_packets: u64,
     /// Retransmitted packets (sender).
     pub retransmits: u64,
+    /// Retransmissions repairing losses detected in congestion avoidance, not slow start.
+    pub retransmits_in_avoidance: u64,
     /// Timeouts that fired (sender).
     pub timeouts: u64,
     /// Losses the endpoint itself detected (fast retransmits, timeouts, Monaco loss flags).

@@ -18,7 +18,7 @@ use crate::transport::{Endpoint, EndpointStats};
 use crate::units::{Duration, Time};
 
 /// Makes the congestion controller of each new transfer.
-pub type ControllerFactory = Box<dyn Fn() -> Box<dyn CongestionController>>;
+pub type ControllerFactory = Box<dyn Fn() -> Box<dyn CongestionController> + Send>;
 
 /// An on-off source over a TCP sender.
 pub struct OnOffSender {

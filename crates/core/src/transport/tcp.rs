@@ -84,6 +84,8 @@ pub struct TcpSender {
     inflation: i64,
     /// A segment to retransmit at the next `poll_transmit`, regardless of the window.
     retransmit: Option<u64>,
+    /// The current loss episode was detected in congestion avoidance (for statistics).
+    loss_in_avoidance: bool,
     /// No ECN reaction until the cumulative ACK passes this segment.
     ecn_recover: u64,
     rto_deadline: Option<Time>,
@@ -111,6 +113,7 @@ impl TcpSender {
             inflation: 0,
             retransmit: None,
             ecn_recover: 0,
+            loss_in_avoidance: false,
             rto_deadline: None,
             stats: EndpointStats::default(),
             cfg,
@@ -150,6 +153,7 @@ impl TcpSender {
         self.stats.sent_bytes += p.size as u64;
         if seq < self.snd_max {
             self.stats.retransmits += 1;
+            self.stats.retransmits_in_avoidance += u64::from(self.loss_in_avoidance);
         }
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
@@ -219,6 +223,7 @@ impl TcpSender {
         } else if self.dupacks == 3 && ack.ack >= self.recover {
             // Fast retransmit (RFC 6582 §3.2 step 2).
             let in_flight = self.in_flight();
+            self.loss_in_avoidance = !self.cc.in_slow_start();
             self.recovery_end = Some(self.snd_max);
             self.partial_ack_seen = false;
             self.recover = self.snd_max;
@@ -289,6 +294,7 @@ impl Endpoint for TcpSender {
         }
         // RFC 6298 §5.4–5.6 and RFC 5681 §3.1: back off, collapse the window, go back N.
         let in_flight = (self.snd_max - self.snd_una) * self.mss();
+        self.loss_in_avoidance = !self.cc.in_slow_start();
         self.cc.on_timeout(now, in_flight);
         self.rtt.on_timeout();
         self.recovery_end = None;

@@ -1,0 +1,143 @@
+//! What every reproduction does: load a scenario, simulate it beside its theory, and reduce the
+//! results to per-class averages, time series and period means.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use acclab_sim::monitor::FlowSample;
+use acclab_sim::output::FlowSummary;
+use acclab_sim::{scenario, Scenario, Simulator, Summary};
+use acclab_theory::Equilibrium;
+
+use crate::{Ctx, ReproError};
+
+/// Parses a compiled-in scenario; `name` names it in errors.
+pub fn load(text: &str, name: &str) -> Result<Scenario, ReproError> {
+    Ok(scenario::parse(text, name)?)
+}
+
+/// The scenario text of `id`, full or quick.
+pub fn pick<'a>(ctx: &Ctx, full: &'a str, quick: &'a str) -> &'a str {
+    if ctx.quick {
+        quick
+    } else {
+        full
+    }
+}
+
+/// A finished run with its prediction.
+pub struct Run {
+    pub sim: Simulator,
+    pub summary: Summary,
+    pub eq: Option<Equilibrium>,
+}
+
+/// Simulates `sc`, attaches the theory's prediction where it has one, and writes the standard
+/// outputs (summary.json, flows.csv, links.csv) into `ctx.out/label`.
+pub fn simulate(ctx: &Ctx, label: &str, sc: Scenario) -> Result<Run, ReproError> {
+    let eq = acclab_theory::predict(&sc).ok();
+    let total = sc.duration.0.max(1) as f64;
+    let (sim, mut summary) =
+        acclab_sim::run(sc, &mut |t| (ctx.progress)(label, t.0 as f64 / total));
+    if let Some(e) = &eq {
+        e.attach(&mut summary);
+    }
+    let dir = ctx.out.join(label);
+    std::fs::create_dir_all(&dir)?;
+    acclab_sim::output::write_files(&dir, &sim, &summary)?;
+    Ok(Run { sim, summary, eq })
+}
+
+/// Writes the scenario text an experiment used next to its results.
+pub fn keep_scenario(dir: &Path, name: &str, text: &str) -> Result<(), ReproError> {
+    Ok(std::fs::write(dir.join(name), text)?)
+}
+
+/// A flow's class: its id up to the last '-' ("c3a-17" → "c3a").
+pub fn class_of(id: &str) -> &str {
+    id.rsplit_once('-').map_or(id, |(c, _)| c)
+}
+
+/// Flow indices grouped by class, classes in name order.
+pub fn classes(s: &Summary) -> BTreeMap<String, Vec<usize>> {
+    let mut out: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, f) in s.flows.iter().enumerate() {
+        out.entry(class_of(&f.id).to_string()).or_default().push(i);
+    }
+    out
+}
+
+/// Mean of `f` over the flows `idx` that have a value.
+pub fn mean_of(s: &Summary, idx: &[usize], f: impl Fn(&FlowSummary) -> Option<f64>) -> Option<f64> {
+    let v: Vec<f64> = idx.iter().filter_map(|&i| f(&s.flows[i])).collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// Index of the link called `name`.
+pub fn link(sc: &Scenario, name: &str) -> Result<usize, ReproError> {
+    sc.links
+        .iter()
+        .position(|l| l.name == name)
+        .ok_or_else(|| ReproError::Other(format!("scenario {} has no link {name}", sc.name)))
+}
+
+/// Time series of the mean of `f` over flows `idx`, one point per sample time.
+pub fn flow_series(
+    sim: &Simulator,
+    idx: &[usize],
+    f: impl Fn(&FlowSample) -> Option<f64>,
+) -> Vec<(f64, f64)> {
+    let mut acc: BTreeMap<u64, (f64, u32)> = BTreeMap::new();
+    for s in &sim.monitor().flow_samples {
+        if idx.contains(&(s.flow as usize)) {
+            if let Some(v) = f(s) {
+                let e = acc.entry((s.t_s * 1e6).round() as u64).or_insert((0.0, 0));
+                e.0 += v;
+                e.1 += 1;
+            }
+        }
+    }
+    acc.into_iter()
+        .map(|(t, (sum, n))| (t as f64 / 1e6, sum / n as f64))
+        .collect()
+}
+
+/// Time series of a link's queue, packets.
+pub fn queue_series(sim: &Simulator, link: usize) -> Vec<(f64, f64)> {
+    sim.monitor()
+        .link_samples
+        .iter()
+        .filter(|s| s.link as usize == link)
+        .map(|s| (s.t_s, s.queue_pkts as f64))
+        .collect()
+}
+
+/// Mean of a series over samples with t in (t0, t1].
+pub fn period_mean(series: &[(f64, f64)], t0: f64, t1: f64) -> f64 {
+    let v: Vec<f64> = series
+        .iter()
+        .filter(|p| p.0 > t0 && p.0 <= t1)
+        .map(|p| p.1)
+        .collect();
+    if v.is_empty() {
+        f64::NAN
+    } else {
+        v.iter().sum::<f64>() / v.len() as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes_come_from_id_prefixes() {
+        assert_eq!(class_of("c3a-17"), "c3a");
+        assert_eq!(class_of("long-flow-2"), "long-flow");
+        assert_eq!(class_of("solo"), "solo");
+        assert_eq!(
+            period_mean(&[(1.0, 2.0), (2.0, 4.0), (3.0, 9.0)], 1.0, 3.0),
+            6.5
+        );
+    }
+}

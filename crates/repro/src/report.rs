@@ -1,0 +1,208 @@
+//! Comparison tables: quantity, paper value, theory value, measured value, tolerance, pass/fail.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::Serialize;
+
+/// One line of a comparison.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Row {
+    pub quantity: String,
+    pub paper: Option<f64>,
+    pub theory: Option<f64>,
+    pub measured: f64,
+    /// The check, in words ("±3% of theory", "≤ 0", …).
+    pub tolerance: String,
+    pub pass: bool,
+}
+
+impl Row {
+    /// Measured within `rel` (relative) of the theory value, or of the paper's when the theory
+    /// has none.
+    pub fn close(
+        quantity: impl Into<String>,
+        paper: Option<f64>,
+        theory: Option<f64>,
+        measured: f64,
+        rel: f64,
+    ) -> Row {
+        let (reference, name) = match (theory, paper) {
+            (Some(t), _) => (t, "theory"),
+            (None, Some(p)) => (p, "paper"),
+            (None, None) => (f64::NAN, "nothing"),
+        };
+        let pass = measured.is_finite() && (measured - reference).abs() <= rel * reference.abs();
+        Row {
+            quantity: quantity.into(),
+            paper,
+            theory,
+            measured,
+            tolerance: format!("±{}% of {name}", rel * 100.0),
+            pass,
+        }
+    }
+
+    /// Measured at most `bound`.
+    pub fn at_most(
+        quantity: impl Into<String>,
+        paper: Option<f64>,
+        theory: Option<f64>,
+        measured: f64,
+        bound: f64,
+    ) -> Row {
+        Row {
+            quantity: quantity.into(),
+            paper,
+            theory,
+            measured,
+            tolerance: format!("≤ {bound}"),
+            pass: measured <= bound,
+        }
+    }
+
+    /// Measured at least `bound`.
+    pub fn at_least(
+        quantity: impl Into<String>,
+        paper: Option<f64>,
+        theory: Option<f64>,
+        measured: f64,
+        bound: f64,
+    ) -> Row {
+        Row {
+            quantity: quantity.into(),
+            paper,
+            theory,
+            measured,
+            tolerance: format!("≥ {bound}"),
+            pass: measured >= bound,
+        }
+    }
+}
+
+/// The outcome of one reproduction.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub id: String,
+    pub title: String,
+    pub quick: bool,
+    pub rows: Vec<Row>,
+    /// Files written (relative to the output directory).
+    pub files: Vec<String>,
+    pub notes: Vec<String>,
+    pub wall_time_s: f64,
+}
+
+impl Report {
+    pub fn new(id: &str, title: &str, quick: bool) -> Report {
+        Report {
+            id: id.into(),
+            title: title.into(),
+            quick,
+            rows: Vec::new(),
+            files: Vec::new(),
+            notes: Vec::new(),
+            wall_time_s: 0.0,
+        }
+    }
+
+    pub fn passed(&self) -> bool {
+        self.rows.iter().all(|r| r.pass)
+    }
+
+    /// Writes `comparison.csv` and `comparison.json` into `dir`.
+    pub fn write(&self, dir: &Path) -> std::io::Result<()> {
+        let mut w = csv::Writer::from_path(dir.join("comparison.csv"))?;
+        w.write_record([
+            "quantity",
+            "paper",
+            "theory",
+            "measured",
+            "tolerance",
+            "pass",
+        ])?;
+        let opt = |x: Option<f64>| x.map_or(String::new(), |v| v.to_string());
+        for r in &self.rows {
+            w.write_record([
+                r.quantity.clone(),
+                opt(r.paper),
+                opt(r.theory),
+                r.measured.to_string(),
+                r.tolerance.clone(),
+                r.pass.to_string(),
+            ])?;
+        }
+        w.flush()?;
+        let json = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
+        std::fs::write(dir.join("comparison.json"), json + "\n")
+    }
+
+    /// The comparison as a text table.
+    pub fn table(&self) -> String {
+        let num = |x: Option<f64>| x.map_or("-".to_string(), fmt_num);
+        let width = self
+            .rows
+            .iter()
+            .map(|r| r.quantity.chars().count())
+            .max()
+            .unwrap_or(8)
+            .max(8);
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "{:<width$}  {:>12} {:>12} {:>12}  {:<18} {}",
+            "quantity", "paper", "theory", "measured", "tolerance", "result"
+        );
+        for r in &self.rows {
+            let _ = writeln!(
+                s,
+                "{:<width$}  {:>12} {:>12} {:>12}  {:<18} {}",
+                r.quantity,
+                num(r.paper),
+                num(r.theory),
+                fmt_num(r.measured),
+                r.tolerance,
+                if r.pass { "pass" } else { "FAIL" }
+            );
+        }
+        s
+    }
+}
+
+/// Four significant digits, without exponent for ordinary magnitudes.
+pub fn fmt_num(x: f64) -> String {
+    if !x.is_finite() {
+        return x.to_string();
+    }
+    let a = x.abs();
+    if a == 0.0 || (1e-3..1e7).contains(&a) {
+        let digits = if a >= 1000.0 {
+            0
+        } else if a >= 100.0 {
+            1
+        } else if a >= 1.0 {
+            3
+        } else {
+            4
+        };
+        format!("{x:.digits$}")
+    } else {
+        format!("{x:.3e}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_check_against_theory_first() {
+        assert!(Row::close("x", Some(100.0), Some(50.0), 51.0, 0.03).pass);
+        assert!(!Row::close("x", Some(51.0), Some(100.0), 51.0, 0.03).pass);
+        assert!(Row::close("x", Some(100.0), None, 102.0, 0.03).pass);
+        assert!(!Row::close("x", None, None, 1.0, 0.03).pass);
+        assert!(Row::at_most("x", None, None, 0.0, 0.0).pass);
+        assert!(!Row::at_least("x", None, None, 0.0, 1.0).pass);
+        assert!(!Row::close("x", None, Some(1.0), f64::NAN, 0.5).pass);
+    }
+}
