@@ -150,8 +150,8 @@ impl Report {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "{:<width$}  {:>12} {:>12} {:>12}  {:<18} {}",
-            "quantity", "paper", "theory", "measured", "tolerance", "result"
+            "{:<width$}  {:>12} {:>12} {:>12}  {:<18} result",
+            "quantity", "paper", "theory", "measured", "tolerance"
         );
         for r in &self.rows {
             let _ = writeln!(

@@ -20,9 +20,10 @@ const MAX_SERIES: usize = 12;
 pub struct Series {
     pub name: String,
     pub points: Vec<(f64, f64)>,
-    /// Drawn thin and dashed-looking (a prediction or a reference value), with points marked
-    /// when `markers` is set.
+    /// Drawn thin (a prediction or a reference value), in the colour of the data series just
+    /// before it.
     pub reference: bool,
+    /// Mark each point with a dot.
     pub markers: bool,
 }
 
@@ -86,7 +87,7 @@ fn bounds(chart: &Chart) -> ((f64, f64), (f64, f64)) {
         .map(|p| p.1)
         .filter(|&y| pos(y, chart.log_y))
         .collect();
-    let range = |v: &[f64], log: bool| -> (f64, f64) {
+    let range = |v: &[f64], log: bool, margin: f64| -> (f64, f64) {
         let lo = v.iter().cloned().fold(f64::INFINITY, f64::min);
         let hi = v.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
         match (lo.is_finite(), log) {
@@ -96,7 +97,7 @@ fn bounds(chart: &Chart) -> ((f64, f64), (f64, f64)) {
             (true, false) => {
                 let lo = lo.min(0.0);
                 let hi = if hi > lo {
-                    hi + 0.08 * (hi - lo)
+                    hi + margin * (hi - lo)
                 } else {
                     lo + 1.0
                 };
@@ -104,7 +105,7 @@ fn bounds(chart: &Chart) -> ((f64, f64), (f64, f64)) {
             }
         }
     };
-    (range(&xs, chart.log_x), range(&ys, chart.log_y))
+    (range(&xs, chart.log_x, 0.0), range(&ys, chart.log_y, 0.08))
 }
 
 fn draw_on<DB, X, Y>(
@@ -135,10 +136,21 @@ where
         .label_style(("sans-serif", 14))
         .draw()
         .map_err(e)?;
-    let mut color_index = 0;
+    // A reference series right after a data series shares its colour (its prediction).
+    let mut next_color = 0;
+    let mut last_data_color = None;
     for s in chart.series.iter().take(MAX_SERIES * 2) {
-        let color = Palette99::pick(color_index).to_rgba();
-        color_index += 1;
+        let color = match (s.reference, last_data_color) {
+            (true, Some(c)) => c,
+            _ => {
+                let c = Palette99::pick(next_color).to_rgba();
+                next_color += 1;
+                if !s.reference {
+                    last_data_color = Some(c);
+                }
+                c
+            }
+        };
         let width = if s.reference { 1 } else { 2 };
         let pts: Vec<(f64, f64)> = s
             .points
