@@ -6,12 +6,17 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::cc::acc::aiad::AccAiad;
+use crate::cc::acc::mw::AccMw;
+use crate::cc::acc::p::AccP;
+use crate::cc::acc::AccPolicy;
 use crate::cc::reno::Reno;
 use crate::cc::vegas::{BaseRtt, Vegas, VegasConfig};
 use crate::cc::CongestionController;
 use crate::packet::FlowId;
 use crate::queue::{DropTail, PriorityFifo, QueueDiscipline};
 use crate::transport::cbr::{CbrSink, CbrSource, CbrStep};
+use crate::transport::monaco::{Estimator, MonacoConfig, MonacoReceiver, MonacoSender};
 use crate::transport::onoff::{ControllerFactory, OnOffSender};
 use crate::transport::tcp::{TcpConfig, TcpReceiver, TcpSender};
 use crate::transport::Endpoint;
@@ -29,6 +34,96 @@ pub enum SchemeConfig {
     Cbr(CbrParams),
     /// On-off mice: exponential file sizes and off times, each file a fresh TCP transfer.
     Onoff(OnOffParams),
+    /// Monaco: ACC with the out-of-band receiver-based accumulation estimator (000 §IV-B).
+    Monaco(MonacoParams),
+}
+
+/// `monaco` parameters (SPEC §9).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MonacoParams {
+    pub policy: AccPolicyName,
+    /// Policy gain: κ of ACC-P and ACC-MW (default 0.5); the step in packets of ACC-AIAD
+    /// (default 1).
+    pub kappa: Option<f64>,
+    /// Target accumulation a*.
+    pub target: Bytes,
+    pub estimator: EstimatorName,
+    /// Increase the window by at most one packet per control period (003 §II).
+    pub increase_cap: bool,
+    /// Weighted-rate service: the loop's target accumulation is weight × target (003).
+    pub weight: f64,
+    /// Initial window.
+    pub initial_window: Bytes,
+    /// RTT assumed for pacing before the first control period completes.
+    pub initial_rtt: Duration,
+    /// Lower bound of the control-packet timeout.
+    pub min_rto: Duration,
+}
+
+impl Default for MonacoParams {
+    fn default() -> Self {
+        MonacoParams {
+            policy: AccPolicyName::AccP,
+            kappa: None,
+            target: Bytes(3000),
+            estimator: EstimatorName::Rate,
+            increase_cap: false,
+            weight: 1.0,
+            initial_window: Bytes(2000),
+            initial_rtt: Duration::from_millis(100),
+            min_rto: Duration::from_millis(200),
+        }
+    }
+}
+
+impl MonacoParams {
+    /// The target accumulation in bytes, weight included.
+    pub fn target_bytes(&self) -> f64 {
+        self.weight * self.target.0 as f64
+    }
+
+    /// The policy gain, with each policy's default.
+    pub fn kappa(&self) -> f64 {
+        self.kappa.unwrap_or(match self.policy {
+            AccPolicyName::AccAiad => 1.0,
+            AccPolicyName::AccP | AccPolicyName::AccMw => 0.5,
+        })
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        let k = self.kappa();
+        if !(k.is_finite() && k > 0.0) {
+            return Err(format!("monaco `kappa` must be positive, not {k}"));
+        }
+        if !(self.weight.is_finite() && self.weight > 0.0) {
+            return Err(format!(
+                "monaco `weight` must be positive, not {}",
+                self.weight
+            ));
+        }
+        if self.initial_rtt.0 == 0 {
+            return Err("monaco `initial_rtt` must be positive".into());
+        }
+        Ok(())
+    }
+}
+
+/// The ACC policy of a Monaco loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AccPolicyName {
+    AccP,
+    AccAiad,
+    AccMw,
+}
+
+/// Monaco's accumulation estimator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EstimatorName {
+    Rate,
+    Count,
 }
 
 /// `onoff` parameters (002 §6.1.3).
@@ -273,6 +368,7 @@ impl SchemeConfig {
             SchemeConfig::Vegas(_) => "vegas",
             SchemeConfig::Cbr(_) => "cbr",
             SchemeConfig::Onoff(_) => "onoff",
+            SchemeConfig::Monaco(_) => "monaco",
         }
     }
 
@@ -284,6 +380,7 @@ impl SchemeConfig {
                 Err("onoff draws its file sizes; `vegas.size` does not apply".into())
             }
             SchemeConfig::Onoff(p) => p.vegas.validate(),
+            SchemeConfig::Monaco(p) => p.validate(),
             SchemeConfig::Reno(p) if p.initial_window == 0 => {
                 Err("reno `initial_window` must be at least 1".into())
             }
@@ -343,6 +440,39 @@ impl SchemeConfig {
                 let src = OnOffSender::new(tx, factory, rng, p.mean_size.0 as f64, p.mean_off);
                 (Box::new(src), receiver())
             }
+            SchemeConfig::Monaco(p) => {
+                let kappa = p.kappa();
+                let policy: Box<dyn AccPolicy> = match p.policy {
+                    AccPolicyName::AccP => Box::new(AccP { kappa }),
+                    AccPolicyName::AccAiad => Box::new(AccAiad {
+                        kappa_packets: kappa,
+                    }),
+                    AccPolicyName::AccMw => Box::new(AccMw { kappa }),
+                };
+                let cfg = MonacoConfig {
+                    packet_size: ctx.packet_size,
+                    control_size: ctx.ack_size,
+                    target: p.target_bytes(),
+                    policy,
+                    increase_cap: p.increase_cap,
+                    initial_window: p.initial_window.0 as f64,
+                    initial_rtt: p.initial_rtt,
+                    min_rto: p.min_rto,
+                };
+                let estimator = match p.estimator {
+                    EstimatorName::Rate => Estimator::Rate,
+                    EstimatorName::Count => Estimator::Count,
+                };
+                (
+                    Box::new(MonacoSender::new(ctx.flow, cfg)),
+                    Box::new(MonacoReceiver::new(
+                        ctx.flow,
+                        ctx.ack_size,
+                        p.target_bytes(),
+                        estimator,
+                    )),
+                )
+            }
             SchemeConfig::Cbr(p) => {
                 let size = p.packet_size.map_or(ctx.packet_size, |b| b.0 as u32);
                 let schedule = p
@@ -372,8 +502,13 @@ impl SchemeConfig {
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum QueueConfig {
-    /// Tail-drop FIFO.
-    Droptail { limit: Limit },
+    /// Tail-drop FIFO. `priority = true` marks it priority-capable: Monaco's out-of-band and
+    /// reverse control packets then skip the data queue (a two-band FIFO with both limits equal).
+    Droptail {
+        limit: Limit,
+        #[serde(default)]
+        priority: bool,
+    },
     /// Two-priority strict FIFO; `high_limit` defaults to `limit`.
     Priority {
         limit: Limit,
@@ -395,12 +530,20 @@ impl QueueConfig {
     pub fn default_queue() -> QueueConfig {
         QueueConfig::Droptail {
             limit: Limit::Packets(1000),
+            priority: false,
         }
     }
 
     pub fn build(&self, _ctx: &QueueContext) -> Box<dyn QueueDiscipline> {
         match *self {
-            QueueConfig::Droptail { limit } => Box::new(DropTail::new(limit)),
+            QueueConfig::Droptail {
+                limit,
+                priority: false,
+            } => Box::new(DropTail::new(limit)),
+            QueueConfig::Droptail {
+                limit,
+                priority: true,
+            } => Box::new(PriorityFifo::new(limit, limit)),
             QueueConfig::Priority { limit, high_limit } => {
                 Box::new(PriorityFifo::new(limit, high_limit.unwrap_or(limit)))
             }
@@ -410,7 +553,7 @@ impl QueueConfig {
     /// Every buffer limit this discipline enforces (for invariant checks).
     pub fn limits(&self) -> Vec<Limit> {
         match *self {
-            QueueConfig::Droptail { limit } => vec![limit],
+            QueueConfig::Droptail { limit, .. } => vec![limit],
             QueueConfig::Priority { limit, high_limit } => vec![limit, high_limit.unwrap_or(limit)],
         }
     }
@@ -426,7 +569,8 @@ mod tests {
         assert_eq!(
             q,
             QueueConfig::Droptail {
-                limit: Limit::Packets(90)
+                limit: Limit::Packets(90),
+                priority: false
             }
         );
         let e = toml::from_str::<QueueConfig>("kind = \"droptail\"\nlimit = \"9pkt\"\nlimt = 1")

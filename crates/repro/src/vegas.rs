@@ -523,6 +523,7 @@ fn with_buffer(sc: &Scenario, link: usize, buffer: u64, reno: bool) -> Scenario 
     let mut sc = sc.clone();
     sc.links[link].queue = QueueConfig::Droptail {
         limit: Limit::Packets(buffer),
+        priority: false,
     };
     if reno {
         for f in &mut sc.flows {

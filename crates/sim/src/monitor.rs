@@ -165,7 +165,7 @@ impl Monitor {
                 cwnd_bytes: tx.cwnd_bytes,
                 srtt_s: tx.srtt.map(|d| d.as_secs_f64()),
                 accumulation_bytes: tx.accumulation_bytes,
-                lost_packets: f.counts[0].dropped,
+                lost_packets: f.counts[0].dropped_data,
             });
         }
         for (i, l) in links.iter().enumerate() {

@@ -160,7 +160,7 @@ impl Summary {
                 throughput_bps: throughput,
                 sent_bytes: tx.sent_bytes,
                 delivered_bytes: rx.delivered_bytes,
-                lost_packets: st.counts[0].dropped,
+                lost_packets: st.counts[0].dropped_data,
                 mean_rtt_s: (rtt_n > 0)
                     .then(|| (b.rtt_sum_ns - a.rtt_sum_ns) as f64 / rtt_n as f64 / 1e9),
                 mean_cwnd_bytes: m.mean_cwnd[i].get(),

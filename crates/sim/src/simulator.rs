@@ -79,6 +79,8 @@ pub struct PacketCounts {
     pub arrived: u64,
     pub dropped: u64,
     pub dropped_bytes: u64,
+    /// Dropped data packets (control packets and ACKs excluded).
+    pub dropped_data: u64,
 }
 
 pub(crate) struct FlowState {
@@ -325,6 +327,7 @@ impl Simulator {
                     &mut self.flows[p.flow.0 as usize].counts[usize::from(!p.kind.is_forward())];
                 c.dropped += 1;
                 c.dropped_bytes += p.size as u64;
+                c.dropped_data += u64::from(p.kind == acclab_core::PacketKind::Data);
             }
         }
     }

@@ -2,7 +2,7 @@
 //!
 //! The flows in the theory's domain are those whose equilibrium maximises Σ U_s(x_s) over the
 //! link capacities: Vegas (002 Theorem 1; with a fixed baseRTT d̂ ≠ d, Theorem 3's utility
-//! (1+ε)·α·d·log x + ε·d·x). Constant-rate CBR flows active for the whole window are inelastic:
+//! (1+ε)·α·d·log x + ε·d·x) and Monaco / ACC (weight a*, 000 appendix). Constant-rate CBR flows active for the whole window are inelastic:
 //! their rate is taken off the capacity of every link they cross. Everything else (Reno, finite
 //! transfers, flows that start or stop inside the window) is outside the domain and listed with
 //! the reason; a link that also carries such flows makes its prediction approximate, which the
@@ -78,7 +78,7 @@ pub fn propagation_delay(sc: &Scenario, f: &FlowDef) -> f64 {
 }
 
 /// The flow's utility, or why it is outside the domain.
-fn utility(f: &FlowDef, d: f64) -> Result<Utility, String> {
+fn utility(f: &FlowDef, d: f64, packet_size: f64) -> Result<Utility, String> {
     match &f.scheme {
         SchemeConfig::Vegas(p) => {
             if p.size.is_some() {
@@ -106,6 +106,12 @@ fn utility(f: &FlowDef, d: f64) -> Result<Utility, String> {
                 base_rtt: base,
             })
         }
+        // ACC / Monaco: weighted PF with weight a* (000 appendix), here in packets.
+        SchemeConfig::Monaco(p) => Ok(Utility {
+            weight: p.target_bytes() / packet_size,
+            linear: 0.0,
+            base_rtt: d,
+        }),
         other => Err(format!("{} is not in the theory's domain", other.kind())),
     }
 }
@@ -145,7 +151,7 @@ pub fn predict(sc: &Scenario) -> Result<Equilibrium, NumError> {
             }
         }
         let d = propagation_delay(sc, f);
-        match utility(f, d) {
+        match utility(f, d, sc.packet_size as f64) {
             Ok(u) if whole => members.push((i, u, d)),
             Ok(_) => outside.push((f.id.clone(), "starts or stops inside the window".into())),
             Err(why) => outside.push((f.id.clone(), why)),

@@ -5,6 +5,7 @@
 //! inflation (NewReno, RFC 6582), and tells the controller what happened. Loss-based and
 //! delay-based controllers therefore share one loss-recovery machinery, as Vegas shares Reno's.
 
+pub mod acc;
 pub mod reno;
 pub mod vegas;
 

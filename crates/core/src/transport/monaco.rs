@@ -1,0 +1,573 @@
+//! Monaco (000 §IV-B): accumulation-based congestion control with an out-of-band, receiver-based
+//! accumulation estimator.
+//!
+//! Sender (ingress):
+//! - a rate-paced window: data leave through a leaky bucket at cwnd/srtt (burst one packet) and
+//!   each control period (one RTT) carries at most cwnd bytes (003 Algorithm 1's rule); data are
+//!   never retransmitted — Monaco is a congestion-control loop, losses are counted;
+//! - once per control period a back-to-back pair: the out-of-band (OB) control packet, which
+//!   routers put in their high-priority band, then the in-band (IB) one, in line with data, both
+//!   with the same control sequence number; the IB carries the data bytes sent since the
+//!   previous IB and a virtual-delay field that AVD routers add to;
+//! - the next pair leaves when the reverse control packet of this one arrives; then srtt is
+//!   updated (pair sent → reverse received) and the ACC policy moves the window once; on
+//!   "decrease-due-to-loss" the window halves;
+//! - a lost pair is detected by an RFC 6298-style timer with backoff; the sender then sends a
+//!   new pair with a larger sequence number.
+//!
+//! Receiver (egress):
+//! - stamps the OB's arrival; at the IB's, ftt_q = t_IB − t_OB ≥ 0 (the forward queueing delay,
+//!   the OB having skipped the queues) and the accumulation estimate
+//!   â = x̄·(ftt_q + Σ t_AVD), x̄ an EWMA of the egress rate over control periods (000 §IV-B.1,
+//!   §IV-D) — or, with the `count` estimator, the data bytes that arrived between OB and IB plus
+//!   x̄·Σ t_AVD;
+//! - compares the bytes received since the previous IB with the IB's count to detect loss and
+//!   sends the reverse control packet (high priority) with â and a flag: increase, decrease or
+//!   decrease-due-to-loss.
+//!
+//! Wire use of the packet fields: OB/IB `seq` = control sequence number; IB `ack` = bytes sent
+//! since the previous IB, `virtual_delay` = Σ AVD virtual delays; reverse `seq` = control
+//! sequence number, `value` = â in bytes, `ack` = flag (0 increase, 1 decrease, 2 loss),
+//! `virtual_delay` = the measured ftt_q (so the sender can separate rtt_p for ACC-MW).
+//!
+//! Departures: the per-period window cap is applied in whole packets (floor), and the pacing
+//! rate uses the smoothed RTT; together they leave a small idle gap before each IB, and with
+//! flows that share a bottleneck in lockstep the IBs sample the queue at its low point, so the
+//! equilibrium queue is up to about one packet per flow above a* (measured: 3.3–4.0 packets per
+//! flow for a* = 3 in acc-fig6). ftt_q excludes the residual service time of the packet on the
+//! wire (both OB and IB wait for it), a further bias of half a packet shared by the flows of a
+//! busy link. Before the first reverse packet the RTT is an initial guess (`initial_rtt`,
+//! default 100 ms); a control timeout does not change the window (the paper only resends the
+//! pair); when the OB of a pair is lost the receiver sends no reverse packet and the sender's
+//! timer recovers; a loss is flagged only when consecutive IBs arrive (with a gap in control
+//! sequence numbers the byte counts cover different periods and are not compared).
+
+use std::collections::VecDeque;
+
+use crate::cc::acc::{self, AccPolicy, Feedback};
+use crate::packet::{FlowId, Packet, PacketKind};
+use crate::rtt::RttEstimator;
+use crate::transport::{Endpoint, EndpointStats};
+use crate::units::{Duration, Time};
+
+/// Feedback flags on the reverse control packet.
+pub const FLAG_INCREASE: u64 = 0;
+pub const FLAG_DECREASE: u64 = 1;
+pub const FLAG_LOSS: u64 = 2;
+
+/// Settings of a Monaco sender.
+pub struct MonacoConfig {
+    pub packet_size: u32,
+    pub control_size: u32,
+    /// Target accumulation a*, bytes (already multiplied by any weight).
+    pub target: f64,
+    pub policy: Box<dyn AccPolicy>,
+    pub increase_cap: bool,
+    pub initial_window: f64,
+    pub initial_rtt: Duration,
+    pub min_rto: Duration,
+}
+
+/// The ingress side.
+pub struct MonacoSender {
+    flow: FlowId,
+    cfg: MonacoConfig,
+    cwnd: f64,
+    rtt: RttEstimator,
+    running: bool,
+    /// When the leaky bucket lets the next data packet go.
+    next_data: Time,
+    data_seq: u64,
+    /// Data bytes sent in this control period (since the last IB).
+    bytes_since_ib: u64,
+    ctrl_seq: u64,
+    /// Control packets waiting to leave (a pair, OB first).
+    ctrl_queue: VecDeque<Packet>,
+    /// The pair in flight: its sequence number and when it left.
+    outstanding: Option<(u64, Time)>,
+    ctrl_deadline: Option<Time>,
+    accumulation: Option<f64>,
+    stats: EndpointStats,
+}
+
+impl MonacoSender {
+    pub fn new(flow: FlowId, cfg: MonacoConfig) -> MonacoSender {
+        MonacoSender {
+            flow,
+            cwnd: cfg.initial_window.max(cfg.packet_size as f64),
+            rtt: RttEstimator::new(cfg.min_rto, Duration::from_secs(1)),
+            cfg,
+            running: false,
+            next_data: Time::ZERO,
+            data_seq: 0,
+            bytes_since_ib: 0,
+            ctrl_seq: 0,
+            ctrl_queue: VecDeque::new(),
+            outstanding: None,
+            ctrl_deadline: None,
+            accumulation: None,
+            stats: EndpointStats::default(),
+        }
+    }
+
+    fn srtt(&self) -> Duration {
+        self.rtt.srtt().unwrap_or(self.cfg.initial_rtt)
+    }
+
+    /// Time between data packets at the pacing rate cwnd/srtt.
+    fn data_interval(&self) -> Duration {
+        let per_packet =
+            self.srtt().as_secs_f64() * self.cfg.packet_size as f64 / self.cwnd.max(1.0);
+        Duration::from_secs_f64(per_packet).max(Duration(1))
+    }
+
+    /// Whether the next data packet would take this control period's bytes past the window.
+    /// This per-period cap is what clocks the sender: when the queue lengthens the period, the
+    /// window runs out and the rate follows cwnd/RTT as a window-clocked sender's would. Pacing
+    /// alone (rate cwnd/srtt, the queue integrating the mismatch) made the loop oscillate.
+    fn window_full(&self) -> bool {
+        (self.bytes_since_ib + self.cfg.packet_size as u64) as f64 > self.cwnd
+    }
+
+    /// When the next data packet may leave, if the window allows one this period.
+    fn next_data(&self) -> Option<Time> {
+        (self.running && !self.window_full()).then_some(self.next_data)
+    }
+
+    /// Queues the next OB/IB pair.
+    fn send_pair(&mut self, now: Time) {
+        self.ctrl_seq += 1;
+        let mut ob = Packet::new(self.flow, PacketKind::ControlOb, self.cfg.control_size);
+        ob.seq = self.ctrl_seq;
+        ob.sent_at = now;
+        let mut ib = Packet::new(self.flow, PacketKind::ControlIb, self.cfg.control_size);
+        ib.seq = self.ctrl_seq;
+        ib.sent_at = now;
+        ib.ack = std::mem::take(&mut self.bytes_since_ib);
+        self.ctrl_queue.extend([ob, ib]);
+        self.outstanding = Some((self.ctrl_seq, now));
+        self.ctrl_deadline = Some(now + self.rtt.rto());
+    }
+
+    fn on_reverse(&mut self, now: Time, pkt: &Packet) {
+        let Some((seq, sent)) = self.outstanding else {
+            return;
+        };
+        if pkt.seq != seq {
+            return; // a late answer to a pair already given up on
+        }
+        let sample = now - sent;
+        self.rtt.on_sample(sample);
+        self.stats.rtt_sum += sample;
+        self.stats.rtt_samples += 1;
+        let accumulation = pkt.value.max(0.0);
+        self.accumulation = Some(accumulation);
+        if pkt.ack == FLAG_LOSS {
+            self.cwnd = (self.cwnd / 2.0).max(self.cfg.packet_size as f64);
+            self.stats.detected_losses += 1;
+        } else {
+            let rtt = self.srtt();
+            let fb = Feedback {
+                accumulation,
+                target: self.cfg.target,
+                rtt,
+                rtt_p: sample - pkt.virtual_delay,
+                mss: self.cfg.packet_size as f64,
+            };
+            self.cwnd = acc::apply(
+                self.cfg.policy.as_ref(),
+                self.cwnd,
+                &fb,
+                self.cfg.increase_cap,
+            );
+        }
+        self.outstanding = None;
+        if self.running {
+            self.send_pair(now);
+        } else {
+            self.ctrl_deadline = None;
+        }
+    }
+
+    /// The current window, bytes.
+    pub fn cwnd(&self) -> f64 {
+        self.cwnd
+    }
+}
+
+impl Endpoint for MonacoSender {
+    fn handle_packet(&mut self, now: Time, pkt: &Packet) {
+        if pkt.kind == PacketKind::ControlReverse {
+            self.on_reverse(now, pkt);
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Time) {
+        if self.ctrl_deadline.is_some_and(|d| d <= now) {
+            // The pair or its answer was lost: back off and try a new pair.
+            self.rtt.on_timeout();
+            self.stats.timeouts += 1;
+            if self.running {
+                self.send_pair(now);
+            } else {
+                self.ctrl_deadline = None;
+            }
+        }
+    }
+
+    fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
+        if let Some(p) = self.ctrl_queue.pop_front() {
+            self.stats.sent_packets += 1;
+            self.stats.sent_bytes += p.size as u64;
+            return Some(p);
+        }
+        if self.next_data().is_none_or(|t| t > now) {
+            return None;
+        }
+        let mut p = Packet::new(self.flow, PacketKind::Data, self.cfg.packet_size);
+        p.seq = self.data_seq;
+        p.sent_at = now;
+        self.data_seq += 1;
+        self.bytes_since_ib += p.size as u64;
+        // Leaky bucket with a one-packet burst: after an idle spell one packet goes at once.
+        self.next_data = self.next_data.max(now) + self.data_interval();
+        self.stats.sent_packets += 1;
+        self.stats.sent_bytes += p.size as u64;
+        Some(p)
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        match (self.next_data(), self.ctrl_deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn handle_start(&mut self, now: Time) {
+        self.running = true;
+        self.next_data = now;
+        self.send_pair(now);
+    }
+
+    fn handle_stop(&mut self, _now: Time) {
+        self.running = false;
+        self.ctrl_queue.clear();
+        self.ctrl_deadline = None;
+    }
+
+    fn stats(&self) -> EndpointStats {
+        EndpointStats {
+            cwnd_bytes: Some(self.cwnd as u64),
+            srtt: self.rtt.srtt(),
+            accumulation_bytes: self.accumulation,
+            base_rtt: self.rtt.min_rtt(),
+            ..self.stats
+        }
+    }
+}
+
+/// How the receiver turns a control period into an accumulation estimate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Estimator {
+    /// â = x̄·(ftt_q + Σ t_AVD), x̄ the egress-rate EWMA (000 §IV-B.1).
+    Rate,
+    /// â = data bytes arriving between OB and IB + x̄·Σ t_AVD (Little's law counted directly).
+    Count,
+}
+
+/// The egress side.
+pub struct MonacoReceiver {
+    flow: FlowId,
+    control_size: u32,
+    target: f64,
+    estimator: Estimator,
+    /// Weight of a new period's rate sample in the egress-rate EWMA.
+    gain: f64,
+    /// The last OB seen: its sequence number and arrival time.
+    ob: Option<(u64, Time)>,
+    bytes_since_ob: u64,
+    bytes_since_ib: u64,
+    last_ib: Option<(u64, Time)>,
+    rate: Option<f64>,
+    pending: VecDeque<Packet>,
+    stats: EndpointStats,
+}
+
+impl MonacoReceiver {
+    /// `target` (bytes) decides the increase/decrease flag; `gain` is the EWMA weight of a new
+    /// period's egress-rate sample.
+    pub fn new(
+        flow: FlowId,
+        control_size: u32,
+        target: f64,
+        estimator: Estimator,
+    ) -> MonacoReceiver {
+        MonacoReceiver {
+            flow,
+            control_size,
+            target,
+            estimator,
+            gain: 0.5,
+            ob: None,
+            bytes_since_ob: 0,
+            bytes_since_ib: 0,
+            last_ib: None,
+            rate: None,
+            pending: VecDeque::new(),
+            stats: EndpointStats::default(),
+        }
+    }
+
+    /// The egress-rate EWMA, bytes per second.
+    pub fn egress_rate(&self) -> Option<f64> {
+        self.rate
+    }
+
+    fn on_ib(&mut self, now: Time, ib: &Packet) {
+        if let Some((_, t)) = self.last_ib {
+            let dt = (now - t).as_secs_f64();
+            if dt > 0.0 {
+                let sample = self.bytes_since_ib as f64 / dt;
+                self.rate = Some(match self.rate {
+                    None => sample,
+                    Some(r) => (1.0 - self.gain) * r + self.gain * sample,
+                });
+            }
+        }
+        let consecutive = self.last_ib.is_some_and(|(s, _)| ib.seq == s + 1);
+        let lost = consecutive && self.bytes_since_ib < ib.ack;
+        let ob = self.ob.filter(|(s, _)| *s == ib.seq);
+        let x = self.rate.unwrap_or(0.0);
+        if let Some((_, t_ob)) = ob {
+            let ftt_q = now - t_ob; // ≥ 0 by construction
+            let avd = ib.virtual_delay.as_secs_f64();
+            let estimate = match self.estimator {
+                Estimator::Rate => x * (ftt_q.as_secs_f64() + avd),
+                Estimator::Count => self.bytes_since_ob as f64 + x * avd,
+            };
+            self.stats.accumulation_bytes = Some(estimate);
+            let mut rev = Packet::new(self.flow, PacketKind::ControlReverse, self.control_size);
+            rev.seq = ib.seq;
+            rev.value = estimate;
+            rev.virtual_delay = ftt_q;
+            rev.ack = if lost {
+                FLAG_LOSS
+            } else if estimate > self.target {
+                FLAG_DECREASE
+            } else {
+                FLAG_INCREASE
+            };
+            self.pending.push_back(rev);
+        }
+        if lost {
+            self.stats.detected_losses += 1;
+        }
+        self.last_ib = Some((ib.seq, now));
+        self.bytes_since_ib = 0;
+        self.ob = None;
+    }
+}
+
+impl Endpoint for MonacoReceiver {
+    fn handle_packet(&mut self, now: Time, pkt: &Packet) {
+        match pkt.kind {
+            PacketKind::Data => {
+                self.stats.delivered_bytes += pkt.size as u64;
+                self.bytes_since_ib += pkt.size as u64;
+                self.bytes_since_ob += pkt.size as u64;
+            }
+            PacketKind::ControlOb => {
+                self.ob = Some((pkt.seq, now));
+                self.bytes_since_ob = 0;
+            }
+            PacketKind::ControlIb => self.on_ib(now, pkt),
+            _ => {}
+        }
+    }
+
+    fn handle_timeout(&mut self, _now: Time) {}
+
+    fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
+        let mut p = self.pending.pop_front()?;
+        p.sent_at = now;
+        self.stats.sent_packets += 1;
+        self.stats.sent_bytes += p.size as u64;
+        Some(p)
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        None
+    }
+
+    fn stats(&self) -> EndpointStats {
+        self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::acc::p::AccP;
+
+    fn sender() -> MonacoSender {
+        MonacoSender::new(
+            FlowId(0),
+            MonacoConfig {
+                packet_size: 1000,
+                control_size: 40,
+                target: 3000.0,
+                policy: Box::new(AccP { kappa: 0.5 }),
+                increase_cap: false,
+                initial_window: 2000.0,
+                initial_rtt: Duration::from_millis(100),
+                min_rto: Duration::from_millis(200),
+            },
+        )
+    }
+
+    fn drain(s: &mut MonacoSender, now: Time) -> Vec<Packet> {
+        std::iter::from_fn(|| s.poll_transmit(now)).collect()
+    }
+
+    fn ms(x: u64) -> Time {
+        Time(x * 1_000_000)
+    }
+
+    #[test]
+    fn start_sends_a_pair_then_paced_data() {
+        let mut s = sender();
+        s.handle_start(ms(0));
+        let out = drain(&mut s, ms(0));
+        let kinds: Vec<_> = out.iter().map(|p| p.kind).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                PacketKind::ControlOb,
+                PacketKind::ControlIb,
+                PacketKind::Data
+            ]
+        );
+        assert_eq!(out[0].seq, out[1].seq);
+        // 2 packets per 100 ms: the next data packet is due at 50 ms.
+        assert_eq!(s.poll_timeout(), Some(ms(50)));
+        assert!(drain(&mut s, ms(49)).is_empty());
+        assert_eq!(drain(&mut s, ms(50)).len(), 1);
+    }
+
+    #[test]
+    fn ib_counts_bytes_since_the_previous_ib() {
+        let mut s = sender();
+        s.handle_start(ms(0));
+        drain(&mut s, ms(0));
+        drain(&mut s, ms(50));
+        let mut rev = Packet::new(FlowId(0), PacketKind::ControlReverse, 40);
+        rev.seq = 1;
+        rev.value = 0.0;
+        s.handle_packet(ms(60), &rev);
+        let out = drain(&mut s, ms(60));
+        let ib = out
+            .iter()
+            .find(|p| p.kind == PacketKind::ControlIb)
+            .unwrap();
+        assert_eq!((ib.seq, ib.ack), (2, 2000));
+        // â = 0 < a*: ACC-P grows the window by κ·a* = 1500 B.
+        assert_eq!(s.cwnd(), 3500.0);
+    }
+
+    #[test]
+    fn loss_flag_halves_and_timeout_resends_a_new_pair() {
+        let mut s = sender();
+        s.handle_start(ms(0));
+        drain(&mut s, ms(0));
+        let mut rev = Packet::new(FlowId(0), PacketKind::ControlReverse, 40);
+        rev.seq = 1;
+        rev.ack = FLAG_LOSS;
+        s.handle_packet(ms(10), &rev);
+        assert_eq!(s.cwnd(), 1000.0);
+        drain(&mut s, ms(10));
+        // Pair 2 is never answered: the timer fires and pair 3 goes out.
+        let deadline = s.ctrl_deadline.unwrap();
+        s.handle_timeout(deadline);
+        let seqs: Vec<u64> = drain(&mut s, deadline)
+            .iter()
+            .filter(|p| p.kind == PacketKind::ControlOb)
+            .map(|p| p.seq)
+            .collect();
+        assert_eq!(seqs, vec![3]);
+        assert_eq!(s.stats().timeouts, 1);
+        // A late answer to pair 2 is ignored.
+        rev.seq = 2;
+        rev.ack = FLAG_INCREASE;
+        s.handle_packet(deadline + Duration::from_millis(1), &rev);
+        assert_eq!(s.cwnd(), 1000.0);
+    }
+
+    /// Feeds a receiver one control period: OB at `t_ob`, `n` data packets, IB at `t_ib`.
+    fn period(
+        r: &mut MonacoReceiver,
+        seq: u64,
+        t_ob: Time,
+        n: u64,
+        t_ib: Time,
+        sent: u64,
+    ) -> Packet {
+        let mut ob = Packet::new(FlowId(0), PacketKind::ControlOb, 40);
+        ob.seq = seq;
+        r.handle_packet(t_ob, &ob);
+        for _ in 0..n {
+            r.handle_packet(t_ob, &Packet::new(FlowId(0), PacketKind::Data, 1000));
+        }
+        let mut ib = Packet::new(FlowId(0), PacketKind::ControlIb, 40);
+        ib.seq = seq;
+        ib.ack = sent;
+        r.handle_packet(t_ib, &ib);
+        r.poll_transmit(t_ib).expect("a reverse packet")
+    }
+
+    #[test]
+    fn receiver_estimates_rate_times_forward_queueing_delay() {
+        let mut r = MonacoReceiver::new(FlowId(0), 40, 3000.0, Estimator::Rate);
+        // 10 packets per 10 ms period = 1 MB/s; the IB trails the OB by 4 ms ⇒ â = 4000 B.
+        let mut t = ms(0);
+        let mut last = None;
+        for seq in 1..=5 {
+            last = Some(period(
+                &mut r,
+                seq,
+                t,
+                10,
+                t + Duration::from_millis(4),
+                10_000,
+            ));
+            t += Duration::from_millis(10);
+        }
+        let rev = last.unwrap();
+        assert!((rev.value - 4000.0).abs() < 1e-6, "{}", rev.value);
+        assert_eq!(rev.ack, FLAG_DECREASE);
+        assert_eq!(rev.virtual_delay, Duration::from_millis(4));
+    }
+
+    #[test]
+    fn receiver_flags_loss_from_the_byte_count() {
+        let mut r = MonacoReceiver::new(FlowId(0), 40, 3000.0, Estimator::Count);
+        period(&mut r, 1, ms(0), 5, ms(1), 5000);
+        let rev = period(&mut r, 2, ms(10), 4, ms(11), 5000);
+        assert_eq!(rev.ack, FLAG_LOSS);
+        assert_eq!(
+            rev.value, 4000.0,
+            "count estimator: bytes between OB and IB"
+        );
+        // After a control-sequence gap the counts are not compared.
+        let rev = period(&mut r, 4, ms(30), 4, ms(31), 9000);
+        assert_ne!(rev.ack, FLAG_LOSS);
+    }
+
+    #[test]
+    fn no_reverse_without_the_matching_ob() {
+        let mut r = MonacoReceiver::new(FlowId(0), 40, 3000.0, Estimator::Rate);
+        let mut ib = Packet::new(FlowId(0), PacketKind::ControlIb, 40);
+        ib.seq = 7;
+        r.handle_packet(ms(5), &ib);
+        assert!(r.poll_transmit(ms(5)).is_none());
+    }
+}
