@@ -458,6 +458,7 @@ impl SchemeConfig {
                     initial_window: p.initial_window.0 as f64,
                     initial_rtt: p.initial_rtt,
                     min_rto: p.min_rto,
+                    rng: crate::rng::stream(ctx.seed, &format!("flow:{}:monaco", ctx.name)),
                 };
                 let estimator = match p.estimator {
                     EstimatorName::Rate => Estimator::Rate,
