@@ -112,6 +112,11 @@ pub fn queue_series(sim: &Simulator, link: usize) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// The value of a sampled cumulative series at time `t` (its last sample at or before t).
+pub fn value_at(series: &[(f64, f64)], t: f64) -> f64 {
+    series.iter().rev().find(|p| p.0 <= t).map_or(0.0, |p| p.1)
+}
+
 /// Mean of a series over samples with t in (t0, t1].
 pub fn period_mean(series: &[(f64, f64)], t0: f64, t1: f64) -> f64 {
     let v: Vec<f64> = series

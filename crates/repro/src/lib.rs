@@ -9,6 +9,7 @@
 //! Adding a reproduction: write its scenario files, implement [`Experiment`] (usually in the
 //! module of its paper) and add one line to [`registry`].
 
+pub mod acc;
 pub mod common;
 pub mod report;
 pub mod vegas;
@@ -57,6 +58,12 @@ pub fn registry() -> Vec<Box<dyn Experiment>> {
         Box::new(vegas::Fig5),
         Box::new(vegas::Table5),
         Box::new(vegas::Fig8),
+        Box::new(acc::Fig2),
+        Box::new(acc::Fig4),
+        Box::new(acc::Fig5),
+        Box::new(acc::Fig6),
+        Box::new(acc::Fig7),
+        Box::new(acc::Fig9),
     ]
 }
 

@@ -107,6 +107,8 @@ pub struct LinkSummary {
     pub marks: u64,
     pub drops_in_window: u64,
     pub marks_in_window: u64,
+    /// Packets the link lost at random (its `loss` probability), not counted in `drops`.
+    pub random_losses: u64,
     pub transmitted_packets: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub theory: Option<LinkTheory>,
@@ -192,6 +194,7 @@ impl Summary {
                     marks: st.marked_packets,
                     drops_in_window: b.drops - a.drops,
                     marks_in_window: b.marks - a.marks,
+                    random_losses: sim.links[i].random_losses,
                     transmitted_packets: st.dequeued_packets,
                     theory: None,
                 }

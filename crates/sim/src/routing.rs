@@ -72,6 +72,7 @@ mod tests {
             rate: Rate::from_mbps(1),
             delay: Duration::ZERO,
             queue: QueueConfig::default_queue(),
+            loss: 0.0,
         }
     }
 

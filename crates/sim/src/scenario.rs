@@ -66,6 +66,9 @@ pub struct LinkDef {
     pub rate: Rate,
     pub delay: Duration,
     pub queue: QueueConfig,
+    /// Probability that the link loses a packet at random (transmission errors), before it
+    /// reaches the queue.
+    pub loss: f64,
 }
 
 /// One flow with its routes.
@@ -142,6 +145,7 @@ struct RawLink {
     rate: Rate,
     delay: Duration,
     queue: Option<QueueConfig>,
+    loss: Option<Spanned<f64>>,
     count: Option<Spanned<u32>>,
     first: Option<u32>,
 }
@@ -378,6 +382,17 @@ fn resolve_link(
             ))
         }
     };
+    let loss = match &l.loss {
+        Some(p) if !(0.0..1.0).contains(p.get_ref()) => {
+            return Err(ctx.at(
+                p,
+                &key("loss"),
+                format!("loss probability {} is not in [0, 1)", p.get_ref()),
+            ))
+        }
+        Some(p) => *p.get_ref(),
+        None => 0.0,
+    };
     for i in group(&l.count, l.first) {
         for (a, z) in &ends {
             let (a, z) = (subst(a, i), subst(z, i));
@@ -409,6 +424,7 @@ fn resolve_link(
                 rate: l.rate,
                 delay: l.delay,
                 queue: l.queue.clone().unwrap_or_else(|| default_queue.clone()),
+                loss,
             });
         }
     }

@@ -31,6 +31,10 @@ pub(crate) struct Link {
     pub rate: Rate,
     pub delay: Duration,
     pub queue: Box<dyn QueueDiscipline>,
+    /// Random loss probability and its stream (None when the link is lossless).
+    loss: Option<(f64, rng::Rng)>,
+    /// Packets lost at random.
+    pub random_losses: u64,
     /// The packet being serialised and when it started.
     transmitting: Option<(Packet, Time)>,
     /// Packets propagating, with their arrival times (non-decreasing).
@@ -130,6 +134,9 @@ impl Simulator {
                     seed,
                     name: format!("link:{}", l.name),
                 }),
+                loss: (l.loss > 0.0)
+                    .then(|| (l.loss, rng::stream(seed, &format!("link:{}:loss", l.name)))),
+                random_losses: 0,
                 transmitting: None,
                 pipe: VecDeque::new(),
                 busy_done: 0,
@@ -313,6 +320,13 @@ impl Simulator {
     fn enqueue(&mut self, l: usize, pkt: Packet) {
         let now = self.now;
         let link = &mut self.links[l];
+        if let Some((p, rng)) = &mut link.loss {
+            if rng.random::<f64>() < *p {
+                link.random_losses += 1;
+                self.count_drop(&pkt);
+                return;
+            }
+        }
         link.account_queue(now);
         match link.queue.enqueue(now, pkt) {
             Ok(()) => {
@@ -321,15 +335,15 @@ impl Simulator {
                     self.start_tx(l);
                 }
             }
-            Err(d) => {
-                let p = d.packet;
-                let c =
-                    &mut self.flows[p.flow.0 as usize].counts[usize::from(!p.kind.is_forward())];
-                c.dropped += 1;
-                c.dropped_bytes += p.size as u64;
-                c.dropped_data += u64::from(p.kind == acclab_core::PacketKind::Data);
-            }
+            Err(d) => self.count_drop(&d.packet),
         }
+    }
+
+    fn count_drop(&mut self, p: &Packet) {
+        let c = &mut self.flows[p.flow.0 as usize].counts[usize::from(!p.kind.is_forward())];
+        c.dropped += 1;
+        c.dropped_bytes += p.size as u64;
+        c.dropped_data += u64::from(p.kind == acclab_core::PacketKind::Data);
     }
 
     fn start_tx(&mut self, l: usize) {

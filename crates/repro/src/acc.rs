@@ -1,0 +1,815 @@
+//! The ACC / Monaco experiments of 000 (Xia et al. — Accumulation-based Congestion Control).
+
+use acclab_core::config::{AccPolicyName, MonacoParams, SchemeConfig, VegasParams};
+use acclab_sim::plot::{write_chart, Chart, Series};
+use acclab_sim::Scenario;
+use rayon::prelude::*;
+
+use crate::common::{self, flow_series, period_mean, queue_series, simulate, Run};
+use crate::{Ctx, Experiment, Report, ReproError, Row};
+
+fn mbps(bps: f64) -> f64 {
+    bps / 1e6
+}
+
+/// Every flow of `sc` switched to `scheme`.
+fn with_scheme(sc: &Scenario, scheme: &SchemeConfig) -> Scenario {
+    let mut sc = sc.clone();
+    for f in &mut sc.flows {
+        f.scheme = scheme.clone();
+    }
+    sc
+}
+
+fn monaco(policy: AccPolicyName) -> SchemeConfig {
+    SchemeConfig::Monaco(MonacoParams {
+        policy,
+        ..MonacoParams::default()
+    })
+}
+
+fn chart(title: String, x: &str, y: &str, series: Vec<Series>) -> Chart {
+    Chart {
+        title,
+        x_label: x.into(),
+        y_label: y.into(),
+        series,
+        ..Chart::default()
+    }
+}
+
+/// Throughput over time of every flow of a run.
+fn throughput_series(run: &Run) -> Vec<Series> {
+    run.summary
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            Series::new(
+                f.id.clone(),
+                flow_series(&run.sim, &[i], |s| Some(mbps(s.throughput_bps))),
+            )
+        })
+        .collect()
+}
+
+/// 000 Fig. 2: three ACC policies, one equilibrium.
+pub struct Fig2;
+impl Experiment for Fig2 {
+    fn id(&self) -> &'static str {
+        "acc-fig2"
+    }
+    fn title(&self) -> &'static str {
+        "000 Fig. 2: ACC-AIAD, ACC-MW, ACC-P on a 2×9 Mb/s parking lot reach long 3, shorts 6 Mb/s"
+    }
+    fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
+        let text = common::pick(
+            ctx,
+            include_str!("../../../scenarios/repro/acc-fig2.toml"),
+            include_str!("../../../scenarios/repro/acc-fig2.quick.toml"),
+        );
+        common::keep_scenario(&ctx.out, "scenario.toml", text)?;
+        let base = common::load(text, self.id())?;
+        let policies = [
+            ("acc-aiad", AccPolicyName::AccAiad),
+            ("acc-mw", AccPolicyName::AccMw),
+            ("acc-p", AccPolicyName::AccP),
+        ];
+        let runs: Vec<Result<Run, ReproError>> = policies
+            .par_iter()
+            .map(|(label, p)| simulate(ctx, label, with_scheme(&base, &monaco(*p))))
+            .collect();
+        let mut report = Report::new(self.id(), self.title(), ctx.quick);
+        let mut longs = Vec::new();
+        for ((label, _), run) in policies.iter().zip(runs) {
+            let run = run?;
+            for f in &run.summary.flows {
+                let paper = if f.id == "long" { 3.0 } else { 6.0 };
+                let theory = f.theory.as_ref().map(|t| mbps(t.throughput_bps));
+                report.rows.push(Row::close(
+                    format!("{label}: {} throughput (Mb/s)", f.id),
+                    Some(paper),
+                    theory,
+                    mbps(f.throughput_bps),
+                    0.10,
+                ));
+                if f.id == "long" {
+                    longs.push(mbps(f.throughput_bps));
+                }
+            }
+            report.rows.push(Row::at_most(
+                format!("{label}: lost packets"),
+                Some(0.0),
+                None,
+                run.summary
+                    .flows
+                    .iter()
+                    .map(|f| f.lost_packets as f64)
+                    .sum(),
+                0.0,
+            ));
+            report.files.extend(write_chart(
+                &ctx.out,
+                &format!("throughput-{label}"),
+                &chart(
+                    format!("{}: {label}", self.id()),
+                    "time (s)",
+                    "Mb/s",
+                    throughput_series(&run),
+                ),
+            )?);
+        }
+        let spread = longs.iter().cloned().fold(f64::MIN, f64::max)
+            / longs.iter().cloned().fold(f64::MAX, f64::min)
+            - 1.0;
+        report.notes.push(format!(
+            "long-flow throughput differs by {:.1}% between the policies",
+            spread * 100.0
+        ));
+        Ok(report)
+    }
+}
+
+/// 000 Fig. 4: reverse-path congestion.
+pub struct Fig4;
+const FIG4_REVERSE_MBPS: [u64; 6] = [5, 10, 15, 20, 30, 45];
+const FIG4_REVERSE_MBPS_QUICK: [u64; 3] = [5, 20, 45];
+
+impl Experiment for Fig4 {
+    fn id(&self) -> &'static str {
+        "acc-fig4"
+    }
+    fn title(&self) -> &'static str {
+        "000 Fig. 4: forward utilisation under reverse-path congestion, Vegas vs Monaco"
+    }
+    fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
+        let text = common::pick(
+            ctx,
+            include_str!("../../../scenarios/repro/acc-fig4.toml"),
+            include_str!("../../../scenarios/repro/acc-fig4.quick.toml"),
+        );
+        common::keep_scenario(&ctx.out, "scenario.toml", text)?;
+        let base = common::load(text, self.id())?;
+        let forward = common::link(&base, "r1->r2")?;
+        let reverse = common::link(&base, "r2->r1")?;
+        let sweep: &[u64] = if ctx.quick {
+            &FIG4_REVERSE_MBPS_QUICK
+        } else {
+            &FIG4_REVERSE_MBPS
+        };
+        let schemes = [
+            ("vegas", SchemeConfig::Vegas(VegasParams::default())),
+            ("monaco", monaco(AccPolicyName::AccP)),
+        ];
+        let points: Vec<(u64, usize)> = sweep.iter().flat_map(|&r| [(r, 0), (r, 1)]).collect();
+        let results: Vec<Result<(u64, usize, f64), ReproError>> = points
+            .par_iter()
+            .map(|&(rev, k)| {
+                let mut sc = with_scheme(&base, &schemes[k].1);
+                sc.links[reverse].rate = acclab_core::Rate::from_mbps(rev);
+                let run = simulate(ctx, &format!("{}-reverse-{rev}Mbps", schemes[k].0), sc)?;
+                Ok((rev, k, run.summary.links[forward].utilization))
+            })
+            .collect();
+        let results = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+        let mut report = Report::new(self.id(), self.title(), ctx.quick);
+        for &(rev, k, u) in &results {
+            if k == 0 {
+                report.rows.push(Row::at_most(
+                    format!("Vegas forward utilisation, reverse {rev} Mb/s (paper 10–60%)"),
+                    None,
+                    None,
+                    u,
+                    0.6,
+                ));
+            } else {
+                report.rows.push(Row::at_least(
+                    format!("Monaco forward utilisation, reverse {rev} Mb/s"),
+                    None,
+                    None,
+                    u,
+                    0.95,
+                ));
+            }
+        }
+        let series = |k: usize| {
+            results
+                .iter()
+                .filter(|r| r.1 == k)
+                .map(|r| (r.0 as f64, r.2))
+                .collect()
+        };
+        report.files.extend(write_chart(
+            &ctx.out,
+            "utilisation",
+            &chart(
+                format!("{}: forward bottleneck utilisation", self.id()),
+                "reverse bandwidth (Mb/s)",
+                "utilisation",
+                vec![
+                    Series::new("Vegas", series(0)).with_markers(),
+                    Series::new("Monaco", series(1)).with_markers(),
+                ],
+            ),
+        )?);
+        report
+            .notes
+            .push("paper: Vegas 10–60%, Monaco ≈ 100% at every reverse bandwidth".into());
+        Ok(report)
+    }
+}
+
+/// 000 Fig. 5: a propagation-delay change.
+pub struct Fig5;
+impl Experiment for Fig5 {
+    fn id(&self) -> &'static str {
+        "acc-fig5"
+    }
+    fn title(&self) -> &'static str {
+        "000 Fig. 5: Vegas, Vegas-k and Monaco when the propagation delay jumps from 12 to 52 ms"
+    }
+    fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
+        // One 10 Mb/s flow for 60 s runs in a fraction of a second: quick is the full run.
+        let text = include_str!("../../../scenarios/repro/acc-fig5.toml");
+        common::keep_scenario(&ctx.out, "scenario.toml", text)?;
+        let base = common::load(text, self.id())?;
+        let bottleneck = common::link(&base, "r1->r2")?;
+        let vegas_k = SchemeConfig::Vegas(VegasParams {
+            k: Some(10),
+            ..VegasParams::default()
+        });
+        let variants = [
+            ("vegas", SchemeConfig::Vegas(VegasParams::default())),
+            ("vegas-k", vegas_k),
+            ("monaco", monaco(AccPolicyName::AccP)),
+        ];
+        let runs: Vec<Result<Run, ReproError>> = variants
+            .par_iter()
+            .map(|(label, s)| simulate(ctx, label, with_scheme(&base, s)))
+            .collect();
+        let mut runs = runs.into_iter();
+        let mut next = || {
+            runs.next()
+                .ok_or_else(|| ReproError::Other("missing run".into()))?
+        };
+        let (vegas, vegas_k, monaco_run) = (next()?, next()?, next()?);
+        let util = |run: &Run, t0: f64, t1: f64| {
+            let s: Vec<(f64, f64)> = run
+                .sim
+                .monitor()
+                .link_samples
+                .iter()
+                .filter(|x| x.link as usize == bottleneck)
+                .map(|x| (x.t_s, x.utilization))
+                .collect();
+            period_mean(&s, t0, t1)
+        };
+        let lost_after = |run: &Run| -> f64 {
+            // Losses of the flow after the change: the cumulative count at the end minus at 10 s.
+            let s = flow_series(&run.sim, &[0], |f| Some(f.lost_packets as f64));
+            common::value_at(&s, f64::MAX) - common::value_at(&s, 10.0)
+        };
+        let mut report = Report::new(self.id(), self.title(), ctx.quick);
+        let end = base.duration.as_secs_f64();
+        report.rows.push(Row::at_most(
+            "Vegas utilisation after the change (15 s – end)",
+            Some(0.10),
+            None,
+            util(&vegas, 15.0, end),
+            0.10,
+        ));
+        let kq = queue_series(&vegas_k.sim, bottleneck);
+        let limit = match base.links[bottleneck].queue {
+            acclab_core::config::QueueConfig::Droptail {
+                limit: acclab_core::Limit::Packets(n),
+                ..
+            } => n as f64,
+            _ => f64::NAN,
+        };
+        let kmax = kq
+            .iter()
+            .filter(|p| p.0 > 10.0)
+            .map(|p| p.1)
+            .fold(0.0, f64::max);
+        report.rows.push(Row::at_least(
+            "Vegas-k: queue after the change reaches the buffer (pkts)",
+            None,
+            None,
+            kmax,
+            limit - 1.0,
+        ));
+        report.rows.push(Row::at_least(
+            "Vegas-k: packets lost after the change",
+            None,
+            None,
+            lost_after(&vegas_k),
+            1.0,
+        ));
+        // Recovery: the first second-long stretch after the change averaging ≥ 95% utilisation.
+        let recovered = (0..((end - 10.0) as usize))
+            .map(|s| 10.0 + s as f64)
+            .find(|&t| util(&monaco_run, t, t + 1.0) >= 0.95)
+            .map_or(f64::INFINITY, |t| t + 1.0 - 10.0);
+        report.rows.push(Row::at_most(
+            "Monaco: time to regain ≥ 95% utilisation (s)",
+            Some(3.0),
+            None,
+            recovered,
+            4.0,
+        ));
+        report.rows.push(Row::at_least(
+            "Monaco utilisation 20 s – end",
+            None,
+            Some(1.0),
+            util(&monaco_run, 20.0, end),
+            0.95,
+        ));
+        report.rows.push(Row::at_most(
+            "Monaco packets lost",
+            Some(0.0),
+            None,
+            monaco_run.summary.flows[0].lost_packets as f64,
+            0.0,
+        ));
+        let util_series = |run: &Run, name: &str| {
+            let s = run
+                .sim
+                .monitor()
+                .link_samples
+                .iter()
+                .filter(|x| x.link as usize == bottleneck)
+                .map(|x| (x.t_s, x.utilization))
+                .collect();
+            Series::new(name, s)
+        };
+        report.files.extend(write_chart(
+            &ctx.out,
+            "utilisation",
+            &chart(
+                format!(
+                    "{}: bottleneck utilisation (delay 12 → 52 ms at 10 s)",
+                    self.id()
+                ),
+                "time (s)",
+                "utilisation",
+                vec![
+                    util_series(&vegas, "Vegas"),
+                    util_series(&vegas_k, "Vegas-k"),
+                    util_series(&monaco_run, "Monaco"),
+                ],
+            ),
+        )?);
+        report.files.extend(write_chart(
+            &ctx.out,
+            "queue",
+            &chart(
+                format!("{}: bottleneck queue", self.id()),
+                "time (s)",
+                "packets",
+                vec![
+                    Series::new("Vegas", queue_series(&vegas.sim, bottleneck)),
+                    Series::new("Vegas-k", kq),
+                    Series::new("Monaco", queue_series(&monaco_run.sim, bottleneck)),
+                ],
+            ),
+        )?);
+        Ok(report)
+    }
+}
+
+/// The phases of Figs. 6 and 7: (from, to, active sets, expected per-flow Mb/s).
+const PHASES: [(f64, f64, &[&str], f64); 5] = [
+    (0.0, 10.0, &["set1"], 3.0),
+    (10.0, 20.0, &["set1", "set2"], 2.0),
+    (20.0, 30.0, &["set1", "set2", "set3"], 1.5),
+    (30.0, 40.0, &["set2", "set3"], 3.0),
+    (40.0, 50.0, &["set3"], 6.0),
+];
+
+/// Flow indices of a set ("set1-3" belongs to "set1").
+fn members(run: &Run, set: &str) -> Vec<usize> {
+    (0..run.summary.flows.len())
+        .filter(|&i| common::class_of(&run.summary.flows[i].id) == set)
+        .collect()
+}
+
+/// Shared by Figs. 6 and 7: run, plot throughput per set, queue and utilisation.
+fn dynamic_demands(ctx: &Ctx, id: &str, text: &str) -> Result<(Run, usize, Report), ReproError> {
+    common::keep_scenario(&ctx.out, "scenario.toml", text)?;
+    let sc = common::load(text, id)?;
+    let bottleneck = common::link(&sc, "r1->r2")?;
+    let run = simulate(ctx, "run", sc)?;
+    let mut report = Report::new(id, "", ctx.quick);
+    let sets: Vec<Series> = ["set1", "set2", "set3"]
+        .iter()
+        .map(|s| {
+            Series::new(
+                *s,
+                flow_series(&run.sim, &members(&run, s), |f| {
+                    Some(mbps(f.throughput_bps))
+                }),
+            )
+        })
+        .collect();
+    report.files.extend(write_chart(
+        &ctx.out,
+        "throughput",
+        &chart(
+            format!("{id}: mean throughput per set"),
+            "time (s)",
+            "Mb/s",
+            sets,
+        ),
+    )?);
+    report.files.extend(write_chart(
+        &ctx.out,
+        "queue",
+        &chart(
+            format!("{id}: bottleneck queue"),
+            "time (s)",
+            "packets",
+            vec![Series::new("r1->r2", queue_series(&run.sim, bottleneck))],
+        ),
+    )?);
+    let util: Vec<(f64, f64)> = run
+        .sim
+        .monitor()
+        .link_samples
+        .iter()
+        .filter(|x| x.link as usize == bottleneck)
+        .map(|x| (x.t_s, x.utilization))
+        .collect();
+    report.files.extend(write_chart(
+        &ctx.out,
+        "utilisation",
+        &chart(
+            format!("{id}: bottleneck utilisation"),
+            "time (s)",
+            "utilisation",
+            vec![Series::new("r1->r2", util)],
+        ),
+    )?);
+    let cwnd: Vec<Series> = ["set1", "set2", "set3"]
+        .iter()
+        .map(|s| {
+            Series::new(
+                *s,
+                flow_series(&run.sim, &members(&run, s), |f| {
+                    f.cwnd_bytes.map(|c| c as f64 / 1000.0)
+                }),
+            )
+        })
+        .collect();
+    report.files.extend(write_chart(
+        &ctx.out,
+        "cwnd",
+        &chart(format!("{id}: mean window per set"), "time (s)", "KB", cwnd),
+    )?);
+    Ok((run, bottleneck, report))
+}
+
+fn link_series(
+    run: &Run,
+    link: usize,
+    f: impl Fn(&acclab_sim::monitor::LinkSample) -> f64,
+) -> Vec<(f64, f64)> {
+    run.sim
+        .monitor()
+        .link_samples
+        .iter()
+        .filter(|x| x.link as usize == link)
+        .map(|x| (x.t_s, f(x)))
+        .collect()
+}
+
+/// 000 Fig. 6.
+pub struct Fig6;
+impl Experiment for Fig6 {
+    fn id(&self) -> &'static str {
+        "acc-fig6"
+    }
+    fn title(&self) -> &'static str {
+        "000 Fig. 6: Monaco under dynamic demands, droptail bottleneck with enough buffer (90 pkt)"
+    }
+    fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
+        // 30 Mb/s for 50 s runs in a fraction of a second: quick is the full run.
+        let (run, b, mut report) = dynamic_demands(
+            ctx,
+            self.id(),
+            include_str!("../../../scenarios/repro/acc-fig6.toml"),
+        )?;
+        report.title = self.title().into();
+        let q = queue_series(&run.sim, b);
+        let u = link_series(&run, b, |x| x.utilization);
+        let drops = link_series(&run, b, |x| x.drops as f64);
+        for &(t0, t1, sets, expected) in &PHASES {
+            // The second half of each phase: the loops have settled.
+            let (m0, m1) = ((t0 + t1) / 2.0, t1);
+            for set in sets {
+                let idx = members(&run, set);
+                let s = flow_series(&run.sim, &idx, |f| Some(mbps(f.throughput_bps)));
+                report.rows.push(Row::close(
+                    format!("{t0:.0}–{t1:.0} s: {set} throughput per flow (Mb/s)"),
+                    Some(expected),
+                    None,
+                    period_mean(&s, m0, m1),
+                    0.10,
+                ));
+            }
+            let flows: usize = sets.iter().map(|s| members(&run, s).len()).sum();
+            report.rows.push(Row::close(
+                format!("{t0:.0}–{t1:.0} s: queue (pkts; 3 per flow)"),
+                Some(3.0 * flows as f64),
+                None,
+                period_mean(&q, m0, m1),
+                0.35,
+            ));
+            report.rows.push(Row::at_least(
+                format!("{t0:.0}–{t1:.0} s: utilisation"),
+                Some(1.0),
+                None,
+                period_mean(&u, m0, m1),
+                0.95,
+            ));
+        }
+        let total_drops = drops.last().map_or(0.0, |p| p.1);
+        report.rows.push(Row::at_most(
+            "packets dropped at the bottleneck",
+            Some(0.0),
+            None,
+            total_drops,
+            0.0,
+        ));
+        report.notes.push(format!(
+            "{:.1} s simulated in {:.3} s wall ({} events, {:.1} M events/s)",
+            run.summary.sim_time_s,
+            run.summary.wall_time_s,
+            run.summary.events,
+            run.summary.events as f64 / run.summary.wall_time_s.max(1e-9) / 1e6
+        ));
+        Ok(report)
+    }
+}
+
+/// 000 Fig. 7.
+pub struct Fig7;
+impl Experiment for Fig7 {
+    fn id(&self) -> &'static str {
+        "acc-fig7"
+    }
+    fn title(&self) -> &'static str {
+        "000 Fig. 7: the same with an underprovisioned buffer (55 pkt): losses at 20–30 s, link still full"
+    }
+    fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
+        let (run, b, mut report) = dynamic_demands(
+            ctx,
+            self.id(),
+            include_str!("../../../scenarios/repro/acc-fig7.toml"),
+        )?;
+        report.title = self.title().into();
+        let drops = link_series(&run, b, |x| x.drops as f64);
+        let at = |t: f64| common::value_at(&drops, t);
+        report.rows.push(Row::at_least(
+            "drops during 20–30 s (20 flows)",
+            None,
+            None,
+            at(30.0) - at(20.0),
+            1.0,
+        ));
+        let halvings: f64 = (0..run.summary.flows.len())
+            .map(|i| run.sim.endpoint_stats(i).0.detected_losses as f64)
+            .sum();
+        report.rows.push(Row::at_least(
+            "window halvings (loss flags)",
+            None,
+            None,
+            halvings,
+            1.0,
+        ));
+        report.rows.push(Row::at_least(
+            "bottleneck utilisation over the run",
+            Some(1.0),
+            None,
+            run.summary.links[b].utilization,
+            0.95,
+        ));
+        Ok(report)
+    }
+}
+
+/// 000 Fig. 9, DropTail cases: a line of N bottlenecks.
+pub struct Fig9;
+
+/// The line topology of Fig. 9 with `n` bottlenecks, appended to the template's header.
+fn line(template: &str, n: usize) -> String {
+    let mut s: String = template
+        .lines()
+        .map(|l| {
+            if l.starts_with("name = ") {
+                format!("name = \"acc-fig9-n{n}\"\n")
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    let link = |s: &mut String, a: &str, b: &str, rate: &str, delay: &str, queue: &str| {
+        s.push_str(&format!("\n[[link]]\nbetween = [\"{a}\", \"{b}\"]\nrate = \"{rate}\"\ndelay = \"{delay}\"\n{queue}"));
+    };
+    let bottleneck_queue =
+        "queue = { kind = \"droptail\", limit = \"2000pkt\", priority = true }\n";
+    for i in 0..n {
+        link(
+            &mut s,
+            &format!("b{i}"),
+            &format!("b{}", i + 1),
+            "100Mbps",
+            "4ms",
+            bottleneck_queue,
+        );
+    }
+    for (k, ms) in [1, 10, 30].iter().enumerate() {
+        link(
+            &mut s,
+            &format!("ls{k}"),
+            "b0",
+            "1Gbps",
+            &format!("{ms}ms"),
+            "",
+        );
+        link(
+            &mut s,
+            &format!("b{n}"),
+            &format!("ld{k}"),
+            "1Gbps",
+            "1ms",
+            "",
+        );
+        s.push_str(&format!("\n[[flow]]\nid = \"long-{k}\"\nkind = \"monaco\"\nfrom = \"ls{k}\"\nto = \"ld{k}\"\nstart_jitter = \"200ms\"\n"));
+    }
+    for i in 0..n {
+        link(
+            &mut s,
+            &format!("ss{i}"),
+            &format!("b{i}"),
+            "1Gbps",
+            "1ms",
+            "",
+        );
+        link(
+            &mut s,
+            &format!("b{}", i + 1),
+            &format!("sd{i}"),
+            "1Gbps",
+            "1ms",
+            "",
+        );
+        s.push_str(&format!("\n[[flow]]\nid = \"short-{i}\"\nkind = \"monaco\"\nfrom = \"ss{i}\"\nto = \"sd{i}\"\npath = [\"ss{i}\", \"b{i}\", \"b{}\", \"sd{i}\"]\nstart_jitter = \"200ms\"\n", i + 1));
+    }
+    s
+}
+
+impl Experiment for Fig9 {
+    fn id(&self) -> &'static str {
+        "acc-fig9"
+    }
+    fn title(&self) -> &'static str {
+        "000 Fig. 9 (DropTail cases): 3 long flows over N = 2…9 bottlenecks get 100/(3+N) Mb/s each"
+    }
+    fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
+        let template = common::pick(
+            ctx,
+            include_str!("../../../scenarios/repro/acc-fig9.toml"),
+            include_str!("../../../scenarios/repro/acc-fig9.quick.toml"),
+        );
+        let ns: Vec<usize> = if ctx.quick {
+            vec![2, 5, 9]
+        } else {
+            (2..=9).collect()
+        };
+        let texts: Vec<(usize, String)> = ns.iter().map(|&n| (n, line(template, n))).collect();
+        for (n, t) in &texts {
+            common::keep_scenario(&ctx.out, &format!("scenario-n{n}.toml"), t)?;
+        }
+        let runs: Vec<Result<(usize, Run), ReproError>> = texts
+            .par_iter()
+            .map(|(n, t)| {
+                Ok((
+                    *n,
+                    simulate(
+                        ctx,
+                        &format!("n{n}"),
+                        common::load(t, &format!("acc-fig9 N={n}"))?,
+                    )?,
+                ))
+            })
+            .collect();
+        let mut report = Report::new(self.id(), self.title(), ctx.quick);
+        let mut long_pts = Vec::new();
+        let mut short_pts = Vec::new();
+        for r in runs {
+            let (n, run) = r?;
+            let s = &run.summary;
+            let longs: Vec<f64> = s
+                .flows
+                .iter()
+                .filter(|f| f.id.starts_with("long"))
+                .map(|f| mbps(f.throughput_bps))
+                .collect();
+            let shorts: Vec<f64> = s
+                .flows
+                .iter()
+                .filter(|f| f.id.starts_with("short"))
+                .map(|f| mbps(f.throughput_bps))
+                .collect();
+            let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+            let (lm, sm) = (mean(&longs), mean(&shorts));
+            let cov = (longs.iter().map(|x| (x - lm).powi(2)).sum::<f64>() / longs.len() as f64)
+                .sqrt()
+                / lm;
+            let theory_long = mean_of_theory(s, "long");
+            let theory_short = mean_of_theory(s, "short");
+            report.rows.push(Row::close(
+                format!("N={n}: long flow throughput (Mb/s)"),
+                Some(100.0 / (3.0 + n as f64)),
+                theory_long,
+                lm,
+                0.10,
+            ));
+            report.rows.push(Row::close(
+                format!("N={n}: short flow throughput (Mb/s)"),
+                Some(100.0 * n as f64 / (3.0 + n as f64)),
+                theory_short,
+                sm,
+                0.10,
+            ));
+            report.rows.push(Row::at_most(
+                format!("N={n}: coefficient of variation of the long flows"),
+                Some(0.05),
+                None,
+                cov,
+                0.05,
+            ));
+            report.rows.push(Row::at_most(
+                format!("N={n}: packets lost"),
+                Some(0.0),
+                None,
+                s.flows.iter().map(|f| f.lost_packets as f64).sum(),
+                0.0,
+            ));
+            long_pts.push((n as f64, lm));
+            short_pts.push((n as f64, sm));
+            if n == 9 {
+                report.notes.push(format!(
+                    "N = 9: {:.1} s simulated in {:.2} s wall ({} events, {:.1} M events/s)",
+                    s.sim_time_s,
+                    s.wall_time_s,
+                    s.events,
+                    s.events as f64 / s.wall_time_s.max(1e-9) / 1e6
+                ));
+            }
+        }
+        let fair = |short: bool| -> Vec<(f64, f64)> {
+            ns.iter()
+                .map(|&n| {
+                    (
+                        n as f64,
+                        if short { 100.0 * n as f64 } else { 100.0 } / (3.0 + n as f64),
+                    )
+                })
+                .collect()
+        };
+        let mut predicted_long = Series::new("long: 100/(3+N)", fair(false));
+        predicted_long.reference = true;
+        let mut predicted_short = Series::new("short: 100·N/(3+N)", fair(true));
+        predicted_short.reference = true;
+        report.files.extend(write_chart(
+            &ctx.out,
+            "throughput",
+            &chart(
+                format!(
+                    "{}: mean throughput against the number of bottlenecks",
+                    self.id()
+                ),
+                "bottlenecks N",
+                "Mb/s",
+                vec![
+                    Series::new("long flows", long_pts).with_markers(),
+                    predicted_long,
+                    Series::new("short flows", short_pts).with_markers(),
+                    predicted_short,
+                ],
+            ),
+        )?);
+        Ok(report)
+    }
+}
+
+fn mean_of_theory(s: &acclab_sim::Summary, prefix: &str) -> Option<f64> {
+    let v: Vec<f64> = s
+        .flows
+        .iter()
+        .filter(|f| f.id.starts_with(prefix))
+        .filter_map(|f| f.theory.as_ref().map(|t| mbps(t.throughput_bps)))
+        .collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
