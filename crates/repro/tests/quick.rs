@@ -124,37 +124,21 @@ fn acc_fig5_quick() {
 
 #[test]
 fn acc_fig6_quick() {
-    // Known deviation: with 20 flows (windows of 4–8 packets) the loops oscillate and overflow
-    // the 90-packet buffer; shares in 20–30 s miss ±10% and the bottleneck drops packets.
-    quick_with_known_deviations(
-        "acc-fig6",
-        &[
-            "20–30 s: set1 throughput",
-            "20–30 s: set2 throughput",
-            "20–30 s: set3 throughput",
-            "packets dropped at the bottleneck",
-        ],
-    );
+    // Known deviation: start-up and the arrival of set 3 at 20 s overshoot the 90-packet buffer
+    // (175 drops); every share, queue and utilisation row passes.
+    quick_with_known_deviations("acc-fig6", &["packets dropped at the bottleneck"]);
 }
 
 #[test]
 fn acc_fig7_quick() {
-    // Known deviation: loss-driven halving costs utilisation (91% over the run, paper ≈ 100%).
-    quick_with_known_deviations("acc-fig7", &["bottleneck utilisation over the run"]);
+    quick("acc-fig7");
 }
 
 #[test]
 fn acc_fig9_quick() {
-    // Known deviations: long flows over 5 and 9 bottlenecks get 11–19% less than weighted PF and
-    // their spread exceeds 5%; see the notes.
+    // Known deviation: long flows over 5 and 9 bottlenecks get 10–15% less than weighted PF.
     quick_with_known_deviations(
         "acc-fig9",
-        &[
-            "N=2: coefficient of variation",
-            "N=5: long flow throughput",
-            "N=5: coefficient of variation",
-            "N=9: long flow throughput",
-            "N=9: coefficient of variation",
-        ],
+        &["N=5: long flow throughput", "N=9: long flow throughput"],
     );
 }
