@@ -37,6 +37,27 @@ pub trait Endpoint: Send {
     fn stats(&self) -> EndpointStats;
 }
 
+/// Packets an endpoint has decided to send and hands out on `poll_transmit`: a receiver's
+/// ACKs or reverse control packets. Stamps each with the send time and counts it.
+#[derive(Debug, Default)]
+pub(crate) struct Outbox {
+    pending: std::collections::VecDeque<Packet>,
+}
+
+impl Outbox {
+    pub fn push(&mut self, p: Packet) {
+        self.pending.push_back(p);
+    }
+
+    pub fn pop(&mut self, now: Time, stats: &mut EndpointStats) -> Option<Packet> {
+        let mut p = self.pending.pop_front()?;
+        p.sent_at = now;
+        stats.sent_packets += 1;
+        stats.sent_bytes += p.size as u64;
+        Some(p)
+    }
+}
+
 /// What an endpoint reports about itself. Counters are cumulative since the start of the run, so
 /// a monitor gets the value over any interval as a difference. Fields a scheme does not have stay
 /// at their defaults (zero / `None`).

@@ -55,7 +55,7 @@ use crate::cc::acc::{self, AccPolicy, Feedback};
 use crate::packet::{FlowId, Packet, PacketKind};
 use crate::rng::Rng;
 use crate::rtt::RttEstimator;
-use crate::transport::{Endpoint, EndpointStats};
+use crate::transport::{Endpoint, EndpointStats, Outbox};
 use crate::units::{Duration, Time};
 
 /// Feedback flags on the reverse control packet.
@@ -325,7 +325,7 @@ pub struct MonacoReceiver {
     bytes_since_ib: u64,
     last_ib: Option<(u64, Time)>,
     rate: Option<f64>,
-    pending: VecDeque<Packet>,
+    pending: Outbox,
     stats: EndpointStats,
 }
 
@@ -349,7 +349,7 @@ impl MonacoReceiver {
             bytes_since_ib: 0,
             last_ib: None,
             rate: None,
-            pending: VecDeque::new(),
+            pending: Outbox::default(),
             stats: EndpointStats::default(),
         }
     }
@@ -393,7 +393,7 @@ impl MonacoReceiver {
             } else {
                 FLAG_INCREASE
             };
-            self.pending.push_back(rev);
+            self.pending.push(rev);
         }
         if lost {
             self.stats.detected_losses += 1;
@@ -424,11 +424,7 @@ impl Endpoint for MonacoReceiver {
     fn handle_timeout(&mut self, _now: Time) {}
 
     fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
-        let mut p = self.pending.pop_front()?;
-        p.sent_at = now;
-        self.stats.sent_packets += 1;
-        self.stats.sent_bytes += p.size as u64;
-        Some(p)
+        self.pending.pop(now, &mut self.stats)
     }
 
     fn poll_timeout(&self) -> Option<Time> {

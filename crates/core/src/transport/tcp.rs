@@ -22,12 +22,10 @@
 //! - ECN: with `ecn` on, data are sent ECN-capable and an echo reduces the window at most once per
 //!   window of data (RFC 3168 §6.1.2); the receiver echoes every marked packet.
 
-use std::collections::VecDeque;
-
 use crate::cc::{AckSample, CongestionController};
 use crate::packet::{Ecn, FlowId, Packet, PacketKind};
 use crate::rtt::RttEstimator;
-use crate::transport::{Endpoint, EndpointStats};
+use crate::transport::{Endpoint, EndpointStats, Outbox};
 use crate::units::{Duration, Time};
 
 /// Settings of a TCP sender.
@@ -356,7 +354,7 @@ pub struct TcpReceiver {
     rcv_nxt: u64,
     /// Segments received above `rcv_nxt`, sorted, with their sizes.
     out_of_order: Vec<(u64, u32)>,
-    pending_acks: VecDeque<Packet>,
+    acks: Outbox,
     stats: EndpointStats,
 }
 
@@ -367,7 +365,7 @@ impl TcpReceiver {
             ack_size,
             rcv_nxt: 0,
             out_of_order: Vec::new(),
-            pending_acks: VecDeque::new(),
+            acks: Outbox::default(),
             stats: EndpointStats::default(),
         }
     }
@@ -407,17 +405,13 @@ impl Endpoint for TcpReceiver {
         if pkt.ecn.is_marked() {
             ack.ecn.set_echo();
         }
-        self.pending_acks.push_back(ack);
+        self.acks.push(ack);
     }
 
     fn handle_timeout(&mut self, _now: Time) {}
 
     fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
-        let mut p = self.pending_acks.pop_front()?;
-        p.sent_at = now;
-        self.stats.sent_packets += 1;
-        self.stats.sent_bytes += p.size as u64;
-        Some(p)
+        self.acks.pop(now, &mut self.stats)
     }
 
     fn poll_timeout(&self) -> Option<Time> {
