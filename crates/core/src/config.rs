@@ -14,6 +14,8 @@ use crate::cc::reno::Reno;
 use crate::cc::vegas::{BaseRtt, Vegas, VegasConfig};
 use crate::cc::CongestionController;
 use crate::packet::FlowId;
+use crate::queue::bat::{Bat, BatClassConfig, BatConfig};
+use crate::queue::clcc::ClccConfig;
 use crate::queue::{DropTail, PriorityFifo, QueueDiscipline};
 use crate::transport::cbr::{CbrSink, CbrSource, CbrStep};
 use crate::transport::monaco::{Estimator, MonacoConfig, MonacoReceiver, MonacoSender};
@@ -492,6 +494,15 @@ impl SchemeConfig {
         }
     }
 
+    /// The traffic class a flow of this scheme belongs to unless the scenario says otherwise.
+    pub fn default_class(&self) -> &'static str {
+        match self {
+            SchemeConfig::Cbr(_) => "udp",
+            SchemeConfig::Monaco(_) => "acc",
+            SchemeConfig::Reno(_) | SchemeConfig::Vegas(_) | SchemeConfig::Onoff(_) => "tcp",
+        }
+    }
+
     /// Whether the receiver sends packets back (ACKs, reverse control), so the flow needs a
     /// route from its destination to its source.
     pub fn sends_feedback(&self) -> bool {
@@ -515,6 +526,170 @@ pub enum QueueConfig {
         limit: Limit,
         high_limit: Option<Limit>,
     },
+    /// BAT rate-based AQM per traffic class (004 eq. (1)), optionally with CLCC.
+    Bat(BatParams),
+}
+
+/// `queue = { kind = "bat", ... }` (SPEC §9; defaults in queue/bat.rs).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct BatParams {
+    pub limit: Limit,
+    pub classes: Vec<BatClassParams>,
+    #[serde(default = "bat_interval")]
+    pub interval: Duration,
+    /// Coarse AIMD step w.
+    #[serde(default = "bat_w")]
+    pub w: f64,
+    /// B(t) = 1 below this fraction of the capacity (and with a short queue).
+    #[serde(default = "bat_excess")]
+    pub excess_utilization: f64,
+    /// Queue length (packets) at or below which B(t) may be 1; default a quarter of the limit.
+    pub low_queue: Option<u64>,
+    pub clcc: Option<ClccParams>,
+}
+
+fn bat_interval() -> Duration {
+    Duration::from_millis(4)
+}
+fn bat_w() -> f64 {
+    0.0625
+}
+fn bat_excess() -> f64 {
+    0.98
+}
+fn bat_cd() -> f64 {
+    0.0625
+}
+
+/// One BAT traffic class. Flows join a class by their `class` key (default: "udp" for cbr,
+/// "tcp" for reno, vegas and onoff, "acc" for monaco).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct BatClassParams {
+    pub name: String,
+    /// Assured minimum rate (absent = 0).
+    pub f_min: Option<Rate>,
+    /// Maximum rate (absent = the link's capacity).
+    pub f_max: Option<Rate>,
+    #[serde(default = "bat_cd")]
+    pub c: f64,
+    #[serde(default = "bat_cd")]
+    pub d: f64,
+}
+
+/// CLCC on a BAT link (004 §IV; defaults in queue/clcc.rs).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClccParams {
+    /// The desired UDP/TCP ratio, or "max-min".
+    pub r_ref: RatioParam,
+    #[serde(default = "udp_name")]
+    pub udp_class: String,
+    #[serde(default = "tcp_name")]
+    pub tcp_class: String,
+    /// Upper bound of D_UDP (also bounded by 1/ΣO; omit for no bound beyond that).
+    pub d_max: Option<f64>,
+    /// β for |x_d| < 0.1, < 0.5 and above.
+    pub betas: Option<[f64; 3]>,
+}
+
+fn udp_name() -> String {
+    "udp".into()
+}
+fn tcp_name() -> String {
+    "tcp".into()
+}
+
+/// A ratio, or "max-min".
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub enum RatioParam {
+    Fixed(f64),
+    MaxMin,
+}
+
+impl<'de> Deserialize<'de> for RatioParam {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            N(f64),
+            S(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::N(x) if x > 0.0 && x.is_finite() => Ok(RatioParam::Fixed(x)),
+            Raw::N(x) => Err(serde::de::Error::custom(format!(
+                "r_ref must be positive, not {x}"
+            ))),
+            Raw::S(s) if s == "max-min" => Ok(RatioParam::MaxMin),
+            Raw::S(s) => Err(serde::de::Error::custom(format!(
+                "r_ref must be a ratio such as 0.42 or \"max-min\", not {s:?}"
+            ))),
+        }
+    }
+}
+
+impl BatParams {
+    fn validate(&self) -> Result<(), String> {
+        if self.classes.is_empty() {
+            return Err("bat needs at least one class".into());
+        }
+        let mut names: Vec<&str> = self.classes.iter().map(|c| c.name.as_str()).collect();
+        names.sort();
+        if names.windows(2).any(|w| w[0] == w[1]) {
+            return Err("bat class names must be distinct".into());
+        }
+        if !(self.w > 0.0 && self.w < 1.0) {
+            return Err(format!("bat `w` must be in (0, 1), not {}", self.w));
+        }
+        if let Some(c) = &self.clcc {
+            for n in [&c.udp_class, &c.tcp_class] {
+                if !names.contains(&n.as_str()) {
+                    return Err(format!(
+                        "clcc names class {n:?}, which this bat queue does not have"
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn config(&self) -> BatConfig {
+        BatConfig {
+            limit: self.limit,
+            classes: self
+                .classes
+                .iter()
+                .map(|c| BatClassConfig {
+                    name: c.name.clone(),
+                    f_min: c.f_min.map_or(0.0, |r| r.as_f64()),
+                    f_max: c.f_max.map(|r| r.as_f64()),
+                    c: c.c,
+                    d: c.d,
+                })
+                .collect(),
+            interval: self.interval,
+            w: self.w,
+            excess_utilization: self.excess_utilization,
+            low_queue: self.low_queue,
+            clcc: self.clcc.as_ref().map(|c| {
+                let d = ClccConfig::default();
+                (
+                    ClccConfig {
+                        r_ref: match c.r_ref {
+                            RatioParam::Fixed(r) => Some(r),
+                            RatioParam::MaxMin => None,
+                        },
+                        betas: c.betas.unwrap_or(d.betas),
+                        d_max: c.d_max.unwrap_or(f64::INFINITY),
+                        ..d
+                    },
+                    c.udp_class.clone(),
+                    c.tcp_class.clone(),
+                )
+            }),
+        }
+    }
 }
 
 /// What a queue discipline needs from the scenario.
@@ -524,6 +699,8 @@ pub struct QueueContext {
     pub seed: u64,
     /// The link's name, which names its random stream.
     pub name: String,
+    /// The traffic class of each flow (by flow id), for class-based AQMs.
+    pub flow_classes: Vec<String>,
 }
 
 impl QueueConfig {
@@ -535,7 +712,27 @@ impl QueueConfig {
         }
     }
 
-    pub fn build(&self, _ctx: &QueueContext) -> Box<dyn QueueDiscipline> {
+    /// Checks what serde cannot.
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            QueueConfig::Bat(p) => p.validate(),
+            _ => Ok(()),
+        }
+    }
+
+    pub fn build(&self, ctx: &QueueContext) -> Box<dyn QueueDiscipline> {
+        match self {
+            QueueConfig::Bat(p) => Box::new(Bat::new(
+                p.config(),
+                ctx.rate,
+                &ctx.flow_classes,
+                crate::rng::stream(ctx.seed, &format!("{}:bat", ctx.name)),
+            )),
+            _ => self.build_fifo(),
+        }
+    }
+
+    fn build_fifo(&self) -> Box<dyn QueueDiscipline> {
         match *self {
             QueueConfig::Droptail {
                 limit,
@@ -548,6 +745,7 @@ impl QueueConfig {
             QueueConfig::Priority { limit, high_limit } => {
                 Box::new(PriorityFifo::new(limit, high_limit.unwrap_or(limit)))
             }
+            QueueConfig::Bat(ref p) => Box::new(DropTail::new(p.limit)),
         }
     }
 
@@ -556,6 +754,7 @@ impl QueueConfig {
         match *self {
             QueueConfig::Droptail { limit, .. } => vec![limit],
             QueueConfig::Priority { limit, high_limit } => vec![limit, high_limit.unwrap_or(limit)],
+            QueueConfig::Bat(ref p) => vec![p.limit],
         }
     }
 }

@@ -76,6 +76,8 @@ pub struct LinkDef {
 pub struct FlowDef {
     pub id: String,
     pub scheme: SchemeConfig,
+    /// Traffic class for class-based AQMs (BAT): the `class` key, or the scheme's default.
+    pub class: String,
     pub src: NodeId,
     pub dst: NodeId,
     pub start: Time,
@@ -161,6 +163,7 @@ struct RawFlow {
     start_jitter: Option<Duration>,
     stop: Option<Spanned<Duration>>,
     params: Option<Spanned<toml::Table>>,
+    class: Option<String>,
     path: Option<Spanned<Vec<String>>>,
     count: Option<Spanned<u32>>,
     first: Option<u32>,
@@ -393,6 +396,10 @@ fn resolve_link(
         Some(p) => *p.get_ref(),
         None => 0.0,
     };
+    let queue = l.queue.clone().unwrap_or_else(|| default_queue.clone());
+    queue
+        .validate()
+        .map_err(|msg| ctx.at(spanned, &key("queue"), msg))?;
     for i in group(&l.count, l.first) {
         for (a, z) in &ends {
             let (a, z) = (subst(a, i), subst(z, i));
@@ -423,7 +430,7 @@ fn resolve_link(
                 to,
                 rate: l.rate,
                 delay: l.delay,
-                queue: l.queue.clone().unwrap_or_else(|| default_queue.clone()),
+                queue: queue.clone(),
                 loss,
             });
         }
@@ -532,8 +539,13 @@ fn resolve_flow(
             (fwd, rev)
         }
     };
+    let class = f
+        .class
+        .as_ref()
+        .map_or_else(|| scheme.default_class().to_string(), |c| subst(c, i));
     Ok(FlowDef {
         id,
+        class,
         scheme,
         src,
         dst,

@@ -123,6 +123,7 @@ impl Simulator {
     /// Builds every link, queue and endpoint of `scenario` and schedules its fixed events.
     pub fn new(scenario: Scenario) -> Simulator {
         let seed = scenario.seed;
+        let flow_classes: Vec<String> = scenario.flows.iter().map(|f| f.class.clone()).collect();
         let links: Vec<Link> = scenario
             .links
             .iter()
@@ -133,6 +134,7 @@ impl Simulator {
                     rate: l.rate,
                     seed,
                     name: format!("link:{}", l.name),
+                    flow_classes: flow_classes.clone(),
                 }),
                 loss: (l.loss > 0.0)
                     .then(|| (l.loss, rng::stream(seed, &format!("link:{}:loss", l.name)))),

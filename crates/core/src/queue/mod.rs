@@ -5,6 +5,8 @@
 //! that need time to pass (price updates, virtual queues) work lazily from the `now` of these
 //! calls, so they need no timers of their own.
 
+pub mod bat;
+pub mod clcc;
 pub mod droptail;
 pub mod fifo;
 pub mod priority;

@@ -1,0 +1,355 @@
+//! BAT (004 §III-A, eq. (1)): a rate-based AQM that forwards each arriving packet of traffic
+//! class i with a transmit probability T_i, adapted every Δt (default 4 ms) on two AIMD levels:
+//!
+//!   T_i ← min(1, T_i + w)          if f_i ≤ f_min,i       (coarse: bring f_i into bounds)
+//!   T_i ← T_i·(1 − w)              else if f_i > f_max,i
+//!   T_i ← min(1, T_i + C_i·B̄)     else if B = 1          (fine: excess bandwidth available)
+//!   T_i ← T_i·(1 − D_i·O_i)        otherwise
+//!
+//! with O_i the class's offered rate over the last Δt, f_i = T_i·O_i its serviced rate and B̄ an
+//! EWMA of the excess-bandwidth signal B. Packets that pass go into a tail-drop FIFO.
+//!
+//! Choices the paper leaves open, documented:
+//! - Rates are normalised to the link capacity (O_i = offered bits per Δt / (C·Δt)), so C_i and
+//!   D_i are dimensionless and the bound of 004 eq. (7) reads D ≤ 1/ΣO_i.
+//! - B(t) = 1 when the aggregate serviced rate Σf_i is below `excess_utilization` (default 0.98)
+//!   of the capacity and the FIFO holds at most `low_queue` (default a quarter of its limit, or
+//!   64 packets when unlimited); B̄ ← (15·B̄ + B)/16 at every update.
+//! - Defaults w = 1/16, C_i = D_i = 1/16, T_i(0) = 1; f_min 0, f_max the capacity.
+//! - A packet of a flow whose class the link does not know is forwarded without policing.
+//! - With a CLCC controller (clcc.rs) the UDP class's D comes from CLCC, sampled every 100 ms.
+
+use rand::RngExt;
+
+use super::clcc::{Clcc, ClccSample};
+use super::{Backlog, DropReason, Dropped, Fifo, QueueDiscipline, QueueStats};
+use crate::packet::Packet;
+use crate::rng::Rng;
+use crate::units::{Duration, Limit, Rate, Time};
+
+/// One class's settings; rates in bit/s.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BatClassConfig {
+    pub name: String,
+    pub f_min: f64,
+    pub f_max: Option<f64>,
+    pub c: f64,
+    pub d: f64,
+}
+
+/// BAT settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BatConfig {
+    pub limit: Limit,
+    pub classes: Vec<BatClassConfig>,
+    pub interval: Duration,
+    pub w: f64,
+    pub excess_utilization: f64,
+    pub low_queue: Option<u64>,
+    /// CLCC: its settings and the names of the UDP and TCP classes it balances.
+    pub clcc: Option<(super::clcc::ClccConfig, String, String)>,
+}
+
+#[derive(Clone, Debug)]
+struct Class {
+    cfg: BatClassConfig,
+    t: f64,
+    /// Bytes offered / admitted since the last update, and since the last CLCC sample.
+    offered: u64,
+    admitted: u64,
+    offered_sample: u64,
+    admitted_sample: u64,
+    /// The last update's normalised offered and serviced rates.
+    o: f64,
+    f: f64,
+}
+
+/// The BAT discipline at one link.
+pub struct Bat {
+    cfg: BatConfig,
+    capacity: f64,
+    fifo: Fifo,
+    classes: Vec<Class>,
+    /// Class index of each flow (by flow id), `None` when the class is not configured here.
+    flow_class: Vec<Option<usize>>,
+    rng: Rng,
+    next_update: Time,
+    next_sample: Time,
+    b: bool,
+    b_avg: f64,
+    clcc: Option<(Clcc, usize, usize)>,
+}
+
+const CLCC_SAMPLE: Duration = Duration::from_millis(100);
+
+impl Bat {
+    /// `flow_classes[f]` is the class name of flow f.
+    pub fn new(cfg: BatConfig, rate: Rate, flow_classes: &[String], rng: Rng) -> Bat {
+        let classes: Vec<Class> = cfg
+            .classes
+            .iter()
+            .map(|c| Class {
+                cfg: c.clone(),
+                t: 1.0,
+                offered: 0,
+                admitted: 0,
+                offered_sample: 0,
+                admitted_sample: 0,
+                o: 0.0,
+                f: 0.0,
+            })
+            .collect();
+        let index = |name: &str| classes.iter().position(|c| c.cfg.name == name);
+        let flow_class = flow_classes.iter().map(|n| index(n)).collect();
+        let clcc = cfg.clcc.as_ref().and_then(|(c, udp, tcp)| {
+            let (u, t) = (index(udp)?, index(tcp)?);
+            Some((Clcc::new(c.clone(), classes[u].cfg.d), u, t))
+        });
+        Bat {
+            fifo: Fifo::new(cfg.limit),
+            capacity: rate.as_f64(),
+            next_update: Time::ZERO + cfg.interval,
+            next_sample: Time::ZERO + CLCC_SAMPLE,
+            b: false,
+            b_avg: 0.0,
+            classes,
+            flow_class,
+            rng,
+            clcc,
+            cfg,
+        }
+    }
+
+    fn low_queue(&self) -> u64 {
+        self.cfg.low_queue.unwrap_or(match self.cfg.limit {
+            Limit::Packets(n) => n / 4,
+            Limit::Bytes(n) => n / 4000,
+            Limit::Unlimited => 64,
+        })
+    }
+
+    /// 004 eq. (1) for every class, once per Δt.
+    fn update(&mut self) {
+        let scale = self.capacity * self.cfg.interval.as_secs_f64() / 8.0; // bytes per Δt at C
+        for c in &mut self.classes {
+            c.o = c.offered as f64 / scale;
+            c.f = c.t * c.o;
+            c.offered = 0;
+            c.admitted = 0;
+        }
+        let serviced: f64 = self.classes.iter().map(|c| c.f).sum();
+        self.b = serviced < self.cfg.excess_utilization
+            && self.fifo.backlog().packets <= self.low_queue();
+        self.b_avg = (15.0 * self.b_avg + f64::from(u8::from(self.b))) / 16.0;
+        let d_udp = self.clcc.as_ref().map(|(c, u, _)| (*u, c.d_udp()));
+        let w = self.cfg.w;
+        for (i, c) in self.classes.iter_mut().enumerate() {
+            let f_min = c.cfg.f_min / self.capacity;
+            let f_max = c.cfg.f_max.map_or(f64::INFINITY, |m| m / self.capacity);
+            let d = match d_udp {
+                Some((u, d)) if u == i => d,
+                _ => c.cfg.d,
+            };
+            c.t = if c.f <= f_min {
+                (c.t + w).min(1.0)
+            } else if c.f > f_max {
+                c.t * (1.0 - w)
+            } else if self.b {
+                (c.t + c.cfg.c * self.b_avg).min(1.0)
+            } else {
+                (c.t * (1.0 - d * c.o)).max(0.0)
+            };
+        }
+    }
+
+    /// One 100 ms CLCC sample.
+    fn sample(&mut self) {
+        let scale = self.capacity * CLCC_SAMPLE.as_secs_f64() / 8.0;
+        let total_offered: f64 = self
+            .classes
+            .iter()
+            .map(|c| c.offered_sample as f64 / scale)
+            .sum();
+        if let Some((clcc, u, t)) = &mut self.clcc {
+            let (u, t) = (&self.classes[*u], &self.classes[*t]);
+            clcc.on_sample(ClccSample {
+                udp_serviced: u.admitted_sample as f64 / scale,
+                tcp_serviced: t.admitted_sample as f64 / scale,
+                udp_offered: u.offered_sample as f64 / scale,
+                total_offered,
+                udp_min: u.cfg.f_min / self.capacity,
+            });
+        }
+        for c in &mut self.classes {
+            c.offered_sample = 0;
+            c.admitted_sample = 0;
+        }
+    }
+
+    fn catch_up(&mut self, now: Time) {
+        while self.next_update <= now {
+            self.update();
+            self.next_update += self.cfg.interval;
+        }
+        while self.next_sample <= now {
+            self.sample();
+            self.next_sample += CLCC_SAMPLE;
+        }
+    }
+}
+
+impl QueueDiscipline for Bat {
+    fn enqueue(&mut self, now: Time, pkt: Packet) -> Result<(), Dropped> {
+        self.catch_up(now);
+        let Some(i) = self.flow_class.get(pkt.flow.0 as usize).copied().flatten() else {
+            return self.fifo.push(pkt);
+        };
+        let size = pkt.size as u64;
+        let c = &mut self.classes[i];
+        c.offered += size;
+        c.offered_sample += size;
+        if c.t < 1.0 && self.rng.random::<f64>() >= c.t {
+            return Err(self.fifo.drop(pkt, DropReason::Aqm));
+        }
+        self.fifo.push(pkt)?;
+        let c = &mut self.classes[i];
+        c.admitted += size;
+        c.admitted_sample += size;
+        Ok(())
+    }
+
+    fn dequeue(&mut self, now: Time) -> Option<Packet> {
+        self.catch_up(now);
+        self.fifo.pop()
+    }
+
+    fn backlog(&self) -> Backlog {
+        self.fifo.backlog()
+    }
+
+    fn stats(&self) -> QueueStats {
+        self.fifo.stats()
+    }
+
+    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
+        self.fifo.iter().for_each(f)
+    }
+
+    fn set_rate(&mut self, rate: Rate) {
+        self.capacity = rate.as_f64();
+    }
+
+    fn aqm_state(&self, out: &mut Vec<(String, f64)>) {
+        for c in &self.classes {
+            out.push((format!("{}_offered_bps", c.cfg.name), c.o * self.capacity));
+            out.push((format!("{}_serviced_bps", c.cfg.name), c.f * self.capacity));
+            out.push((format!("{}_transmit_prob", c.cfg.name), c.t));
+        }
+        out.push(("excess_bandwidth_avg".into(), self.b_avg));
+        if let Some((clcc, _, _)) = &self.clcc {
+            out.push(("d_udp".into(), clcc.d_udp()));
+            out.push(("clcc_ratio".into(), clcc.last_ratio));
+            out.push(("clcc_reference".into(), clcc.last_reference));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::{FlowId, PacketKind};
+
+    fn class(name: &str, f_min: f64, f_max: Option<f64>) -> BatClassConfig {
+        BatClassConfig {
+            name: name.into(),
+            f_min,
+            f_max,
+            c: 0.0625,
+            d: 0.0625,
+        }
+    }
+
+    fn bat(classes: Vec<BatClassConfig>) -> Bat {
+        let cfg = BatConfig {
+            limit: Limit::Packets(100),
+            classes,
+            interval: Duration::from_millis(4),
+            w: 0.0625,
+            excess_utilization: 0.98,
+            low_queue: None,
+            clcc: None,
+        };
+        let flows = vec!["a".to_string(), "b".to_string()];
+        Bat::new(
+            cfg,
+            Rate::from_mbps(100),
+            &flows,
+            crate::rng::stream(1, "bat"),
+        )
+    }
+
+    /// Offers `bytes` of class `i` during the current interval (bypassing the random filter).
+    fn offer(b: &mut Bat, i: usize, bytes: u64) {
+        b.classes[i].offered += bytes;
+    }
+
+    // 100 Mb/s for 4 ms is 50 000 bytes: offering 25 000 bytes is O = 0.5.
+    #[test]
+    fn below_minimum_increases_by_w() {
+        let mut b = bat(vec![class("a", 60e6, None), class("b", 0.0, None)]);
+        b.classes[0].t = 0.5;
+        offer(&mut b, 0, 25_000); // f = 0.25 ≤ 0.6
+        b.update();
+        assert_eq!(b.classes[0].t, 0.5625);
+    }
+
+    #[test]
+    fn above_maximum_decreases_by_w() {
+        let mut b = bat(vec![class("a", 0.0, Some(10e6)), class("b", 0.0, None)]);
+        offer(&mut b, 0, 25_000); // f = 0.5 > 0.1
+        b.update();
+        assert_eq!(b.classes[0].t, 1.0 - 0.0625);
+    }
+
+    #[test]
+    fn excess_bandwidth_increases_by_c_times_average() {
+        let mut b = bat(vec![class("a", 0.0, None), class("b", 0.0, None)]);
+        b.classes[0].t = 0.5;
+        offer(&mut b, 0, 25_000); // Σf = 0.25 < 0.98 and the queue is empty: B = 1
+        b.update();
+        // B̄ = 1/16 after one update: T += 0.0625 · 1/16.
+        assert!(b.b);
+        assert!((b.classes[0].t - (0.5 + 0.0625 / 16.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn congestion_decreases_by_d_times_offered() {
+        let mut b = bat(vec![class("a", 0.0, None), class("b", 0.0, None)]);
+        offer(&mut b, 0, 30_000); // O = 0.6
+        offer(&mut b, 1, 30_000); // Σf = 1.2 ≥ 0.98: B = 0
+        b.update();
+        assert!(!b.b);
+        assert!((b.classes[0].t - (1.0 - 0.0625 * 0.6)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn packets_pass_with_their_class_probability() {
+        let mut b = bat(vec![class("a", 0.0, None), class("b", 0.0, None)]);
+        b.classes[0].t = 0.25;
+        b.next_update = Time::MAX;
+        b.next_sample = Time::MAX;
+        let mut passed = 0;
+        for _ in 0..4000 {
+            if b.enqueue(Time::ZERO, Packet::new(FlowId(0), PacketKind::Data, 100))
+                .is_ok()
+            {
+                passed += 1;
+                b.dequeue(Time::ZERO);
+            }
+        }
+        assert!(
+            (900..1100).contains(&passed),
+            "{passed} of 4000 at T = 0.25"
+        );
+    }
+}
