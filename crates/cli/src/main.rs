@@ -330,6 +330,7 @@ fn simulate(sc: acclab_sim::Scenario, dir: &Path, plots: bool, quiet: bool) -> R
         Ok(eq) => eq.attach(&mut summary),
         Err(e) => eprintln!("note: no theory prediction: {e}"),
     }
+    acclab_theory::maxmin::attach_fairness(sim.scenario(), &mut summary);
     acclab_sim::output::write_files(dir, &sim, &summary)
         .with_context(|| format!("cannot write results into {}", dir.display()))?;
     let plot_files = if plots {

@@ -42,6 +42,7 @@ pub fn simulate(ctx: &Ctx, label: &str, sc: Scenario) -> Result<Run, ReproError>
     if let Some(e) = &eq {
         e.attach(&mut summary);
     }
+    acclab_theory::maxmin::attach_fairness(sim.scenario(), &mut summary);
     let dir = ctx.out.join(label);
     std::fs::create_dir_all(&dir)?;
     acclab_sim::output::write_files(&dir, &sim, &summary)?;

@@ -10,6 +10,7 @@
 //! module of its paper) and add one line to [`registry`].
 
 pub mod acc;
+pub mod clcc;
 pub mod common;
 pub mod report;
 pub mod vegas;
@@ -64,6 +65,9 @@ pub fn registry() -> Vec<Box<dyn Experiment>> {
         Box::new(acc::Fig6),
         Box::new(acc::Fig7),
         Box::new(acc::Fig9),
+        Box::new(clcc::Fig1),
+        Box::new(clcc::Fig8),
+        Box::new(clcc::Fig9),
     ]
 }
 

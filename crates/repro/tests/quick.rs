@@ -142,3 +142,18 @@ fn acc_fig9_quick() {
         &["N=5: long flow throughput", "N=9: long flow throughput"],
     );
 }
+
+#[test]
+fn clcc_fig1_quick() {
+    quick("clcc-fig1");
+}
+
+#[test]
+fn clcc_fig8_quick() {
+    quick("clcc-fig8");
+}
+
+#[test]
+fn clcc_fig9_quick() {
+    quick("clcc-fig9");
+}

@@ -118,6 +118,9 @@ pub struct LinkSummary {
 pub struct Fairness {
     /// Jain's index over the throughputs of flows active in the window.
     pub jain: Option<f64>,
+    /// 004 eq. (2) against the max-min fair allocation (filled in by the theory tier).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weighted_max_min: Option<f64>,
 }
 
 /// Jain's fairness index (Σx)² / (n·Σx²); `None` for no flows or all-zero rates.
@@ -215,6 +218,7 @@ impl Summary {
             links,
             fairness: Fairness {
                 jain: jain(&active_rates),
+                weighted_max_min: None,
             },
             theory: None,
         }

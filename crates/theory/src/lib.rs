@@ -5,6 +5,7 @@
 //! - [`vegas_error`]: Vegas with baseRTT error, the serial-arrival recursion of 002 eqs. (27)–(29).
 
 pub mod equilibrium;
+pub mod maxmin;
 pub mod num;
 pub mod vegas_error;
 

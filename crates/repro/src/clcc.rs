@@ -1,0 +1,336 @@
+//! The BAT / CLCC experiments of 004 (Pletka et al. — Closed-loop congestion control for mixed
+//! responsive and non-responsive traffic).
+
+use acclab_core::config::{ClccParams, QueueConfig, RatioParam};
+use acclab_core::Rate;
+use acclab_sim::plot::{write_chart, Chart, Series};
+use acclab_sim::Scenario;
+use acclab_theory::maxmin::weighted_fairness;
+use rayon::prelude::*;
+
+use crate::common::{self, simulate, Run};
+use crate::{Ctx, Experiment, Report, ReproError, Row};
+
+fn chart(title: String, x: &str, y: &str, series: Vec<Series>) -> Chart {
+    Chart {
+        title,
+        x_label: x.into(),
+        y_label: y.into(),
+        series,
+        ..Chart::default()
+    }
+}
+
+/// The BAT parameters of the scenario's bottleneck r1->r2.
+fn bat_mut(sc: &mut Scenario) -> Result<&mut acclab_core::config::BatParams, ReproError> {
+    let l = common::link(sc, "r1->r2")?;
+    match &mut sc.links[l].queue {
+        QueueConfig::Bat(p) => Ok(p),
+        _ => Err(ReproError::Other(
+            "the bottleneck r1->r2 must be a bat queue".into(),
+        )),
+    }
+}
+
+/// 004 Fig. 1: fairness of BAT between two CBR flows against their minimum guarantees.
+pub struct Fig1;
+impl Experiment for Fig1 {
+    fn id(&self) -> &'static str {
+        "clcc-fig1"
+    }
+    fn title(&self) -> &'static str {
+        "004 Fig. 1: BAT with two 100 Mb/s CBR flows — fairness against their minimum guarantees"
+    }
+    fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
+        let text = common::pick(
+            ctx,
+            include_str!("../../../scenarios/repro/clcc-fig1.toml"),
+            include_str!("../../../scenarios/repro/clcc-fig1.quick.toml"),
+        );
+        common::keep_scenario(&ctx.out, "scenario.toml", text)?;
+        let base = common::load(text, self.id())?;
+        let grid: Vec<u64> = if ctx.quick {
+            vec![0, 25, 50]
+        } else {
+            vec![0, 10, 20, 30, 40, 50]
+        };
+        let points: Vec<(u64, u64)> = grid
+            .iter()
+            .flat_map(|&a| grid.iter().map(move |&b| (a, b)))
+            .collect();
+        let results: Vec<Result<(u64, u64, f64), ReproError>> = points
+            .par_iter()
+            .map(|&(a, b)| {
+                let mut sc = base.clone();
+                let bat = bat_mut(&mut sc)?;
+                for (c, m) in bat.classes.iter_mut().zip([a, b]) {
+                    c.f_min = (m > 0).then(|| Rate::from_mbps(m));
+                }
+                let run = simulate(ctx, &format!("fmin-{a}-{b}"), sc)?;
+                let x: Vec<f64> = run.summary.flows.iter().map(|f| f.throughput_bps).collect();
+                // Max-min fairness between two 100 Mb/s demands on 100 Mb/s: 50/50.
+                let index = weighted_fairness(&x, &[50e6, 50e6]).unwrap_or(f64::NAN);
+                Ok((a, b, index))
+            })
+            .collect();
+        let results = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+        let mut report = Report::new(self.id(), self.title(), ctx.quick);
+        let mean = |v: Vec<f64>| v.iter().sum::<f64>() / v.len().max(1) as f64;
+        let by_gap = |gap: u64| {
+            mean(
+                results
+                    .iter()
+                    .filter(|r| r.0.abs_diff(r.1) == gap)
+                    .map(|r| r.2)
+                    .collect(),
+            )
+        };
+        let equal = by_gap(0);
+        let apart = by_gap(50);
+        report.rows.push(Row::at_least(
+            "fairness index, equal minimum guarantees (mean)",
+            None,
+            None,
+            equal,
+            0.98,
+        ));
+        // The claim is the trend: fairness falls as the minima drift apart.
+        report.rows.push(Row::at_most(
+            "fairness index, minima 0 and 50 Mb/s apart (mean; below equal minima)",
+            None,
+            None,
+            apart,
+            equal - 1e-3,
+        ));
+        for &(a, b, f) in &results {
+            if a == b || a.abs_diff(b) == 50 {
+                report
+                    .notes
+                    .push(format!("f_min {a}/{b} Mb/s: index {f:.4}"));
+            }
+        }
+        let series: Vec<Series> = grid
+            .iter()
+            .map(|&a| {
+                Series::new(
+                    format!("f_min,1 = {a} Mb/s"),
+                    results
+                        .iter()
+                        .filter(|r| r.0 == a)
+                        .map(|r| (r.1 as f64, r.2))
+                        .collect(),
+                )
+                .with_markers()
+            })
+            .collect();
+        report.files.extend(write_chart(
+            &ctx.out,
+            "fairness",
+            &chart(
+                format!("{}: weighted fairness index (004 eq. 2)", self.id()),
+                "f_min,2 (Mb/s)",
+                "fairness index",
+                series,
+            ),
+        )?);
+        Ok(report)
+    }
+}
+
+/// The TCP flows of Fig. 8 appended to its template: flow i with RTT 2 + 198·i/(n−1) ms.
+fn with_tcp_flows(template: &str, n: usize) -> String {
+    let mut s = template.to_string();
+    for i in 0..n {
+        let rtt_ms = 2.0 + 198.0 * i as f64 / (n.max(2) - 1) as f64;
+        // Round trip = 2 × (access + 0.5 ms bottleneck + 0.25 ms sink access).
+        let access = rtt_ms / 2.0 - 0.75;
+        s += &format!(
+            "\n[[link]]\nbetween = [\"tcp{i}\", \"r1\"]\nrate = \"1Gbps\"\ndelay = \"{access:.3}ms\"\n[[flow]]\nid = \"tcp-{i}\"\nkind = \"reno\"\nfrom = \"tcp{i}\"\nto = \"sink\"\nstart_jitter = \"1s\"\n"
+        );
+    }
+    s
+}
+
+/// UDP/TCP serviced ratio over the window, and its per-second series.
+fn ratios(run: &Run) -> (f64, Vec<(f64, f64)>) {
+    let udp = run
+        .summary
+        .flows
+        .iter()
+        .filter(|f| f.kind == "cbr")
+        .map(|f| f.throughput_bps)
+        .sum::<f64>();
+    let tcp = run
+        .summary
+        .flows
+        .iter()
+        .filter(|f| f.kind != "cbr")
+        .map(|f| f.throughput_bps)
+        .sum::<f64>();
+    let mut per_t: std::collections::BTreeMap<u64, (f64, f64)> = Default::default();
+    for s in &run.sim.monitor().flow_samples {
+        let e = per_t.entry((s.t_s * 10.0).round() as u64).or_default();
+        if run.summary.flows[s.flow as usize].kind == "cbr" {
+            e.0 += s.throughput_bps;
+        } else {
+            e.1 += s.throughput_bps;
+        }
+    }
+    let series = per_t
+        .into_iter()
+        .map(|(t, (u, c))| (t as f64 / 10.0, u / c.max(1.0)))
+        .collect();
+    (udp / tcp.max(1.0), series)
+}
+
+/// 004 Fig. 8: BAT alone vs BAT + CLCC with 90 Mb/s UDP and greedy TCP.
+pub struct Fig8;
+impl Experiment for Fig8 {
+    fn id(&self) -> &'static str {
+        "clcc-fig8"
+    }
+    fn title(&self) -> &'static str {
+        "004 Fig. 8: 100 Reno flows (RTT 2–200 ms) + 90 Mb/s CBR; BAT alone vs BAT+CLCC, r_ref = 30/70"
+    }
+    fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
+        // 100 flows at 100 Mb/s for 100 s run in about a second: quick is the full run (with
+        // 20 flows the bound D_UDP ≤ 1/ΣO binds and the claim changes).
+        let text = with_tcp_flows(include_str!("../../../scenarios/repro/clcc-fig8.toml"), 100);
+        common::keep_scenario(&ctx.out, "scenario.toml", &text)?;
+        let base = common::load(&text, self.id())?;
+        let r_ref = 30.0 / 70.0;
+        let mut with_clcc = base.clone();
+        bat_mut(&mut with_clcc)?.clcc = Some(ClccParams {
+            r_ref: RatioParam::Fixed(r_ref),
+            udp_class: "udp".into(),
+            tcp_class: "tcp".into(),
+            d_max: None,
+            betas: None,
+        });
+        let runs: Vec<Result<Run, ReproError>> = [("bat", base), ("bat-clcc", with_clcc)]
+            .into_par_iter()
+            .map(|(label, sc)| simulate(ctx, label, sc))
+            .collect();
+        let mut runs = runs.into_iter();
+        let mut next = || {
+            runs.next()
+                .ok_or_else(|| ReproError::Other("missing run".into()))?
+        };
+        let (bat, clcc) = (next()?, next()?);
+        let (r_bat, s_bat) = ratios(&bat);
+        let (r_clcc, s_clcc) = ratios(&clcc);
+        let fairness = |r: f64| {
+            weighted_fairness(&[r / (1.0 + r), 1.0 / (1.0 + r)], &[0.3, 0.7]).unwrap_or(f64::NAN)
+        };
+        let mut report = Report::new(self.id(), self.title(), ctx.quick);
+        report.rows.push(Row::at_least(
+            "BAT alone: UDP/TCP ratio over the window (far above r_ref)",
+            None,
+            Some(r_ref),
+            r_bat,
+            2.0 * r_ref,
+        ));
+        report.rows.push(Row::close(
+            "BAT + CLCC: UDP/TCP ratio over the window",
+            Some(r_ref),
+            Some(r_ref),
+            r_clcc,
+            0.10,
+        ));
+        report.rows.push(Row::at_least(
+            "BAT + CLCC: weighted fairness index",
+            Some(1.0),
+            None,
+            fairness(r_clcc),
+            0.98,
+        ));
+        report.notes.push(format!(
+            "BAT alone: weighted fairness index {:.3}",
+            fairness(r_bat)
+        ));
+        let mut ref_line = Series::level("r_ref = 30/70", r_ref, 0.0, bat.summary.sim_time_s);
+        ref_line.reference = true;
+        report.files.extend(write_chart(
+            &ctx.out,
+            "ratio",
+            &chart(
+                format!("{}: UDP/TCP ratio (100 ms samples)", self.id()),
+                "time (s)",
+                "ratio",
+                vec![
+                    Series::new("BAT alone", s_bat),
+                    Series::new("BAT + CLCC", s_clcc),
+                    ref_line,
+                ],
+            ),
+        )?);
+        Ok(report)
+    }
+}
+
+/// 004 Fig. 9: CLCC with a UDP load alternating 50 / 120 Mb/s every 5 s.
+pub struct Fig9;
+impl Experiment for Fig9 {
+    fn id(&self) -> &'static str {
+        "clcc-fig9"
+    }
+    fn title(&self) -> &'static str {
+        "004 Fig. 9: BAT+CLCC, 100 Reno flows + UDP alternating 50/120 Mb/s every 5 s, r_ref = 0.4"
+    }
+    fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
+        // As clcc-fig8, the full run takes about a second: quick is the full run.
+        let text = with_tcp_flows(include_str!("../../../scenarios/repro/clcc-fig9.toml"), 100);
+        common::keep_scenario(&ctx.out, "scenario.toml", &text)?;
+        let mut sc = common::load(&text, self.id())?;
+        let r_ref = 0.4;
+        bat_mut(&mut sc)?.clcc = Some(ClccParams {
+            r_ref: RatioParam::Fixed(r_ref),
+            udp_class: "udp".into(),
+            tcp_class: "tcp".into(),
+            d_max: None,
+            betas: None,
+        });
+        let run = simulate(ctx, "bat-clcc", sc)?;
+        let (overall, series) = ratios(&run);
+        let mut report = Report::new(self.id(), self.title(), ctx.quick);
+        report.rows.push(Row::close(
+            "UDP/TCP ratio over the window",
+            Some(r_ref),
+            Some(r_ref),
+            overall,
+            0.10,
+        ));
+        // After each change the ratio returns to r_ref: the mean over the last 2 s of each 5 s
+        // half-period (from 20 s on), high and low UDP load separately.
+        let end = run.summary.sim_time_s;
+        for (label, phase) in [("50 Mb/s", 0.0), ("120 Mb/s", 5.0)] {
+            let mut means = Vec::new();
+            let mut t = 20.0 + phase;
+            while t + 5.0 <= end {
+                means.push(common::period_mean(&series, t + 3.0, t + 5.0));
+                t += 10.0;
+            }
+            let m = means.iter().sum::<f64>() / means.len().max(1) as f64;
+            report.rows.push(Row::close(
+                format!("ratio at the end of the {label} half-periods (mean)"),
+                Some(r_ref),
+                Some(r_ref),
+                m,
+                0.20,
+            ));
+        }
+        let mut ref_line = Series::level("r_ref = 0.4", r_ref, 0.0, end);
+        ref_line.reference = true;
+        report.files.extend(write_chart(
+            &ctx.out,
+            "ratio",
+            &chart(
+                format!("{}: UDP/TCP ratio (100 ms samples)", self.id()),
+                "time (s)",
+                "ratio",
+                vec![Series::new("BAT + CLCC", series), ref_line],
+            ),
+        )?);
+        Ok(report)
+    }
+}
