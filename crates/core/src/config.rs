@@ -592,6 +592,16 @@ pub struct ClccParams {
     pub d_max: Option<f64>,
     /// β for |x_d| < 0.1, < 0.5 and above.
     pub betas: Option<[f64; 3]>,
+    /// Bound D_UDP by min(d_max, 1/ΣO) (default true; false only to study its effect).
+    #[serde(default = "yes")]
+    pub bound: bool,
+    /// Control preemption (default true; false only to study its effect).
+    #[serde(default = "yes")]
+    pub preemption: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn udp_name() -> String {
@@ -682,6 +692,8 @@ impl BatParams {
                         },
                         betas: c.betas.unwrap_or(d.betas),
                         d_max: c.d_max.unwrap_or(f64::INFINITY),
+                        bound: c.bound,
+                        preemption: c.preemption,
                         ..d
                     },
                     c.udp_class.clone(),

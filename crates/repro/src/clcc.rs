@@ -200,13 +200,7 @@ impl Experiment for Fig8 {
         let base = common::load(&text, self.id())?;
         let r_ref = 30.0 / 70.0;
         let mut with_clcc = base.clone();
-        bat_mut(&mut with_clcc)?.clcc = Some(ClccParams {
-            r_ref: RatioParam::Fixed(r_ref),
-            udp_class: "udp".into(),
-            tcp_class: "tcp".into(),
-            d_max: None,
-            betas: None,
-        });
+        add_clcc(&mut with_clcc, r_ref, true, true)?;
         let runs: Vec<Result<Run, ReproError>> = [("bat", base), ("bat-clcc", with_clcc)]
             .into_par_iter()
             .map(|(label, sc)| simulate(ctx, label, sc))
@@ -283,13 +277,7 @@ impl Experiment for Fig9 {
         common::keep_scenario(&ctx.out, "scenario.toml", &text)?;
         let mut sc = common::load(&text, self.id())?;
         let r_ref = 0.4;
-        bat_mut(&mut sc)?.clcc = Some(ClccParams {
-            r_ref: RatioParam::Fixed(r_ref),
-            udp_class: "udp".into(),
-            tcp_class: "tcp".into(),
-            d_max: None,
-            betas: None,
-        });
+        add_clcc(&mut sc, r_ref, true, true)?;
         let run = simulate(ctx, "bat-clcc", sc)?;
         let (overall, series) = ratios(&run);
         let mut report = Report::new(self.id(), self.title(), ctx.quick);
@@ -329,6 +317,363 @@ impl Experiment for Fig9 {
                 "time (s)",
                 "ratio",
                 vec![Series::new("BAT + CLCC", series), ref_line],
+            ),
+        )?);
+        Ok(report)
+    }
+}
+
+/// CLCC on the bottleneck with reference `r_ref`, bound and preemption as given.
+fn add_clcc(
+    sc: &mut Scenario,
+    r_ref: f64,
+    bound: bool,
+    preemption: bool,
+) -> Result<(), ReproError> {
+    bat_mut(sc)?.clcc = Some(ClccParams {
+        r_ref: RatioParam::Fixed(r_ref),
+        udp_class: "udp".into(),
+        tcp_class: "tcp".into(),
+        d_max: None,
+        betas: None,
+        bound,
+        preemption,
+    });
+    Ok(())
+}
+
+/// A column of the bottleneck's AQM state over time.
+fn aqm_series(run: &Run, column: &str) -> Vec<(f64, f64)> {
+    let m = run.sim.monitor();
+    let Some(k) = m.aqm_columns.iter().position(|c| c == column) else {
+        return Vec::new();
+    };
+    let Ok(l) = common::link(run.sim.scenario(), "r1->r2") else {
+        return Vec::new();
+    };
+    m.link_samples
+        .iter()
+        .filter(|s| s.link as usize == l)
+        .filter_map(|s| s.aqm[k].map(|v| (s.t_s, v)))
+        .collect()
+}
+
+/// Seconds after `from` until a one-second mean of the ratio is within `tol` of `r_ref`.
+fn recovery(series: &[(f64, f64)], from: f64, r_ref: f64, tol: f64) -> f64 {
+    let end = series.last().map_or(from, |p| p.0);
+    let mut t = from;
+    while t + 1.0 <= end {
+        if (common::period_mean(series, t, t + 1.0) - r_ref).abs() <= tol * r_ref {
+            return t + 1.0 - from;
+        }
+        t += 0.1;
+    }
+    f64::INFINITY
+}
+
+/// Runs two variants of a Fig. 6 / Fig. 7 scenario in parallel.
+fn pair(
+    ctx: &Ctx,
+    text: &str,
+    id: &str,
+    variants: [(&str, bool, bool); 2],
+    r_ref: f64,
+) -> Result<(Run, Run), ReproError> {
+    let base = common::load(text, id)?;
+    let runs: Vec<Result<Run, ReproError>> = variants
+        .par_iter()
+        .map(|&(label, bound, preemption)| {
+            let mut sc = base.clone();
+            add_clcc(&mut sc, r_ref, bound, preemption)?;
+            simulate(ctx, label, sc)
+        })
+        .collect();
+    let mut runs = runs.into_iter();
+    let mut next = || {
+        runs.next()
+            .ok_or_else(|| ReproError::Other("missing run".into()))?
+    };
+    Ok((next()?, next()?))
+}
+
+/// 004 Fig. 6: the bound on D_UDP shortens the recovery after a drop in UDP load.
+pub struct Fig6;
+impl Experiment for Fig6 {
+    fn id(&self) -> &'static str {
+        "clcc-fig6"
+    }
+    fn title(&self) -> &'static str {
+        "004 Fig. 6: CLCC with and without the bound on D_UDP; UDP drops from 200 to 30 Mb/s at 30 s"
+    }
+    fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
+        // About a second of wall time: quick is the full run.
+        let text = with_tcp_flows(include_str!("../../../scenarios/repro/clcc-fig6.toml"), 100);
+        common::keep_scenario(&ctx.out, "scenario.toml", &text)?;
+        let r_ref = 0.15;
+        let (bounded, unbounded) = pair(
+            ctx,
+            &text,
+            self.id(),
+            [("bounded", true, true), ("unbounded", false, true)],
+            r_ref,
+        )?;
+        let (_, sb) = ratios(&bounded);
+        let (_, su) = ratios(&unbounded);
+        let (rb, ru) = (
+            recovery(&sb, 30.0, r_ref, 0.2),
+            recovery(&su, 30.0, r_ref, 0.2),
+        );
+        let mut report = Report::new(self.id(), self.title(), ctx.quick);
+        report.rows.push(Row::at_most(
+            "recovery after the drop with the bound (s; shorter than without)",
+            None,
+            None,
+            rb,
+            ru - 1.0,
+        ));
+        report.rows.push(Row::at_least(
+            "recovery after the drop without the bound (s)",
+            None,
+            None,
+            ru,
+            rb,
+        ));
+        let (db, du) = (
+            aqm_series(&bounded, "d_udp"),
+            aqm_series(&unbounded, "d_udp"),
+        );
+        let peak = |s: &[(f64, f64)]| {
+            s.iter()
+                .filter(|p| p.0 <= 30.0)
+                .map(|p| p.1)
+                .fold(0.0, f64::max)
+        };
+        report.notes.push(format!(
+            "D_UDP before the drop peaks at {:.3} with the bound, {:.3} without",
+            peak(&db),
+            peak(&du)
+        ));
+        let mut ref_line = Series::level("r_ref = 0.15", r_ref, 0.0, bounded.summary.sim_time_s);
+        ref_line.reference = true;
+        report.files.extend(write_chart(
+            &ctx.out,
+            "ratio",
+            &chart(
+                format!("{}: UDP/TCP ratio", self.id()),
+                "time (s)",
+                "ratio",
+                vec![
+                    Series::new("with bound", sb),
+                    Series::new("without bound", su),
+                    ref_line,
+                ],
+            ),
+        )?);
+        report.files.extend(write_chart(
+            &ctx.out,
+            "d_udp",
+            &Chart {
+                log_y: true,
+                ..chart(
+                    format!("{}: D_UDP", self.id()),
+                    "time (s)",
+                    "D_UDP",
+                    vec![
+                        Series::new("with bound", db),
+                        Series::new("without bound", du),
+                    ],
+                )
+            },
+        )?);
+        Ok(report)
+    }
+}
+
+/// 004 Fig. 7: control preemption while UDP offers less than its share.
+pub struct Fig7;
+impl Experiment for Fig7 {
+    fn id(&self) -> &'static str {
+        "clcc-fig7"
+    }
+    fn title(&self) -> &'static str {
+        "004 Fig. 7: control preemption holds D_UDP while UDP offers less than its share (25–45 s)"
+    }
+    fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
+        let text = with_tcp_flows(include_str!("../../../scenarios/repro/clcc-fig7.toml"), 100);
+        common::keep_scenario(&ctx.out, "scenario.toml", &text)?;
+        let r_ref = 30.0 / 70.0;
+        let (pre, nopre) = pair(
+            ctx,
+            &text,
+            self.id(),
+            [("preemption", true, true), ("no-preemption", true, false)],
+            r_ref,
+        )?;
+        let (_, sp) = ratios(&pre);
+        let (_, sn) = ratios(&nopre);
+        let (dp, dn) = (aqm_series(&pre, "d_udp"), aqm_series(&nopre, "d_udp"));
+        let at = |s: &[(f64, f64)], t: f64| common::value_at(s, t);
+        let mut report = Report::new(self.id(), self.title(), ctx.quick);
+        report.rows.push(Row::at_least(
+            "D_UDP at 45 s, with preemption ÷ without (no wind-up)",
+            None,
+            None,
+            at(&dp, 45.0) / at(&dn, 45.0).max(1e-12),
+            10.0,
+        ));
+        let (rp, rn) = (
+            recovery(&sp, 45.0, r_ref, 0.2),
+            recovery(&sn, 45.0, r_ref, 0.2),
+        );
+        report.rows.push(Row::at_most(
+            "recovery after 45 s with preemption (s; ≤ 5 control periods)",
+            None,
+            None,
+            rp,
+            5.0,
+        ));
+        report
+            .notes
+            .push(format!("recovery after 45 s without preemption: {rn:.1} s"));
+        let mut ref_line = Series::level("r_ref = 30/70", r_ref, 0.0, pre.summary.sim_time_s);
+        ref_line.reference = true;
+        report.files.extend(write_chart(
+            &ctx.out,
+            "ratio",
+            &chart(
+                format!("{}: UDP/TCP ratio", self.id()),
+                "time (s)",
+                "ratio",
+                vec![
+                    Series::new("with preemption", sp),
+                    Series::new("without preemption", sn),
+                    ref_line,
+                ],
+            ),
+        )?);
+        report.files.extend(write_chart(
+            &ctx.out,
+            "d_udp",
+            &Chart {
+                log_y: true,
+                ..chart(
+                    format!("{}: D_UDP", self.id()),
+                    "time (s)",
+                    "D_UDP",
+                    vec![
+                        Series::new("with preemption", dp),
+                        Series::new("without preemption", dn),
+                    ],
+                )
+            },
+        )?);
+        Ok(report)
+    }
+}
+
+/// 004 Fig. 3: BAT alone, one CBR flow against N Reno flows of equal RTT.
+pub struct Fig3;
+impl Experiment for Fig3 {
+    fn id(&self) -> &'static str {
+        "clcc-fig3"
+    }
+    fn title(&self) -> &'static str {
+        "004 Fig. 3: BAT with a 100 Mb/s CBR flow and N Reno flows — TCP share rises with N, falls with RTT"
+    }
+    fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
+        let template = include_str!("../../../scenarios/repro/clcc-fig3.toml");
+        common::keep_scenario(&ctx.out, "scenario.toml", template)?;
+        let (ns, rtts): (Vec<usize>, Vec<u64>) = if ctx.quick {
+            (vec![1, 20], vec![20, 200])
+        } else {
+            (vec![1, 5, 20], vec![20, 100, 200])
+        };
+        let points: Vec<(usize, u64)> = ns
+            .iter()
+            .flat_map(|&n| rtts.iter().map(move |&r| (n, r)))
+            .collect();
+        let results: Vec<Result<(usize, u64, f64), ReproError>> = points
+            .par_iter()
+            .map(|&(n, rtt)| {
+                let mut text = template.to_string();
+                let access = rtt as f64 / 2.0 - 0.75;
+                for i in 0..n {
+                    text += &format!("\n[[link]]\nbetween = [\"tcp{i}\", \"r1\"]\nrate = \"1Gbps\"\ndelay = \"{access}ms\"\n[[flow]]\nid = \"tcp-{i}\"\nkind = \"reno\"\nfrom = \"tcp{i}\"\nto = \"sink\"\nstart_jitter = \"1s\"\n");
+                }
+                let run = simulate(ctx, &format!("n{n}-rtt{rtt}ms"), common::load(&text, self.id())?)?;
+                let tcp: f64 = run.summary.flows.iter().filter(|f| f.kind == "reno").map(|f| f.throughput_bps).sum();
+                let all: f64 = run.summary.flows.iter().map(|f| f.throughput_bps).sum();
+                Ok((n, rtt, tcp / all.max(1.0)))
+            })
+            .collect();
+        let results = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+        let share = |n: usize, r: u64| {
+            results
+                .iter()
+                .find(|p| p.0 == n && p.1 == r)
+                .map_or(f64::NAN, |p| p.2)
+        };
+        let mut report = Report::new(self.id(), self.title(), ctx.quick);
+        for &r in &rtts {
+            report.rows.push(Row::at_least(
+                format!(
+                    "RTT {r} ms: TCP share with N = {} above N = {}",
+                    ns[ns.len() - 1],
+                    ns[0]
+                ),
+                None,
+                None,
+                share(ns[ns.len() - 1], r),
+                share(ns[0], r),
+            ));
+        }
+        for &n in &ns {
+            report.rows.push(Row::at_most(
+                format!(
+                    "N = {n}: TCP share at RTT {} ms below {} ms",
+                    rtts[rtts.len() - 1],
+                    rtts[0]
+                ),
+                None,
+                None,
+                share(n, rtts[rtts.len() - 1]),
+                share(n, rtts[0]),
+            ));
+        }
+        let max_tcp = results.iter().map(|p| p.2).fold(0.0, f64::max);
+        // UDP takes more than its max-min 50% at every point (far more at long RTTs or few flows).
+        report.rows.push(Row::at_most(
+            "largest TCP share over the grid (max-min share 0.5)",
+            Some(0.5),
+            None,
+            max_tcp,
+            0.5,
+        ));
+        for &(n, r, s) in &results {
+            report.notes.push(format!(
+                "N = {n}, RTT {r} ms: TCP {:.1}%, UDP {:.1}%",
+                100.0 * s,
+                100.0 * (1.0 - s)
+            ));
+        }
+        let series: Vec<Series> = ns
+            .iter()
+            .map(|&n| {
+                Series::new(
+                    format!("N = {n}"),
+                    rtts.iter().map(|&r| (r as f64, share(n, r))).collect(),
+                )
+                .with_markers()
+            })
+            .collect();
+        report.files.extend(write_chart(
+            &ctx.out,
+            "tcp-share",
+            &chart(
+                format!("{}: TCP share of the link", self.id()),
+                "RTT (ms)",
+                "TCP share",
+                series,
             ),
         )?);
         Ok(report)

@@ -66,6 +66,9 @@ pub fn registry() -> Vec<Box<dyn Experiment>> {
         Box::new(acc::Fig7),
         Box::new(acc::Fig9),
         Box::new(clcc::Fig1),
+        Box::new(clcc::Fig3),
+        Box::new(clcc::Fig6),
+        Box::new(clcc::Fig7),
         Box::new(clcc::Fig8),
         Box::new(clcc::Fig9),
     ]

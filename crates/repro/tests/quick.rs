@@ -157,3 +157,18 @@ fn clcc_fig8_quick() {
 fn clcc_fig9_quick() {
     quick("clcc-fig9");
 }
+
+#[test]
+fn clcc_fig3_quick() {
+    quick("clcc-fig3");
+}
+
+#[test]
+fn clcc_fig6_quick() {
+    quick("clcc-fig6");
+}
+
+#[test]
+fn clcc_fig7_quick() {
+    quick("clcc-fig7");
+}

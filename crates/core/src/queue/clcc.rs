@@ -25,6 +25,10 @@ pub struct ClccConfig {
     pub d_max: f64,
     /// Samples per control period (10 × 100 ms = 1 s).
     pub samples_per_period: usize,
+    /// Apply the upper bound min(D_max, 1/ΣO) (004 §IV-A); off only to show what it prevents.
+    pub bound: bool,
+    /// Control preemption (004 §IV-B); off only to show the wind-up it prevents.
+    pub preemption: bool,
 }
 
 impl Default for ClccConfig {
@@ -36,6 +40,8 @@ impl Default for ClccConfig {
             d_min: 1e-4,
             d_max: 1.0,
             samples_per_period: 10,
+            bound: true,
+            preemption: true,
         }
     }
 }
@@ -120,8 +126,13 @@ impl Clcc {
         let (r_ref, udp_share) = self.reference(&avg);
         self.last_ratio = ratio;
         self.last_reference = r_ref;
-        self.preempted = avg.udp_offered < udp_share || avg.udp_offered <= avg.udp_min;
-        let upper = self.cfg.d_max.min(1.0 / avg.total_offered.max(1e-9)); // 004 eq. (7)
+        self.preempted =
+            self.cfg.preemption && (avg.udp_offered < udp_share || avg.udp_offered <= avg.udp_min);
+        let upper = if self.cfg.bound {
+            self.cfg.d_max.min(1.0 / avg.total_offered.max(1e-9)) // 004 eq. (7)
+        } else {
+            f64::INFINITY
+        };
         if self.preempted {
             self.d_udp *= 0.9;
         } else {
