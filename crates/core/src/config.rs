@@ -14,8 +14,11 @@ use crate::cc::reno::Reno;
 use crate::cc::vegas::{BaseRtt, Vegas, VegasConfig};
 use crate::cc::CongestionController;
 use crate::packet::FlowId;
+use crate::queue::avq::{Avq, AvqConfig, AvqMode};
 use crate::queue::bat::{Bat, BatClassConfig, BatConfig};
 use crate::queue::clcc::ClccConfig;
+use crate::queue::red::{Red, RedConfig};
+use crate::queue::rem::{Rem, RemConfig};
 use crate::queue::{DropTail, PriorityFifo, QueueDiscipline};
 use crate::transport::cbr::{CbrSink, CbrSource, CbrStep};
 use crate::transport::monaco::{Estimator, MonacoConfig, MonacoReceiver, MonacoSender};
@@ -528,6 +531,96 @@ pub enum QueueConfig {
     },
     /// BAT rate-based AQM per traffic class (004 eq. (1)), optionally with CLCC.
     Bat(BatParams),
+    /// RED (Floyd–Jacobson).
+    Red(RedParams),
+    /// REM (002 §5).
+    Rem(RemParams),
+    /// AVQ (Kunniyur–Srikant); `mode = "delay"` is AVD / AVQ+VD for Monaco.
+    Avq(AvqParams),
+}
+
+/// `red` parameters; thresholds in packets ("5pkt") or bytes ("5KB", byte mode).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedParams {
+    pub limit: Limit,
+    pub min_th: Limit,
+    pub max_th: Limit,
+    #[serde(default = "red_max_p")]
+    pub max_p: f64,
+    #[serde(default = "red_wq")]
+    pub wq: f64,
+    #[serde(default = "yes")]
+    pub gentle: bool,
+    #[serde(default)]
+    pub ecn: bool,
+}
+
+fn red_max_p() -> f64 {
+    0.1
+}
+fn red_wq() -> f64 {
+    0.002
+}
+
+/// `rem` parameters (002 §6.3 defaults).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RemParams {
+    pub limit: Limit,
+    #[serde(default = "rem_phi")]
+    pub phi: f64,
+    #[serde(default = "rem_mu")]
+    pub mu: f64,
+    #[serde(default = "rem_gamma")]
+    pub gamma: f64,
+    #[serde(default = "rem_interval")]
+    pub interval: Duration,
+}
+
+fn rem_phi() -> f64 {
+    1.1
+}
+fn rem_mu() -> f64 {
+    0.5
+}
+fn rem_gamma() -> f64 {
+    0.005
+}
+fn rem_interval() -> Duration {
+    Duration::from_millis(1)
+}
+
+/// `avq` parameters.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AvqParams {
+    pub limit: Limit,
+    #[serde(default = "avq_gamma")]
+    pub target_utilization: f64,
+    #[serde(default = "avq_alpha")]
+    pub alpha: f64,
+    #[serde(default = "avq_mode")]
+    pub mode: AvqModeName,
+}
+
+fn avq_gamma() -> f64 {
+    0.98
+}
+fn avq_alpha() -> f64 {
+    0.15
+}
+fn avq_mode() -> AvqModeName {
+    AvqModeName::Mark
+}
+
+/// What AVQ does on virtual-queue overflow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AvqModeName {
+    Mark,
+    Drop,
+    Delay,
 }
 
 /// `queue = { kind = "bat", ... }` (SPEC §9; defaults in queue/bat.rs).
@@ -713,6 +806,8 @@ pub struct QueueContext {
     pub name: String,
     /// The traffic class of each flow (by flow id), for class-based AQMs.
     pub flow_classes: Vec<String>,
+    /// The scenario's data packet size (for AQMs that count in packets).
+    pub packet_size: u32,
 }
 
 impl QueueConfig {
@@ -726,8 +821,35 @@ impl QueueConfig {
 
     /// Checks what serde cannot.
     pub fn validate(&self) -> Result<(), String> {
+        let positive = |what: &str, x: f64| {
+            if x.is_finite() && x > 0.0 {
+                Ok(())
+            } else {
+                Err(format!("{what} must be positive, not {x}"))
+            }
+        };
         match self {
             QueueConfig::Bat(p) => p.validate(),
+            QueueConfig::Red(p) => match (p.min_th, p.max_th) {
+                (Limit::Packets(a), Limit::Packets(b)) if a < b => positive("red `wq`", p.wq),
+                (Limit::Bytes(a), Limit::Bytes(b)) if a < b => positive("red `wq`", p.wq),
+                _ => Err(
+                    "red thresholds must be both packets or both bytes, with min_th < max_th"
+                        .into(),
+                ),
+            },
+            QueueConfig::Rem(p) if p.phi <= 1.0 => {
+                Err(format!("rem `phi` must exceed 1, not {}", p.phi))
+            }
+            QueueConfig::Rem(p) => positive("rem `gamma`", p.gamma)
+                .and(positive("rem `interval`", p.interval.as_secs_f64())),
+            QueueConfig::Avq(p) if !(p.target_utilization > 0.0 && p.target_utilization <= 1.0) => {
+                Err(format!(
+                    "avq `target_utilization` must be in (0, 1], not {}",
+                    p.target_utilization
+                ))
+            }
+            QueueConfig::Avq(p) => positive("avq `alpha`", p.alpha),
             _ => Ok(()),
         }
     }
@@ -740,24 +862,74 @@ impl QueueConfig {
                 &ctx.flow_classes,
                 crate::rng::stream(ctx.seed, &format!("{}:bat", ctx.name)),
             )),
-            _ => self.build_fifo(),
-        }
-    }
-
-    fn build_fifo(&self) -> Box<dyn QueueDiscipline> {
-        match *self {
-            QueueConfig::Droptail {
+            QueueConfig::Red(p) => {
+                let (min, max, bytes) = match (p.min_th, p.max_th) {
+                    (Limit::Bytes(a), Limit::Bytes(b)) => (a as f64, b as f64, true),
+                    (Limit::Packets(a), Limit::Packets(b)) => (a as f64, b as f64, false),
+                    _ => (0.0, f64::INFINITY, false), // refused by `validate`
+                };
+                let cfg = RedConfig {
+                    limit: p.limit,
+                    min_th: min,
+                    max_th: max,
+                    bytes,
+                    max_p: p.max_p,
+                    wq: p.wq,
+                    gentle: p.gentle,
+                    ecn: p.ecn,
+                    mean_packet: ctx.packet_size as f64,
+                };
+                Box::new(Red::new(
+                    cfg,
+                    ctx.rate,
+                    crate::rng::stream(ctx.seed, &format!("{}:red", ctx.name)),
+                ))
+            }
+            QueueConfig::Rem(p) => {
+                let cfg = RemConfig {
+                    limit: p.limit,
+                    phi: p.phi,
+                    mu: p.mu,
+                    gamma: p.gamma,
+                    interval: p.interval,
+                    packet_size: ctx.packet_size,
+                };
+                Box::new(Rem::new(
+                    cfg,
+                    ctx.rate,
+                    crate::rng::stream(ctx.seed, &format!("{}:rem", ctx.name)),
+                ))
+            }
+            QueueConfig::Avq(p) => {
+                let virtual_buffer = match p.limit {
+                    Limit::Packets(n) => (n * ctx.packet_size as u64) as f64,
+                    Limit::Bytes(n) => n as f64,
+                    Limit::Unlimited => f64::INFINITY,
+                };
+                let cfg = AvqConfig {
+                    limit: p.limit,
+                    virtual_buffer,
+                    target_utilization: p.target_utilization,
+                    alpha: p.alpha,
+                    mode: match p.mode {
+                        AvqModeName::Mark => AvqMode::Mark,
+                        AvqModeName::Drop => AvqMode::Drop,
+                        AvqModeName::Delay => AvqMode::Delay,
+                    },
+                };
+                Box::new(Avq::new(cfg, ctx.rate))
+            }
+            &QueueConfig::Droptail {
                 limit,
                 priority: false,
             } => Box::new(DropTail::new(limit)),
-            QueueConfig::Droptail {
+            &QueueConfig::Droptail {
                 limit,
                 priority: true,
             } => Box::new(PriorityFifo::new(limit, limit)),
-            QueueConfig::Priority { limit, high_limit } => {
+            &QueueConfig::Priority { limit, high_limit } => {
                 Box::new(PriorityFifo::new(limit, high_limit.unwrap_or(limit)))
             }
-            QueueConfig::Bat(ref p) => Box::new(DropTail::new(p.limit)),
         }
     }
 
@@ -767,6 +939,9 @@ impl QueueConfig {
             QueueConfig::Droptail { limit, .. } => vec![limit],
             QueueConfig::Priority { limit, high_limit } => vec![limit, high_limit.unwrap_or(limit)],
             QueueConfig::Bat(ref p) => vec![p.limit],
+            QueueConfig::Red(ref p) => vec![p.limit],
+            QueueConfig::Rem(ref p) => vec![p.limit],
+            QueueConfig::Avq(ref p) => vec![p.limit],
         }
     }
 }

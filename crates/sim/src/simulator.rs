@@ -135,6 +135,7 @@ impl Simulator {
                     seed,
                     name: format!("link:{}", l.name),
                     flow_classes: flow_classes.clone(),
+                    packet_size: scenario.packet_size,
                 }),
                 loss: (l.loss > 0.0)
                     .then(|| (l.loss, rng::stream(seed, &format!("link:{}:loss", l.name)))),

@@ -5,11 +5,14 @@
 //! that need time to pass (price updates, virtual queues) work lazily from the `now` of these
 //! calls, so they need no timers of their own.
 
+pub mod avq;
 pub mod bat;
 pub mod clcc;
 pub mod droptail;
 pub mod fifo;
 pub mod priority;
+pub mod red;
+pub mod rem;
 
 pub use droptail::DropTail;
 pub use fifo::Fifo;

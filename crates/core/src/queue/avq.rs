@@ -1,0 +1,253 @@
+//! AVQ (Kunniyur & Srikant) and AVD / AVQ+VD (000 §IV-D, 003 §IV-A).
+//!
+//! A virtual queue VQ of size B (the physical buffer, in bytes) is served at a virtual capacity
+//! C̃ that adapts so that the link runs at a target utilisation γ. On each arrival of b bytes at
+//! time t (the previous at s), as SPEC §4 states the algorithm:
+//!   VQ ← max(VQ − C̃·(t − s), 0);
+//!   if VQ + b > B the packet is marked (ECN) or dropped, else VQ ← VQ + b;
+//!   C̃ ← max(min(C̃ + α·γ·C·(t − s), C) − α·b, 0).
+//! In `delay` mode (AVD) nothing is marked or dropped: the virtual queueing delay VQ/C̃ is
+//! added to the virtual-delay field of every Monaco in-band control packet, which Monaco's
+//! receiver adds to its accumulation estimate (â = â_DropTail + x̄·Σ t_AVD). The physical queue
+//! is a tail-drop FIFO. Defaults γ = 0.98, α = 0.15.
+
+use super::{Backlog, DropReason, Dropped, Fifo, QueueDiscipline, QueueStats};
+use crate::packet::{Packet, PacketKind};
+use crate::units::{Duration, Limit, Rate, Time};
+
+/// What AVQ does when its virtual queue overflows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AvqMode {
+    Mark,
+    Drop,
+    /// AVD: add the virtual queueing delay to Monaco IB packets instead.
+    Delay,
+}
+
+/// AVQ settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AvqConfig {
+    pub limit: Limit,
+    /// Virtual buffer B, bytes.
+    pub virtual_buffer: f64,
+    pub target_utilization: f64,
+    pub alpha: f64,
+    pub mode: AvqMode,
+}
+
+/// The AVQ discipline.
+pub struct Avq {
+    cfg: AvqConfig,
+    fifo: Fifo,
+    /// Link capacity and virtual capacity, bytes per second.
+    capacity: f64,
+    virtual_capacity: f64,
+    vq: f64,
+    last_arrival: Option<Time>,
+}
+
+/// The largest virtual delay reported when the virtual capacity has collapsed to zero.
+const MAX_VIRTUAL_DELAY: f64 = 1.0;
+
+impl Avq {
+    pub fn new(cfg: AvqConfig, rate: Rate) -> Avq {
+        let capacity = rate.as_f64() / 8.0;
+        Avq {
+            fifo: Fifo::new(cfg.limit),
+            capacity,
+            virtual_capacity: cfg.target_utilization * capacity,
+            vq: 0.0,
+            last_arrival: None,
+            cfg,
+        }
+    }
+
+    pub fn virtual_capacity_bps(&self) -> f64 {
+        self.virtual_capacity * 8.0
+    }
+
+    /// The virtual queueing delay VQ/C̃, seconds.
+    pub fn virtual_delay(&self) -> f64 {
+        if self.virtual_capacity > 0.0 {
+            (self.vq / self.virtual_capacity).min(MAX_VIRTUAL_DELAY)
+        } else if self.vq > 0.0 {
+            MAX_VIRTUAL_DELAY
+        } else {
+            0.0
+        }
+    }
+
+    /// Runs the virtual queue for one arrival; true when it overflows.
+    fn arrive(&mut self, now: Time, bytes: f64) -> bool {
+        let dt = self.last_arrival.map_or(0.0, |s| (now - s).as_secs_f64());
+        self.last_arrival = Some(now);
+        self.vq = (self.vq - self.virtual_capacity * dt).max(0.0);
+        let overflow = self.vq + bytes > self.cfg.virtual_buffer;
+        if !overflow {
+            self.vq += bytes;
+        }
+        let a = self.cfg.alpha;
+        let grown = (self.virtual_capacity + a * self.cfg.target_utilization * self.capacity * dt)
+            .min(self.capacity);
+        self.virtual_capacity = (grown - a * bytes).max(0.0);
+        overflow
+    }
+}
+
+impl QueueDiscipline for Avq {
+    fn enqueue(&mut self, now: Time, mut pkt: Packet) -> Result<(), Dropped> {
+        let overflow = self.arrive(now, pkt.size as f64);
+        match self.cfg.mode {
+            AvqMode::Delay => {
+                if pkt.kind == PacketKind::ControlIb {
+                    pkt.virtual_delay += Duration::from_secs_f64(self.virtual_delay());
+                    self.fifo.count_mark();
+                }
+            }
+            AvqMode::Mark if overflow && pkt.ecn.is_capable() => {
+                if !pkt.ecn.is_marked() {
+                    pkt.ecn.mark();
+                    self.fifo.count_mark();
+                }
+            }
+            AvqMode::Mark | AvqMode::Drop if overflow => {
+                return Err(self.fifo.drop(pkt, DropReason::Aqm))
+            }
+            _ => {}
+        }
+        self.fifo.push(pkt)
+    }
+
+    fn dequeue(&mut self, _now: Time) -> Option<Packet> {
+        self.fifo.pop()
+    }
+
+    fn backlog(&self) -> Backlog {
+        self.fifo.backlog()
+    }
+
+    fn stats(&self) -> QueueStats {
+        self.fifo.stats()
+    }
+
+    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
+        self.fifo.iter().for_each(f)
+    }
+
+    fn set_rate(&mut self, rate: Rate) {
+        self.capacity = rate.as_f64() / 8.0;
+    }
+
+    fn aqm_state(&self, out: &mut Vec<(String, f64)>) {
+        out.push((
+            "avq_virtual_capacity_bps".into(),
+            self.virtual_capacity_bps(),
+        ));
+        out.push(("avq_virtual_queue_bytes".into(), self.vq));
+        if self.cfg.mode == AvqMode::Delay {
+            out.push(("avd_virtual_delay_s".into(), self.virtual_delay()));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::{Ecn, FlowId};
+
+    fn avq(mode: AvqMode) -> Avq {
+        let cfg = AvqConfig {
+            limit: Limit::Packets(100),
+            virtual_buffer: 10_000.0,
+            target_utilization: 0.98,
+            alpha: 0.15,
+            mode,
+        };
+        Avq::new(cfg, Rate::from_mbps(8)) // 1 MB/s
+    }
+
+    #[test]
+    fn virtual_queue_and_capacity_follow_the_update_rules() {
+        let mut a = avq(AvqMode::Mark);
+        assert_eq!(a.virtual_capacity, 980_000.0);
+        a.arrive(Time::ZERO, 1000.0);
+        // VQ = 1000; C̃ = min(980000 + 0, 1e6) − 150 = 979 850.
+        assert_eq!(a.vq, 1000.0);
+        assert_eq!(a.virtual_capacity, 979_850.0);
+        // 1 ms later: VQ drains 979.85 B; C̃ grows by 0.15·0.98·1e6·0.001 = 147, capped, − 150.
+        a.arrive(Time(1_000_000), 1000.0);
+        assert!((a.vq - (1000.0 - 979.85 + 1000.0)).abs() < 1e-9, "{}", a.vq);
+        assert!((a.virtual_capacity - (979_850.0 + 147.0 - 150.0)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn overflow_marks_ect_and_drops_the_rest() {
+        let mut a = avq(AvqMode::Mark);
+        let mut ect = Packet::new(FlowId(0), PacketKind::Data, 1000);
+        ect.ecn = Ecn::ECT;
+        // Eleven back-to-back 1000 B arrivals overflow the 10 000 B virtual buffer.
+        for _ in 0..10 {
+            a.enqueue(Time::ZERO, ect).unwrap();
+        }
+        a.enqueue(Time::ZERO, ect).unwrap();
+        assert_eq!(a.stats().marked_packets, 1);
+        let plain = Packet::new(FlowId(0), PacketKind::Data, 1000);
+        assert!(a.enqueue(Time::ZERO, plain).is_err());
+    }
+
+    #[test]
+    fn delay_mode_stamps_in_band_control_packets() {
+        let mut a = avq(AvqMode::Delay);
+        for _ in 0..5 {
+            a.enqueue(Time::ZERO, Packet::new(FlowId(0), PacketKind::Data, 1000))
+                .unwrap();
+        }
+        let ib = Packet::new(FlowId(0), PacketKind::ControlIb, 40);
+        a.enqueue(Time::ZERO, ib).unwrap();
+        let stamped = std::iter::from_fn(|| a.dequeue(Time::ZERO))
+            .find(|p| p.kind == PacketKind::ControlIb)
+            .unwrap();
+        // VQ = 5040 B over C̃ ≈ 979 244 B/s ≈ 5.15 ms.
+        let expected = 5040.0 / a.virtual_capacity;
+        assert!((stamped.virtual_delay.as_secs_f64() - expected).abs() < 1e-6);
+        assert_eq!(a.stats().dropped_packets, 0);
+    }
+
+    /// Constant-rate arrivals for `secs` at `load` × capacity: (final C̃ in B/s, marked fraction
+    /// over the last second).
+    fn open_loop(load: f64, secs: f64) -> (f64, f64) {
+        let mut a = avq(AvqMode::Mark);
+        let gap = Duration((1000.0 / (load * 1e6) * 1e9) as u64);
+        let n = (secs * load * 1000.0) as usize;
+        let last = (load * 1000.0) as usize;
+        let mut t = Time::ZERO;
+        let mut marked = 0;
+        for i in 0..n {
+            let mut p = Packet::new(FlowId(0), PacketKind::Data, 1000);
+            p.ecn = Ecn::ECT;
+            a.enqueue(t, p).unwrap();
+            if a.dequeue(t).unwrap().ecn.is_marked() && i >= n - last {
+                marked += 1;
+            }
+            t += gap;
+        }
+        (a.virtual_capacity, marked as f64 / last as f64)
+    }
+
+    #[test]
+    fn virtual_capacity_drifts_as_the_fluid_law_says() {
+        // dC̃/dt = α·(γ·C − λ): at λ = 1.2·C it falls by 0.15·0.22 MB/s per second, from
+        // 0.98 MB/s to 0.947 after one second, and then everything is marked once C̃ < λ keeps
+        // the virtual queue full.
+        let (c, _) = open_loop(1.2, 1.0);
+        assert!((c - (980_000.0 - 0.15 * 220_000.0)).abs() < 2_000.0, "{c}");
+        let (_, marked) = open_loop(1.2, 30.0);
+        assert!(marked > 0.99, "{marked}");
+        // Below the target (λ = 0.8·C) C̃ climbs to C and nothing is marked.
+        let (c, marked) = open_loop(0.8, 30.0);
+        assert!(
+            (c - 1_000_000.0).abs() <= 150.0 && marked == 0.0,
+            "{c} {marked}"
+        ); // capped at C, less α·b
+    }
+}

@@ -1,0 +1,260 @@
+//! RED (Floyd & Jacobson 1993): random early detection on an EWMA of the queue length.
+//!
+//! On each arrival avg ← (1 − w_q)·avg + w_q·q, with the idle-time correction of the paper
+//! (after an idle spell avg decays as if m small packets had arrived, m = idle time / the
+//! transmission time of a packet). Between min_th and max_th the base probability is
+//! p_b = max_p·(avg − min_th)/(max_th − min_th), spread by the count since the last drop:
+//! p_a = p_b / (1 − count·p_b). Gentle mode ramps p_b from max_p to 1 between max_th and
+//! 2·max_th instead of dropping everything above max_th. In byte mode (thresholds in bytes)
+//! p_b scales with size / mean packet size. With `ecn`, ECN-capable packets are marked rather
+//! than dropped (not above max_th in non-gentle mode, where RED always drops).
+
+use rand::RngExt;
+
+use super::{Backlog, DropReason, Dropped, Fifo, QueueDiscipline, QueueStats};
+use crate::packet::Packet;
+use crate::rng::Rng;
+use crate::units::{Limit, Rate, Time};
+
+/// RED settings; thresholds in packets, or in bytes for byte mode.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RedConfig {
+    pub limit: Limit,
+    pub min_th: f64,
+    pub max_th: f64,
+    pub bytes: bool,
+    pub max_p: f64,
+    pub wq: f64,
+    pub gentle: bool,
+    pub ecn: bool,
+    /// Mean packet size for byte mode and the idle-time correction.
+    pub mean_packet: f64,
+}
+
+/// The RED discipline.
+pub struct Red {
+    cfg: RedConfig,
+    fifo: Fifo,
+    rate: Rate,
+    rng: Rng,
+    avg: f64,
+    count: i64,
+    idle_since: Option<Time>,
+}
+
+impl Red {
+    pub fn new(cfg: RedConfig, rate: Rate, rng: Rng) -> Red {
+        Red {
+            fifo: Fifo::new(cfg.limit),
+            cfg,
+            rate,
+            rng,
+            avg: 0.0,
+            count: -1,
+            idle_since: Some(Time::ZERO),
+        }
+    }
+
+    /// The average queue (packets or bytes).
+    pub fn average(&self) -> f64 {
+        self.avg
+    }
+
+    fn current(&self) -> f64 {
+        let b = self.fifo.backlog();
+        if self.cfg.bytes {
+            b.bytes as f64
+        } else {
+            b.packets as f64
+        }
+    }
+
+    fn update_average(&mut self, now: Time) {
+        let wq = self.cfg.wq;
+        if let Some(since) = self.idle_since.take() {
+            // Idle: decay as if m packets of mean size had been sent meanwhile.
+            let tx = self
+                .rate
+                .tx_time(self.cfg.mean_packet as u64)
+                .as_secs_f64()
+                .max(1e-12);
+            let m = (now - since).as_secs_f64() / tx;
+            self.avg *= (1.0 - wq).powf(m);
+        }
+        self.avg = (1.0 - wq) * self.avg + wq * self.current();
+    }
+
+    /// The base probability p_b for the current average.
+    pub fn base_probability(&self) -> f64 {
+        let (min, max, max_p) = (self.cfg.min_th, self.cfg.max_th, self.cfg.max_p);
+        if self.avg < min {
+            0.0
+        } else if self.avg < max {
+            max_p * (self.avg - min) / (max - min)
+        } else if self.cfg.gentle && self.avg < 2.0 * max {
+            max_p + (1.0 - max_p) * (self.avg - max) / max
+        } else {
+            1.0
+        }
+    }
+
+    /// Whether RED acts on this arrival, and whether it may mark instead of dropping.
+    fn decide(&mut self, pkt: &Packet) -> Option<bool> {
+        let mut pb = self.base_probability();
+        if pb <= 0.0 {
+            self.count = -1;
+            return None;
+        }
+        let forced = pb >= 1.0;
+        if self.cfg.bytes {
+            pb = (pb * pkt.size as f64 / self.cfg.mean_packet).min(1.0);
+        }
+        self.count += 1;
+        let pa = if forced {
+            1.0
+        } else {
+            pb / (1.0 - self.count as f64 * pb).max(1e-9)
+        };
+        if self.rng.random::<f64>() < pa.min(1.0) {
+            self.count = 0;
+            let may_mark = self.cfg.ecn
+                && pkt.ecn.is_capable()
+                && (self.cfg.gentle || self.avg < self.cfg.max_th);
+            Some(may_mark)
+        } else {
+            None
+        }
+    }
+}
+
+impl QueueDiscipline for Red {
+    fn enqueue(&mut self, now: Time, mut pkt: Packet) -> Result<(), Dropped> {
+        self.update_average(now);
+        match self.decide(&pkt) {
+            Some(true) => {
+                pkt.ecn.mark();
+                self.fifo.count_mark();
+            }
+            Some(false) => return Err(self.fifo.drop(pkt, DropReason::Aqm)),
+            None => {}
+        }
+        self.fifo.push(pkt)
+    }
+
+    fn dequeue(&mut self, now: Time) -> Option<Packet> {
+        let p = self.fifo.pop();
+        if self.fifo.is_empty() && self.idle_since.is_none() {
+            self.idle_since = Some(now);
+        }
+        p
+    }
+
+    fn backlog(&self) -> Backlog {
+        self.fifo.backlog()
+    }
+
+    fn stats(&self) -> QueueStats {
+        self.fifo.stats()
+    }
+
+    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
+        self.fifo.iter().for_each(f)
+    }
+
+    fn set_rate(&mut self, rate: Rate) {
+        self.rate = rate;
+    }
+
+    fn aqm_state(&self, out: &mut Vec<(String, f64)>) {
+        out.push(("red_avg".into(), self.avg));
+        out.push(("red_prob".into(), self.base_probability()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::{FlowId, PacketKind};
+
+    fn red(gentle: bool) -> Red {
+        let cfg = RedConfig {
+            limit: Limit::Packets(100),
+            min_th: 5.0,
+            max_th: 15.0,
+            bytes: false,
+            max_p: 0.1,
+            wq: 0.002,
+            gentle,
+            ecn: false,
+            mean_packet: 1000.0,
+        };
+        Red::new(cfg, Rate::from_mbps(10), crate::rng::stream(1, "red"))
+    }
+
+    #[test]
+    fn average_is_an_ewma_with_idle_decay() {
+        let mut r = red(true);
+        r.idle_since = None;
+        for _ in 0..10 {
+            r.fifo
+                .push(Packet::new(FlowId(0), PacketKind::Data, 1000))
+                .unwrap();
+        }
+        r.update_average(Time::ZERO);
+        assert!((r.average() - 0.02).abs() < 1e-12, "{}", r.average());
+        // Idle for 80 ms = 100 packet times at 10 Mb/s: avg × 0.998^100, then one arrival at q=0.
+        r.idle_since = Some(Time::ZERO);
+        while r.fifo.pop().is_some() {}
+        r.update_average(Time(80_000_000));
+        let expected = 0.02 * 0.998f64.powf(100.0) * 0.998;
+        assert!(
+            (r.average() - expected).abs() < 1e-12,
+            "{} vs {expected}",
+            r.average()
+        );
+    }
+
+    #[test]
+    fn probability_ramps_between_thresholds_and_gently_beyond() {
+        let mut r = red(true);
+        for (avg, p) in [
+            (4.0, 0.0),
+            (10.0, 0.05),
+            (15.0, 0.1),
+            (22.5, 0.55),
+            (31.0, 1.0),
+        ] {
+            r.avg = avg;
+            assert!(
+                (r.base_probability() - p).abs() < 1e-12,
+                "avg {avg}: {}",
+                r.base_probability()
+            );
+        }
+        let mut hard = red(false);
+        hard.avg = 16.0;
+        assert_eq!(hard.base_probability(), 1.0);
+    }
+
+    #[test]
+    fn count_spreads_drops_evenly() {
+        // p_b = 0.05: p_a = p_b/(1 − count·p_b) reaches 1 by count 20, so the gap between drops
+        // never exceeds 20 arrivals.
+        let mut r = red(true);
+        r.avg = 10.0;
+        let mut gaps = vec![];
+        let mut since = 0;
+        for _ in 0..5000 {
+            since += 1;
+            if r.decide(&Packet::new(FlowId(0), PacketKind::Data, 1000))
+                .is_some()
+            {
+                gaps.push(since);
+                since = 0;
+            }
+        }
+        assert!(gaps.iter().all(|&g| g <= 21), "{:?}", gaps.iter().max());
+        let mean = gaps.iter().sum::<i32>() as f64 / gaps.len() as f64;
+        assert!((8.0..14.0).contains(&mean), "mean gap {mean}");
+    }
+}

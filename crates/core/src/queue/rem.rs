@@ -1,0 +1,175 @@
+//! REM (002 §5; Athuraliya & Low): random exponential marking.
+//!
+//! Every period T (default 1 ms) the link price follows 002 eq. (30),
+//! p ← max(0, p + γ·(μ·b + x − c)), with b the backlog in packets and x, c the arrivals and the
+//! capacity in packets over the period. Each arriving packet not already marked is marked with
+//! probability 1 − φ^(−p) (eq. (31)), so that the end-to-end mark probability is 1 − φ^(−Σp)
+//! (eq. (32)). Packets that are not ECN-capable are dropped with that probability instead.
+//! The price is updated lazily, for every period boundary passed, at the next arrival or
+//! departure (an idle period counts no arrivals).
+
+use rand::RngExt;
+
+use super::{Backlog, DropReason, Dropped, Fifo, QueueDiscipline, QueueStats};
+use crate::packet::Packet;
+use crate::rng::Rng;
+use crate::units::{Duration, Limit, Rate, Time};
+
+/// REM settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RemConfig {
+    pub limit: Limit,
+    pub phi: f64,
+    pub mu: f64,
+    pub gamma: f64,
+    pub interval: Duration,
+    /// Packet size used to count the capacity in packets per period.
+    pub packet_size: u32,
+}
+
+/// The REM discipline.
+pub struct Rem {
+    cfg: RemConfig,
+    fifo: Fifo,
+    rate: Rate,
+    rng: Rng,
+    price: f64,
+    arrivals: u64,
+    next_update: Time,
+}
+
+impl Rem {
+    pub fn new(cfg: RemConfig, rate: Rate, rng: Rng) -> Rem {
+        Rem {
+            fifo: Fifo::new(cfg.limit),
+            next_update: Time::ZERO + cfg.interval,
+            cfg,
+            rate,
+            rng,
+            price: 0.0,
+            arrivals: 0,
+        }
+    }
+
+    pub fn price(&self) -> f64 {
+        self.price
+    }
+
+    /// The marking probability 1 − φ^(−p) (002 eq. (31)).
+    pub fn mark_probability(&self) -> f64 {
+        1.0 - self.cfg.phi.powf(-self.price)
+    }
+
+    /// 002 eq. (30) for one period.
+    fn update(&mut self) {
+        let capacity = self.rate.bytes_in(self.cfg.interval) as f64 / self.cfg.packet_size as f64;
+        let backlog = self.fifo.backlog().packets as f64;
+        let x = std::mem::take(&mut self.arrivals) as f64;
+        self.price =
+            (self.price + self.cfg.gamma * (self.cfg.mu * backlog + x - capacity)).max(0.0);
+    }
+
+    fn catch_up(&mut self, now: Time) {
+        while self.next_update <= now {
+            self.update();
+            self.next_update += self.cfg.interval;
+        }
+    }
+}
+
+impl QueueDiscipline for Rem {
+    fn enqueue(&mut self, now: Time, mut pkt: Packet) -> Result<(), Dropped> {
+        self.catch_up(now);
+        self.arrivals += 1;
+        if !pkt.ecn.is_marked() && self.rng.random::<f64>() < self.mark_probability() {
+            if !pkt.ecn.is_capable() {
+                return Err(self.fifo.drop(pkt, DropReason::Aqm));
+            }
+            pkt.ecn.mark();
+            self.fifo.count_mark();
+        }
+        self.fifo.push(pkt)
+    }
+
+    fn dequeue(&mut self, now: Time) -> Option<Packet> {
+        self.catch_up(now);
+        self.fifo.pop()
+    }
+
+    fn backlog(&self) -> Backlog {
+        self.fifo.backlog()
+    }
+
+    fn stats(&self) -> QueueStats {
+        self.fifo.stats()
+    }
+
+    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
+        self.fifo.iter().for_each(f)
+    }
+
+    fn set_rate(&mut self, rate: Rate) {
+        self.rate = rate;
+    }
+
+    fn aqm_state(&self, out: &mut Vec<(String, f64)>) {
+        out.push(("rem_price".into(), self.price));
+        out.push(("rem_mark_prob".into(), self.mark_probability()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::{Ecn, FlowId, PacketKind};
+
+    fn rem() -> Rem {
+        let cfg = RemConfig {
+            limit: Limit::Unlimited,
+            phi: 1.1,
+            mu: 0.5,
+            gamma: 0.005,
+            interval: Duration::from_millis(1),
+            packet_size: 1000,
+        };
+        // 8 Mb/s: one 1000 B packet per ms.
+        Rem::new(cfg, Rate::from_mbps(8), crate::rng::stream(1, "rem"))
+    }
+
+    #[test]
+    fn price_follows_equation_30() {
+        let mut r = rem();
+        // 5 arrivals in the period, 3 still queued: p = 0.005·(0.5·3 + 5 − 1) = 0.0275.
+        for _ in 0..5 {
+            let mut p = Packet::new(FlowId(0), PacketKind::Data, 1000);
+            p.ecn = Ecn::ECT;
+            r.enqueue(Time::ZERO, p).unwrap();
+        }
+        r.fifo.pop();
+        r.fifo.pop();
+        r.catch_up(Time(1_000_000));
+        assert!((r.price() - 0.0275).abs() < 1e-12, "{}", r.price());
+        // An idle period with an empty queue lowers it by γ·c.
+        while r.fifo.pop().is_some() {}
+        r.catch_up(Time(2_000_000));
+        assert!((r.price() - 0.0225).abs() < 1e-12);
+        assert!((r.mark_probability() - (1.0 - 1.1f64.powf(-0.0225))).abs() < 1e-15);
+    }
+
+    #[test]
+    fn marks_at_the_exponential_probability() {
+        let mut r = rem();
+        r.price = 5.0; // 1 − 1.1^−5 = 0.379
+        r.next_update = Time::MAX;
+        let mut marked = 0;
+        for _ in 0..10_000 {
+            let mut p = Packet::new(FlowId(0), PacketKind::Data, 1000);
+            p.ecn = Ecn::ECT;
+            r.enqueue(Time::ZERO, p).unwrap();
+            if r.fifo.pop().unwrap().ecn.is_marked() {
+                marked += 1;
+            }
+        }
+        assert!((3600..4000).contains(&marked), "{marked}");
+    }
+}
