@@ -98,21 +98,17 @@ impl QueueDiscipline for Avq {
     fn enqueue(&mut self, now: Time, mut pkt: Packet) -> Result<(), Dropped> {
         let overflow = self.arrive(now, pkt.size as f64);
         match self.cfg.mode {
-            AvqMode::Delay => {
-                if pkt.kind == PacketKind::ControlIb {
-                    pkt.virtual_delay += Duration::from_secs_f64(self.virtual_delay());
-                    self.fifo.count_mark();
-                }
+            AvqMode::Delay if pkt.kind == PacketKind::ControlIb => {
+                pkt.virtual_delay += Duration::from_secs_f64(self.virtual_delay());
+                self.fifo.count_mark();
             }
-            AvqMode::Mark if overflow && pkt.ecn.is_capable() => {
-                if !pkt.ecn.is_marked() {
-                    pkt.ecn.mark();
-                    self.fifo.count_mark();
-                }
+            AvqMode::Delay => {}
+            AvqMode::Mark if overflow && pkt.ecn.is_capable() && !pkt.ecn.is_marked() => {
+                pkt.ecn.mark();
+                self.fifo.count_mark();
             }
-            AvqMode::Mark | AvqMode::Drop if overflow => {
-                return Err(self.fifo.drop(pkt, DropReason::Aqm))
-            }
+            AvqMode::Mark if overflow && pkt.ecn.is_capable() => {}
+            AvqMode::Mark | AvqMode::Drop if overflow => return Err(self.fifo.drop(pkt, DropReason::Aqm)),
             _ => {}
         }
         self.fifo.push(pkt)
