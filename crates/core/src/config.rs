@@ -35,6 +35,8 @@ pub enum SchemeConfig {
     Reno(RenoParams),
     /// TCP Vegas (PF or WPF, baseRTT min / Vegas-k / fixed) over NewReno loss recovery.
     Vegas(VegasParams),
+    /// Vegas+REM (002 §5): Vegas whose congestion avoidance follows the price REM marks convey.
+    VegasRem(VegasParams),
     /// Constant bit rate, not responsive.
     Cbr(CbrParams),
     /// On-off mice: exponential file sizes and off times, each file a fresh TCP transfer.
@@ -206,6 +208,8 @@ pub struct VegasParams {
     pub base_rtt: BaseRttParam,
     /// Vegas-k: baseRTT is the minimum of the last k per-RTT measurements.
     pub k: Option<u32>,
+    /// vegas-rem only: the REM base φ the source inverts marks with (default 1.1).
+    pub phi: Option<f64>,
     /// Bytes to transfer; absent = bulk.
     pub size: Option<Bytes>,
     pub min_rto: Duration,
@@ -222,6 +226,7 @@ impl Default for VegasParams {
             per: PerUnit::Rtt,
             base_rtt: BaseRttParam::Min,
             k: None,
+            phi: None,
             size: None,
             min_rto: d.min_rto,
             initial_window: d.initial_window,
@@ -230,9 +235,10 @@ impl Default for VegasParams {
 }
 
 impl VegasParams {
-    /// The controller settings these parameters describe.
-    pub fn controller(&self, mss: u64) -> VegasConfig {
+    /// The controller settings these parameters describe; `rem` selects Vegas+REM.
+    pub fn controller(&self, mss: u64, rem: bool) -> VegasConfig {
         VegasConfig {
+            marks: rem.then(|| self.phi.unwrap_or(1.1)),
             mss,
             initial_window: self.initial_window,
             alpha: self.alpha,
@@ -371,6 +377,7 @@ impl SchemeConfig {
         match self {
             SchemeConfig::Reno(_) => "reno",
             SchemeConfig::Vegas(_) => "vegas",
+            SchemeConfig::VegasRem(_) => "vegas-rem",
             SchemeConfig::Cbr(_) => "cbr",
             SchemeConfig::Onoff(_) => "onoff",
             SchemeConfig::Monaco(_) => "monaco",
@@ -380,7 +387,14 @@ impl SchemeConfig {
     /// Checks what serde cannot: ranges and combinations of parameters.
     pub fn validate(&self) -> Result<(), String> {
         match self {
+            SchemeConfig::Vegas(p) if p.phi.is_some() => {
+                Err("`phi` applies to vegas-rem only".into())
+            }
             SchemeConfig::Vegas(p) => p.validate(),
+            SchemeConfig::VegasRem(p) if p.phi.is_some_and(|f| f <= 1.0) => {
+                Err("vegas-rem `phi` must exceed 1".into())
+            }
+            SchemeConfig::VegasRem(p) => p.validate(),
             SchemeConfig::Onoff(p) if p.vegas.size.is_some() => {
                 Err("onoff draws its file sizes; `vegas.size` does not apply".into())
             }
@@ -414,15 +428,17 @@ impl SchemeConfig {
                 let tx = sender(p.size, p.min_rto, p.initial_window, p.ecn, cc);
                 (Box::new(tx), receiver())
             }
-            SchemeConfig::Vegas(p) => {
-                let cc = Box::new(Vegas::new(p.controller(mss)));
-                let tx = sender(p.size, p.min_rto, p.initial_window, false, cc);
+            SchemeConfig::Vegas(p) | SchemeConfig::VegasRem(p) => {
+                let rem = matches!(self, SchemeConfig::VegasRem(_));
+                let cc = Box::new(Vegas::new(p.controller(mss, rem)));
+                // Vegas+REM sends ECN-capable packets: REM marks them instead of dropping.
+                let tx = sender(p.size, p.min_rto, p.initial_window, rem, cc);
                 (Box::new(tx), receiver())
             }
             SchemeConfig::Onoff(p) => {
                 let factory: ControllerFactory = match p.scheme {
                     OnOffScheme::Vegas => {
-                        let cfg = p.vegas.controller(mss);
+                        let cfg = p.vegas.controller(mss, false);
                         Box::new(move || {
                             Box::new(Vegas::new(cfg.clone())) as Box<dyn CongestionController>
                         })
@@ -502,7 +518,10 @@ impl SchemeConfig {
         match self {
             SchemeConfig::Cbr(_) => "udp",
             SchemeConfig::Monaco(_) => "acc",
-            SchemeConfig::Reno(_) | SchemeConfig::Vegas(_) | SchemeConfig::Onoff(_) => "tcp",
+            SchemeConfig::Reno(_)
+            | SchemeConfig::Vegas(_)
+            | SchemeConfig::VegasRem(_)
+            | SchemeConfig::Onoff(_) => "tcp",
         }
     }
 
@@ -974,6 +993,25 @@ mod tests {
         let s: SchemeConfig =
             toml::from_str("kind = \"cbr\"\nparams = { rate = \"10Mbps\" }").unwrap();
         assert_eq!(s.kind(), "cbr");
+        let s: SchemeConfig = toml::from_str(
+            "kind = \"vegas\"\nparams = { alpha = 2, beta = 2, per = \"10ms\", k = 8 }",
+        )
+        .unwrap();
+        let SchemeConfig::Vegas(v) = &s else {
+            panic!("{s:?}")
+        };
+        assert_eq!(v.per, PerUnit::Time(Duration::from_millis(10)));
+        assert_eq!(v.controller(1000, false).base_rtt, BaseRtt::LastK(8));
+        assert_eq!(v.controller(1000, true).marks, Some(1.1));
+        let e = toml::from_str::<SchemeConfig>("kind = \"vegas\"\nparams = { per = \"often\" }")
+            .unwrap_err();
+        assert!(e.to_string().contains("\"rtt\" or a duration"), "{e}");
+        let bad: SchemeConfig =
+            toml::from_str("kind = \"vegas\"\nparams = { alpha = 3, beta = 2 }").unwrap();
+        assert!(bad.validate().is_err());
+        let phi_on_vegas: SchemeConfig =
+            toml::from_str("kind = \"vegas\"\nparams = { phi = 1.2 }").unwrap();
+        assert!(phi_on_vegas.validate().is_err());
         let e =
             toml::from_str::<SchemeConfig>("kind = \"reno\"\nparams = { ecm = true }").unwrap_err();
         assert!(e.to_string().contains("ecm"), "{e}");

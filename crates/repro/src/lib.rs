@@ -59,6 +59,7 @@ pub fn registry() -> Vec<Box<dyn Experiment>> {
         Box::new(vegas::Fig5),
         Box::new(vegas::Table5),
         Box::new(vegas::Fig8),
+        Box::new(vegas::RemFig7),
         Box::new(acc::Fig2),
         Box::new(acc::Fig4),
         Box::new(acc::Fig5),

@@ -172,3 +172,8 @@ fn clcc_fig6_quick() {
 fn clcc_fig7_quick() {
     quick("clcc-fig7");
 }
+
+#[test]
+fn vegas_rem_fig7_quick() {
+    quick("vegas-rem-fig7");
+}

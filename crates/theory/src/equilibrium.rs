@@ -80,7 +80,7 @@ pub fn propagation_delay(sc: &Scenario, f: &FlowDef) -> f64 {
 /// The flow's utility, or why it is outside the domain.
 fn utility(f: &FlowDef, d: f64, packet_size: f64) -> Result<Utility, String> {
     match &f.scheme {
-        SchemeConfig::Vegas(p) => {
+        SchemeConfig::Vegas(p) | SchemeConfig::VegasRem(p) => {
             if p.size.is_some() {
                 return Err("a finite transfer has no equilibrium rate".into());
             }
@@ -199,10 +199,18 @@ pub fn predict(sc: &Scenario) -> Result<Equilibrium, NumError> {
         num::solve(&problem)?
     };
     let mut flows: Vec<Option<FlowPrediction>> = vec![None; sc.flows.len()];
+    // At a REM link the price is REM's, fed back by marks; its equilibrium queue is zero (002 §5).
+    let queues = |l: usize| !matches!(sc.links[l].queue, acclab_core::config::QueueConfig::Rem(_));
     for (k, (i, u, d)) in members.iter().enumerate() {
         let f = &sc.flows[*i];
         let x = sol.rate[k];
-        let q: f64 = f.forward.iter().map(|l| sol.price[l.0 as usize]).sum();
+        let q: f64 = f
+            .forward
+            .iter()
+            .map(|l| l.0 as usize)
+            .filter(|&l| queues(l))
+            .map(|l| sol.price[l])
+            .sum();
         let rtt = d + q;
         if f.forward
             .iter()
@@ -242,7 +250,7 @@ pub fn predict(sc: &Scenario) -> Result<Equilibrium, NumError> {
             LinkPrediction {
                 id: def.name.clone(),
                 price_s: sol.price[l],
-                queue_pkts: sol.price[l] * capacity[l],
+                queue_pkts: if queues(l) { sol.price[l] * capacity[l] } else { 0.0 },
                 utilization: (elastic + (full - capacity[l])) / full,
             }
         })

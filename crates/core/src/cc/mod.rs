@@ -27,6 +27,8 @@ pub struct AckSample {
     pub highest_sent: u64,
     /// Segment number this ACK acknowledges up to (exclusive).
     pub cumulative_ack: u64,
+    /// The ACK echoes an ECN mark (the data it acknowledges was marked).
+    pub ecn_echo: bool,
 }
 
 /// A congestion controller: a pure state machine over ACK, loss and timeout events.

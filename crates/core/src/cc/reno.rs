@@ -82,6 +82,7 @@ mod tests {
             in_recovery: false,
             highest_sent: 0,
             cumulative_ack: 0,
+            ecn_echo: false,
         }
     }
 

@@ -12,6 +12,14 @@
 //! (Vegas-k, Mo et al.; 000 §IV-A), or a value fixed by the scenario (002 §6.2's "hard-coded"
 //! propagation delay).
 //!
+//! Vegas+REM (002 §5) is this controller with `marks = Some(φ)`: in congestion avoidance the
+//! source estimates its path price from the fraction m̂ of ACKed segments that echo a mark
+//! (averaged over segments with weight 1/64 — the few ACKs of one round of a small window gave
+//! a fraction too noisy for the logarithm, and short-RTT flows then took half their share),
+//! p̂ = −log_φ(1 − m̂) (inverting 002 eq. (32)), and moves the window one packet towards
+//! x̂·p̂ = α_s·d_s, x̂ = cwnd/RTT in packets per millisecond (the REM price unit of 002 §6.3, with
+//! rates counted per 1 ms period). Slow start is unchanged; marks do not halve the window.
+//!
 //! Departures from the paper / ns-2 / Linux, all deliberate:
 //! - The RTT of a round is the mean of the ACK samples in that round (as ns-2's Vegas does);
 //!   Linux takes the minimum.
@@ -48,6 +56,8 @@ pub struct VegasConfig {
     pub gamma: f64,
     pub per: Option<Duration>,
     pub base_rtt: BaseRtt,
+    /// Vegas+REM: the REM base φ; `None` for delay-based Vegas.
+    pub marks: Option<f64>,
 }
 
 /// Vegas state.
@@ -68,6 +78,10 @@ pub struct Vegas {
     recent_rtts: VecDeque<Duration>,
     /// The last round's diff, packets.
     diff: Option<f64>,
+    /// The last round's price estimate p̂ (Vegas+REM).
+    price: Option<f64>,
+    /// Mark fraction averaged over acknowledged segments (Vegas+REM).
+    mark_avg: f64,
 }
 
 impl Vegas {
@@ -83,6 +97,8 @@ impl Vegas {
             min_rtt: None,
             recent_rtts: VecDeque::new(),
             diff: None,
+            price: None,
+            mark_avg: 0.0,
             cfg,
         }
     }
@@ -147,11 +163,43 @@ impl Vegas {
             return;
         }
         let (alpha, beta) = self.thresholds(base);
+        if let Some(phi) = self.cfg.marks {
+            self.rem_step(phi, alpha, rtt);
+            return;
+        }
         if diff < alpha {
             self.cwnd += self.mss(); // 002 eq. (18): sgn(α·d − x·p) = +1
         } else if diff > beta {
             self.cwnd = (self.cwnd - self.mss()).max(self.floor());
         }
+    }
+}
+
+/// Weight of one acknowledged segment in Vegas+REM's mark-fraction average.
+const MARK_GAIN: f64 = 1.0 / 64.0;
+
+impl Vegas {
+    /// Vegas+REM's once-per-RTT step (002 §5): towards x̂·p̂ = α_s·d_s.
+    fn rem_step(&mut self, phi: f64, target: f64, rtt: Duration) {
+        let m = self.mark_avg;
+        let price = if m >= 1.0 {
+            f64::INFINITY
+        } else {
+            -(1.0 - m).ln() / phi.ln()
+        }; // p̂ = −log_φ(1 − m̂)
+        self.price = Some(price);
+        let x = self.cwnd / self.mss() / (rtt.as_secs_f64() * 1e3); // packets per ms
+        let xp = x * price;
+        if xp < target {
+            self.cwnd += self.mss();
+        } else if xp > target {
+            self.cwnd = (self.cwnd - self.mss()).max(self.floor());
+        }
+    }
+
+    /// The last price estimate p̂ of Vegas+REM.
+    pub fn price_estimate(&self) -> Option<f64> {
+        self.price
     }
 }
 
@@ -161,6 +209,11 @@ impl CongestionController for Vegas {
             self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
             self.round_rtt_sum += r.0;
             self.round_rtt_samples += 1;
+        }
+        let acked = ack.acked_bytes.div_ceil(self.cfg.mss).max(1);
+        let mark = if ack.ecn_echo { 1.0 } else { 0.0 };
+        for _ in 0..acked {
+            self.mark_avg += (mark - self.mark_avg) * MARK_GAIN;
         }
         if ack.in_recovery {
             return;
@@ -186,6 +239,13 @@ impl CongestionController for Vegas {
         self.cwnd = self.whole_segments((in_flight / 2) as f64);
         self.ssthresh = self.cwnd as u64;
         self.slow_start = false;
+    }
+
+    fn on_ecn_echo(&mut self, _now: Time, in_flight: u64) {
+        // Vegas+REM reads marks as a price, not as congestion events.
+        if self.cfg.marks.is_none() {
+            self.on_fast_retransmit(_now, in_flight);
+        }
     }
 
     fn on_timeout(&mut self, _now: Time, in_flight: u64) {
@@ -231,6 +291,7 @@ mod tests {
             gamma: 1.0,
             per: None,
             base_rtt,
+            marks: None,
         }
     }
 
@@ -247,6 +308,7 @@ mod tests {
             in_recovery: false,
             highest_sent: next_round_end,
             cumulative_ack: v.round_end.map_or(1, |e| e + 1),
+            ecn_echo: false,
         };
         v.on_ack(Time::ZERO, &ack);
     }
@@ -314,6 +376,7 @@ mod tests {
             in_recovery: false,
             highest_sent: hs,
             cumulative_ack: cum,
+            ecn_echo: false,
         };
         // The first round grows: +1 segment per ACK (the first ACK starts the round).
         v.on_ack(Time::ZERO, &ack(1, 4));
@@ -348,5 +411,44 @@ mod tests {
         v.on_timeout(Time::ZERO, 20 * MSS);
         assert_eq!(v.window(), MSS);
         assert!(v.slow_start);
+    }
+
+    #[test]
+    fn vegas_rem_steps_towards_x_times_price_equal_alpha_d() {
+        // α·d = 20 packets; cwnd 20 packets over a 10 ms RTT: x = 2 packets/ms.
+        let mut c = cfg(BaseRtt::Fixed(ms(10)));
+        c.alpha = 2.0;
+        c.beta = 2.0;
+        c.per = Some(ms(1));
+        c.marks = Some(1.1);
+        let mut v = Vegas::new(c);
+        v.slow_start = false;
+        v.round_end = Some(0);
+        v.cwnd = 20_000.0;
+        // A long-run mark fraction of 10%: p̂ = −log_1.1(0.9) = 1.105, x·p̂ = 2.2 < 20 → +1.
+        v.mark_avg = 0.1;
+        for i in 0..10 {
+            let ack = AckSample {
+                acked_bytes: MSS,
+                rtt: Some(ms(10)),
+                in_flight: 0,
+                in_recovery: false,
+                highest_sent: 100,
+                cumulative_ack: if i == 9 { 1 } else { 0 },
+                ecn_echo: false,
+            };
+            v.on_ack(Time::ZERO, &ack);
+        }
+        let m = 0.1 * (1.0 - MARK_GAIN).powi(10);
+        let expected = -(1.0 - m).ln() / 1.1f64.ln();
+        assert!(
+            (v.price_estimate().unwrap() - expected).abs() < 1e-9,
+            "{:?}",
+            v.price_estimate()
+        );
+        assert_eq!(v.window(), 21 * MSS);
+        // Marks are a price here, not a congestion event: no halving.
+        v.on_ecn_echo(Time::ZERO, 21 * MSS);
+        assert_eq!(v.window(), 21 * MSS);
     }
 }

@@ -108,7 +108,9 @@ impl QueueDiscipline for Avq {
                 self.fifo.count_mark();
             }
             AvqMode::Mark if overflow && pkt.ecn.is_capable() => {}
-            AvqMode::Mark | AvqMode::Drop if overflow => return Err(self.fifo.drop(pkt, DropReason::Aqm)),
+            AvqMode::Mark | AvqMode::Drop if overflow => {
+                return Err(self.fifo.drop(pkt, DropReason::Aqm))
+            }
             _ => {}
         }
         self.fifo.push(pkt)

@@ -202,6 +202,7 @@ impl TcpSender {
                 in_recovery,
                 highest_sent: self.snd_max,
                 cumulative_ack: ack.ack,
+                ecn_echo: ack.ecn.is_echo(),
             },
         );
         if self.snd_una >= self.snd_max {
