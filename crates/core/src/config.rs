@@ -24,6 +24,7 @@ use crate::transport::cbr::{CbrSink, CbrSource, CbrStep};
 use crate::transport::monaco::{Estimator, MonacoConfig, MonacoReceiver, MonacoSender};
 use crate::transport::onoff::{ControllerFactory, OnOffSender};
 use crate::transport::tcp::{TcpConfig, TcpReceiver, TcpSender};
+use crate::transport::web::{WebModel, WebReceiver, WebSender};
 use crate::transport::Endpoint;
 use crate::units::{Bytes, Duration, Limit, Rate};
 
@@ -43,6 +44,69 @@ pub enum SchemeConfig {
     Onoff(OnOffParams),
     /// Monaco: ACC with the out-of-band receiver-based accumulation estimator (000 §IV-B).
     Monaco(MonacoParams),
+    /// Web users (SURGE-style sessions, pages, Pareto objects), each object a short Reno transfer.
+    Web(WebParams),
+}
+
+/// `web` parameters; defaults in transport/web.rs (`WebModel::default`).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebParams {
+    /// Users multiplexed on this flow.
+    pub users: u32,
+    pub pages_per_session: Option<f64>,
+    pub session_gap: Option<Duration>,
+    pub think_time: Option<Duration>,
+    pub think_shape: Option<f64>,
+    pub objects_per_page: Option<f64>,
+    pub objects_shape: Option<f64>,
+    pub object_size: Option<Bytes>,
+    pub object_shape: Option<f64>,
+    pub min_rto: Option<Duration>,
+    pub initial_window: Option<u64>,
+}
+
+impl WebParams {
+    /// The model these parameters describe.
+    pub fn model(&self) -> WebModel {
+        let d = WebModel::default();
+        WebModel {
+            users: self.users,
+            pages_per_session: self.pages_per_session.unwrap_or(d.pages_per_session),
+            session_gap: self.session_gap.unwrap_or(d.session_gap),
+            think_time: self.think_time.unwrap_or(d.think_time),
+            think_shape: self.think_shape.unwrap_or(d.think_shape),
+            objects_per_page: self.objects_per_page.unwrap_or(d.objects_per_page),
+            objects_shape: self.objects_shape.unwrap_or(d.objects_shape),
+            object_size: self.object_size.map_or(d.object_size, |b| b.0 as f64),
+            object_shape: self.object_shape.unwrap_or(d.object_shape),
+        }
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        let m = self.model();
+        if m.users == 0 {
+            return Err("web needs at least one user".into());
+        }
+        for (name, shape) in [
+            ("think_shape", m.think_shape),
+            ("objects_shape", m.objects_shape),
+            ("object_shape", m.object_shape),
+        ] {
+            if !(shape > 1.0 && shape.is_finite()) {
+                return Err(format!(
+                    "web `{name}` must exceed 1 (a finite mean), not {shape}"
+                ));
+            }
+        }
+        if !(m.objects_per_page >= 1.0 && m.pages_per_session >= 1.0) {
+            return Err("web `objects_per_page` and `pages_per_session` must be at least 1".into());
+        }
+        if m.think_time.0 == 0 || m.session_gap.0 == 0 {
+            return Err("web `think_time` and `session_gap` must be positive".into());
+        }
+        Ok(())
+    }
 }
 
 /// `monaco` parameters (SPEC §9).
@@ -381,6 +445,7 @@ impl SchemeConfig {
             SchemeConfig::Cbr(_) => "cbr",
             SchemeConfig::Onoff(_) => "onoff",
             SchemeConfig::Monaco(_) => "monaco",
+            SchemeConfig::Web(_) => "web",
         }
     }
 
@@ -400,6 +465,7 @@ impl SchemeConfig {
             }
             SchemeConfig::Onoff(p) => p.vegas.validate(),
             SchemeConfig::Monaco(p) => p.validate(),
+            SchemeConfig::Web(p) => p.validate(),
             SchemeConfig::Reno(p) if p.initial_window == 0 => {
                 Err("reno `initial_window` must be at least 1".into())
             }
@@ -461,6 +527,23 @@ impl SchemeConfig {
                 let src = OnOffSender::new(tx, factory, rng, p.mean_size.0 as f64, p.mean_off);
                 (Box::new(src), receiver())
             }
+            SchemeConfig::Web(p) => {
+                let model = p.model();
+                let d = TcpConfig::default();
+                let cfg = TcpConfig {
+                    packet_size: ctx.packet_size,
+                    min_rto: p.min_rto.unwrap_or(d.min_rto),
+                    initial_window: p.initial_window.unwrap_or(d.initial_window),
+                    ..d
+                };
+                let rng = crate::rng::stream(ctx.seed, &format!("flow:{}:web", ctx.name));
+                let tx = WebSender::new(ctx.flow, &model, cfg, rng)
+                    .expect("web parameters are checked by SchemeConfig::validate");
+                (
+                    Box::new(tx),
+                    Box::new(WebReceiver::new(ctx.flow, model.users, ctx.ack_size)),
+                )
+            }
             SchemeConfig::Monaco(p) => {
                 let kappa = p.kappa();
                 let policy: Box<dyn AccPolicy> = match p.policy {
@@ -521,7 +604,8 @@ impl SchemeConfig {
             SchemeConfig::Reno(_)
             | SchemeConfig::Vegas(_)
             | SchemeConfig::VegasRem(_)
-            | SchemeConfig::Onoff(_) => "tcp",
+            | SchemeConfig::Onoff(_)
+            | SchemeConfig::Web(_) => "tcp",
         }
     }
 

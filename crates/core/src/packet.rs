@@ -80,6 +80,8 @@ pub struct Packet {
     pub ecn: Ecn,
     /// Index of the next link on this packet's route, kept by the driver that forwards it.
     pub hop: u16,
+    /// Connection within the flow, for sources that multiplex several transfers (web users).
+    pub conn: u32,
     /// Size on the wire in bytes, headers included (SPEC §2).
     pub size: u32,
     /// Data: segment number. Control packets: control sequence number.
@@ -106,6 +108,7 @@ impl Packet {
             kind,
             ecn: Ecn::NOT_ECT,
             hop: 0,
+            conn: 0,
             size,
             seq: 0,
             ack: 0,

@@ -78,3 +78,48 @@ fn same_seed_gives_identical_files_and_another_seed_does_not() {
         "the seed changed nothing"
     );
 }
+
+#[test]
+fn a_thousand_web_users_over_fifty_access_links_in_one_block() {
+    // The compact form SPEC §6 asks for: 50 flows × 20 users, one [[flow]] block.
+    let src = r#"name = "web"
+duration = "20s"
+[[link]]
+between = ["r1", "r2"]
+rate = "100Mbps"
+delay = "5ms"
+queue = { kind = "droptail", limit = "300pkt" }
+[[link]]
+count = 50
+between = ["srv{i}", "r1"]
+rate = "1Gbps"
+delay = "1ms"
+[[link]]
+count = 50
+between = ["r2", "users{i}"]
+rate = "100Mbps"
+delay = "2ms"
+[[flow]]
+count = 50
+id = "web{i}"
+kind = "web"
+from = "srv{i}"
+to = "users{i}"
+params = { users = 20, think_time = "2s" }
+"#;
+    let sc = parse(src, "web").unwrap();
+    let (sim, s) = acclab_sim::run(sc, &mut |_| {});
+    let delivered: u64 = s.flows.iter().map(|f| f.delivered_bytes).sum();
+    // 1000 users, a page every ~2 s of ~1.7 objects of ~12 KB: ~10 MB/s offered, heavy-tailed.
+    assert!(delivered > 20_000_000, "delivered {delivered} B in 20 s");
+    let inside = sim.packets_in_network();
+    for (f, inside) in inside.iter().enumerate() {
+        let c = sim.packet_counts(f);
+        for dir in 0..2 {
+            assert_eq!(
+                c[dir].injected,
+                c[dir].arrived + c[dir].dropped + inside[dir]
+            );
+        }
+    }
+}

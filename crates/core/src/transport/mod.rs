@@ -14,6 +14,7 @@ pub mod cbr;
 pub mod monaco;
 pub mod onoff;
 pub mod tcp;
+pub mod web;
 
 use crate::packet::Packet;
 use crate::units::{Duration, Time};

@@ -41,6 +41,8 @@ pub struct TcpConfig {
     pub initial_rto: Duration,
     /// Send ECN-capable packets and react to echoes.
     pub ecn: bool,
+    /// Connection number stamped on every packet (for multiplexing sources).
+    pub conn: u32,
 }
 
 impl Default for TcpConfig {
@@ -52,6 +54,7 @@ impl Default for TcpConfig {
             min_rto: Duration::from_millis(200),
             initial_rto: Duration::from_secs(1),
             ecn: false,
+            conn: 0,
         }
     }
 }
@@ -142,6 +145,7 @@ impl TcpSender {
 
     fn data_packet(&mut self, now: Time, seq: u64) -> Packet {
         let mut p = Packet::new(self.flow, PacketKind::Data, self.segment_size(seq));
+        p.conn = self.cfg.conn;
         p.seq = seq;
         p.sent_at = now;
         if self.cfg.ecn {
@@ -401,6 +405,7 @@ impl Endpoint for TcpReceiver {
         }
         self.accept(pkt.seq, pkt.size);
         let mut ack = Packet::new(self.flow, PacketKind::Ack, self.ack_size);
+        ack.conn = pkt.conn;
         ack.ack = self.rcv_nxt;
         ack.echo = pkt.sent_at;
         if pkt.ecn.is_marked() {

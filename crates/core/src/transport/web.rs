@@ -1,0 +1,354 @@
+//! Web traffic in the style of SURGE (Barford & Crovella 1998) and ns-2's web traffic model:
+//! many users multiplexed on one flow, each alternating sessions of pages and silences.
+//!
+//! A user's session has a geometric number of pages (mean `pages_per_session`); between pages
+//! the user thinks for a Pareto time (`think_shape`, mean `think_time`); a page has a Pareto
+//! number of objects (`objects_shape`, mean `objects_per_page`, rounded up, at least one); each
+//! object has a Pareto size (`object_shape` ≈ 1.2, mean `object_size`) and is fetched as a short
+//! TCP Reno transfer with fresh congestion state, the objects of a page one after another.
+//! Between sessions the user is idle for an exponential time (mean `session_gap`). Data flow
+//! from the flow's source (the servers) to its destination (the users); each user is one
+//! connection, numbered in the packets' `conn` field. Users start with a think time, so that
+//! many users started together desynchronise. Object sizes are rounded up to whole packets.
+
+use rand::RngExt;
+use rand_distr::{Distribution, Exp, Pareto};
+
+use crate::cc::reno::Reno;
+use crate::packet::{FlowId, Packet};
+use crate::rng::Rng;
+use crate::transport::tcp::{TcpConfig, TcpReceiver, TcpSender};
+use crate::transport::{Endpoint, EndpointStats, Outbox};
+use crate::units::{Duration, Time};
+
+/// The web model's parameters (means are of the distributions, not of their scales).
+#[derive(Clone, Debug, PartialEq)]
+pub struct WebModel {
+    pub users: u32,
+    pub pages_per_session: f64,
+    pub session_gap: Duration,
+    pub think_time: Duration,
+    pub think_shape: f64,
+    pub objects_per_page: f64,
+    pub objects_shape: f64,
+    pub object_size: f64,
+    pub object_shape: f64,
+}
+
+impl Default for WebModel {
+    /// SURGE-like defaults: objects Pareto(1.2) with mean 12 KB, 1.7 objects per page
+    /// (Pareto 2.43, scale 1), think times Pareto(1.5) with mean 3 s, 10 pages per session,
+    /// 30 s between sessions.
+    fn default() -> Self {
+        WebModel {
+            users: 1,
+            pages_per_session: 10.0,
+            session_gap: Duration::from_secs(30),
+            think_time: Duration::from_secs(3),
+            think_shape: 1.5,
+            objects_per_page: 2.43 / 1.43,
+            objects_shape: 2.43,
+            object_size: 12_000.0,
+            object_shape: 1.2,
+        }
+    }
+}
+
+/// A Pareto distribution given by its mean and shape (shape > 1).
+pub fn pareto_with_mean(mean: f64, shape: f64) -> Option<Pareto<f64>> {
+    let scale = mean * (shape - 1.0) / shape;
+    Pareto::new(scale, shape).ok()
+}
+
+/// The model's distributions.
+struct Draws {
+    think: Pareto<f64>,
+    objects: Pareto<f64>,
+    size: Pareto<f64>,
+    gap: Exp<f64>,
+    /// Probability that a session ends after a page (geometric number of pages).
+    end: f64,
+}
+
+impl Draws {
+    fn new(m: &WebModel) -> Option<Draws> {
+        Some(Draws {
+            think: pareto_with_mean(m.think_time.as_secs_f64(), m.think_shape)?,
+            objects: pareto_with_mean(m.objects_per_page, m.objects_shape)?,
+            size: pareto_with_mean(m.object_size, m.object_shape)?,
+            gap: Exp::new(1.0 / m.session_gap.as_secs_f64().max(1e-9)).ok()?,
+            end: 1.0 / m.pages_per_session.max(1.0),
+        })
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum State {
+    /// Waiting (thinking or between sessions) until the time given.
+    Waiting(Time),
+    /// Fetching the objects of a page; this many remain after the current one.
+    Fetching(u64),
+    Stopped,
+}
+
+struct User {
+    tcp: TcpSender,
+    state: State,
+}
+
+/// The server side: every user's transfers.
+pub struct WebSender {
+    users: Vec<User>,
+    draws: Draws,
+    rng: Rng,
+    mss: u64,
+    initial_window: u64,
+    /// Round-robin start for `poll_transmit`.
+    next_user: usize,
+    pages: u64,
+    objects: u64,
+}
+
+impl WebSender {
+    /// `None` when a shape is not above 1 or a mean is not positive.
+    pub fn new(flow: FlowId, model: &WebModel, tcp: TcpConfig, rng: Rng) -> Option<WebSender> {
+        let draws = Draws::new(model)?;
+        let mss = tcp.packet_size as u64;
+        let initial_window = tcp.initial_window;
+        let users = (0..model.users)
+            .map(|u| User {
+                tcp: TcpSender::new(
+                    flow,
+                    TcpConfig {
+                        conn: u,
+                        ..tcp.clone()
+                    },
+                    Box::new(Reno::new(mss, initial_window)),
+                ),
+                state: State::Stopped,
+            })
+            .collect();
+        Some(WebSender {
+            users,
+            draws,
+            rng,
+            mss,
+            initial_window,
+            next_user: 0,
+            pages: 0,
+            objects: 0,
+        })
+    }
+
+    /// Pages and objects started so far.
+    pub fn counts(&self) -> (u64, u64) {
+        (self.pages, self.objects)
+    }
+
+    fn think(&mut self, now: Time) -> State {
+        State::Waiting(now + Duration::from_secs_f64(self.draws.think.sample(&mut self.rng)))
+    }
+
+    fn start_object(&mut self, u: usize) {
+        let bytes = self.draws.size.sample(&mut self.rng).ceil() as u64;
+        let cc = Box::new(Reno::new(self.mss, self.initial_window));
+        self.users[u].tcp.start_transfer(bytes, cc);
+        self.objects += 1;
+    }
+
+    fn start_page(&mut self, u: usize) {
+        let objects = self.draws.objects.sample(&mut self.rng).ceil().max(1.0) as u64;
+        self.pages += 1;
+        self.users[u].state = State::Fetching(objects - 1);
+        self.start_object(u);
+    }
+
+    /// After an object completes: the next object, or thinking, or the end of the session.
+    fn object_done(&mut self, now: Time, u: usize) {
+        let State::Fetching(left) = self.users[u].state else {
+            return;
+        };
+        if left > 0 {
+            self.users[u].state = State::Fetching(left - 1);
+            self.start_object(u);
+        } else if self.rng.random::<f64>() < self.draws.end {
+            let gap = Duration::from_secs_f64(self.draws.gap.sample(&mut self.rng));
+            self.users[u].state = State::Waiting(now + gap);
+        } else {
+            self.users[u].state = self.think(now);
+        }
+    }
+}
+
+impl Endpoint for WebSender {
+    fn handle_packet(&mut self, now: Time, pkt: &Packet) {
+        let u = pkt.conn as usize;
+        let Some(user) = self.users.get_mut(u) else {
+            return;
+        };
+        user.tcp.handle_packet(now, pkt);
+        if matches!(user.state, State::Fetching(_)) && user.tcp.is_idle() {
+            self.object_done(now, u);
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Time) {
+        for u in 0..self.users.len() {
+            self.users[u].tcp.handle_timeout(now);
+            if matches!(self.users[u].state, State::Waiting(t) if t <= now) {
+                self.start_page(u);
+            }
+        }
+    }
+
+    fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
+        let n = self.users.len();
+        for k in 0..n {
+            let u = (self.next_user + k) % n;
+            if let Some(p) = self.users[u].tcp.poll_transmit(now) {
+                self.next_user = (u + 1) % n;
+                return Some(p);
+            }
+        }
+        None
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        self.users
+            .iter()
+            .flat_map(|u| {
+                let wake = match u.state {
+                    State::Waiting(t) => Some(t),
+                    _ => None,
+                };
+                [u.tcp.poll_timeout(), wake]
+            })
+            .flatten()
+            .min()
+    }
+
+    fn handle_start(&mut self, now: Time) {
+        for u in 0..self.users.len() {
+            self.users[u].state = self.think(now);
+        }
+    }
+
+    fn handle_stop(&mut self, now: Time) {
+        for user in &mut self.users {
+            user.state = State::Stopped;
+            user.tcp.handle_stop(now);
+        }
+    }
+
+    fn stats(&self) -> EndpointStats {
+        self.users
+            .iter()
+            .fold(EndpointStats::default(), |mut acc, u| {
+                let s = u.tcp.stats();
+                acc.sent_bytes += s.sent_bytes;
+                acc.sent_packets += s.sent_packets;
+                acc.retransmits += s.retransmits;
+                acc.retransmits_in_avoidance += s.retransmits_in_avoidance;
+                acc.timeouts += s.timeouts;
+                acc.detected_losses += s.detected_losses;
+                acc.rtt_sum += s.rtt_sum;
+                acc.rtt_samples += s.rtt_samples;
+                acc
+            })
+    }
+}
+
+/// The users' side: one TCP receiver per user.
+pub struct WebReceiver {
+    receivers: Vec<TcpReceiver>,
+    outbox: Outbox,
+    stats: EndpointStats,
+}
+
+impl WebReceiver {
+    pub fn new(flow: FlowId, users: u32, ack_size: u32) -> WebReceiver {
+        WebReceiver {
+            receivers: (0..users)
+                .map(|_| TcpReceiver::new(flow, ack_size))
+                .collect(),
+            outbox: Outbox::default(),
+            stats: EndpointStats::default(),
+        }
+    }
+}
+
+impl Endpoint for WebReceiver {
+    fn handle_packet(&mut self, now: Time, pkt: &Packet) {
+        let Some(r) = self.receivers.get_mut(pkt.conn as usize) else {
+            return;
+        };
+        let before = r.stats().delivered_bytes;
+        r.handle_packet(now, pkt);
+        self.stats.delivered_bytes += r.stats().delivered_bytes - before;
+        while let Some(ack) = r.poll_transmit(now) {
+            self.outbox.push(ack);
+        }
+    }
+
+    fn handle_timeout(&mut self, _now: Time) {}
+
+    fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
+        self.outbox.pop(now, &mut self.stats)
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        None
+    }
+
+    fn stats(&self) -> EndpointStats {
+        self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sampled_distributions_match_the_configuration() {
+        let m = WebModel::default();
+        let d = Draws::new(&m).unwrap();
+        let mut rng = crate::rng::stream(3, "web-test");
+        let n = 200_000;
+        // Objects per page (finite variance at shape 2.43): the mean of the Pareto draws.
+        let mean_objects: f64 = (0..n).map(|_| d.objects.sample(&mut rng)).sum::<f64>() / n as f64;
+        assert!(
+            (mean_objects - m.objects_per_page).abs() / m.objects_per_page < 0.03,
+            "{mean_objects}"
+        );
+        // Object sizes (shape 1.2, infinite variance): check the median, scale·2^(1/shape).
+        let mut sizes: Vec<f64> = (0..n).map(|_| d.size.sample(&mut rng)).collect();
+        sizes.sort_by(f64::total_cmp);
+        let median = sizes[n / 2];
+        let expected = 12_000.0 * 0.2 / 1.2 * 2f64.powf(1.0 / 1.2);
+        assert!(
+            (median - expected).abs() / expected < 0.02,
+            "median {median} vs {expected}"
+        );
+        // Think times: the median of Pareto(1.5) with mean 3 s.
+        let mut think: Vec<f64> = (0..n).map(|_| d.think.sample(&mut rng)).collect();
+        think.sort_by(f64::total_cmp);
+        let expected = 3.0 / 3.0 * 2f64.powf(1.0 / 1.5);
+        assert!((think[n / 2] - expected).abs() / expected < 0.02);
+    }
+
+    #[test]
+    fn bad_shapes_are_refused() {
+        let m = WebModel {
+            object_shape: 1.0,
+            ..WebModel::default()
+        };
+        assert!(WebSender::new(
+            FlowId(0),
+            &m,
+            TcpConfig::default(),
+            crate::rng::stream(1, "w")
+        )
+        .is_none());
+    }
+}
