@@ -1,0 +1,123 @@
+//! AQMs end to end: RED with Reno, REM with Vegas+REM.
+
+use acclab_sim::scenario::parse;
+
+fn dumbbell(rate: &str, queue: &str, kind: &str, params: &str, n: usize) -> String {
+    format!(
+        r#"name = "aqm"
+duration = "60s"
+[[link]]
+between = ["r1", "r2"]
+rate = "{rate}"
+delay = "10ms"
+queue = {queue}
+[[link]]
+count = {n}
+between = ["s{{i}}", "r1"]
+rate = "1Gbps"
+delay = "1ms"
+[[link]]
+count = {n}
+between = ["r2", "d{{i}}"]
+rate = "1Gbps"
+delay = "1ms"
+[[flow]]
+count = {n}
+id = "f{{i}}"
+kind = "{kind}"
+from = "s{{i}}"
+to = "d{{i}}"
+start_jitter = "1s"
+params = {{ {params} }}
+[output]
+window = ["20s", "60s"]
+"#
+    )
+}
+
+#[test]
+fn reno_over_red_keeps_the_average_queue_between_the_thresholds() {
+    let src = dumbbell(
+        "20Mbps",
+        r#"{ kind = "red", limit = "200pkt", min_th = "10pkt", max_th = "40pkt", gentle = true }"#,
+        "reno",
+        "",
+        8,
+    );
+    let (sim, s) = acclab_sim::run(parse(&src, "red").unwrap(), &mut |_| {});
+    let m = sim.monitor();
+    let k = m.aqm_columns.iter().position(|c| c == "red_avg").unwrap();
+    let avg: Vec<f64> = m
+        .link_samples
+        .iter()
+        .filter(|x| x.link == 0 && x.t_s > 20.0)
+        .filter_map(|x| x.aqm[k])
+        .collect();
+    let mean = avg.iter().sum::<f64>() / avg.len() as f64;
+    assert!((10.0..40.0).contains(&mean), "RED average queue {mean}");
+    assert!(
+        s.links[0].utilization > 0.9,
+        "utilisation {}",
+        s.links[0].utilization
+    );
+    assert!(s.links[0].drops > 0, "RED must drop to control Reno");
+}
+
+#[test]
+fn reno_with_ecn_over_red_is_marked_not_dropped() {
+    let src = dumbbell(
+        "20Mbps",
+        r#"{ kind = "red", limit = "200pkt", min_th = "10pkt", max_th = "40pkt", ecn = true }"#,
+        "reno",
+        "ecn = true",
+        8,
+    );
+    let (_, s) = acclab_sim::run(parse(&src, "red-ecn").unwrap(), &mut |_| {});
+    let link = &s.links[0];
+    assert!(link.marks > 100, "marks {}", link.marks);
+    assert!(
+        link.drops < link.marks / 10,
+        "drops {} vs marks {}",
+        link.drops,
+        link.marks
+    );
+    assert!(link.utilization > 0.9);
+}
+
+#[test]
+fn vegas_over_rem_keeps_the_queue_near_zero_and_the_link_busy() {
+    // The REM setting of vegas-rem-fig7 (002 Fig. 7). Equal PF weights: equal shares; REM drives the backlog to ~0 while marking conveys price.
+    let src = dumbbell(
+        "48Mbps",
+        r#"{ kind = "rem", limit = "inf", phi = 1.1, mu = 0.5, gamma = 0.005, interval = "1ms" }"#,
+        "vegas-rem",
+        "alpha = 2, beta = 2, per = \"1ms\", phi = 1.1",
+        4,
+    );
+    let (sim, s) = acclab_sim::run(parse(&src, "rem").unwrap(), &mut |_| {});
+    let link = &s.links[0];
+    assert!(
+        link.mean_queue_pkts < 5.0,
+        "mean queue {}",
+        link.mean_queue_pkts
+    );
+    assert!(link.utilization > 0.85, "utilisation {}", link.utilization);
+    assert!(s.fairness.jain.unwrap() > 0.98);
+    // The price settles: its mean over the last 20 s is within 25% of that over 20–40 s.
+    let m = sim.monitor();
+    let k = m.aqm_columns.iter().position(|c| c == "rem_price").unwrap();
+    let mean = |a: f64, b: f64| {
+        let v: Vec<f64> = m
+            .link_samples
+            .iter()
+            .filter(|x| x.link == 0 && x.t_s > a && x.t_s <= b)
+            .filter_map(|x| x.aqm[k])
+            .collect();
+        v.iter().sum::<f64>() / v.len() as f64
+    };
+    let (early, late) = (mean(20.0, 40.0), mean(40.0, 60.0));
+    assert!(
+        late > 0.0 && (late - early).abs() / late < 0.25,
+        "price {early} then {late}"
+    );
+}
