@@ -121,3 +121,27 @@ fn vegas_over_rem_keeps_the_queue_near_zero_and_the_link_busy() {
         "price {early} then {late}"
     );
 }
+
+#[test]
+fn avq_holds_the_link_at_its_target_utilisation_with_responsive_sources() {
+    // Kunniyur–Srikant: with sources that back off on marks, C̃ settles where the arrival rate is
+    // γ·C, so the measured utilisation tracks γ; the physical queue stays well below its limit.
+    for gamma in [0.8, 0.95] {
+        let queue =
+            format!(r#"{{ kind = "avq", limit = "100pkt", target_utilization = {gamma} }}"#);
+        let src = dumbbell("20Mbps", &queue, "reno", "ecn = true", 8);
+        let (_, s) = acclab_sim::run(parse(&src, "avq").unwrap(), &mut |_| {});
+        let link = &s.links[0];
+        assert!(
+            (link.utilization - gamma).abs() < 0.015,
+            "γ {gamma}: utilisation {}",
+            link.utilization
+        );
+        assert!(link.marks > 100, "γ {gamma}: marks {}", link.marks);
+        assert!(
+            link.mean_queue_pkts < 20.0,
+            "γ {gamma}: queue {}",
+            link.mean_queue_pkts
+        );
+    }
+}
