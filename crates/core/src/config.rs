@@ -705,6 +705,9 @@ pub struct AvqParams {
     pub alpha: f64,
     #[serde(default = "avq_mode")]
     pub mode: AvqModeName,
+    /// As for `droptail`: Monaco's out-of-band and reverse control packets skip the data queue.
+    #[serde(default)]
+    pub priority: bool,
 }
 
 fn avq_gamma() -> f64 {
@@ -1014,6 +1017,7 @@ impl QueueConfig {
                     virtual_buffer,
                     target_utilization: p.target_utilization,
                     alpha: p.alpha,
+                    priority: p.priority,
                     mode: match p.mode {
                         AvqModeName::Mark => AvqMode::Mark,
                         AvqModeName::Drop => AvqMode::Drop,

@@ -65,6 +65,7 @@ pub fn registry() -> Vec<Box<dyn Experiment>> {
         Box::new(acc::Fig5),
         Box::new(acc::Fig6),
         Box::new(acc::Fig7),
+        Box::new(acc::Fig8),
         Box::new(acc::Fig9),
         Box::new(clcc::Fig1),
         Box::new(clcc::Fig3),

@@ -135,6 +135,24 @@ fn acc_fig7_quick() {
 }
 
 #[test]
+fn acc_fig8_quick() {
+    // Known deviation: Monaco's small windows (≈ 4–8 packets per flow) overrun the 55-packet
+    // AVD bottleneck (≈ 7900 drops); utilisation 0.93, not 0.98; late sets get less than their
+    // share while 15–20 flows are active. Later phases (≤ 10 flows) meet their shares.
+    quick_with_known_deviations(
+        "acc-fig8",
+        &[
+            "0–10 s: set1 throughput per flow (Mb/s)",
+            "10–20 s: set2 throughput per flow (Mb/s)",
+            "20–30 s: set2 throughput per flow (Mb/s)",
+            "20–30 s: set3 throughput per flow (Mb/s)",
+            "share of samples with the queue below 20 packets",
+            "bottleneck utilisation over the run (AVD target 0.98)",
+        ],
+    );
+}
+
+#[test]
 fn acc_fig9_quick() {
     // Known deviation: long flows over 5 and 9 bottlenecks get 10–15% less than weighted PF.
     quick_with_known_deviations(

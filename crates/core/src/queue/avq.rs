@@ -33,12 +33,17 @@ pub struct AvqConfig {
     pub target_utilization: f64,
     pub alpha: f64,
     pub mode: AvqMode,
+    /// Priority-capable: Monaco's OB and reverse control packets go to a high band (same limit)
+    /// served first, so a full data queue neither delays nor drops them. At an AVD router the
+    /// physical queue is then also visible to Monaco (ftt_q) besides the virtual delay.
+    pub priority: bool,
 }
 
 /// The AVQ discipline.
 pub struct Avq {
     cfg: AvqConfig,
     fifo: Fifo,
+    high: Fifo,
     /// Link capacity and virtual capacity, bytes per second.
     capacity: f64,
     virtual_capacity: f64,
@@ -54,6 +59,7 @@ impl Avq {
         let capacity = rate.as_f64() / 8.0;
         Avq {
             fifo: Fifo::new(cfg.limit),
+            high: Fifo::new(cfg.limit),
             capacity,
             virtual_capacity: cfg.target_utilization * capacity,
             vq: 0.0,
@@ -113,23 +119,30 @@ impl QueueDiscipline for Avq {
             }
             _ => {}
         }
+        if self.cfg.priority && pkt.kind.is_high_priority() {
+            return self.high.push(pkt);
+        }
         self.fifo.push(pkt)
     }
 
     fn dequeue(&mut self, _now: Time) -> Option<Packet> {
-        self.fifo.pop()
+        self.high.pop().or_else(|| self.fifo.pop())
     }
 
     fn backlog(&self) -> Backlog {
-        self.fifo.backlog()
+        let (h, l) = (self.high.backlog(), self.fifo.backlog());
+        Backlog {
+            packets: h.packets + l.packets,
+            bytes: h.bytes + l.bytes,
+        }
     }
 
     fn stats(&self) -> QueueStats {
-        self.fifo.stats()
+        self.high.stats().merged(self.fifo.stats())
     }
 
     fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
-        self.fifo.iter().for_each(f)
+        self.high.iter().chain(self.fifo.iter()).for_each(f)
     }
 
     fn set_rate(&mut self, rate: Rate) {
@@ -160,8 +173,35 @@ mod tests {
             target_utilization: 0.98,
             alpha: 0.15,
             mode,
+            priority: false,
         };
         Avq::new(cfg, Rate::from_mbps(8)) // 1 MB/s
+    }
+
+    #[test]
+    fn a_priority_capable_avq_lets_control_packets_overtake_data() {
+        let mut a = avq(AvqMode::Delay);
+        a.cfg.priority = true;
+        for kind in [
+            PacketKind::Data,
+            PacketKind::ControlIb,
+            PacketKind::ControlOb,
+        ] {
+            a.enqueue(Time::ZERO, Packet::new(FlowId(0), kind, 40))
+                .unwrap();
+        }
+        assert_eq!(a.backlog().packets, 3);
+        let order: Vec<_> = std::iter::from_fn(|| a.dequeue(Time::ZERO))
+            .map(|p| p.kind)
+            .collect();
+        assert_eq!(
+            order,
+            [
+                PacketKind::ControlOb,
+                PacketKind::Data,
+                PacketKind::ControlIb
+            ]
+        );
     }
 
     #[test]
