@@ -12,7 +12,7 @@
 //! propagation delay d is its round-trip propagation delay plus the transmission time of a data
 //! packet on each forward link and of an ACK on each reverse link (002 §6, footnote 3).
 
-use acclab_core::config::{PerUnit, SchemeConfig};
+use acclab_core::config::{PerUnit, QueueConfig, SchemeConfig};
 use acclab_sim::output::{FlowTheory, LinkTheory, TheorySummary};
 use acclab_sim::scenario::{EventAction, FlowDef};
 use acclab_sim::{Scenario, Summary};
@@ -125,7 +125,22 @@ fn active_throughout(sc: &Scenario, f: &FlowDef) -> bool {
 /// Predicts the equilibrium of `sc`.
 pub fn predict(sc: &Scenario) -> Result<Equilibrium, NumError> {
     let bits = 8.0 * sc.packet_size as f64;
-    let mut capacity: Vec<f64> = sc.links.iter().map(|l| l.rate.as_f64() / bits).collect();
+    // An AVQ link steers its arrival rate to γ·C (Kunniyur–Srikant; 000 §IV-D for AVD): that is
+    // the capacity its responsive flows share.
+    let usable: Vec<f64> = sc
+        .links
+        .iter()
+        .map(|l| match &l.queue {
+            QueueConfig::Avq(p) => p.target_utilization,
+            _ => 1.0,
+        })
+        .collect();
+    let mut capacity: Vec<f64> = sc
+        .links
+        .iter()
+        .zip(&usable)
+        .map(|(l, u)| u * l.rate.as_f64() / bits)
+        .collect();
     let mut outside = Vec::new();
     let mut notes = Vec::new();
     let mut members = Vec::new(); // (scenario flow index, utility, d)
@@ -199,8 +214,9 @@ pub fn predict(sc: &Scenario) -> Result<Equilibrium, NumError> {
         num::solve(&problem)?
     };
     let mut flows: Vec<Option<FlowPrediction>> = vec![None; sc.flows.len()];
-    // At a REM link the price is REM's, fed back by marks; its equilibrium queue is zero (002 §5).
-    let queues = |l: usize| !matches!(sc.links[l].queue, acclab_core::config::QueueConfig::Rem(_));
+    // At a REM link the price is REM's, fed back by marks, and at an AVQ link it is the virtual
+    // queue's: their equilibrium physical queue is zero (002 §5, 000 §IV-D).
+    let queues = |l: usize| !matches!(sc.links[l].queue, QueueConfig::Rem(_) | QueueConfig::Avq(_));
     for (k, (i, u, d)) in members.iter().enumerate() {
         let f = &sc.flows[*i];
         let x = sol.rate[k];
@@ -251,7 +267,7 @@ pub fn predict(sc: &Scenario) -> Result<Equilibrium, NumError> {
                 id: def.name.clone(),
                 price_s: sol.price[l],
                 queue_pkts: if queues(l) { sol.price[l] * capacity[l] } else { 0.0 },
-                utilization: (elastic + (full - capacity[l])) / full,
+                utilization: (elastic + (usable[l] * full - capacity[l])) / full,
             }
         })
         .collect();
