@@ -123,3 +123,41 @@ params = { users = 20, think_time = "2s" }
         }
     }
 }
+
+#[test]
+fn web_users_offer_the_load_their_model_predicts() {
+    // 500 users on an uncongested path: the delivered rate is the offered load. Heavy tails
+    // (object sizes Pareto 1.2) make the sample mean slow to converge, hence 400 s.
+    let src = r#"name = "web-load"
+duration = "400s"
+[[link]]
+between = ["srv", "users"]
+rate = "1Gbps"
+delay = "2ms"
+queue = { kind = "droptail", limit = "inf" }
+[[flow]]
+id = "web"
+kind = "web"
+from = "srv"
+to = "users"
+params = { users = 500 }
+[output]
+window = ["50s", "400s"]
+"#;
+    let sc = parse(src, "web-load").unwrap();
+    let acclab_core::config::SchemeConfig::Web(p) = &sc.flows[0].scheme else {
+        panic!("not a web flow")
+    };
+    let predicted = p.model().offered_load() * 8.0;
+    let (_, s) = acclab_sim::run(sc, &mut |_| {});
+    let measured = s.flows[0].throughput_bps;
+    eprintln!(
+        "offered {:.3} Mb/s, delivered {:.3} Mb/s",
+        predicted / 1e6,
+        measured / 1e6
+    );
+    assert!(
+        (measured - predicted).abs() / predicted < 0.10,
+        "delivered {measured} b/s vs offered {predicted} b/s"
+    );
+}

@@ -3,7 +3,8 @@
 //!
 //! A user's session has a geometric number of pages (mean `pages_per_session`); between pages
 //! the user thinks for a Pareto time (`think_shape`, mean `think_time`); a page has a Pareto
-//! number of objects (`objects_shape`, mean `objects_per_page`, rounded up, at least one); each
+//! number of objects (`objects_shape`, mean `objects_per_page`, rounded at random so the mean
+//! holds, at least one); each
 //! object has a Pareto size (`object_shape` ≈ 1.2, mean `object_size`) and is fetched as a short
 //! TCP Reno transfer with fresh congestion state, the objects of a page one after another.
 //! Between sessions the user is idle for an exponential time (mean `session_gap`). Data flow
@@ -54,6 +55,18 @@ impl Default for WebModel {
     }
 }
 
+impl WebModel {
+    /// The long-run offered load of all users, bytes per second, when transfers take no time:
+    /// each session offers pages × objects × size bytes over pages × think time + session gap.
+    /// Object sizes are rounded up to whole packets, which adds up to one packet per object.
+    pub fn offered_load(&self) -> f64 {
+        let session_bytes = self.pages_per_session * self.objects_per_page * self.object_size;
+        let cycle =
+            self.pages_per_session * self.think_time.as_secs_f64() + self.session_gap.as_secs_f64();
+        self.users as f64 * session_bytes / cycle
+    }
+}
+
 /// A Pareto distribution given by its mean and shape (shape > 1).
 pub fn pareto_with_mean(mean: f64, shape: f64) -> Option<Pareto<f64>> {
     let scale = mean * (shape - 1.0) / shape;
@@ -79,6 +92,14 @@ impl Draws {
             gap: Exp::new(1.0 / m.session_gap.as_secs_f64().max(1e-9)).ok()?,
             end: 1.0 / m.pages_per_session.max(1.0),
         })
+    }
+
+    /// A page's number of objects: the Pareto draw x rounded at random to ⌊x + U⌋, U uniform on
+    /// [0, 1), so the count's mean is the configured mean (rounding up would add ~0.5 object, a
+    /// third more load at SURGE's 1.7). At least one, since the Pareto scale is ≥ 1 by default.
+    fn page_objects(&self, rng: &mut Rng) -> u64 {
+        let x = self.objects.sample(rng) + rng.random::<f64>();
+        (x.floor() as u64).max(1)
     }
 }
 
@@ -157,7 +178,7 @@ impl WebSender {
     }
 
     fn start_page(&mut self, u: usize) {
-        let objects = self.draws.objects.sample(&mut self.rng).ceil().max(1.0) as u64;
+        let objects = self.draws.page_objects(&mut self.rng);
         self.pages += 1;
         self.users[u].state = State::Fetching(objects - 1);
         self.start_object(u);
@@ -315,8 +336,8 @@ mod tests {
         let d = Draws::new(&m).unwrap();
         let mut rng = crate::rng::stream(3, "web-test");
         let n = 200_000;
-        // Objects per page (finite variance at shape 2.43): the mean of the Pareto draws.
-        let mean_objects: f64 = (0..n).map(|_| d.objects.sample(&mut rng)).sum::<f64>() / n as f64;
+        // Objects per page (finite variance at shape 2.43): the mean of the whole counts.
+        let mean_objects = (0..n).map(|_| d.page_objects(&mut rng) as f64).sum::<f64>() / n as f64;
         assert!(
             (mean_objects - m.objects_per_page).abs() / m.objects_per_page < 0.03,
             "{mean_objects}"
