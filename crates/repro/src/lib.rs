@@ -67,6 +67,7 @@ pub fn registry() -> Vec<Box<dyn Experiment>> {
         Box::new(acc::Fig7),
         Box::new(acc::Fig8),
         Box::new(acc::Fig9),
+        Box::new(acc::Fig10),
         Box::new(clcc::Fig1),
         Box::new(clcc::Fig3),
         Box::new(clcc::Fig6),

@@ -162,6 +162,11 @@ fn acc_fig9_quick() {
 }
 
 #[test]
+fn acc_fig10_quick() {
+    quick("acc-fig10");
+}
+
+#[test]
 fn clcc_fig1_quick() {
     quick("clcc-fig1");
 }
