@@ -3,6 +3,7 @@
 use acclab_core::config::{AccPolicyName, MonacoParams, SchemeConfig, VegasParams};
 use acclab_sim::plot::{write_chart, Chart, Series};
 use acclab_sim::Scenario;
+use rand::RngExt;
 use rayon::prelude::*;
 
 use crate::common::{self, flow_series, period_mean, queue_series, simulate, Run};
@@ -763,16 +764,19 @@ impl Experiment for Fig10 {
     }
 }
 
-/// 000 Fig. 9, DropTail cases: a line of N bottlenecks.
+/// 000 Fig. 9: a line of N bottlenecks, all DropTail and a random DropTail/AVD mix.
 pub struct Fig9;
 
-/// The line topology of Fig. 9 with `n` bottlenecks, appended to the template's header.
-fn line(template: &str, n: usize) -> String {
+/// The line topology of Fig. 9 with `n` bottlenecks, appended to the template's header; bottleneck
+/// i is an AVD router when `avd[i]`, else DropTail.
+fn line(template: &str, n: usize, avd: &[bool]) -> String {
+    let mixed = avd.iter().any(|&a| a);
     let mut s: String = template
         .lines()
         .map(|l| {
             if l.starts_with("name = ") {
-                format!("name = \"acc-fig9-n{n}\"\n")
+                let suffix = if mixed { "-mixed" } else { "" };
+                format!("name = \"acc-fig9-n{n}{suffix}\"\n")
             } else {
                 format!("{l}\n")
             }
@@ -781,16 +785,19 @@ fn line(template: &str, n: usize) -> String {
     let link = |s: &mut String, a: &str, b: &str, rate: &str, delay: &str, queue: &str| {
         s.push_str(&format!("\n[[link]]\nbetween = [\"{a}\", \"{b}\"]\nrate = \"{rate}\"\ndelay = \"{delay}\"\n{queue}"));
     };
-    let bottleneck_queue =
-        "queue = { kind = \"droptail\", limit = \"2000pkt\", priority = true }\n";
-    for i in 0..n {
+    for (i, &avd) in avd.iter().enumerate() {
+        let kind = if avd {
+            r#"kind = "avq", mode = "delay""#
+        } else {
+            r#"kind = "droptail""#
+        };
         link(
             &mut s,
             &format!("b{i}"),
             &format!("b{}", i + 1),
             "100Mbps",
             "4ms",
-            bottleneck_queue,
+            &format!("queue = {{ {kind}, limit = \"2000pkt\", priority = true }}\n"),
         );
     }
     for (k, ms) in [1, 10, 30].iter().enumerate() {
@@ -839,7 +846,7 @@ impl Experiment for Fig9 {
         "acc-fig9"
     }
     fn title(&self) -> &'static str {
-        "000 Fig. 9 (DropTail cases): 3 long flows over N = 2…9 bottlenecks get 100/(3+N) Mb/s each"
+        "000 Fig. 9: 3 long flows over N = 2…9 bottlenecks (all DropTail, and a DropTail/AVD mix) get 100/(3+N) Mb/s each"
     }
     fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
         let template = common::pick(
@@ -852,28 +859,45 @@ impl Experiment for Fig9 {
         } else {
             (2..=9).collect()
         };
-        let texts: Vec<(usize, String)> = ns.iter().map(|&n| (n, line(template, n))).collect();
-        for (n, t) in &texts {
-            common::keep_scenario(&ctx.out, &format!("scenario-n{n}.toml"), t)?;
+        // Each N twice: all DropTail, and a seeded random mix of DropTail and AVD routers (000
+        // §V-B picks some bottlenecks of each kind at random).
+        let texts: Vec<(usize, bool, String)> = ns
+            .iter()
+            .flat_map(|&n| {
+                let mut rng = acclab_core::rng::stream(1, &format!("acc-fig9-n{n}"));
+                let mix: Vec<bool> = (0..n).map(|_| rng.random_bool(0.5)).collect();
+                [
+                    (n, false, line(template, n, &vec![false; n])),
+                    (n, true, line(template, n, &mix)),
+                ]
+            })
+            .collect();
+        for (n, mixed, t) in &texts {
+            let suffix = if *mixed { "-mixed" } else { "" };
+            common::keep_scenario(&ctx.out, &format!("scenario-n{n}{suffix}.toml"), t)?;
         }
-        let runs: Vec<Result<(usize, Run), ReproError>> = texts
+        let runs: Vec<Result<(usize, bool, Run), ReproError>> = texts
             .par_iter()
-            .map(|(n, t)| {
-                Ok((
-                    *n,
-                    simulate(
-                        ctx,
-                        &format!("n{n}"),
-                        common::load(t, &format!("acc-fig9 N={n}"))?,
-                    )?,
-                ))
+            .map(|(n, mixed, t)| {
+                let label = if *mixed {
+                    format!("n{n}-mixed")
+                } else {
+                    format!("n{n}")
+                };
+                let sc = common::load(t, &format!("acc-fig9 {label}"))?;
+                Ok((*n, *mixed, simulate(ctx, &label, sc)?))
             })
             .collect();
         let mut report = Report::new(self.id(), self.title(), ctx.quick);
-        let mut long_pts = Vec::new();
-        let mut short_pts = Vec::new();
+        let (mut long_pts, mut short_pts) = (Vec::new(), Vec::new());
+        let (mut long_mix, mut short_mix) = (Vec::new(), Vec::new());
         for r in runs {
-            let (n, run) = r?;
+            let (n, mixed, run) = r?;
+            let case = if mixed {
+                format!("N={n} DropTail/AVD mix")
+            } else {
+                format!("N={n}")
+            };
             let s = &run.summary;
             let longs: Vec<f64> = s
                 .flows
@@ -895,36 +919,41 @@ impl Experiment for Fig9 {
             let theory_long = mean_of_theory(s, "long");
             let theory_short = mean_of_theory(s, "short");
             report.rows.push(Row::close(
-                format!("N={n}: long flow throughput (Mb/s)"),
+                format!("{case}: long flow throughput (Mb/s)"),
                 Some(100.0 / (3.0 + n as f64)),
                 theory_long,
                 lm,
                 0.10,
             ));
             report.rows.push(Row::close(
-                format!("N={n}: short flow throughput (Mb/s)"),
+                format!("{case}: short flow throughput (Mb/s)"),
                 Some(100.0 * n as f64 / (3.0 + n as f64)),
                 theory_short,
                 sm,
                 0.10,
             ));
             report.rows.push(Row::at_most(
-                format!("N={n}: coefficient of variation of the long flows"),
+                format!("{case}: coefficient of variation of the long flows"),
                 Some(0.05),
                 None,
                 cov,
                 0.05,
             ));
             report.rows.push(Row::at_most(
-                format!("N={n}: packets lost"),
+                format!("{case}: packets lost"),
                 Some(0.0),
                 None,
                 s.flows.iter().map(|f| f.lost_packets as f64).sum(),
                 0.0,
             ));
-            long_pts.push((n as f64, lm));
-            short_pts.push((n as f64, sm));
-            if n == 9 {
+            let (l, sh) = if mixed {
+                (&mut long_mix, &mut short_mix)
+            } else {
+                (&mut long_pts, &mut short_pts)
+            };
+            l.push((n as f64, lm));
+            sh.push((n as f64, sm));
+            if n == 9 && !mixed {
                 report.notes.push(format!(
                     "N = 9: {:.1} s simulated in {:.2} s wall ({} events, {:.1} M events/s)",
                     s.sim_time_s,
@@ -959,9 +988,11 @@ impl Experiment for Fig9 {
                 "bottlenecks N",
                 "Mb/s",
                 vec![
-                    Series::new("long flows", long_pts).with_markers(),
+                    Series::new("long flows, DropTail", long_pts).with_markers(),
+                    Series::new("long flows, DropTail/AVD mix", long_mix).with_markers(),
                     predicted_long,
-                    Series::new("short flows", short_pts).with_markers(),
+                    Series::new("short flows, DropTail", short_pts).with_markers(),
+                    Series::new("short flows, DropTail/AVD mix", short_mix).with_markers(),
                     predicted_short,
                 ],
             ),
