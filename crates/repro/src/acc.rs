@@ -549,13 +549,7 @@ impl Experiment for Fig6 {
             total_drops,
             0.0,
         ));
-        report.notes.push(format!(
-            "{:.1} s simulated in {:.3} s wall ({} events, {:.1} M events/s)",
-            run.summary.sim_time_s,
-            run.summary.wall_time_s,
-            run.summary.events,
-            run.summary.events as f64 / run.summary.wall_time_s.max(1e-9) / 1e6
-        ));
+        report.notes.push(common::speed(&run.summary));
         Ok(report)
     }
 }
@@ -753,12 +747,9 @@ impl Experiment for Fig10 {
             .map(|f| f.delivered_bytes)
             .sum();
         report.notes.push(format!(
-            "web users delivered {:.1} MB from 30 s; {:.1} s simulated in {:.2} s wall ({} events, {:.1} M events/s)",
+            "web users delivered {:.1} MB from 30 s; {}",
             web as f64 / 1e6,
-            run.summary.sim_time_s,
-            run.summary.wall_time_s,
-            run.summary.events,
-            run.summary.events as f64 / run.summary.wall_time_s.max(1e-9) / 1e6
+            common::speed(&run.summary)
         ));
         Ok(report)
     }
@@ -954,13 +945,7 @@ impl Experiment for Fig9 {
             l.push((n as f64, lm));
             sh.push((n as f64, sm));
             if n == 9 && !mixed {
-                report.notes.push(format!(
-                    "N = 9: {:.1} s simulated in {:.2} s wall ({} events, {:.1} M events/s)",
-                    s.sim_time_s,
-                    s.wall_time_s,
-                    s.events,
-                    s.events as f64 / s.wall_time_s.max(1e-9) / 1e6
-                ));
+                report.notes.push(format!("N = 9: {}", common::speed(s)));
             }
         }
         let fair = |short: bool| -> Vec<(f64, f64)> {

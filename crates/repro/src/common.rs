@@ -114,6 +114,18 @@ pub fn queue_series(sim: &Simulator, link: usize) -> Vec<(f64, f64)> {
 }
 
 /// The value of a sampled cumulative series at time `t` (its last sample at or before t).
+/// How fast a run went, for a report's notes: "50.0 s simulated in 1.01 s wall (… events, … M
+/// events/s)".
+pub fn speed(s: &Summary) -> String {
+    format!(
+        "{:.1} s simulated in {:.2} s wall ({} events, {:.1} M events/s)",
+        s.sim_time_s,
+        s.wall_time_s,
+        s.events,
+        s.events as f64 / s.wall_time_s.max(1e-9) / 1e6
+    )
+}
+
 pub fn value_at(series: &[(f64, f64)], t: f64) -> f64 {
     series.iter().rev().find(|p| p.0 <= t).map_or(0.0, |p| p.1)
 }

@@ -164,14 +164,9 @@ fn single_link(
             ..Chart::default()
         },
     )?);
-    report.notes.push(format!(
-        "{} flows, {:.1} s simulated in {:.2} s wall ({} events, {:.1} M events/s)",
-        s.flows.len(),
-        s.sim_time_s,
-        s.wall_time_s,
-        s.events,
-        s.events as f64 / s.wall_time_s.max(1e-9) / 1e6
-    ));
+    report
+        .notes
+        .push(format!("{} flows, {}", s.flows.len(), common::speed(s)));
     Ok(report)
 }
 
