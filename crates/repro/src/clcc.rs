@@ -453,40 +453,55 @@ impl Experiment for Fig6 {
             peak(&db),
             peak(&du)
         ));
-        let mut ref_line = Series::level("r_ref = 0.15", r_ref, 0.0, bounded.summary.sim_time_s);
-        ref_line.reference = true;
-        report.files.extend(write_chart(
-            &ctx.out,
-            "ratio",
-            &chart(
-                format!("{}: UDP/TCP ratio", self.id()),
-                "time (s)",
-                "ratio",
-                vec![
-                    Series::new("with bound", sb),
-                    Series::new("without bound", su),
-                    ref_line,
-                ],
-            ),
-        )?);
-        report.files.extend(write_chart(
-            &ctx.out,
-            "d_udp",
-            &Chart {
-                log_y: true,
-                ..chart(
-                    format!("{}: D_UDP", self.id()),
-                    "time (s)",
-                    "D_UDP",
-                    vec![
-                        Series::new("with bound", db),
-                        Series::new("without bound", du),
-                    ],
-                )
-            },
+        report.files.extend(ratio_and_d_udp_charts(
+            ctx,
+            self.id(),
+            ("r_ref = 0.15", r_ref, bounded.summary.sim_time_s),
+            ["with bound", "without bound"],
+            [sb, su],
+            [db, du],
         )?);
         Ok(report)
     }
+}
+
+type Points = Vec<(f64, f64)>;
+
+/// Figs. 6 and 7: the UDP/TCP ratio against its reference (`label`, value, until t) and D_UDP on
+/// a log axis, each for the two runs named in `runs`.
+fn ratio_and_d_udp_charts(
+    ctx: &Ctx,
+    id: &str,
+    (label, r_ref, until): (&str, f64, f64),
+    runs: [&str; 2],
+    ratio: [Points; 2],
+    d_udp: [Points; 2],
+) -> Result<Vec<String>, ReproError> {
+    let mut ref_line = Series::level(label, r_ref, 0.0, until);
+    ref_line.reference = true;
+    let [ra, rb] = ratio;
+    let ratio_series = vec![Series::new(runs[0], ra), Series::new(runs[1], rb), ref_line];
+    let mut files = write_chart(
+        &ctx.out,
+        "ratio",
+        &chart(
+            format!("{id}: UDP/TCP ratio"),
+            "time (s)",
+            "ratio",
+            ratio_series,
+        ),
+    )?;
+    let [da, db] = d_udp;
+    let d_series = vec![Series::new(runs[0], da), Series::new(runs[1], db)];
+    files.extend(write_chart(
+        &ctx.out,
+        "d_udp",
+        &Chart {
+            log_y: true,
+            ..chart(format!("{id}: D_UDP"), "time (s)", "D_UDP", d_series)
+        },
+    )?);
+    Ok(files)
 }
 
 /// 004 Fig. 7: control preemption while UDP offers less than its share.
@@ -535,37 +550,13 @@ impl Experiment for Fig7 {
         report
             .notes
             .push(format!("recovery after 45 s without preemption: {rn:.1} s"));
-        let mut ref_line = Series::level("r_ref = 30/70", r_ref, 0.0, pre.summary.sim_time_s);
-        ref_line.reference = true;
-        report.files.extend(write_chart(
-            &ctx.out,
-            "ratio",
-            &chart(
-                format!("{}: UDP/TCP ratio", self.id()),
-                "time (s)",
-                "ratio",
-                vec![
-                    Series::new("with preemption", sp),
-                    Series::new("without preemption", sn),
-                    ref_line,
-                ],
-            ),
-        )?);
-        report.files.extend(write_chart(
-            &ctx.out,
-            "d_udp",
-            &Chart {
-                log_y: true,
-                ..chart(
-                    format!("{}: D_UDP", self.id()),
-                    "time (s)",
-                    "D_UDP",
-                    vec![
-                        Series::new("with preemption", dp),
-                        Series::new("without preemption", dn),
-                    ],
-                )
-            },
+        report.files.extend(ratio_and_d_udp_charts(
+            ctx,
+            self.id(),
+            ("r_ref = 30/70", r_ref, pre.summary.sim_time_s),
+            ["with preemption", "without preemption"],
+            [sp, sn],
+            [dp, dn],
         )?);
         Ok(report)
     }
