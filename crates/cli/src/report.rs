@@ -98,19 +98,20 @@ pub fn print_summary(s: &Summary) {
 pub fn print_equilibrium(sc: &acclab_sim::Scenario, eq: &acclab_theory::Equilibrium) {
     println!("{}: predicted equilibrium\nmodel: {}\n", sc.name, eq.model);
     println!(
-        "{:<20} {:>12} {:>10} {:>10} {:>12} {:>10} {:>10}",
+        "{:<20} {:>12} {:>10} {:>10} {:>12} {:>10} {:>10}  service",
         "flow", "rate Mb/s", "weight pkt", "d ms", "queueing ms", "RTT ms", "cwnd pkt"
     );
     for f in eq.flows.iter().flatten().take(MAX_ROWS * 5) {
         println!(
-            "{:<20} {:>12.4} {:>10.3} {:>10.3} {:>12.4} {:>10.3} {:>10.2}",
+            "{:<20} {:>12.4} {:>10.3} {:>10.3} {:>12.4} {:>10.3} {:>10.2}  {}",
             f.id,
             f.throughput_bps / 1e6,
             f.weight_pkts,
             f.prop_delay_s * 1e3,
             f.queueing_delay_s * 1e3,
             f.rtt_s * 1e3,
-            f.window_pkts
+            f.window_pkts,
+            service(f)
         );
     }
     println!(
@@ -137,5 +138,15 @@ pub fn print_equilibrium(sc: &acclab_sim::Scenario, eq: &acclab_theory::Equilibr
     }
     for n in &eq.notes {
         println!("note: {n}");
+    }
+}
+
+/// How an expected-rate loop fares in the prediction: "-" for other loops.
+fn service(f: &acclab_theory::equilibrium::FlowPrediction) -> String {
+    match (f.expected_rate_bps, f.at_limit) {
+        (_, Some(true)) => "at its accumulation limit (weight A, r = 0)".into(),
+        (Some(r), _) => format!("expected {:.4} Mb/s met", r / 1e6),
+        (None, Some(false)) => "below its accumulation limit".into(),
+        (None, None) => "-".into(),
     }
 }

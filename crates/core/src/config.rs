@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::cc::acc::aiad::AccAiad;
+use crate::cc::acc::expected::ExpectedRate;
 use crate::cc::acc::mw::AccMw;
 use crate::cc::acc::p::AccP;
 use crate::cc::acc::AccPolicy;
@@ -124,6 +125,11 @@ pub struct MonacoParams {
     pub increase_cap: bool,
     /// Weighted-rate service: the loop's target accumulation is weight × target (003).
     pub weight: f64,
+    /// Expected minimum rate r_e (003 §IV); `target` × `weight` is then a_p*, the target
+    /// accumulation beyond r_e.
+    pub expected_rate: Option<Rate>,
+    /// Accumulation limit A (003 eq. (16)): at it the loop degrades to weight A/a*.
+    pub limit: Option<Bytes>,
     /// Initial window.
     pub initial_window: Bytes,
     /// RTT assumed for pacing before the first control period completes.
@@ -141,6 +147,8 @@ impl Default for MonacoParams {
             estimator: EstimatorName::Rate,
             increase_cap: false,
             weight: 1.0,
+            expected_rate: None,
+            limit: None,
             initial_window: Bytes(2000),
             initial_rtt: Duration::from_millis(100),
             min_rto: Duration::from_millis(200),
@@ -152,6 +160,11 @@ impl MonacoParams {
     /// The target accumulation in bytes, weight included.
     pub fn target_bytes(&self) -> f64 {
         self.weight * self.target.0 as f64
+    }
+
+    /// Whether the loop runs 003 Algorithm 1 (an expected rate or a limit is given).
+    pub fn is_expected_rate_service(&self) -> bool {
+        self.expected_rate.is_some() || self.limit.is_some()
     }
 
     /// The policy gain, with each policy's default.
@@ -175,6 +188,21 @@ impl MonacoParams {
         }
         if self.initial_rtt.0 == 0 {
             return Err("monaco `initial_rtt` must be positive".into());
+        }
+        if self.is_expected_rate_service() && self.policy != AccPolicyName::AccP {
+            return Err(format!(
+                "monaco `expected_rate` and `limit` need policy \"acc-p\" (003 Algorithm 1 is ACC-P's law), not {:?}",
+                self.policy
+            ));
+        }
+        if let Some(a) = self.limit {
+            if (a.0 as f64) < self.target_bytes() {
+                return Err(format!(
+                    "monaco `limit` {} B is below the target accumulation {} B (weight × target); the loop could never reach its target",
+                    a.0,
+                    self.target_bytes()
+                ));
+            }
         }
         Ok(())
     }
@@ -547,6 +575,13 @@ impl SchemeConfig {
             SchemeConfig::Monaco(p) => {
                 let kappa = p.kappa();
                 let policy: Box<dyn AccPolicy> = match p.policy {
+                    AccPolicyName::AccP if p.is_expected_rate_service() => {
+                        Box::new(ExpectedRate::new(
+                            kappa,
+                            p.expected_rate.map_or(0.0, |r| r.as_f64() / 8.0),
+                            p.limit.map_or(f64::INFINITY, |a| a.0 as f64),
+                        ))
+                    }
                     AccPolicyName::AccP => Box::new(AccP { kappa }),
                     AccPolicyName::AccAiad => Box::new(AccAiad {
                         kappa_packets: kappa,

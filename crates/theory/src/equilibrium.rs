@@ -18,6 +18,7 @@ use acclab_sim::scenario::{EventAction, FlowDef};
 use acclab_sim::{Scenario, Summary};
 use serde::Serialize;
 
+use crate::expected;
 use crate::num::{self, NumError, Problem};
 
 /// The predicted equilibrium of a scenario.
@@ -46,6 +47,12 @@ pub struct FlowPrediction {
     pub rtt_s: f64,
     pub window_pkts: f64,
     pub window_bytes: f64,
+    /// An expected-rate loop's contracted rate (003 §IV), bit/s.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected_rate_bps: Option<f64>,
+    /// Whether the loop sits at its accumulation limit (then weight_pkts is A/packet).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at_limit: Option<bool>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -61,6 +68,10 @@ struct Utility {
     weight: f64,
     linear: f64,
     base_rtt: f64,
+    /// Expected minimum rate r_s, packets/s (003 §IV).
+    min_rate: f64,
+    /// Accumulation limit A_s, packets (infinite for none).
+    limit: f64,
 }
 
 /// Round-trip propagation delay of `f`, transmission times included.
@@ -104,13 +115,20 @@ fn utility(f: &FlowDef, d: f64, packet_size: f64) -> Result<Utility, String> {
                 weight,
                 linear: base - d,
                 base_rtt: base,
+                min_rate: 0.0,
+                limit: f64::INFINITY,
             })
         }
-        // ACC / Monaco: weighted PF with weight a* (000 appendix), here in packets.
+        // ACC / Monaco: weighted PF with weight a* (000 appendix), here in packets; an
+        // expected-rate loop maximises a*·log(x − r) up to its limit (003 §IV).
         SchemeConfig::Monaco(p) => Ok(Utility {
             weight: p.target_bytes() / packet_size,
             linear: 0.0,
             base_rtt: d,
+            min_rate: p
+                .expected_rate
+                .map_or(0.0, |r| r.as_f64() / 8.0 / packet_size),
+            limit: p.limit.map_or(f64::INFINITY, |a| a.0 as f64 / packet_size),
         }),
         other => Err(format!("{} is not in the theory's domain", other.kind())),
     }
@@ -203,15 +221,21 @@ pub fn predict(sc: &Scenario) -> Result<Equilibrium, NumError> {
             .collect(),
         weight: members.iter().map(|(_, u, _)| u.weight).collect(),
         linear: members.iter().map(|(_, u, _)| u.linear).collect(),
-        min_rate: Vec::new(),
+        min_rate: members.iter().map(|(_, u, _)| u.min_rate).collect(),
     };
-    let sol = if members.is_empty() {
-        num::Solution {
+    let limits: Vec<f64> = members.iter().map(|(_, u, _)| u.limit).collect();
+    let services = limits.iter().any(|a| a.is_finite());
+    let (sol, at_limit) = if members.is_empty() {
+        let empty = num::Solution {
             rate: vec![],
             price: vec![0.0; capacity.len()],
-        }
+        };
+        (empty, vec![])
+    } else if services {
+        let a = expected::solve(&problem, &limits)?;
+        (a.solution, a.at_limit)
     } else {
-        num::solve(&problem)?
+        (num::solve(&problem)?, vec![false; members.len()])
     };
     let mut flows: Vec<Option<FlowPrediction>> = vec![None; sc.flows.len()];
     // At a REM link the price is REM's, fed back by marks, and at an AVQ link it is the virtual
@@ -235,17 +259,20 @@ pub fn predict(sc: &Scenario) -> Result<Equilibrium, NumError> {
         {
             notes.push(format!("flow {}: a scheduled event changes a link on its path; the prediction uses the initial values", f.id));
         }
+        let service = u.min_rate > 0.0 || u.limit.is_finite();
         flows[*i] = Some(FlowPrediction {
             id: f.id.clone(),
             throughput_bps: x * bits,
             rate_pkts_per_s: x,
-            weight_pkts: u.weight,
+            weight_pkts: if at_limit[k] { u.limit } else { u.weight },
             prop_delay_s: *d,
             base_rtt_s: u.base_rtt,
             queueing_delay_s: q,
             rtt_s: rtt,
             window_pkts: x * rtt,
             window_bytes: x * rtt * sc.packet_size as f64,
+            expected_rate_bps: (u.min_rate > 0.0).then_some(u.min_rate * bits),
+            at_limit: service.then_some(at_limit[k]),
         });
     }
     let links = sc
@@ -272,7 +299,11 @@ pub fn predict(sc: &Scenario) -> Result<Equilibrium, NumError> {
         })
         .collect();
     Ok(Equilibrium {
-        model: "weighted proportional fairness: max Σ w·log x (+ b·x) s.t. R·x ≤ c (002 Theorems 1 and 3)".into(),
+        model: if services {
+            "expected minimum rates: max Σ w·log(x − r) s.t. R·x ≤ c, loops at their accumulation limit A as weight A, r = 0 (003 §IV)".into()
+        } else {
+            "weighted proportional fairness: max Σ w·log x (+ b·x) s.t. R·x ≤ c (002 Theorems 1 and 3)".into()
+        },
         flows,
         links,
         outside,

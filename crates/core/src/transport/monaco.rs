@@ -100,8 +100,15 @@ pub struct MonacoSender {
     outstanding: Option<(u64, Time)>,
     ctrl_deadline: Option<Time>,
     accumulation: Option<f64>,
+    /// The low-rate regime's share of the normal pacing rate (1 outside it): halved on each
+    /// negative feedback at a one-packet window, back to 1 on positive feedback (003 §V-A).
+    pace_share: f64,
     stats: EndpointStats,
 }
+
+/// The smallest share of its one-packet-per-RTT rate the low-rate regime paces a loop down to
+/// (ten halvings): a bound the paper does not give, so that a loop never stops entirely.
+pub const MIN_PACE_SHARE: f64 = 1.0 / 1024.0;
 
 impl MonacoSender {
     pub fn new(flow: FlowId, cfg: MonacoConfig) -> MonacoSender {
@@ -120,6 +127,7 @@ impl MonacoSender {
             outstanding: None,
             ctrl_deadline: None,
             accumulation: None,
+            pace_share: 1.0,
             stats: EndpointStats::default(),
         }
     }
@@ -132,9 +140,16 @@ impl MonacoSender {
     /// packet of pacing is the slack that lets the window, not the pacing, end each period's
     /// sending (see `window_full`); as a fixed packet rather than a fraction of the window it
     /// costs large windows nothing (a 25% headroom idled a 100 Mb/s link whose a* is 3 packets).
+    ///
+    /// In the low-rate regime the window is one packet and the rate is `pace_share` of one packet
+    /// per srtt (003 §V-A), so a packet leaves every srtt/`pace_share`.
     fn data_interval(&self) -> Duration {
         let size = self.cfg.packet_size as f64;
-        let per_packet = self.srtt().as_secs_f64() * size / (self.cwnd + size);
+        let per_packet = if self.pace_share < 1.0 {
+            self.srtt().as_secs_f64() / self.pace_share
+        } else {
+            self.srtt().as_secs_f64() * size / (self.cwnd + size)
+        };
         Duration::from_secs_f64(per_packet).max(Duration(1))
     }
 
@@ -198,6 +213,7 @@ impl MonacoSender {
         self.stats.rtt_samples += 1;
         let accumulation = pkt.value.max(0.0);
         self.accumulation = Some(accumulation);
+        let sent = self.bytes_since_ib as f64;
         if pkt.ack == FLAG_LOSS {
             self.cwnd = (self.cwnd / 2.0).max(self.cfg.packet_size as f64);
             self.stats.detected_losses += 1;
@@ -209,13 +225,28 @@ impl MonacoSender {
                 rtt,
                 rtt_p: sample - pkt.virtual_delay,
                 mss: self.cfg.packet_size as f64,
+                sent,
             };
-            self.cwnd = acc::apply(
-                self.cfg.policy.as_ref(),
+            let at_floor = self.cwnd <= fb.mss;
+            let step = acc::apply(
+                self.cfg.policy.as_mut(),
                 self.cwnd,
                 &fb,
                 self.cfg.increase_cap,
             );
+            self.cwnd = step.window;
+            // 003 §V-A: a one-packet window told to shrink halves its pacing rate instead;
+            // positive feedback restores one packet per RTT at once.
+            match (step.decrease, at_floor) {
+                (true, true) => self.pace_share = (self.pace_share / 2.0).max(MIN_PACE_SHARE),
+                (true, false) => {}
+                (false, _) => {
+                    if self.pace_share < 1.0 {
+                        self.next_data = self.next_data.min(now);
+                    }
+                    self.pace_share = 1.0;
+                }
+            }
         }
         self.outstanding = None;
         if self.running {
@@ -228,6 +259,11 @@ impl MonacoSender {
     /// The current window, bytes.
     pub fn cwnd(&self) -> f64 {
         self.cwnd
+    }
+
+    /// The low-rate regime's share of one packet per RTT (1 when not in it).
+    pub fn pace_share(&self) -> f64 {
+        self.pace_share
     }
 }
 

@@ -12,7 +12,7 @@ pub struct AccAiad {
 }
 
 impl AccPolicy for AccAiad {
-    fn next_window(&self, cwnd: f64, fb: &Feedback) -> f64 {
+    fn next_window(&mut self, cwnd: f64, fb: &Feedback) -> f64 {
         let err = fb.accumulation - fb.target;
         let sgn = if err > 0.0 {
             1.0
@@ -32,7 +32,7 @@ mod tests {
 
     #[test]
     fn steps_one_packet_by_the_sign() {
-        let p = AccAiad { kappa_packets: 1.0 };
+        let mut p = AccAiad { kappa_packets: 1.0 };
         assert_eq!(p.next_window(10_000.0, &fb(9000.0)), 9000.0);
         assert_eq!(p.next_window(10_000.0, &fb(0.0)), 11_000.0);
         assert_eq!(p.next_window(10_000.0, &fb(3000.0)), 10_000.0);

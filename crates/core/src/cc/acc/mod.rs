@@ -6,6 +6,7 @@
 //! laws (000 eqs. (3), (5), (6)) are discretised: ẇ·rtt is the change over one period.
 
 pub mod aiad;
+pub mod expected;
 pub mod mw;
 pub mod p;
 
@@ -24,22 +25,38 @@ pub struct Feedback {
     pub rtt_p: Duration,
     /// One packet, bytes.
     pub mss: f64,
+    /// Data bytes the sender sent in the period (x̂·srtt for 003 Algorithm 1).
+    pub sent: f64,
 }
 
 /// One ACC control policy.
 pub trait AccPolicy: Send {
-    /// The window (bytes) after one control period starting from `cwnd`.
-    fn next_window(&self, cwnd: f64, fb: &Feedback) -> f64;
+    /// The window (bytes) after one control period starting from `cwnd`. A policy may keep
+    /// state across periods (the expected-rate service's slow start and ssthresh).
+    fn next_window(&mut self, cwnd: f64, fb: &Feedback) -> f64;
+}
+
+/// One control period's outcome.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Step {
+    /// The new window, bytes.
+    pub window: f64,
+    /// Whether the policy asked for a smaller window (negative feedback), floor or not.
+    pub decrease: bool,
 }
 
 /// Applies a policy with the common rules: the increase is capped at one packet per period when
 /// `increase_cap` is set (003 §II), and the window never goes below one packet.
-pub fn apply(policy: &dyn AccPolicy, cwnd: f64, fb: &Feedback, increase_cap: bool) -> f64 {
+pub fn apply(policy: &mut dyn AccPolicy, cwnd: f64, fb: &Feedback, increase_cap: bool) -> Step {
     let mut next = policy.next_window(cwnd, fb);
+    let decrease = next < cwnd;
     if increase_cap {
         next = next.min(cwnd + fb.mss);
     }
-    next.max(fb.mss)
+    Step {
+        window: next.max(fb.mss),
+        decrease,
+    }
 }
 
 #[cfg(test)]
@@ -53,16 +70,21 @@ mod tests {
             rtt: Duration::from_millis(20),
             rtt_p: Duration::from_millis(10),
             mss: 1000.0,
+            sent: 10_000.0,
         }
     }
 
     #[test]
     fn cap_and_floor() {
-        let p = p::AccP { kappa: 0.5 };
+        let mut p = p::AccP { kappa: 0.5 };
+        let mut window = |cwnd, a, cap| apply(&mut p, cwnd, &fb(a), cap).window;
         // â = 0: ACC-P adds κ·a* = 1500 B; the cap allows one packet.
-        assert_eq!(apply(&p, 10_000.0, &fb(0.0), false), 11_500.0);
-        assert_eq!(apply(&p, 10_000.0, &fb(0.0), true), 11_000.0);
-        // A huge estimate cannot take the window below one packet.
-        assert_eq!(apply(&p, 2000.0, &fb(1e6), false), 1000.0);
+        assert_eq!(window(10_000.0, 0.0, false), 11_500.0);
+        assert_eq!(window(10_000.0, 0.0, true), 11_000.0);
+        // A huge estimate cannot take the window below one packet...
+        assert_eq!(window(2000.0, 1e6, false), 1000.0);
+        // ...and at the floor a decrease is still reported (the low-rate regime needs it).
+        assert!(apply(&mut p, 1000.0, &fb(1e6), false).decrease);
+        assert!(!apply(&mut p, 1000.0, &fb(0.0), false).decrease);
     }
 }

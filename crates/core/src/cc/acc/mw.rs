@@ -15,7 +15,7 @@ pub struct AccMw {
 }
 
 impl AccPolicy for AccMw {
-    fn next_window(&self, cwnd: f64, fb: &Feedback) -> f64 {
+    fn next_window(&mut self, cwnd: f64, fb: &Feedback) -> f64 {
         let w_pkts = (cwnd / fb.mss).max(1.0);
         let err_pkts = (fb.accumulation - fb.target) / fb.mss;
         let ratio = fb.rtt_p.as_secs_f64() / fb.rtt.as_secs_f64().max(1e-12);
@@ -30,7 +30,7 @@ mod tests {
 
     #[test]
     fn step_scales_with_propagation_share_and_inverse_window() {
-        let p = AccMw { kappa: 0.5 };
+        let mut p = AccMw { kappa: 0.5 };
         // w = 10 pkts, â − a* = 2 pkts, rtt_p/rtt = 1/2: Δw = −0.5·0.5·2/10 = −0.05 pkt.
         let next = p.next_window(10_000.0, &fb(5000.0));
         assert!((next - (10_000.0 - 50.0)).abs() < 1e-9, "{next}");

@@ -10,7 +10,7 @@ pub struct AccP {
 }
 
 impl AccPolicy for AccP {
-    fn next_window(&self, cwnd: f64, fb: &Feedback) -> f64 {
+    fn next_window(&mut self, cwnd: f64, fb: &Feedback) -> f64 {
         cwnd - self.kappa * (fb.accumulation - fb.target) // 000 eq. (10)
     }
 }
@@ -22,7 +22,7 @@ mod tests {
 
     #[test]
     fn moves_by_kappa_times_the_error() {
-        let p = AccP { kappa: 0.5 };
+        let mut p = AccP { kappa: 0.5 };
         assert_eq!(p.next_window(10_000.0, &fb(5000.0)), 9000.0);
         assert_eq!(p.next_window(10_000.0, &fb(1000.0)), 11_000.0);
         assert_eq!(p.next_window(10_000.0, &fb(3000.0)), 10_000.0);
