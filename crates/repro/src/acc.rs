@@ -1,17 +1,13 @@
 //! The ACC / Monaco experiments of 000 (Xia et al. — Accumulation-based Congestion Control).
 
 use acclab_core::config::{AccPolicyName, MonacoParams, SchemeConfig, VegasParams};
-use acclab_sim::plot::{write_chart, Chart, Series};
+use acclab_sim::plot::{write_chart, Series};
 use acclab_sim::Scenario;
 use rand::RngExt;
 use rayon::prelude::*;
 
-use crate::common::{self, flow_series, period_mean, queue_series, simulate, Run};
+use crate::common::{self, chart, flow_series, mbps, period_mean, queue_series, simulate, Run};
 use crate::{Ctx, Experiment, Report, ReproError, Row};
-
-fn mbps(bps: f64) -> f64 {
-    bps / 1e6
-}
 
 /// Every flow of `sc` switched to `scheme`.
 fn with_scheme(sc: &Scenario, scheme: &SchemeConfig) -> Scenario {
@@ -27,16 +23,6 @@ fn monaco(policy: AccPolicyName) -> SchemeConfig {
         policy,
         ..MonacoParams::default()
     })
-}
-
-fn chart(title: String, x: &str, y: &str, series: Vec<Series>) -> Chart {
-    Chart {
-        title,
-        x_label: x.into(),
-        y_label: y.into(),
-        series,
-        ..Chart::default()
-    }
 }
 
 /// Throughput over time of every flow of a run.

@@ -8,18 +8,8 @@ use acclab_sim::Scenario;
 use acclab_theory::maxmin::weighted_fairness;
 use rayon::prelude::*;
 
-use crate::common::{self, simulate, Run};
+use crate::common::{self, chart, simulate, Run};
 use crate::{Ctx, Experiment, Report, ReproError, Row};
-
-fn chart(title: String, x: &str, y: &str, series: Vec<Series>) -> Chart {
-    Chart {
-        title,
-        x_label: x.into(),
-        y_label: y.into(),
-        series,
-        ..Chart::default()
-    }
-}
 
 /// The BAT parameters of the scenario's bottleneck r1->r2.
 fn bat_mut(sc: &mut Scenario) -> Result<&mut acclab_core::config::BatParams, ReproError> {

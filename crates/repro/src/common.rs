@@ -6,10 +6,27 @@ use std::path::Path;
 
 use acclab_sim::monitor::FlowSample;
 use acclab_sim::output::FlowSummary;
+use acclab_sim::plot::{Chart, Series};
 use acclab_sim::{scenario, Scenario, Simulator, Summary};
 use acclab_theory::Equilibrium;
 
 use crate::{Ctx, ReproError};
+
+/// Bit/s to Mb/s.
+pub fn mbps(bps: f64) -> f64 {
+    bps / 1e6
+}
+
+/// A linear chart with the usual axes.
+pub fn chart(title: String, x: &str, y: &str, series: Vec<Series>) -> Chart {
+    Chart {
+        title,
+        x_label: x.into(),
+        y_label: y.into(),
+        series,
+        ..Chart::default()
+    }
+}
 
 /// Parses a compiled-in scenario; `name` names it in errors.
 pub fn load(text: &str, name: &str) -> Result<Scenario, ReproError> {
@@ -113,7 +130,6 @@ pub fn queue_series(sim: &Simulator, link: usize) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// The value of a sampled cumulative series at time `t` (its last sample at or before t).
 /// How fast a run went, for a report's notes: "50.0 s simulated in 1.01 s wall (… events, … M
 /// events/s)".
 pub fn speed(s: &Summary) -> String {
@@ -126,6 +142,7 @@ pub fn speed(s: &Summary) -> String {
     )
 }
 
+/// The value of a sampled cumulative series at time `t` (its last sample at or before t).
 pub fn value_at(series: &[(f64, f64)], t: f64) -> f64 {
     series.iter().rev().find(|p| p.0 <= t).map_or(0.0, |p| p.1)
 }

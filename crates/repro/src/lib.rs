@@ -12,6 +12,7 @@
 pub mod acc;
 pub mod clcc;
 pub mod common;
+pub mod qos;
 pub mod report;
 pub mod vegas;
 
@@ -68,6 +69,9 @@ pub fn registry() -> Vec<Box<dyn Experiment>> {
         Box::new(acc::Fig8),
         Box::new(acc::Fig9),
         Box::new(acc::Fig10),
+        Box::new(qos::Fig4),
+        Box::new(qos::Fig5),
+        Box::new(qos::Fig6),
         Box::new(clcc::Fig1),
         Box::new(clcc::Fig3),
         Box::new(clcc::Fig6),

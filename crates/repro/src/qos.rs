@@ -1,0 +1,607 @@
+//! The closed-loop QoS experiments of 003 (Chen, Xu, Kalyanaraman — Closed-loop QoS services
+//! with accumulation-based congestion control): expected minimum rates (Fig. 4), weighted rates
+//! (Fig. 5) and their multiplexing with web traffic over three bottlenecks (Fig. 6).
+
+use acclab_sim::output::Summary;
+use acclab_sim::plot::{write_chart, Series};
+use acclab_sim::Scenario;
+use rayon::prelude::*;
+
+use crate::common::{self, chart, flow_series, mbps, period_mean, queue_series, simulate, Run};
+use crate::{Ctx, Experiment, Report, ReproError, Row};
+
+const SINGLE: &str = include_str!("../../../scenarios/repro/qos-single.toml");
+const SINGLE_QUICK: &str = include_str!("../../../scenarios/repro/qos-single.quick.toml");
+
+/// The lines of the single-bottleneck template an experiment replaces.
+const FLOW0_LINE: &str = "params = { weight = 1 } # flow 0";
+const BOTTLENECK_LINE: &str =
+    r#"queue = { kind = "droptail", limit = "100000pkt", priority = true } # bottleneck"#;
+const AVD_QUEUE: &str =
+    r#"queue = { kind = "avq", mode = "delay", limit = "100000pkt", priority = true }"#;
+
+/// The single-bottleneck scenario with flow 0's parameters `params`, over AVQ+VD when `avd`.
+fn single(template: &str, name: &str, params: &str, avd: bool) -> String {
+    let queue = if avd { AVD_QUEUE } else { BOTTLENECK_LINE };
+    template
+        .lines()
+        .map(|l| {
+            if l.starts_with("name = ") {
+                format!("name = \"{name}\"")
+            } else if l == FLOW0_LINE {
+                format!("params = {{ {params} }}")
+            } else if l == BOTTLENECK_LINE {
+                queue.to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn bottleneck(avd: bool) -> &'static str {
+    if avd {
+        "AVQ+VD"
+    } else {
+        "FIFO"
+    }
+}
+
+/// What one single-bottleneck run gives: flow 0's throughput and the others' mean, measured and
+/// predicted, and the bottleneck's queue and utilisation.
+struct Point {
+    x0: f64,
+    x0_theory: Option<f64>,
+    others: f64,
+    others_theory: Option<f64>,
+    queue: f64,
+    queue_theory: Option<f64>,
+    utilization: f64,
+    at_limit: bool,
+}
+
+fn point(run: &Run) -> Point {
+    let s = &run.summary;
+    let thr = |f: &acclab_sim::output::FlowSummary| mbps(f.throughput_bps);
+    let theory = |i: usize| s.flows[i].theory.as_ref().map(|t| mbps(t.throughput_bps));
+    let n = s.flows.len();
+    let others: Vec<usize> = (1..n).collect();
+    let bottleneck = &s.links[0];
+    Point {
+        x0: thr(&s.flows[0]),
+        x0_theory: theory(0),
+        others: others.iter().map(|&i| thr(&s.flows[i])).sum::<f64>() / (n - 1) as f64,
+        others_theory: others
+            .iter()
+            .map(|&i| theory(i))
+            .sum::<Option<f64>>()
+            .map(|t| t / (n - 1) as f64),
+        queue: bottleneck.mean_queue_pkts,
+        queue_theory: bottleneck.theory.as_ref().map(|t| t.queue_pkts),
+        utilization: bottleneck.utilization,
+        at_limit: run
+            .eq
+            .as_ref()
+            .and_then(|e| e.flows[0].as_ref())
+            .and_then(|f| f.at_limit)
+            .unwrap_or(false),
+    }
+}
+
+/// Runs every (label, scenario text) in parallel.
+fn sweep(ctx: &Ctx, cases: &[(String, String)]) -> Result<Vec<Point>, ReproError> {
+    for (label, text) in cases {
+        common::keep_scenario(&ctx.out, &format!("scenario-{label}.toml"), text)?;
+    }
+    cases
+        .par_iter()
+        .map(|(label, text)| {
+            let sc = common::load(text, label)?;
+            Ok(point(&simulate(ctx, label, sc)?))
+        })
+        .collect()
+}
+
+/// A worst-case check over a sweep: every point's bottleneck utilisation is 100% without AQM,
+/// within half a percent of AVQ+VD's 98% target with it (003 §IV-B).
+fn utilization_row(report: &mut Report, case: &str, avd: bool, points: &[&Point]) {
+    if avd {
+        let worst = points
+            .iter()
+            .map(|p| (p.utilization - 0.98).abs())
+            .fold(0.0, f64::max);
+        report.rows.push(Row::at_most(
+            format!("{case}: largest |utilisation − 0.98| over the sweep"),
+            Some(0.005),
+            None,
+            worst,
+            0.005,
+        ));
+    } else {
+        let lowest = points
+            .iter()
+            .map(|p| p.utilization)
+            .fold(f64::INFINITY, f64::min);
+        report.rows.push(Row::at_least(
+            format!("{case}: lowest utilisation over the sweep"),
+            Some(1.0),
+            None,
+            lowest,
+            0.99,
+        ));
+    }
+}
+
+/// The largest mean queue over a sweep must stay near zero with AVQ+VD.
+fn avd_queue_row(report: &mut Report, case: &str, points: &[&Point]) {
+    let worst = points.iter().map(|p| p.queue).fold(0.0, f64::max);
+    report.rows.push(Row::at_most(
+        format!("{case}: largest mean queue over the sweep (pkts)"),
+        None,
+        Some(0.0),
+        worst,
+        5.0,
+    ));
+}
+
+/// qos-fig4: the expected-minimum-rate service on one bottleneck.
+pub struct Fig4;
+
+/// 003 §IV-B: the largest rate flow 0 can get with limit A against nine loops of a* = 3 KB is
+/// the weighted share A/(A + 27 KB) of 100 Mb/s.
+const LIMITS_KB: [(u32, f64); 3] = [(15, 35.7), (30, 52.6), (3000, 99.1)];
+
+impl Experiment for Fig4 {
+    fn id(&self) -> &'static str {
+        "qos-fig4"
+    }
+    fn title(&self) -> &'static str {
+        "003 Fig. 4: an expected minimum rate r (0…110 Mb/s) with limits A = 15, 30, 3000 KB, without and with AVQ+VD"
+    }
+    fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
+        let template = common::pick(ctx, SINGLE, SINGLE_QUICK);
+        let rates: Vec<u32> = if ctx.quick {
+            vec![0, 50, 90, 110]
+        } else {
+            vec![0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 100, 110]
+        };
+        let limits: Vec<(u32, f64)> = if ctx.quick {
+            vec![LIMITS_KB[0], LIMITS_KB[2]]
+        } else {
+            LIMITS_KB.to_vec()
+        };
+        let mut keys = Vec::new();
+        let mut cases = Vec::new();
+        for avd in [false, true] {
+            for &(a, _) in &limits {
+                for &r in &rates {
+                    // r = 0: no expected rate, only the limit (a rate must be positive).
+                    let rate = if r > 0 {
+                        format!("expected_rate = \"{r}Mbps\", ")
+                    } else {
+                        String::new()
+                    };
+                    let params = format!("{rate}limit = \"{a}KB\"");
+                    let label = format!("{}-a{a}kb-r{r}", if avd { "avd" } else { "fifo" });
+                    cases.push((label.clone(), single(template, &label, &params, avd)));
+                    keys.push((avd, a, r));
+                }
+            }
+        }
+        let points = sweep(ctx, &cases)?;
+        let mut report = Report::new(self.id(), self.title(), ctx.quick);
+        let mut thr_series = [Vec::new(), Vec::new()];
+        let mut queue_series_ = Vec::new();
+        for avd in [false, true] {
+            let mut all = Vec::new();
+            for &(a, paper_max) in &limits {
+                let case = format!("A = {a} KB, {}", bottleneck(avd));
+                let sel: Vec<(u32, &Point)> = keys
+                    .iter()
+                    .zip(&points)
+                    .filter(|((v, k, _), _)| *v == avd && *k == a)
+                    .map(|((_, _, r), p)| (*r, p))
+                    .collect();
+                let worst = sel
+                    .iter()
+                    .filter_map(|(_, p)| p.x0_theory.map(|t| (p.x0 - t).abs() / t))
+                    .fold(0.0, f64::max);
+                report.rows.push(Row::at_most(
+                    format!("{case}: flow 0 throughput, largest error against theory over r"),
+                    None,
+                    Some(0.0),
+                    worst,
+                    0.05,
+                ));
+                let (r_top, top) = sel.last().expect("a sweep has points");
+                report.rows.push(Row::close(
+                    format!("{case}: largest satisfiable rate (flow 0 at r = {r_top} Mb/s)"),
+                    (!avd).then_some(paper_max),
+                    top.x0_theory,
+                    top.x0,
+                    0.03,
+                ));
+                if !avd {
+                    report.rows.push(Row::close(
+                        format!("{case}: mean queue at r = {r_top} Mb/s (pkts)"),
+                        None,
+                        top.queue_theory,
+                        top.queue,
+                        0.25,
+                    ));
+                    let first = sel.iter().find(|(_, p)| p.at_limit).map(|(r, _)| *r);
+                    report.notes.push(format!(
+                        "{case}: theory puts flow 0 at its limit from r = {} Mb/s",
+                        first.map_or("beyond the sweep".into(), |r| r.to_string())
+                    ));
+                }
+                thr_series[avd as usize].push(
+                    Series::new(
+                        format!("A = {a} KB"),
+                        sel.iter().map(|(r, p)| (*r as f64, p.x0)).collect(),
+                    )
+                    .with_markers(),
+                );
+                let mut th = Series::new(
+                    format!("A = {a} KB, theory"),
+                    sel.iter()
+                        .filter_map(|(r, p)| p.x0_theory.map(|t| (*r as f64, t)))
+                        .collect(),
+                );
+                th.reference = true;
+                thr_series[avd as usize].push(th);
+                queue_series_.push(
+                    Series::new(
+                        format!("A = {a} KB, {}", bottleneck(avd)),
+                        sel.iter()
+                            .map(|(r, p)| (*r as f64, p.queue.max(0.01)))
+                            .collect(),
+                    )
+                    .with_markers(),
+                );
+                all.extend(sel.iter().map(|(_, p)| *p));
+            }
+            let case = bottleneck(avd);
+            utilization_row(&mut report, case, avd, &all);
+            if avd {
+                avd_queue_row(&mut report, case, &all);
+            }
+        }
+        for (avd, series) in [false, true].into_iter().zip(thr_series) {
+            let stem = if avd { "throughput-avd" } else { "throughput" };
+            report.files.extend(write_chart(
+                &ctx.out,
+                stem,
+                &chart(
+                    format!(
+                        "{}: flow 0 against its expected rate, {}",
+                        self.id(),
+                        bottleneck(avd)
+                    ),
+                    "expected minimum rate r (Mb/s)",
+                    "flow 0 throughput (Mb/s)",
+                    series,
+                ),
+            )?);
+        }
+        let mut queue = chart(
+            format!("{}: bottleneck queue against r", self.id()),
+            "expected minimum rate r (Mb/s)",
+            "mean queue (packets, log)",
+            queue_series_,
+        );
+        queue.log_y = true;
+        report.files.extend(write_chart(&ctx.out, "queue", &queue)?);
+        Ok(report)
+    }
+}
+
+/// qos-fig5: the weighted-rate service on one bottleneck.
+pub struct Fig5;
+
+impl Experiment for Fig5 {
+    fn id(&self) -> &'static str {
+        "qos-fig5"
+    }
+    fn title(&self) -> &'static str {
+        "003 Fig. 5: flow 0 of weight w = 1…10⁴ against nine loops of weight 1, without and with AVQ+VD"
+    }
+    fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
+        let template = common::pick(ctx, SINGLE, SINGLE_QUICK);
+        let weights: Vec<u32> = if ctx.quick {
+            vec![1, 10, 100]
+        } else {
+            vec![1, 3, 10, 30, 100, 300, 1000, 3000, 10000]
+        };
+        let mut keys = Vec::new();
+        let mut cases = Vec::new();
+        for avd in [false, true] {
+            for &w in &weights {
+                let label = format!("{}-w{w}", if avd { "avd" } else { "fifo" });
+                let params = format!("weight = {w}");
+                cases.push((label.clone(), single(template, &label, &params, avd)));
+                keys.push((avd, w));
+            }
+        }
+        let points = sweep(ctx, &cases)?;
+        let mut report = Report::new(self.id(), self.title(), ctx.quick);
+        let mut ratio_series = Vec::new();
+        let mut queue_series_ = Vec::new();
+        for avd in [false, true] {
+            let case = bottleneck(avd);
+            let sel: Vec<(u32, &Point)> = keys
+                .iter()
+                .zip(&points)
+                .filter(|((v, _), _)| *v == avd)
+                .map(|((_, w), p)| (*w, p))
+                .collect();
+            for (w, p) in &sel {
+                let ratio = p.x0 / p.others;
+                let theory = p.x0_theory.zip(p.others_theory).map(|(a, b)| a / b);
+                // 003 §V-A: accurate over the whole range without AQM; with AVQ+VD up to a few
+                // hundred, then below the weight.
+                if avd && *w > 300 {
+                    report.rows.push(Row::at_most(
+                        format!(
+                            "{case}, w = {w}: throughput ratio ÷ w (below 1 above a few hundred)"
+                        ),
+                        Some(1.0),
+                        None,
+                        ratio / *w as f64,
+                        1.0,
+                    ));
+                } else {
+                    report.rows.push(Row::close(
+                        format!("{case}, w = {w}: throughput ratio"),
+                        Some(*w as f64),
+                        theory,
+                        ratio,
+                        0.10,
+                    ));
+                }
+            }
+            if !avd {
+                let (w, top) = sel.last().expect("a sweep has points");
+                report.rows.push(Row::close(
+                    format!("{case}, w = {w}: mean queue (pkts), linear in w"),
+                    None,
+                    top.queue_theory,
+                    top.queue,
+                    0.25,
+                ));
+            } else {
+                let low: Vec<&Point> = sel
+                    .iter()
+                    .filter(|(w, _)| *w <= 300)
+                    .map(|(_, p)| *p)
+                    .collect();
+                avd_queue_row(&mut report, &format!("{case}, w ≤ 300"), &low);
+            }
+            let all: Vec<&Point> = sel.iter().map(|(_, p)| *p).collect();
+            utilization_row(&mut report, case, avd, &all);
+            ratio_series.push(
+                Series::new(
+                    case,
+                    sel.iter()
+                        .map(|(w, p)| (*w as f64, p.x0 / p.others))
+                        .collect(),
+                )
+                .with_markers(),
+            );
+            queue_series_.push(
+                Series::new(
+                    case,
+                    sel.iter()
+                        .map(|(w, p)| (*w as f64, p.queue.max(0.01)))
+                        .collect(),
+                )
+                .with_markers(),
+            );
+        }
+        let mut ideal = Series::new(
+            "ratio = w",
+            weights.iter().map(|&w| (w as f64, w as f64)).collect(),
+        );
+        ideal.reference = true;
+        ratio_series.push(ideal);
+        let mut ratio = chart(
+            format!("{}: throughput ratio against weight", self.id()),
+            "weight w of flow 0 (log)",
+            "flow 0 ÷ mean of the others (log)",
+            ratio_series,
+        );
+        ratio.log_x = true;
+        ratio.log_y = true;
+        report.files.extend(write_chart(&ctx.out, "ratio", &ratio)?);
+        let mut queue = chart(
+            format!("{}: bottleneck queue against weight", self.id()),
+            "weight w of flow 0 (log)",
+            "mean queue (packets, log)",
+            queue_series_,
+        );
+        queue.log_x = true;
+        queue.log_y = true;
+        report.files.extend(write_chart(&ctx.out, "queue", &queue)?);
+        Ok(report)
+    }
+}
+
+/// qos-fig6: expected-rate, weighted and proportional loops multiplexed over three bottlenecks
+/// (003 §VI-A, Table I).
+pub struct Fig6;
+
+/// Table I's long loops: id, expected rate (Mb/s).
+const LONG_LOOPS: [(&str, f64); 4] = [
+    ("loop00", 30.0),
+    ("loop01", 35.0),
+    ("loop02", 50.0),
+    ("loop03", 10.0),
+];
+
+/// The phases of Table I (times of the full run, s): undersubscribed, one loop limited,
+/// oversubscribed, undersubscribed again; each measured over its last part.
+const PHASES: [(&str, f64, f64); 4] = [
+    ("undersubscribed", 15.0, 25.0),
+    ("accumulation-limited", 40.0, 50.0),
+    ("oversubscribed", 63.0, 75.0),
+    ("undersubscribed again", 88.0, 100.0),
+];
+
+/// The equilibrium the theory predicts over [t0, t1].
+fn phase_theory(sc: &Scenario, t0: f64, t1: f64) -> Option<acclab_theory::Equilibrium> {
+    let mut sc = sc.clone();
+    sc.output.window = (
+        acclab_core::Time::from_secs_f64(t0),
+        acclab_core::Time::from_secs_f64(t1),
+    );
+    acclab_theory::predict(&sc).ok()
+}
+
+fn flow_index(s: &Summary, id: &str) -> Result<usize, ReproError> {
+    s.flows
+        .iter()
+        .position(|f| f.id == id)
+        .ok_or_else(|| ReproError::Other(format!("qos-fig6 has no flow {id}")))
+}
+
+impl Experiment for Fig6 {
+    fn id(&self) -> &'static str {
+        "qos-fig6"
+    }
+    fn title(&self) -> &'static str {
+        "003 Fig. 6: expected-rate, weighted and proportional loops over 3 bottlenecks (one AVQ+VD), web traffic from 100 s"
+    }
+    fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
+        let text = common::pick(
+            ctx,
+            include_str!("../../../scenarios/repro/qos-fig6.toml"),
+            include_str!("../../../scenarios/repro/qos-fig6.quick.toml"),
+        );
+        let scale = if ctx.quick { 0.4 } else { 1.0 };
+        let sc = common::load(text, self.id())?;
+        let run = simulate(ctx, "run", sc.clone())?;
+        let s = &run.summary;
+        let mut report = Report::new(self.id(), self.title(), ctx.quick);
+        let series = |id: &str| -> Result<Vec<(f64, f64)>, ReproError> {
+            let i = flow_index(s, id)?;
+            Ok(flow_series(&run.sim, &[i], |x| {
+                Some(mbps(x.throughput_bps))
+            }))
+        };
+        for (phase, t0, t1) in PHASES {
+            let (t0, t1) = (t0 * scale, t1 * scale);
+            let eq = phase_theory(&sc, t0, t1);
+            let predicted = |id: &str| -> Option<(f64, bool)> {
+                let i = flow_index(s, id).ok()?;
+                let f = eq.as_ref()?.flows[i].as_ref()?;
+                Some((mbps(f.throughput_bps), f.at_limit.unwrap_or(false)))
+            };
+            for (id, r) in LONG_LOOPS {
+                let Some((theory, at_limit)) = predicted(id) else {
+                    continue; // not active in this phase
+                };
+                let measured = period_mean(&series(id)?, t0, t1);
+                let state = if at_limit {
+                    "at its limit"
+                } else {
+                    "expected rate met"
+                };
+                report.rows.push(Row::close(
+                    format!("{phase}: {id} (r = {r} Mb/s, theory: {state}) throughput (Mb/s)"),
+                    None,
+                    Some(theory),
+                    measured,
+                    0.10,
+                ));
+            }
+            let w3 = period_mean(&series("loop20")?, t0, t1);
+            let w1 = period_mean(&series("loop21")?, t0, t1);
+            let theory_ratio = predicted("loop20")
+                .zip(predicted("loop21"))
+                .map(|(a, b)| a.0 / b.0);
+            report.rows.push(Row::close(
+                format!("{phase}: weight-3 loop ÷ its weight-1 neighbour"),
+                Some(3.0),
+                theory_ratio,
+                w3 / w1,
+                0.10,
+            ));
+        }
+        let b0 = common::link(&sc, "b0->b1")?;
+        let b2 = common::link(&sc, "b2->b3")?;
+        let (q_avd, q_fifo) = (queue_series(&run.sim, b0), queue_series(&run.sim, b2));
+        let calm = period_mean(&q_avd, 10.0 * scale, 100.0 * scale);
+        report.rows.push(Row::at_most(
+            "AVQ+VD bottleneck b0->b1: mean queue before the web traffic (pkts)",
+            None,
+            Some(0.0),
+            calm,
+            5.0,
+        ));
+        let end = 150.0 * scale;
+        let web = (
+            period_mean(&q_avd, 100.0 * scale, end),
+            period_mean(&q_fifo, 100.0 * scale, end),
+        );
+        report.rows.push(Row::at_least(
+            "with web traffic: FIFO b2->b3 mean queue ÷ AVQ+VD b0->b1's",
+            None,
+            None,
+            web.1 / web.0.max(1e-9),
+            2.0,
+        ));
+        for (id, r) in [LONG_LOOPS[0], LONG_LOOPS[3]] {
+            let measured = period_mean(&series(id)?, 105.0 * scale, end);
+            report.rows.push(Row::at_least(
+                format!("with web traffic: {id} mean throughput ÷ its expected {r} Mb/s"),
+                Some(1.0),
+                None,
+                measured / r,
+                1.0,
+            ));
+        }
+        report.notes.push(common::speed(s));
+        let long: Vec<Series> = LONG_LOOPS
+            .iter()
+            .map(|(id, r)| Ok(Series::new(format!("{id} (r = {r} Mb/s)"), series(id)?)))
+            .collect::<Result<_, ReproError>>()?;
+        report.files.extend(write_chart(
+            &ctx.out,
+            "throughput-expected",
+            &chart(
+                format!("{}: loops with expected rates", self.id()),
+                "time (s)",
+                "throughput (Mb/s)",
+                long,
+            ),
+        )?);
+        report.files.extend(write_chart(
+            &ctx.out,
+            "throughput-weighted",
+            &chart(
+                format!("{}: weight 3 against weight 1 on the same path", self.id()),
+                "time (s)",
+                "throughput (Mb/s)",
+                vec![
+                    Series::new("loop20 (weight 3)", series("loop20")?),
+                    Series::new("loop21 (weight 1)", series("loop21")?),
+                ],
+            ),
+        )?);
+        report.files.extend(write_chart(
+            &ctx.out,
+            "queue",
+            &chart(
+                format!("{}: bottleneck queues", self.id()),
+                "time (s)",
+                "queue (packets)",
+                vec![
+                    Series::new("b0->b1 (AVQ+VD)", q_avd),
+                    Series::new("b2->b3 (FIFO)", q_fifo),
+                ],
+            ),
+        )?);
+        Ok(report)
+    }
+}
