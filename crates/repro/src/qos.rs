@@ -478,7 +478,7 @@ impl Experiment for Fig6 {
             include_str!("../../../scenarios/repro/qos-fig6.toml"),
             include_str!("../../../scenarios/repro/qos-fig6.quick.toml"),
         );
-        let scale = if ctx.quick { 0.4 } else { 1.0 };
+        let scale = if ctx.quick { 0.6 } else { 1.0 };
         let sc = common::load(text, self.id())?;
         let run = simulate(ctx, "run", sc.clone())?;
         let s = &run.summary;
