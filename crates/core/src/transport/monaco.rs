@@ -13,7 +13,11 @@
 //!   updated (pair sent → reverse received) and the ACC policy moves the window once; on
 //!   "decrease-due-to-loss" the window halves;
 //! - a lost pair is detected by an RFC 6298-style timer with backoff; the sender then sends a
-//!   new pair with a larger sequence number.
+//!   new pair with a larger sequence number;
+//! - the low-rate regime (003 §V-A): a one-packet window told to shrink halves its pacing rate
+//!   instead (down to 1/1024 of a packet per srtt), and positive feedback restores one packet
+//!   per RTT at once. The expected-rate service (003 Algorithm 1) is the policy
+//!   `cc::acc::expected`; its x̂ comes from the period's sent bytes in `Feedback::sent`.
 //!
 //! Receiver (egress):
 //! - stamps the OB's arrival; at the IB's, ftt_q = t_IB − t_OB ≥ 0 (the forward queueing delay,
