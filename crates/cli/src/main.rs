@@ -1,6 +1,7 @@
 //! The `acclab` command.
 
 mod bench;
+mod live;
 mod report;
 
 use std::io::IsTerminal;
@@ -45,6 +46,9 @@ enum Command {
     },
     /// Reproduce a paper experiment: run it, compare with the paper and the theory, draw its figure.
     Reproduce(ReproduceArgs),
+    /// Live mode: run a scenario over real UDP sockets through the router emulator.
+    #[command(subcommand)]
+    Live(live::LiveCommand),
     /// Measure simulator throughput on fixed dumbbell scenarios (10 and 100 NewReno flows).
     Bench(bench::BenchArgs),
     /// Internal: one benchmark case in a fresh process (so its peak memory is its own).
@@ -104,6 +108,7 @@ fn main() {
         Some(Command::Check { scenario }) => check(&scenario),
         Some(Command::Theory { scenario, json }) => theory(&scenario, json),
         Some(Command::Reproduce(args)) => reproduce(args),
+        Some(Command::Live(cmd)) => live::live(cmd),
         Some(Command::Bench(args)) => bench::bench(args),
         Some(Command::BenchCase { flows, duration_s }) => bench::case(flows, duration_s),
     };
@@ -318,7 +323,7 @@ fn simulate(sc: acclab_sim::Scenario, dir: &Path, plots: bool, quiet: bool) -> R
         b.set_message("ms simulated");
     }
     let prediction = acclab_theory::predict(&sc);
-    let (sim, mut summary) = acclab_sim::run(sc, &mut |t| {
+    let (sim, summary) = acclab_sim::run(sc, &mut |t| {
         if let Some(b) = &bar {
             b.set_position(t.0 / 1_000_000);
         }
@@ -326,15 +331,28 @@ fn simulate(sc: acclab_sim::Scenario, dir: &Path, plots: bool, quiet: bool) -> R
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    write_results(&sim, summary, prediction, dir, plots, quiet)
+}
+
+/// Attaches the theory's prediction and the fairness indices to a finished run's summary, writes
+/// its files (and plots), and prints the summary table.
+fn write_results(
+    sim: &acclab_sim::Simulator,
+    mut summary: acclab_sim::Summary,
+    prediction: Result<acclab_theory::Equilibrium, acclab_theory::num::NumError>,
+    dir: &Path,
+    plots: bool,
+    quiet: bool,
+) -> Result<()> {
     match &prediction {
         Ok(eq) => eq.attach(&mut summary),
         Err(e) => eprintln!("note: no theory prediction: {e}"),
     }
     acclab_theory::maxmin::attach_fairness(sim.scenario(), &mut summary);
-    acclab_sim::output::write_files(dir, &sim, &summary)
+    acclab_sim::output::write_files(dir, sim, &summary)
         .with_context(|| format!("cannot write results into {}", dir.display()))?;
     let plot_files = if plots {
-        acclab_sim::plot::write_plots(dir, &sim)
+        acclab_sim::plot::write_plots(dir, sim)
             .with_context(|| format!("cannot write plots into {}", dir.display()))?
     } else {
         Vec::new()

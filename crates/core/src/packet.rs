@@ -34,6 +34,20 @@ impl PacketKind {
             PacketKind::Data | PacketKind::ControlOb | PacketKind::ControlIb
         )
     }
+    /// Every kind, in discriminant order (the wire format's kind byte indexes this).
+    pub const ALL: [PacketKind; 5] = [
+        PacketKind::Data,
+        PacketKind::Ack,
+        PacketKind::ControlOb,
+        PacketKind::ControlIb,
+        PacketKind::ControlReverse,
+    ];
+
+    /// The kind with discriminant `b`, if there is one.
+    pub fn from_u8(b: u8) -> Option<PacketKind> {
+        Self::ALL.get(b as usize).copied()
+    }
+
     /// True for packets a two-priority FIFO puts in its high band.
     pub fn is_high_priority(self) -> bool {
         matches!(self, PacketKind::ControlOb | PacketKind::ControlReverse)
@@ -51,6 +65,16 @@ impl Ecn {
 
     pub const NOT_ECT: Ecn = Ecn(0);
     pub const ECT: Ecn = Ecn(Self::CAPABLE);
+    const ALL_BITS: u8 = Self::CAPABLE | Self::CE | Self::ECHO;
+
+    /// The raw bits, for wire formats.
+    pub fn bits(self) -> u8 {
+        self.0
+    }
+    /// The codepoint with raw bits `b`; `None` if `b` has bits that mean nothing.
+    pub fn from_bits(b: u8) -> Option<Ecn> {
+        (b & !Self::ALL_BITS == 0).then_some(Ecn(b))
+    }
 
     /// The sender understands marks, so an AQM may mark instead of dropping.
     pub fn is_capable(self) -> bool {
@@ -137,5 +161,15 @@ mod tests {
         assert!(e.is_marked() && !e.is_echo());
         e.set_echo();
         assert!(e.is_echo() && e.is_capable());
+        assert_eq!(Ecn::from_bits(e.bits()), Some(e));
+        assert_eq!(Ecn::from_bits(8), None);
+    }
+
+    #[test]
+    fn kinds_round_trip_through_their_discriminant() {
+        for k in PacketKind::ALL {
+            assert_eq!(PacketKind::from_u8(k as u8), Some(k));
+        }
+        assert_eq!(PacketKind::from_u8(5), None);
     }
 }

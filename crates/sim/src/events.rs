@@ -79,6 +79,11 @@ impl EventQueue {
         self.heap.pop().map(|e| (e.time, e.event))
     }
 
+    /// When the earliest pending event is due.
+    pub fn peek_time(&self) -> Option<Time> {
+        self.heap.peek().map(|e| e.time)
+    }
+
     pub fn len(&self) -> usize {
         self.heap.len()
     }

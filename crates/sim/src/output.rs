@@ -16,6 +16,8 @@ use crate::simulator::Simulator;
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Summary {
     pub scenario: String,
+    /// "simulation", or "live" for a run over real sockets (`acclab live run`).
+    pub mode: String,
     pub seed: u64,
     pub sim_time_s: f64,
     /// Wall-clock time of the event loop: the only field that differs between identical runs.
@@ -29,6 +31,37 @@ pub struct Summary {
     pub fairness: Fairness,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub theory: Option<TheorySummary>,
+    /// How a live run went: its time scale and what its router and endpoints rejected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub live: Option<LiveSummary>,
+}
+
+/// The live-mode part of `summary.json`. In a live run every time in the file is scenario time:
+/// wall-clock time multiplied by `time_scale`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct LiveSummary {
+    /// Scenario seconds per wall-clock second.
+    pub time_scale: f64,
+    /// Wall-clock length of the run, s.
+    pub wall_duration_s: f64,
+    /// Datagrams the router accepted from endpoints and forwarded into the emulated network.
+    pub router_accepted: u64,
+    /// Datagrams the router delivered to endpoints.
+    pub router_delivered: u64,
+    /// Datagrams the router dropped because they did not decode (wrong magic, version, length…).
+    pub router_rejected_malformed: u64,
+    /// Well-formed datagrams the router dropped: unknown flow, or a sender that is not the
+    /// endpoint the scenario names for that flow and direction.
+    pub router_rejected_foreign: u64,
+    /// Datagrams the endpoints sent (to the router) and accepted (from it). Sent − accepted by
+    /// the router, plus delivered − received, is what the host's sockets lost, not the emulation.
+    pub endpoint_sent: u64,
+    pub endpoint_received: u64,
+    /// Datagrams endpoints received and dropped (malformed, or not for them).
+    pub endpoint_rejected: u64,
+    /// How far behind its emulated clock the router ran: mean and largest lag, scenario seconds.
+    pub router_mean_lag_s: f64,
+    pub router_max_lag_s: f64,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -205,6 +238,7 @@ impl Summary {
             .collect();
         Summary {
             scenario: sc.name.clone(),
+            mode: "simulation".into(),
             seed: sc.seed,
             sim_time_s: sim.now().as_secs_f64(),
             wall_time_s,
@@ -221,6 +255,7 @@ impl Summary {
                 weighted_max_min: None,
             },
             theory: None,
+            live: None,
         }
     }
 }
@@ -261,6 +296,13 @@ pub fn write_files(dir: &Path, sim: &Simulator, summary: &Summary) -> std::io::R
     }
     w.flush()?;
 
+    write_links_csv(dir, sim)
+}
+
+/// Writes `links.csv` alone into `dir` (the live router, which has no flow results of its own).
+pub fn write_links_csv(dir: &Path, sim: &Simulator) -> std::io::Result<()> {
+    let sc = sim.scenario();
+    let m = sim.monitor();
     let mut w = csv::Writer::from_path(dir.join("links.csv"))?;
     let mut header: Vec<String> = [
         "time_s",

@@ -102,6 +102,36 @@ struct TimerSlot {
     generation: u32,
 }
 
+/// The sender and receiver of every flow of `scenario`, built from their scheme configurations:
+/// `[sender 0, receiver 0, sender 1, …]`.
+pub fn build_endpoints(scenario: &Scenario) -> Vec<Box<dyn Endpoint>> {
+    let mut endpoints: Vec<Box<dyn Endpoint>> = Vec::with_capacity(2 * scenario.flows.len());
+    for (i, f) in scenario.flows.iter().enumerate() {
+        let (tx, rx) = f.scheme.build(&FlowContext {
+            flow: FlowId(i as u32),
+            packet_size: scenario.packet_size,
+            ack_size: scenario.ack_size,
+            seed: scenario.seed,
+            name: f.id.clone(),
+        });
+        endpoints.push(tx);
+        endpoints.push(rx);
+    }
+    endpoints
+}
+
+/// When flow `i` of `scenario` starts (its start jitter drawn from the run's seed) and stops.
+pub fn flow_times(scenario: &Scenario, i: usize) -> (Time, Option<Time>) {
+    let f = &scenario.flows[i];
+    let jitter = if f.start_jitter.0 > 0 {
+        let mut r = rng::stream(scenario.seed, &format!("flow:{}:start", f.id));
+        Duration(r.random_range(0..f.start_jitter.0))
+    } else {
+        Duration::ZERO
+    };
+    (f.start + jitter, f.stop)
+}
+
 /// A simulation in progress.
 pub struct Simulator {
     pub(crate) scenario: Scenario,
@@ -122,6 +152,19 @@ pub struct Simulator {
 impl Simulator {
     /// Builds every link, queue and endpoint of `scenario` and schedules its fixed events.
     pub fn new(scenario: Scenario) -> Simulator {
+        let endpoints = build_endpoints(&scenario);
+        Simulator::with_endpoints(scenario, endpoints)
+    }
+
+    /// Like [`Simulator::new`], with the endpoints given: `endpoints[2f]` is flow f's sender,
+    /// `endpoints[2f + 1]` its receiver. Live mode's router passes stand-ins here for endpoints
+    /// that run elsewhere, behind sockets.
+    pub fn with_endpoints(scenario: Scenario, endpoints: Vec<Box<dyn Endpoint>>) -> Simulator {
+        assert_eq!(
+            endpoints.len(),
+            2 * scenario.flows.len(),
+            "two endpoints per flow"
+        );
         let seed = scenario.seed;
         let flow_classes: Vec<String> = scenario.flows.iter().map(|f| f.class.clone()).collect();
         let links: Vec<Link> = scenario
@@ -149,26 +192,10 @@ impl Simulator {
                 window_max_pkts: 0,
             })
             .collect();
-        let mut endpoints: Vec<Box<dyn Endpoint>> = Vec::with_capacity(2 * scenario.flows.len());
         let mut flows = Vec::with_capacity(scenario.flows.len());
         let mut events = EventQueue::default();
         for (i, f) in scenario.flows.iter().enumerate() {
-            let (tx, rx) = f.scheme.build(&FlowContext {
-                flow: FlowId(i as u32),
-                packet_size: scenario.packet_size,
-                ack_size: scenario.ack_size,
-                seed,
-                name: f.id.clone(),
-            });
-            endpoints.push(tx);
-            endpoints.push(rx);
-            let jitter = if f.start_jitter.0 > 0 {
-                let mut r = rng::stream(seed, &format!("flow:{}:start", f.id));
-                Duration(r.random_range(0..f.start_jitter.0))
-            } else {
-                Duration::ZERO
-            };
-            let start = f.start + jitter;
+            let (start, _) = flow_times(&scenario, i);
             events.schedule(start, Event::FlowStart(i as u32));
             if let Some(stop) = f.stop {
                 events.schedule(stop.max(start), Event::FlowStop(i as u32));
@@ -208,7 +235,18 @@ impl Simulator {
 
     /// Runs to the end of the scenario; `progress` is told the simulated time now and then.
     pub fn run(&mut self, progress: &mut dyn FnMut(Time)) {
-        while let Some((t, ev)) = self.events.pop_until(self.end) {
+        self.run_until(self.end, progress);
+        progress(self.end);
+    }
+
+    /// Processes every event due no later than `t` (capped at the scenario's end), then sets the
+    /// clock to `t`. Live mode calls this with the wall clock; `run` with the end.
+    pub fn advance(&mut self, t: Time) {
+        self.run_until(t.min(self.end), &mut |_| {});
+    }
+
+    fn run_until(&mut self, limit: Time, progress: &mut dyn FnMut(Time)) {
+        while let Some((t, ev)) = self.events.pop_until(limit) {
             self.time_went_backwards |= t < self.now;
             self.now = t;
             self.event_count += 1;
@@ -217,8 +255,28 @@ impl Simulator {
             }
             self.dispatch(ev);
         }
-        self.now = self.end;
-        progress(self.end);
+        self.now = self.now.max(limit);
+    }
+
+    /// When the next event is due, if any is pending before the end.
+    pub fn next_event_time(&self) -> Option<Time> {
+        self.events.peek_time().filter(|&t| t <= self.end)
+    }
+
+    /// The scenario's end.
+    pub fn end(&self) -> Time {
+        self.end
+    }
+
+    /// A packet an endpoint outside the simulator sent (live mode) enters its flow's route now.
+    /// The caller has checked that `pkt.flow` is a flow of this scenario.
+    pub fn inject_external(&mut self, pkt: Packet) {
+        self.inject(pkt);
+    }
+
+    /// When flow `f` starts (its start jitter drawn) and stops.
+    pub fn flow_times(&self, f: usize) -> (Time, Option<Time>) {
+        (self.flows[f].start, self.flows[f].stop)
     }
 
     fn dispatch(&mut self, ev: Event) {

@@ -1,0 +1,161 @@
+//! The endpoint driver: one core [`Endpoint`] (a sender or a receiver) on one UDP socket.
+//!
+//! It is the simulator's endpoint loop with the wall clock in place of the event queue:
+//! receive → `handle_packet(now)`; sleep until `poll_timeout()` → `handle_timeout`; drain
+//! `poll_transmit` onto the socket. It holds no protocol logic.
+//!
+//! Timers on a real machine fire late (tokio's timer has millisecond granularity, the scheduler
+//! adds its own delay). The driver therefore hands the endpoint every deadline that has passed
+//! *at the deadline's own time*, in order, before anything that happens at `now` — so a pacer
+//! that is woken 1 ms late still sends at its configured rate, in a small burst, rather than
+//! silently slowing down. Times given to the endpoint never go backwards.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use acclab_core::transport::{Endpoint, EndpointStats};
+use acclab_core::{FlowId, Packet, Time};
+use tokio::net::UdpSocket;
+
+use crate::clock::LiveClock;
+use crate::wire;
+
+/// Counters one run's endpoints share with its summary.
+#[derive(Debug, Default)]
+pub struct EndpointCounters {
+    /// Datagrams endpoints dropped: malformed, or not a packet of their flow and direction.
+    pub rejected: AtomicU64,
+    /// Datagrams endpoints accepted.
+    pub received: AtomicU64,
+}
+
+/// What one endpoint driver needs.
+pub struct EndpointTask {
+    pub endpoint: Box<dyn Endpoint>,
+    pub flow: FlowId,
+    /// Senders take forward packets' replies (ACKs, reverse control); receivers forward packets.
+    pub is_sender: bool,
+    /// Sender only: when the application starts and stops.
+    pub start: Option<Time>,
+    pub stop: Option<Time>,
+    /// When the run ends.
+    pub end: Time,
+    /// The latest `stats()`, published after every step for the router's monitor.
+    pub stats: Arc<Mutex<EndpointStats>>,
+    pub counters: Arc<EndpointCounters>,
+}
+
+/// What is due next for an endpoint.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Due {
+    Start,
+    Stop,
+    Timeout,
+}
+
+/// A safety valve: deadlines handled in one catch-up before the driver yields to the socket.
+const MAX_CATCH_UP: usize = 100_000;
+
+impl EndpointTask {
+    /// Drives the endpoint on `socket` (connected to the router) until the run's end.
+    pub async fn run(mut self, socket: UdpSocket, clock: LiveClock) -> Box<dyn Endpoint> {
+        let mut rx = vec![0u8; wire::MAX_DATAGRAM + 1];
+        let mut tx = Vec::with_capacity(2048);
+        let mut out = Vec::new();
+        let mut last = Time::ZERO;
+        loop {
+            let now = clock.now();
+            if now >= self.end {
+                break;
+            }
+            self.catch_up(now, &mut last, &mut out);
+            send_all(&socket, &mut out, &mut tx).await;
+            self.publish();
+            let next = self.next_due().map_or(self.end, |(t, _)| t).min(self.end);
+            tokio::select! {
+                r = socket.recv(&mut rx) => {
+                    let Ok(n) = r else { continue };
+                    let now = clock.now().max(last);
+                    self.catch_up(now, &mut last, &mut out);
+                    self.receive(now, &rx[..n], &mut out);
+                    last = now;
+                }
+                _ = tokio::time::sleep_until(clock.instant_of(next).into()) => {}
+            }
+            send_all(&socket, &mut out, &mut tx).await;
+        }
+        self.publish();
+        self.endpoint
+    }
+
+    /// The earliest pending start, stop or timeout.
+    fn next_due(&self) -> Option<(Time, Due)> {
+        [
+            self.start.map(|t| (t, Due::Start)),
+            self.stop
+                .filter(|_| self.start.is_none())
+                .map(|t| (t, Due::Stop)),
+            self.endpoint.poll_timeout().map(|t| (t, Due::Timeout)),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    /// Hands the endpoint every start, stop and timeout due by `now`, each at its own time.
+    fn catch_up(&mut self, now: Time, last: &mut Time, out: &mut Vec<Packet>) {
+        for _ in 0..MAX_CATCH_UP {
+            let Some((t, due)) = self.next_due().filter(|&(t, _)| t <= now) else {
+                return;
+            };
+            let t = t.max(*last);
+            *last = t;
+            match due {
+                Due::Start => {
+                    self.start = None;
+                    self.endpoint.handle_start(t);
+                }
+                Due::Stop => {
+                    self.stop = None;
+                    self.endpoint.handle_stop(t);
+                }
+                Due::Timeout => self.endpoint.handle_timeout(t),
+            }
+            self.drain(t, out);
+        }
+    }
+
+    fn receive(&mut self, now: Time, d: &[u8], out: &mut Vec<Packet>) {
+        match wire::decode(d) {
+            Ok(p) if p.flow == self.flow && p.kind.is_forward() != self.is_sender => {
+                self.counters.received.fetch_add(1, Ordering::Relaxed);
+                self.endpoint.handle_packet(now, &p);
+                self.drain(now, out);
+            }
+            _ => {
+                self.counters.rejected.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    fn drain(&mut self, now: Time, out: &mut Vec<Packet>) {
+        while let Some(p) = self.endpoint.poll_transmit(now) {
+            out.push(p);
+        }
+    }
+
+    fn publish(&self) {
+        if let Ok(mut s) = self.stats.lock() {
+            *s = self.endpoint.stats();
+        }
+    }
+}
+
+/// Sends the packets in `out` to the router, in order. A send that fails (the router is gone,
+/// or the kernel refused) loses that packet, as a network would.
+async fn send_all(socket: &UdpSocket, out: &mut Vec<Packet>, buf: &mut Vec<u8>) {
+    for p in out.drain(..) {
+        wire::encode(&p, buf);
+        let _ = socket.send(buf).await;
+    }
+}

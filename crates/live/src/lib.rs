@@ -1,0 +1,18 @@
+//! acclab-live: the same core endpoints and queue disciplines the simulator drives, over real UDP
+//! sockets and the wall clock (SPEC §11).
+//!
+//! - [`wire`]: the versioned binary encoding of a packet in a datagram, and its checked decoder.
+//! - [`clock`]: wall clock → scenario time, with a time scale.
+//! - [`driver`]: one core endpoint on one socket.
+//! - [`router`]: the router emulator — the simulator's network in real time, forwarding datagrams
+//!   between the endpoints a scenario names and dropping (and counting) everything else.
+//! - [`run`]: `acclab live run`, router and endpoints in one process.
+
+pub mod clock;
+pub mod driver;
+pub mod router;
+pub mod run;
+pub mod wire;
+
+pub use clock::LiveClock;
+pub use run::{run, LiveError, LiveOptions};

@@ -1,0 +1,281 @@
+//! `acclab live run`: a scenario over real sockets in one process — the router emulator and one
+//! task per sender and receiver, each on its own UDP socket on loopback (or another local
+//! address), for the scenario's duration divided by the time scale.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::atomic::Ordering;
+use std::sync::{mpsc, Arc, Mutex};
+
+use acclab_core::transport::{Endpoint, EndpointStats};
+use acclab_core::{FlowId, Packet, Time};
+use acclab_sim::output::LiveSummary;
+use acclab_sim::simulator::{build_endpoints, flow_times};
+use acclab_sim::{Scenario, Simulator, Summary};
+use tokio::net::UdpSocket;
+
+use crate::clock::LiveClock;
+use crate::driver::{EndpointCounters, EndpointTask};
+use crate::router::{Remote, Router, RouterCounters};
+
+/// How to run live.
+#[derive(Clone, Debug)]
+pub struct LiveOptions {
+    /// Scenario seconds per wall-clock second (1 = real time).
+    pub time_scale: f64,
+    /// The router's socket address (port 0: any free port).
+    pub router: SocketAddr,
+    /// The address endpoints bind to (each on a free port).
+    pub endpoint_ip: IpAddr,
+    /// Tokio worker threads (0: one per core).
+    pub threads: usize,
+}
+
+impl Default for LiveOptions {
+    fn default() -> Self {
+        LiveOptions {
+            time_scale: 1.0,
+            router: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0),
+            endpoint_ip: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            threads: 0,
+        }
+    }
+}
+
+/// Why a live run could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum LiveError {
+    #[error("time scale {0} must be a positive finite number")]
+    BadTimeScale(f64),
+    #[error("endpoints from {0} need {1} consecutive ports, past the last port")]
+    PortRange(SocketAddr, usize),
+    #[error("cannot set up sockets: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Runs `scenario` live and returns the router's network (for `links.csv`, plots) and the
+/// summary, marked `"mode": "live"`. `progress` is told the scenario time now and then.
+pub fn run(
+    scenario: Scenario,
+    opts: &LiveOptions,
+    progress: &mut dyn FnMut(Time),
+) -> Result<(Simulator, Summary), LiveError> {
+    check_scale(opts.time_scale)?;
+    runtime(opts.threads)?.block_on(run_async(scenario, opts, progress))
+}
+
+fn runtime(threads: usize) -> std::io::Result<tokio::runtime::Runtime> {
+    let mut rt = tokio::runtime::Builder::new_multi_thread();
+    if threads > 0 {
+        rt.worker_threads(threads);
+    }
+    rt.enable_io().enable_time().build()
+}
+
+/// The statistics cell an endpoint driver publishes into and its router stand-in reads.
+type SharedStats = Arc<Mutex<EndpointStats>>;
+
+/// The router's stand-ins for every endpoint of a scenario, the statistics cells the real
+/// endpoints publish into, and the channel the stand-ins' deliveries come out of.
+struct Remotes {
+    endpoints: Vec<Box<dyn Endpoint>>,
+    stats: Vec<SharedStats>,
+    deliveries: mpsc::Receiver<(u32, Packet)>,
+}
+
+fn remotes(scenario: &Scenario) -> Remotes {
+    let (tx, deliveries) = mpsc::channel();
+    let n = 2 * scenario.flows.len();
+    let stats: Vec<SharedStats> = (0..n).map(|_| SharedStats::default()).collect();
+    let endpoints = stats
+        .iter()
+        .enumerate()
+        .map(|(i, s)| Box::new(Remote::new(i as u32, tx.clone(), s.clone())) as Box<dyn Endpoint>)
+        .collect();
+    Remotes {
+        endpoints,
+        stats,
+        deliveries,
+    }
+}
+
+/// One driver task per endpoint of `scenario`.
+fn endpoint_tasks(
+    scenario: &Scenario,
+    stats: Vec<SharedStats>,
+    counters: &Arc<EndpointCounters>,
+) -> Vec<EndpointTask> {
+    let end = Time(scenario.duration.0);
+    build_endpoints(scenario)
+        .into_iter()
+        .zip(stats)
+        .enumerate()
+        .map(|(i, (endpoint, stats))| {
+            let is_sender = i % 2 == 0;
+            let (start, stop) = flow_times(scenario, i / 2);
+            EndpointTask {
+                endpoint,
+                flow: FlowId((i / 2) as u32),
+                is_sender,
+                start: is_sender.then_some(start),
+                stop: stop.filter(|_| is_sender),
+                end,
+                stats,
+                counters: counters.clone(),
+            }
+        })
+        .collect()
+}
+
+/// The addresses `acclab live router` expects endpoints at: `base` port + i for endpoint i.
+fn planned_addrs(scenario: &Scenario, base: SocketAddr) -> Result<Vec<SocketAddr>, LiveError> {
+    (0..2 * scenario.flows.len())
+        .map(|i| {
+            u16::try_from(base.port() as usize + i)
+                .map(|p| SocketAddr::new(base.ip(), p))
+                .map_err(|_| LiveError::PortRange(base, 2 * scenario.flows.len()))
+        })
+        .collect()
+}
+
+/// `acclab live router`: only the router, for endpoints at [`planned_addrs`] in another process.
+/// Flow statistics stay empty here; links are measured as in any run.
+pub fn router_only(
+    scenario: Scenario,
+    listen: SocketAddr,
+    endpoints_base: SocketAddr,
+    time_scale: f64,
+) -> Result<(Simulator, RouterCounters), LiveError> {
+    check_scale(time_scale)?;
+    let addrs = planned_addrs(&scenario, endpoints_base)?;
+    let r = remotes(&scenario);
+    let router = Router::new(
+        Simulator::with_endpoints(scenario, r.endpoints),
+        addrs,
+        r.deliveries,
+    );
+    runtime(0)?.block_on(async {
+        let socket = UdpSocket::bind(listen).await?;
+        let clock = LiveClock::start(time_scale);
+        Ok(router.run(socket, clock, &mut |_| {}).await)
+    })
+}
+
+/// `acclab live endpoints`: every sender and receiver of `scenario` at [`planned_addrs`],
+/// talking to the router at `router`. Returns their final statistics, `[sender 0, receiver 0, …]`.
+pub fn endpoints_only(
+    scenario: Scenario,
+    router: SocketAddr,
+    base: SocketAddr,
+    time_scale: f64,
+) -> Result<Vec<EndpointStats>, LiveError> {
+    check_scale(time_scale)?;
+    let addrs = planned_addrs(&scenario, base)?;
+    let stats: Vec<SharedStats> = (0..addrs.len()).map(|_| SharedStats::default()).collect();
+    let counters = Arc::new(EndpointCounters::default());
+    let tasks = endpoint_tasks(&scenario, stats.clone(), &counters);
+    runtime(0)?.block_on(async {
+        let mut sockets = Vec::with_capacity(addrs.len());
+        for a in &addrs {
+            let s = UdpSocket::bind(a).await?;
+            s.connect(router).await?;
+            sockets.push(s);
+        }
+        let clock = LiveClock::start(time_scale);
+        let handles: Vec<_> = tasks
+            .into_iter()
+            .zip(sockets)
+            .map(|(t, s)| tokio::spawn(t.run(s, clock)))
+            .collect();
+        for h in handles {
+            let _ = h.await;
+        }
+        Ok::<_, LiveError>(())
+    })?;
+    Ok(stats
+        .iter()
+        .map(|s| s.lock().map(|s| *s).unwrap_or_default())
+        .collect())
+}
+
+/// `router.json` of `acclab live router`: the router's counters and the links' summaries.
+#[derive(Debug, serde::Serialize)]
+pub struct RouterReport {
+    pub mode: &'static str,
+    pub scenario: String,
+    pub counters: RouterCounters,
+    pub links: Vec<acclab_sim::output::LinkSummary>,
+}
+
+pub fn router_report(sim: &Simulator, counters: &RouterCounters) -> RouterReport {
+    RouterReport {
+        mode: "live-router",
+        scenario: sim.scenario().name.clone(),
+        counters: *counters,
+        links: Summary::of(sim, 0.0).links,
+    }
+}
+
+fn check_scale(s: f64) -> Result<(), LiveError> {
+    if s.is_finite() && s > 0.0 {
+        Ok(())
+    } else {
+        Err(LiveError::BadTimeScale(s))
+    }
+}
+
+async fn run_async(
+    scenario: Scenario,
+    opts: &LiveOptions,
+    progress: &mut dyn FnMut(Time),
+) -> Result<(Simulator, Summary), LiveError> {
+    let router_socket = UdpSocket::bind(opts.router).await?;
+    let router_addr = router_socket.local_addr()?;
+    let n = 2 * scenario.flows.len();
+    let mut sockets = Vec::with_capacity(n);
+    let mut addrs = Vec::with_capacity(n);
+    for _ in 0..n {
+        let s = UdpSocket::bind(SocketAddr::new(opts.endpoint_ip, 0)).await?;
+        s.connect(router_addr).await?;
+        addrs.push(s.local_addr()?);
+        sockets.push(s);
+    }
+    let r = remotes(&scenario);
+    let counters = Arc::new(EndpointCounters::default());
+    let tasks = endpoint_tasks(&scenario, r.stats, &counters);
+    let router = Router::new(
+        Simulator::with_endpoints(scenario, r.endpoints),
+        addrs,
+        r.deliveries,
+    );
+
+    let clock = LiveClock::start(opts.time_scale);
+    let handles: Vec<_> = tasks
+        .into_iter()
+        .zip(sockets)
+        .map(|(t, s)| tokio::spawn(t.run(s, clock)))
+        .collect();
+    let (sim, rc) = router.run(router_socket, clock, progress).await;
+    let wall = clock.wall_elapsed_s();
+    let mut sent_by_endpoints = 0;
+    for h in handles {
+        if let Ok(e) = h.await {
+            sent_by_endpoints += e.stats().sent_packets;
+        }
+    }
+    let mut summary = Summary::of(&sim, wall);
+    summary.mode = "live".into();
+    summary.live = Some(LiveSummary {
+        time_scale: opts.time_scale,
+        wall_duration_s: wall,
+        router_accepted: rc.accepted,
+        router_delivered: rc.delivered,
+        router_rejected_malformed: rc.rejected_malformed,
+        router_rejected_foreign: rc.rejected_foreign,
+        endpoint_sent: sent_by_endpoints,
+        endpoint_received: counters.received.load(Ordering::Relaxed),
+        endpoint_rejected: counters.rejected.load(Ordering::Relaxed),
+        router_mean_lag_s: rc.lag_sum_ns as f64 / rc.wakeups.max(1) as f64 / 1e9,
+        router_max_lag_s: rc.lag_max_ns as f64 / 1e9,
+    });
+    Ok((sim, summary))
+}
