@@ -981,3 +981,159 @@ fn mean_of_theory(s: &acclab_sim::Summary, prefix: &str) -> Option<f64> {
         .collect();
     (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
+
+/// 000 Fig. 11: the Linux implementation's two-bottleneck run, here in simulation and live.
+pub struct Fig11;
+
+/// Live time scale of the quick variant (the full one runs in real time).
+const FIG11_QUICK_SCALE: f64 = 10.0;
+
+impl Fig11 {
+    /// The three phases (one long flow, both, the other one) from the long flows' start and stop
+    /// times, each measured over its second half.
+    fn phases(sc: &Scenario) -> Result<[(&'static str, f64, f64); 3], ReproError> {
+        let time = |id: &str, start: bool| {
+            sc.flows
+                .iter()
+                .find(|f| f.id == id)
+                .and_then(|f| if start { Some(f.start) } else { f.stop })
+                .map(|t| t.as_secs_f64())
+                .ok_or_else(|| ReproError::Other(format!("acc-fig11 needs flow {id}")))
+        };
+        let b = [
+            time("long1", true)?,
+            time("long2", true)?,
+            time("long1", false)?,
+            time("long2", false)?,
+        ];
+        let second_half = |a: f64, z: f64| ((a + z) / 2.0, z);
+        let (p1, p2, p3) = (
+            second_half(b[0], b[1]),
+            second_half(b[1], b[2]),
+            second_half(b[2], b[3]),
+        );
+        Ok([
+            ("long1 alone", p1.0, p1.1),
+            ("both long flows", p2.0, p2.1),
+            ("long2 alone", p3.0, p3.1),
+        ])
+    }
+}
+
+impl Experiment for Fig11 {
+    fn id(&self) -> &'static str {
+        "acc-fig11"
+    }
+    fn title(&self) -> &'static str {
+        "000 Fig. 11: two 1 Mb/s bottlenecks, long flows coming and going — live over UDP and simulated"
+    }
+    fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
+        let text = common::pick(
+            ctx,
+            include_str!("../../../scenarios/repro/acc-fig11.toml"),
+            include_str!("../../../scenarios/repro/acc-fig11.quick.toml"),
+        );
+        let sc = common::load(text, "acc-fig11.toml")?;
+        let scale = if ctx.quick { FIG11_QUICK_SCALE } else { 1.0 };
+        let phases = Self::phases(&sc)?;
+        let sim = simulate(ctx, "simulation", sc.clone())?;
+        let live = common::run_live(ctx, "live", sc.clone(), scale)?;
+        let mut report = Report::new(self.id(), self.title(), ctx.quick);
+        let (shorts, longs): (Vec<usize>, Vec<usize>) =
+            (0..sc.flows.len()).partition(|&i| sc.flows[i].id.starts_with("short"));
+        for (label, run) in [("simulation", &sim), ("live", &live)] {
+            for &(phase, t0, t1) in &phases {
+                let eq = common::phase_theory(&sc, t0, t1);
+                let predicted = |i: usize| {
+                    eq.as_ref()
+                        .and_then(|e| e.flows[i].as_ref())
+                        .map(|p| mbps(p.throughput_bps))
+                };
+                let series =
+                    |i: usize| flow_series(&run.sim, &[i], |s| Some(mbps(s.throughput_bps)));
+                let active: Vec<usize> = longs
+                    .iter()
+                    .copied()
+                    .filter(|&i| predicted(i).is_some_and(|x| x > 0.0))
+                    .collect();
+                let (paper_long, paper_short) = if active.len() == 2 {
+                    (0.25, 0.5)
+                } else {
+                    (0.33, 0.67)
+                };
+                for (group, members, paper) in [
+                    ("long", &active, paper_long),
+                    ("short", &shorts, paper_short),
+                ] {
+                    let n = members.len().max(1) as f64;
+                    let measured = members
+                        .iter()
+                        .map(|&i| period_mean(&series(i), t0, t1))
+                        .sum::<f64>()
+                        / n;
+                    let theory = members.iter().map(|&i| predicted(i)).sum::<Option<f64>>();
+                    report.rows.push(Row::close(
+                        format!("{label}, {phase} ({t0:.0}–{t1:.0} s): {group} flow Mb/s"),
+                        Some(paper),
+                        theory.map(|t| t / n),
+                        measured,
+                        0.15,
+                    ));
+                }
+            }
+            for name in ["r1->r2", "r2->r3"] {
+                let l = &run.summary.links[common::link(&sc, name)?];
+                report.rows.push(Row::at_most(
+                    format!("{label}: {} largest queue, packets", l.id),
+                    None,
+                    None,
+                    l.max_queue_pkts as f64,
+                    100.0,
+                ));
+            }
+        }
+        if let Some(l) = &live.summary.live {
+            report.rows.push(Row::at_most(
+                "live: datagrams the router rejected",
+                None,
+                None,
+                (l.router_rejected_malformed + l.router_rejected_foreign) as f64,
+                0.0,
+            ));
+            report.notes.push(format!(
+                "live at time scale {scale}: {:.1} s wall; router forwarded {} datagrams, lag mean {:.3} ms / max {:.3} ms of scenario time; endpoints sent {}, received {}",
+                l.wall_duration_s,
+                l.router_accepted,
+                l.router_mean_lag_s * 1e3,
+                l.router_max_lag_s * 1e3,
+                l.endpoint_sent,
+                l.endpoint_received
+            ));
+        }
+        report
+            .notes
+            .push(format!("simulation: {}", common::speed(&sim.summary)));
+        let mut series = Vec::new();
+        for (i, f) in sc.flows.iter().enumerate() {
+            series.push(Series::new(
+                format!("{} (simulation)", f.id),
+                flow_series(&sim.sim, &[i], |s| Some(mbps(s.throughput_bps))),
+            ));
+            series.push(Series::new(
+                format!("{} (live)", f.id),
+                flow_series(&live.sim, &[i], |s| Some(mbps(s.throughput_bps))),
+            ));
+        }
+        report.files.extend(write_chart(
+            &ctx.out,
+            "throughput",
+            &chart(
+                format!("{}: throughput, simulated and live", self.id()),
+                "time (s)",
+                "throughput (Mb/s)",
+                series,
+            ),
+        )?);
+        Ok(report)
+    }
+}

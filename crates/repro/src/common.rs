@@ -66,6 +66,40 @@ pub fn simulate(ctx: &Ctx, label: &str, sc: Scenario) -> Result<Run, ReproError>
     Ok(Run { sim, summary, eq })
 }
 
+/// Runs `sc` live (real sockets through the router emulator, `time_scale` scenario seconds per
+/// wall second), attaches the theory's prediction, and writes the standard outputs into
+/// `ctx.out/label`, like [`simulate`].
+pub fn run_live(ctx: &Ctx, label: &str, sc: Scenario, time_scale: f64) -> Result<Run, ReproError> {
+    let eq = acclab_theory::predict(&sc).ok();
+    let total = sc.duration.0.max(1) as f64;
+    let opts = acclab_live::LiveOptions {
+        time_scale,
+        ..acclab_live::LiveOptions::default()
+    };
+    let (sim, mut summary) = acclab_live::run(sc, &opts, &mut |t| {
+        (ctx.progress)(label, t.0 as f64 / total)
+    })
+    .map_err(|e| ReproError::Other(format!("live run: {e}")))?;
+    if let Some(e) = &eq {
+        e.attach(&mut summary);
+    }
+    acclab_theory::maxmin::attach_fairness(sim.scenario(), &mut summary);
+    let dir = ctx.out.join(label);
+    std::fs::create_dir_all(&dir)?;
+    acclab_sim::output::write_files(&dir, &sim, &summary)?;
+    Ok(Run { sim, summary, eq })
+}
+
+/// The equilibrium the theory predicts over [t0, t1] (the flows active then).
+pub fn phase_theory(sc: &Scenario, t0: f64, t1: f64) -> Option<Equilibrium> {
+    let mut sc = sc.clone();
+    sc.output.window = (
+        acclab_core::Time::from_secs_f64(t0),
+        acclab_core::Time::from_secs_f64(t1),
+    );
+    acclab_theory::predict(&sc).ok()
+}
+
 /// Writes the scenario text an experiment used next to its results.
 pub fn keep_scenario(dir: &Path, name: &str, text: &str) -> Result<(), ReproError> {
     Ok(std::fs::write(dir.join(name), text)?)

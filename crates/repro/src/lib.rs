@@ -69,6 +69,7 @@ pub fn registry() -> Vec<Box<dyn Experiment>> {
         Box::new(acc::Fig8),
         Box::new(acc::Fig9),
         Box::new(acc::Fig10),
+        Box::new(acc::Fig11),
         Box::new(qos::Fig4),
         Box::new(qos::Fig5),
         Box::new(qos::Fig6),

@@ -4,7 +4,6 @@
 
 use acclab_sim::output::Summary;
 use acclab_sim::plot::{write_chart, Series};
-use acclab_sim::Scenario;
 use rayon::prelude::*;
 
 use crate::common::{self, chart, flow_series, mbps, period_mean, queue_series, simulate, Run};
@@ -448,16 +447,6 @@ const PHASES: [(&str, f64, f64); 4] = [
     ("undersubscribed again", 88.0, 100.0),
 ];
 
-/// The equilibrium the theory predicts over [t0, t1].
-fn phase_theory(sc: &Scenario, t0: f64, t1: f64) -> Option<acclab_theory::Equilibrium> {
-    let mut sc = sc.clone();
-    sc.output.window = (
-        acclab_core::Time::from_secs_f64(t0),
-        acclab_core::Time::from_secs_f64(t1),
-    );
-    acclab_theory::predict(&sc).ok()
-}
-
 fn flow_index(s: &Summary, id: &str) -> Result<usize, ReproError> {
     s.flows
         .iter()
@@ -491,7 +480,7 @@ impl Experiment for Fig6 {
         };
         for (phase, t0, t1) in PHASES {
             let (t0, t1) = (t0 * scale, t1 * scale);
-            let eq = phase_theory(&sc, t0, t1);
+            let eq = common::phase_theory(&sc, t0, t1);
             let predicted = |id: &str| -> Option<(f64, bool)> {
                 let i = flow_index(s, id).ok()?;
                 let f = eq.as_ref()?.flows[i].as_ref()?;
