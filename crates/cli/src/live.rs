@@ -18,6 +18,20 @@ pub enum LiveCommand {
     Router(RouterArgs),
     /// Run only the endpoints of a scenario, against a router started with `acclab live router`.
     Endpoints(EndpointArgs),
+    /// Measure the router emulator: one emulated link at each rate, overdriven by a CBR source
+    /// (1000-byte datagrams, 5% above the rate), in real time on loopback; reports the delivered
+    /// rate against the emulated one and the CPU time used.
+    Bench(BenchArgs),
+}
+
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    /// Emulated link rates to try, Mb/s, comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = [10.0, 50.0, 100.0, 200.0, 400.0, 800.0])]
+    rates: Vec<f64>,
+    /// Seconds per rate (the first second is not measured).
+    #[arg(long, default_value_t = 5)]
+    seconds: u64,
 }
 
 #[derive(clap::Args)]
@@ -89,6 +103,7 @@ pub fn live(cmd: LiveCommand) -> Result<()> {
         LiveCommand::Run(a) => run(a),
         LiveCommand::Router(a) => router(a),
         LiveCommand::Endpoints(a) => endpoints(a),
+        LiveCommand::Bench(a) => bench(a),
     }
 }
 
@@ -193,5 +208,76 @@ fn endpoints(a: EndpointArgs) -> Result<()> {
             rx.delivered_bytes as f64 * 8.0 / secs / 1e6
         );
     }
+    Ok(())
+}
+
+/// CPU seconds (user + system) this process has used, from /proc (Linux; `None` elsewhere).
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    Some(ticks / 100.0) // USER_HZ is 100 on Linux
+}
+
+fn bench(a: BenchArgs) -> Result<()> {
+    if a.seconds < 2 {
+        bail!(
+            "--seconds {}: need at least 2 (the first second is not measured)",
+            a.seconds
+        );
+    }
+    println!("router emulator on loopback, 1000-byte datagrams, CBR at 1.05 × the emulated rate, {} s per rate", a.seconds);
+    println!(
+        "{:>10} {:>14} {:>10} {:>12} {:>10} {:>12}",
+        "rate Mb/s", "delivered Mb/s", "error %", "datagrams/s", "CPU %", "socket loss"
+    );
+    for &r in &a.rates {
+        if !(r.is_finite() && r > 0.0) {
+            bail!("--rates: {r} is not a positive rate");
+        }
+        let text = format!(
+            r#"name = "router-bench"
+duration = "{s}s"
+[[link]]
+between = ["a", "b"]
+rate = "{r}Mbps"
+delay = "1ms"
+queue = {{ kind = "droptail", limit = "1000pkt" }}
+[[flow]]
+id = "cbr"
+kind = "cbr"
+from = "a"
+to = "b"
+params = {{ rate = "{over}Mbps" }}
+[output]
+window = ["1s", "{s}s"]
+"#,
+            s = a.seconds,
+            over = r * 1.05
+        );
+        let sc = scenario::parse(&text, "<live bench>")?;
+        let cpu0 = cpu_seconds();
+        let (_, summary) = acclab_live::run(sc, &LiveOptions::default(), &mut |_| {})?;
+        let cpu = cpu_seconds().zip(cpu0).map(|(b, a)| b - a);
+        let delivered = summary.flows[0].throughput_bps / 1e6;
+        let l = summary
+            .live
+            .as_ref()
+            .context("a live run has live fields")?;
+        let lost = l.endpoint_sent.saturating_sub(l.router_accepted)
+            + l.router_delivered.saturating_sub(l.endpoint_received);
+        println!(
+            "{r:>10.1} {delivered:>14.2} {:>10.2} {:>12.0} {:>10} {lost:>12}",
+            100.0 * (delivered - r) / r,
+            delivered * 1e6 / 8000.0,
+            cpu.map_or("-".into(), |c| format!(
+                "{:.0}",
+                100.0 * c / l.wall_duration_s
+            )),
+        );
+    }
+    println!("(CPU % is the whole process — router, CBR sender and receiver — of one core; error is delivered vs emulated rate)");
     Ok(())
 }
