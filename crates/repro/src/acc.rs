@@ -986,7 +986,7 @@ fn mean_of_theory(s: &acclab_sim::Summary, prefix: &str) -> Option<f64> {
 pub struct Fig11;
 
 /// Live time scale of the quick variant (the full one runs in real time).
-const FIG11_QUICK_SCALE: f64 = 10.0;
+const FIG11_QUICK_SCALE: f64 = 5.0;
 
 impl Fig11 {
     /// The three phases (one long flow, both, the other one) from the long flows' start and stop
@@ -1036,9 +1036,9 @@ impl Experiment for Fig11 {
         let sc = common::load(text, "acc-fig11.toml")?;
         let scale = if ctx.quick { FIG11_QUICK_SCALE } else { 1.0 };
         let phases = Self::phases(&sc)?;
-        let sim = simulate(ctx, "simulation", sc.clone())?;
-        let live = common::run_live(ctx, "live", sc.clone(), scale)?;
         let mut report = Report::new(self.id(), self.title(), ctx.quick);
+        let (sim, live) =
+            common::simulated_and_live(ctx, self.id(), &sc, scale, &mut report.files)?;
         let (shorts, longs): (Vec<usize>, Vec<usize>) =
             (0..sc.flows.len()).partition(|&i| sc.flows[i].id.starts_with("short"));
         for (label, run) in [("simulation", &sim), ("live", &live)] {
@@ -1092,48 +1092,10 @@ impl Experiment for Fig11 {
                 ));
             }
         }
-        if let Some(l) = &live.summary.live {
-            report.rows.push(Row::at_most(
-                "live: datagrams the router rejected",
-                None,
-                None,
-                (l.router_rejected_malformed + l.router_rejected_foreign) as f64,
-                0.0,
-            ));
-            report.notes.push(format!(
-                "live at time scale {scale}: {:.1} s wall; router forwarded {} datagrams, lag mean {:.3} ms / max {:.3} ms of scenario time; endpoints sent {}, received {}",
-                l.wall_duration_s,
-                l.router_accepted,
-                l.router_mean_lag_s * 1e3,
-                l.router_max_lag_s * 1e3,
-                l.endpoint_sent,
-                l.endpoint_received
-            ));
-        }
+        common::live_rows(&mut report, &live, scale);
         report
             .notes
             .push(format!("simulation: {}", common::speed(&sim.summary)));
-        let mut series = Vec::new();
-        for (i, f) in sc.flows.iter().enumerate() {
-            series.push(Series::new(
-                format!("{} (simulation)", f.id),
-                flow_series(&sim.sim, &[i], |s| Some(mbps(s.throughput_bps))),
-            ));
-            series.push(Series::new(
-                format!("{} (live)", f.id),
-                flow_series(&live.sim, &[i], |s| Some(mbps(s.throughput_bps))),
-            ));
-        }
-        report.files.extend(write_chart(
-            &ctx.out,
-            "throughput",
-            &chart(
-                format!("{}: throughput, simulated and live", self.id()),
-                "time (s)",
-                "throughput (Mb/s)",
-                series,
-            ),
-        )?);
         Ok(report)
     }
 }

@@ -90,6 +90,62 @@ pub fn run_live(ctx: &Ctx, label: &str, sc: Scenario, time_scale: f64) -> Result
     Ok(Run { sim, summary, eq })
 }
 
+/// Runs `sc` twice, simulated and live (at `time_scale`), into `ctx.out/simulation` and
+/// `ctx.out/live`, and draws every flow's throughput from both in one chart, `throughput`.
+pub fn simulated_and_live(
+    ctx: &Ctx,
+    id: &str,
+    sc: &Scenario,
+    time_scale: f64,
+    files: &mut Vec<String>,
+) -> Result<(Run, Run), ReproError> {
+    let sim = simulate(ctx, "simulation", sc.clone())?;
+    let live = run_live(ctx, "live", sc.clone(), time_scale)?;
+    let mut series = Vec::new();
+    for (i, f) in sc.flows.iter().enumerate() {
+        for (label, run) in [("simulation", &sim), ("live", &live)] {
+            series.push(Series::new(
+                format!("{} ({label})", f.id),
+                flow_series(&run.sim, &[i], |s| Some(mbps(s.throughput_bps))),
+            ));
+        }
+    }
+    files.extend(acclab_sim::plot::write_chart(
+        &ctx.out,
+        "throughput",
+        &chart(
+            format!("{id}: throughput, simulated and live"),
+            "time (s)",
+            "throughput (Mb/s)",
+            series,
+        ),
+    )?);
+    Ok((sim, live))
+}
+
+/// The live run's counters as a report row (the router rejected nothing) and a note.
+pub fn live_rows(report: &mut crate::Report, live: &Run, time_scale: f64) {
+    let Some(l) = &live.summary.live else {
+        return;
+    };
+    report.rows.push(crate::Row::at_most(
+        "live: datagrams the router rejected",
+        None,
+        None,
+        (l.router_rejected_malformed + l.router_rejected_foreign) as f64,
+        0.0,
+    ));
+    report.notes.push(format!(
+        "live at time scale {time_scale}: {:.1} s wall; router forwarded {} datagrams, lag mean {:.3} ms / max {:.3} ms of scenario time; endpoints sent {}, received {}",
+        l.wall_duration_s,
+        l.router_accepted,
+        l.router_mean_lag_s * 1e3,
+        l.router_max_lag_s * 1e3,
+        l.endpoint_sent,
+        l.endpoint_received
+    ));
+}
+
 /// The equilibrium the theory predicts over [t0, t1] (the flows active then).
 pub fn phase_theory(sc: &Scenario, t0: f64, t1: f64) -> Option<Equilibrium> {
     let mut sc = sc.clone();

@@ -73,6 +73,7 @@ pub fn registry() -> Vec<Box<dyn Experiment>> {
         Box::new(qos::Fig4),
         Box::new(qos::Fig5),
         Box::new(qos::Fig6),
+        Box::new(qos::Fig7),
         Box::new(clcc::Fig1),
         Box::new(clcc::Fig3),
         Box::new(clcc::Fig6),

@@ -594,3 +594,72 @@ impl Experiment for Fig6 {
         Ok(report)
     }
 }
+
+/// 003 Fig. 7: all services on two 1 Mb/s bottlenecks, simulated and live.
+pub struct Fig7;
+
+/// Live time scale of the quick variant (the full one runs in real time, like the testbed).
+const FIG7_QUICK_SCALE: f64 = 5.0;
+
+impl Experiment for Fig7 {
+    fn id(&self) -> &'static str {
+        "qos-fig7"
+    }
+    fn title(&self) -> &'static str {
+        "003 Fig. 7: expected-rate, weighted (on-off) and plain loops on 2 bottlenecks — live over UDP and simulated"
+    }
+    fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
+        let text = include_str!("../../../scenarios/repro/qos-fig7.toml");
+        let sc = common::load(text, "qos-fig7.toml")?;
+        let scale = if ctx.quick { FIG7_QUICK_SCALE } else { 1.0 };
+        let mut report = Report::new(self.id(), self.title(), ctx.quick);
+        let (sim, live) =
+            common::simulated_and_live(ctx, self.id(), &sc, scale, &mut report.files)?;
+        // Each 10 s half-period of long loop 2, measured over its second half.
+        let on = [(5.0, 10.0), (25.0, 30.0), (45.0, 50.0)];
+        let off = [(15.0, 20.0), (35.0, 40.0), (55.0, 60.0)];
+        for (label, run) in [("simulation", &sim), ("live", &live)] {
+            for (state, periods) in [("long2 on", &on), ("long2 off", &off)] {
+                let eqs: Vec<_> = periods
+                    .iter()
+                    .map(|&(a, b)| common::phase_theory(&sc, a, b))
+                    .collect();
+                for (i, f) in sc.flows.iter().enumerate() {
+                    let predicted: Vec<f64> = eqs
+                        .iter()
+                        .filter_map(|e| e.as_ref()?.flows[i].as_ref())
+                        .map(|p| mbps(p.throughput_bps))
+                        .filter(|&x| x > 0.0)
+                        .collect();
+                    let series = flow_series(&run.sim, &[i], |s| Some(mbps(s.throughput_bps)));
+                    let measured: Vec<f64> = periods
+                        .iter()
+                        .zip(&eqs)
+                        .filter(|(_, e)| {
+                            e.as_ref()
+                                .and_then(|e| e.flows[i].as_ref())
+                                .is_some_and(|p| p.throughput_bps > 0.0)
+                        })
+                        .map(|(&(a, b), _)| period_mean(&series, a, b))
+                        .collect();
+                    if predicted.is_empty() || measured.is_empty() {
+                        continue; // not active in these periods
+                    }
+                    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+                    report.rows.push(Row::close(
+                        format!("{label}, {state}: {} Mb/s", f.id),
+                        None,
+                        Some(mean(&predicted)),
+                        mean(&measured),
+                        0.15,
+                    ));
+                }
+            }
+        }
+        common::live_rows(&mut report, &live, scale);
+        report
+            .notes
+            .push(format!("simulation: {}", common::speed(&sim.summary)));
+        Ok(report)
+    }
+}
