@@ -78,8 +78,11 @@ fn free_addr() -> SocketAddr {
 /// them from measuring each other.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn run_dumbbell(router: SocketAddr) -> acclab_sim::Summary {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let sc = scenario::parse(DUMBBELL, "live-dumbbell").expect("scenario");
     let (_, summary) = acclab_live::run(sc, &options(router), &mut |_| {}).expect("live run");
     summary
@@ -121,6 +124,7 @@ fn check_weighted_pf(s: &acclab_sim::Summary) {
 
 #[test]
 fn two_monaco_loops_reach_weighted_pf_live() {
+    let _turn = one_at_a_time();
     let s = run_dumbbell(free_addr());
     assert_eq!(s.mode, "live");
     let live = s.live.as_ref().unwrap();
@@ -175,6 +179,7 @@ fn junk(router: SocketAddr, running: Arc<AtomicBool>) -> (u64, u64) {
 
 #[test]
 fn router_shrugs_off_junk_and_strangers() {
+    let _turn = one_at_a_time();
     let router = free_addr();
     let running = Arc::new(AtomicBool::new(true));
     let r = running.clone();
@@ -184,17 +189,16 @@ fn router_shrugs_off_junk_and_strangers() {
     let (malformed, foreign) = attacker.join().unwrap();
     let live = s.live.as_ref().unwrap();
     assert!(malformed > 1000 && foreign > 1000, "{malformed} {foreign}");
-    // Loopback does not lose datagrams at this rate, but the last few may arrive after the end.
-    assert!(
-        live.router_rejected_malformed <= malformed
-            && live.router_rejected_malformed + 50 >= malformed,
-        "malformed: sent {malformed}, router counted {}",
-        live.router_rejected_malformed
-    );
-    assert!(
-        live.router_rejected_foreign <= foreign && live.router_rejected_foreign + 50 >= foreign,
-        "foreign: sent {foreign}, router counted {}",
-        live.router_rejected_foreign
-    );
+    // Junk sent in the moments before the router's socket exists or after the run ends is not
+    // seen; loopback loses nothing else at this rate.
+    for (what, sent, counted) in [
+        ("malformed", malformed, live.router_rejected_malformed),
+        ("foreign", foreign, live.router_rejected_foreign),
+    ] {
+        assert!(
+            counted <= sent && counted as f64 >= 0.9 * sent as f64,
+            "{what}: sent {sent}, router counted {counted}"
+        );
+    }
     check_weighted_pf(&s);
 }
