@@ -107,15 +107,8 @@ pub fn live(cmd: LiveCommand) -> Result<()> {
     }
 }
 
-fn check_scale(s: f64) -> Result<()> {
-    if !(s.is_finite() && s > 0.0) {
-        bail!("--time-scale {s}: must be a positive number (1 = real time)");
-    }
-    Ok(())
-}
-
 fn run(a: RunArgs) -> Result<()> {
-    check_scale(a.time_scale)?;
+    acclab_live::run::check_scale(a.time_scale)?;
     let mut sc = scenario::load(&a.scenario)?;
     if let Some(seed) = a.seed {
         sc.seed = seed;
@@ -168,7 +161,7 @@ fn run(a: RunArgs) -> Result<()> {
 }
 
 fn router(a: RouterArgs) -> Result<()> {
-    check_scale(a.time_scale)?;
+    acclab_live::run::check_scale(a.time_scale)?;
     let sc = scenario::load(&a.scenario)?;
     let dir = crate::output_dir(a.out, &format!("{}-router", sc.name), a.force)?;
     println!(
@@ -193,7 +186,6 @@ fn router(a: RouterArgs) -> Result<()> {
 }
 
 fn endpoints(a: EndpointArgs) -> Result<()> {
-    check_scale(a.time_scale)?;
     let sc = scenario::load(&a.scenario)?;
     let names: Vec<String> = sc.flows.iter().map(|f| f.id.clone()).collect();
     let secs = sc.duration.as_secs_f64();

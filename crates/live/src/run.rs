@@ -215,7 +215,9 @@ pub fn router_report(sim: &Simulator, counters: &RouterCounters) -> RouterReport
     }
 }
 
-fn check_scale(s: f64) -> Result<(), LiveError> {
+/// The one check of a time scale, for every entry point (the CLI calls it before it creates
+/// any output directory).
+pub fn check_scale(s: f64) -> Result<(), LiveError> {
     if s.is_finite() && s > 0.0 {
         Ok(())
     } else {
