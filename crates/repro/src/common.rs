@@ -54,16 +54,8 @@ pub struct Run {
 pub fn simulate(ctx: &Ctx, label: &str, sc: Scenario) -> Result<Run, ReproError> {
     let eq = acclab_theory::predict(&sc).ok();
     let total = sc.duration.0.max(1) as f64;
-    let (sim, mut summary) =
-        acclab_sim::run(sc, &mut |t| (ctx.progress)(label, t.0 as f64 / total));
-    if let Some(e) = &eq {
-        e.attach(&mut summary);
-    }
-    acclab_theory::maxmin::attach_fairness(sim.scenario(), &mut summary);
-    let dir = ctx.out.join(label);
-    std::fs::create_dir_all(&dir)?;
-    acclab_sim::output::write_files(&dir, &sim, &summary)?;
-    Ok(Run { sim, summary, eq })
+    let (sim, summary) = acclab_sim::run(sc, &mut |t| (ctx.progress)(label, t.0 as f64 / total));
+    finish(ctx, label, sim, summary, eq)
 }
 
 /// Runs `sc` live (real sockets through the router emulator, `time_scale` scenario seconds per
@@ -76,18 +68,11 @@ pub fn run_live(ctx: &Ctx, label: &str, sc: Scenario, time_scale: f64) -> Result
         time_scale,
         ..acclab_live::LiveOptions::default()
     };
-    let (sim, mut summary) = acclab_live::run(sc, &opts, &mut |t| {
+    let (sim, summary) = acclab_live::run(sc, &opts, &mut |t| {
         (ctx.progress)(label, t.0 as f64 / total)
     })
     .map_err(|e| ReproError::Other(format!("live run: {e}")))?;
-    if let Some(e) = &eq {
-        e.attach(&mut summary);
-    }
-    acclab_theory::maxmin::attach_fairness(sim.scenario(), &mut summary);
-    let dir = ctx.out.join(label);
-    std::fs::create_dir_all(&dir)?;
-    acclab_sim::output::write_files(&dir, &sim, &summary)?;
-    Ok(Run { sim, summary, eq })
+    finish(ctx, label, sim, summary, eq)
 }
 
 /// Runs `sc` twice, simulated and live (at `time_scale`), into `ctx.out/simulation` and
@@ -154,6 +139,25 @@ pub fn phase_theory(sc: &Scenario, t0: f64, t1: f64) -> Option<Equilibrium> {
         acclab_core::Time::from_secs_f64(t1),
     );
     acclab_theory::predict(&sc).ok()
+}
+
+/// Attaches the prediction and fairness indices to a finished run and writes its outputs into
+/// `ctx.out/label`: the common tail of [`simulate`] and [`run_live`].
+fn finish(
+    ctx: &Ctx,
+    label: &str,
+    sim: Simulator,
+    mut summary: Summary,
+    eq: Option<Equilibrium>,
+) -> Result<Run, ReproError> {
+    if let Some(e) = &eq {
+        e.attach(&mut summary);
+    }
+    acclab_theory::maxmin::attach_fairness(sim.scenario(), &mut summary);
+    let dir = ctx.out.join(label);
+    std::fs::create_dir_all(&dir)?;
+    acclab_sim::output::write_files(&dir, &sim, &summary)?;
+    Ok(Run { sim, summary, eq })
 }
 
 /// Writes the scenario text an experiment used next to its results.
