@@ -3,7 +3,7 @@
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 
-use acclab_live::LiveOptions;
+use acclab_live::{LiveOptions, Network};
 use acclab_sim::scenario;
 use anyhow::{bail, Context, Result};
 
@@ -60,6 +60,11 @@ pub struct RunArgs {
     /// The local address endpoints bind to.
     #[arg(long, default_value = "127.0.0.1")]
     bind: IpAddr,
+    /// Put the router and every node that holds a sender or receiver in a network namespace of
+    /// its own, joined by veth pairs (a testbed on one machine; Linux, needs root and iproute2).
+    /// The namespaces are removed when the run ends.
+    #[arg(long, conflicts_with_all = ["router", "bind"])]
+    netns: bool,
     /// Print nothing but errors.
     #[arg(long, short)]
     quiet: bool,
@@ -113,14 +118,20 @@ fn run(a: RunArgs) -> Result<()> {
     if let Some(seed) = a.seed {
         sc.seed = seed;
     }
+    let chosen_dir_existed = a.out.as_ref().is_some_and(|d| d.exists());
     let dir = crate::output_dir(a.out, &format!("{}-live", sc.name), a.force)?;
     let wall = sc.duration.as_secs_f64() / a.time_scale;
     if !a.quiet {
         println!(
-            "acclab live: {} flows over {} emulated links, {:.1} s of scenario time in {wall:.1} s of wall time",
+            "acclab live: {} flows over {} emulated links, {:.1} s of scenario time in {wall:.1} s of wall time{}",
             sc.flows.len(),
             sc.links.len(),
-            sc.duration.as_secs_f64()
+            sc.duration.as_secs_f64(),
+            if a.netns {
+                "; router and endpoint hosts in network namespaces"
+            } else {
+                ""
+            }
         );
     }
     let bar = if a.quiet {
@@ -132,15 +143,29 @@ fn run(a: RunArgs) -> Result<()> {
         b.set_message("scenario ms, live");
     }
     let prediction = acclab_theory::predict(&sc);
+    let network = if a.netns {
+        Network::Namespaces
+    } else {
+        Network::Local {
+            router: a.router,
+            endpoint_ip: a.bind,
+        }
+    };
     let opts = LiveOptions {
         time_scale: a.time_scale,
-        router: a.router,
-        endpoint_ip: a.bind,
+        network,
         threads: 0,
     };
-    let (sim, summary) = acclab_live::run(sc, &opts, &mut |t| {
+    let outcome = acclab_live::run(sc, &opts, &mut |t| {
         if let Some(b) = &bar {
             b.set_position(t.0 / 1_000_000);
+        }
+    });
+    let (sim, summary) = outcome.inspect_err(|_| {
+        // A run that could not start leaves no empty directory of ours behind (remove_dir
+        // removes only an empty one).
+        if !chosen_dir_existed {
+            let _ = std::fs::remove_dir(&dir);
         }
     })?;
     if let Some(b) = bar {

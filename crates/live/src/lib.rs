@@ -7,12 +7,14 @@
 //! - [`router`]: the router emulator — the simulator's network in real time, forwarding datagrams
 //!   between the endpoints a scenario names and dropping (and counting) everything else.
 //! - [`run`]: `acclab live run`, router and endpoints in one process.
+//! - [`netns`]: a testbed of network namespaces for it (`--netns`).
 
 pub mod clock;
 pub mod driver;
+pub mod netns;
 pub mod router;
 pub mod run;
 pub mod wire;
 
 pub use clock::LiveClock;
-pub use run::{run, LiveError, LiveOptions};
+pub use run::{run, LiveError, LiveOptions, Network};

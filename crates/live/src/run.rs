@@ -1,6 +1,7 @@
 //! `acclab live run`: a scenario over real sockets in one process — the router emulator and one
 //! task per sender and receiver, each on its own UDP socket on loopback (or another local
-//! address), for the scenario's duration divided by the time scale.
+//! address, or across network namespaces), for the scenario's duration divided by the time
+//! scale.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::Ordering;
@@ -15,6 +16,7 @@ use tokio::net::UdpSocket;
 
 use crate::clock::LiveClock;
 use crate::driver::{EndpointCounters, EndpointTask};
+use crate::netns::{NetnsError, Testbed};
 use crate::router::{Remote, Router, RouterCounters};
 
 /// How to run live.
@@ -22,10 +24,8 @@ use crate::router::{Remote, Router, RouterCounters};
 pub struct LiveOptions {
     /// Scenario seconds per wall-clock second (1 = real time).
     pub time_scale: f64,
-    /// The router's socket address (port 0: any free port).
-    pub router: SocketAddr,
-    /// The address endpoints bind to (each on a free port).
-    pub endpoint_ip: IpAddr,
+    /// Where the sockets live.
+    pub network: Network,
     /// Tokio worker threads (0: one per core).
     pub threads: usize,
 }
@@ -34,9 +34,41 @@ impl Default for LiveOptions {
     fn default() -> Self {
         LiveOptions {
             time_scale: 1.0,
-            router: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0),
-            endpoint_ip: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            network: Network::loopback(),
             threads: 0,
+        }
+    }
+}
+
+/// Where a live run's router and endpoints have their sockets.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Network {
+    /// This machine's own addresses: the router at `router` (port 0: any free port), every
+    /// endpoint on `endpoint_ip` at a free port.
+    Local {
+        router: SocketAddr,
+        endpoint_ip: IpAddr,
+    },
+    /// A testbed of network namespaces ([`crate::netns`]): the router in one, each node that
+    /// holds endpoints in one of its own, joined by veth pairs. Linux, as root.
+    Namespaces,
+}
+
+impl Network {
+    /// Everything on 127.0.0.1.
+    pub fn loopback() -> Network {
+        let lo = IpAddr::V4(Ipv4Addr::LOCALHOST);
+        Network::Local {
+            router: SocketAddr::new(lo, 0),
+            endpoint_ip: lo,
+        }
+    }
+
+    /// The name `summary.json` gives it.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Network::Local { .. } => "local",
+            Network::Namespaces => "netns",
         }
     }
 }
@@ -49,7 +81,74 @@ pub enum LiveError {
     #[error("endpoints from {0} need {1} consecutive ports, past the last port")]
     PortRange(SocketAddr, usize),
     #[error("cannot set up sockets: {0}")]
-    Io(#[from] std::io::Error),
+    Io(std::io::Error),
+    #[error(transparent)]
+    Netns(#[from] NetnsError),
+}
+
+// By hand rather than `#[from]`: the message already holds the cause, and a source as well would
+// print it twice in an error chain.
+impl From<std::io::Error> for LiveError {
+    fn from(e: std::io::Error) -> Self {
+        LiveError::Io(e)
+    }
+}
+
+/// The sockets of a live run — the router's, and one per endpoint (`[sender 0, receiver 0, …]`)
+/// connected to it, all non-blocking — and the testbed they live in, if any.
+struct Sockets {
+    router: std::net::UdpSocket,
+    endpoints: Vec<std::net::UdpSocket>,
+    testbed: Option<Testbed>,
+}
+
+fn sockets(scenario: &Scenario, network: &Network) -> Result<Sockets, LiveError> {
+    let n = 2 * scenario.flows.len();
+    match network {
+        Network::Local {
+            router,
+            endpoint_ip,
+        } => {
+            let router = bind_nonblocking(*router)?;
+            let router_addr = router.local_addr()?;
+            let endpoints = (0..n)
+                .map(|_| {
+                    let s = bind_nonblocking(SocketAddr::new(*endpoint_ip, 0))?;
+                    s.connect(router_addr)?;
+                    Ok(s)
+                })
+                .collect::<std::io::Result<_>>()?;
+            Ok(Sockets {
+                router,
+                endpoints,
+                testbed: None,
+            })
+        }
+        Network::Namespaces => {
+            let testbed = Testbed::create(scenario)?;
+            let router = testbed.router_socket()?;
+            let port = router.local_addr()?.port();
+            let mut endpoints = Vec::with_capacity(n);
+            for i in 0..n {
+                let flow = &scenario.flows[i / 2];
+                let host = testbed.host(if i % 2 == 0 { flow.src } else { flow.dst });
+                let s = testbed.host_socket(host)?;
+                s.connect(SocketAddr::new(IpAddr::V4(host.gateway), port))?;
+                endpoints.push(s);
+            }
+            Ok(Sockets {
+                router,
+                endpoints,
+                testbed: Some(testbed),
+            })
+        }
+    }
+}
+
+fn bind_nonblocking(addr: SocketAddr) -> std::io::Result<std::net::UdpSocket> {
+    let s = std::net::UdpSocket::bind(addr)?;
+    s.set_nonblocking(true)?;
+    Ok(s)
 }
 
 /// Runs `scenario` live and returns the router's network (for `links.csv`, plots) and the
@@ -60,7 +159,16 @@ pub fn run(
     progress: &mut dyn FnMut(Time),
 ) -> Result<(Simulator, Summary), LiveError> {
     check_scale(opts.time_scale)?;
-    runtime(opts.threads)?.block_on(run_async(scenario, opts, progress))
+    let Sockets {
+        router,
+        endpoints,
+        testbed,
+    } = sockets(&scenario, &opts.network)?;
+    let result =
+        runtime(opts.threads)?.block_on(run_async(scenario, router, endpoints, opts, progress));
+    // The namespaces go only once every socket in them has closed.
+    drop(testbed);
+    result
 }
 
 fn runtime(threads: usize) -> std::io::Result<tokio::runtime::Runtime> {
@@ -227,19 +335,17 @@ pub fn check_scale(s: f64) -> Result<(), LiveError> {
 
 async fn run_async(
     scenario: Scenario,
+    router_socket: std::net::UdpSocket,
+    endpoint_sockets: Vec<std::net::UdpSocket>,
     opts: &LiveOptions,
     progress: &mut dyn FnMut(Time),
 ) -> Result<(Simulator, Summary), LiveError> {
-    let router_socket = UdpSocket::bind(opts.router).await?;
-    let router_addr = router_socket.local_addr()?;
-    let n = 2 * scenario.flows.len();
-    let mut sockets = Vec::with_capacity(n);
-    let mut addrs = Vec::with_capacity(n);
-    for _ in 0..n {
-        let s = UdpSocket::bind(SocketAddr::new(opts.endpoint_ip, 0)).await?;
-        s.connect(router_addr).await?;
+    let router_socket = UdpSocket::from_std(router_socket)?;
+    let mut sockets = Vec::with_capacity(endpoint_sockets.len());
+    let mut addrs = Vec::with_capacity(endpoint_sockets.len());
+    for s in endpoint_sockets {
         addrs.push(s.local_addr()?);
-        sockets.push(s);
+        sockets.push(UdpSocket::from_std(s)?);
     }
     let r = remotes(&scenario);
     let counters = Arc::new(EndpointCounters::default());
@@ -268,6 +374,7 @@ async fn run_async(
     summary.mode = "live".into();
     summary.live = Some(LiveSummary {
         time_scale: opts.time_scale,
+        network: opts.network.label().into(),
         wall_duration_s: wall,
         router_accepted: rc.accepted,
         router_delivered: rc.delivered,

@@ -42,6 +42,9 @@ pub struct Summary {
 pub struct LiveSummary {
     /// Scenario seconds per wall-clock second.
     pub time_scale: f64,
+    /// Where the sockets were: `"local"` (this machine's addresses, loopback by default) or
+    /// `"netns"` (router and endpoint hosts in network namespaces, joined by veth pairs).
+    pub network: String,
     /// Wall-clock length of the run, s.
     pub wall_duration_s: f64,
     /// Datagrams the router accepted from endpoints and forwarded into the emulated network.
