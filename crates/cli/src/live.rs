@@ -101,6 +101,26 @@ pub struct EndpointArgs {
     base: SocketAddr,
     #[arg(long, default_value_t = 1.0)]
     time_scale: f64,
+    /// Where endpoints.json goes [default: results/<name>-endpoints].
+    #[arg(long)]
+    out: Option<PathBuf>,
+    #[arg(long)]
+    force: bool,
+}
+
+/// One flow in `endpoints.json`, as its two endpoints saw it (whole run, scenario units).
+#[derive(serde::Serialize)]
+struct EndpointFlow {
+    id: String,
+    sent_packets: u64,
+    sent_bytes: u64,
+    detected_losses: u64,
+    delivered_bytes: u64,
+    /// Delivered bytes over the scenario's duration, bit/s.
+    mean_goodput_bps: f64,
+    /// The sender's last smoothed RTT, s.
+    srtt_s: Option<f64>,
+    cwnd_bytes: Option<u64>,
 }
 
 pub fn live(cmd: LiveCommand) -> Result<()> {
@@ -211,20 +231,43 @@ fn router(a: RouterArgs) -> Result<()> {
 }
 
 fn endpoints(a: EndpointArgs) -> Result<()> {
+    acclab_live::run::check_scale(a.time_scale)?;
     let sc = scenario::load(&a.scenario)?;
+    let dir = crate::output_dir(a.out, &format!("{}-endpoints", sc.name), a.force)?;
     let names: Vec<String> = sc.flows.iter().map(|f| f.id.clone()).collect();
     let secs = sc.duration.as_secs_f64();
     let stats = acclab_live::run::endpoints_only(sc, a.router, a.base, a.time_scale)?;
+    let flows: Vec<EndpointFlow> = names
+        .into_iter()
+        .enumerate()
+        .map(|(i, id)| {
+            let (tx, rx) = (&stats[2 * i], &stats[2 * i + 1]);
+            EndpointFlow {
+                id,
+                sent_packets: tx.sent_packets,
+                sent_bytes: tx.sent_bytes,
+                detected_losses: tx.detected_losses + rx.detected_losses,
+                delivered_bytes: rx.delivered_bytes,
+                mean_goodput_bps: rx.delivered_bytes as f64 * 8.0 / secs,
+                srtt_s: tx.srtt.map(|d| d.as_secs_f64()),
+                cwnd_bytes: tx.cwnd_bytes,
+            }
+        })
+        .collect();
     println!("flow                 sent pkts   delivered bytes   mean goodput");
-    for (i, name) in names.iter().enumerate() {
-        let (tx, rx) = (&stats[2 * i], &stats[2 * i + 1]);
+    for f in &flows {
         println!(
-            "{name:<20} {:>10} {:>17} {:>10.3} Mb/s",
-            tx.sent_packets,
-            rx.delivered_bytes,
-            rx.delivered_bytes as f64 * 8.0 / secs / 1e6
+            "{:<20} {:>10} {:>17} {:>10.3} Mb/s",
+            f.id,
+            f.sent_packets,
+            f.delivered_bytes,
+            f.mean_goodput_bps / 1e6
         );
     }
+    let path = dir.join("endpoints.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&flows)? + "\n")
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    println!("Results in {}", path.display());
     Ok(())
 }
 

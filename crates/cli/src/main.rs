@@ -97,7 +97,14 @@ struct RunArgs {
 }
 
 const DEMO: &str = include_str!("../../../scenarios/examples/demo.toml");
-const RESULT_FILES: [&str; 4] = ["summary.json", "flows.csv", "links.csv", "comparison.json"];
+const RESULT_FILES: [&str; 6] = [
+    "summary.json",
+    "flows.csv",
+    "links.csv",
+    "comparison.json",
+    "router.json",
+    "endpoints.json",
+];
 
 fn main() {
     let cli = Cli::parse();
@@ -175,10 +182,15 @@ fn output_dir_under(out: Option<PathBuf>, root: &Path, name: &str, force: bool) 
     let dir = match out {
         Some(d) => {
             if holds_results(&d) && !force {
+                let held: Vec<&str> = RESULT_FILES
+                    .into_iter()
+                    .filter(|f| d.join(f).exists())
+                    .collect();
                 bail!(
-                    "{} already holds results (summary.json, flows.csv, links.csv); \
-                     choose another --out or pass --force to overwrite them",
-                    d.display()
+                    "{} already holds results ({}); choose another --out or pass --force to \
+                     overwrite them",
+                    d.display(),
+                    held.join(", ")
                 );
             }
             d
