@@ -743,7 +743,15 @@ pub struct AvqParams {
     /// As for `droptail`: Monaco's out-of-band and reverse control packets skip the data queue.
     #[serde(default)]
     pub priority: bool,
+    /// What a `delay`-mode (AVD) link adds to Monaco IB packets: `excess` (default) the virtual
+    /// delay less the IB's physical wait at the link, counting the link once; `virtual` the
+    /// whole virtual delay, as 000 §IV-D writes it (at a priority-capable link the physical
+    /// queue is then counted twice, in ftt_q and in the virtual delay).
+    #[serde(default)]
+    pub avd_stamp: AvdStamp,
 }
+
+pub use crate::queue::avq::AvdStamp;
 
 fn avq_gamma() -> f64 {
     0.98
@@ -1053,6 +1061,7 @@ impl QueueConfig {
                     target_utilization: p.target_utilization,
                     alpha: p.alpha,
                     priority: p.priority,
+                    stamp: p.avd_stamp,
                     mode: match p.mode {
                         AvqModeName::Mark => AvqMode::Mark,
                         AvqModeName::Drop => AvqMode::Drop,

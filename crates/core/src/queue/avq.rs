@@ -24,6 +24,18 @@ pub enum AvqMode {
     Delay,
 }
 
+/// What an AVD link adds to the virtual-delay field of a Monaco IB packet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AvdStamp {
+    /// The virtual delay less the physical queueing delay the IB is about to spend at the link
+    /// (see [`Avq::delay_to_stamp`]).
+    #[default]
+    Excess,
+    /// The whole virtual delay VQ/C̃, as 000 §IV-D writes it.
+    Virtual,
+}
+
 /// AVQ settings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AvqConfig {
@@ -37,6 +49,7 @@ pub struct AvqConfig {
     /// served first, so a full data queue neither delays nor drops them. At an AVD router the
     /// physical queue is then also visible to Monaco (ftt_q) besides the virtual delay.
     pub priority: bool,
+    pub stamp: AvdStamp,
 }
 
 /// The AVQ discipline.
@@ -83,6 +96,27 @@ impl Avq {
         }
     }
 
+    /// What an IB arriving now gets added to its virtual-delay field. With [`AvdStamp::Excess`]:
+    /// the virtual queueing delay less the physical queueing delay the IB is about to spend
+    /// here. 000 §IV-D's estimate â = â_DropTail + x̄·Σ t_AVD counts an AVD link through t_AVD
+    /// alone; but when the link is priority-capable the OB skips its physical queue while the
+    /// IB waits in it, so that wait is in ftt_q (â_DropTail) as well. Stamping the difference
+    /// counts the link once, as max(virtual, physical) delay: the virtual delay whenever AVQ
+    /// keeps the physical queue below it (its purpose), the physical queue in a transient that
+    /// outgrows it. Without the high band the OB waits like the IB and the full virtual delay
+    /// is stamped. Counting the physical queue twice (`Virtual`) doubles the loop gain of a
+    /// loop that dominates the link: on qos-fig5 with w = 30 it oscillated (queue 0–200
+    /// packets every ~0.4 s), held the link at 0.88 and pinned C̃ at C.
+    fn delay_to_stamp(&self) -> f64 {
+        let counts_physical = self.cfg.priority && self.cfg.stamp == AvdStamp::Excess;
+        let physical = if counts_physical && self.capacity > 0.0 {
+            self.fifo.backlog().bytes as f64 / self.capacity
+        } else {
+            0.0
+        };
+        (self.virtual_delay() - physical).max(0.0)
+    }
+
     /// Runs the virtual queue for one arrival; true when it overflows.
     fn arrive(&mut self, now: Time, bytes: f64) -> bool {
         let dt = self.last_arrival.map_or(0.0, |s| (now - s).as_secs_f64());
@@ -105,7 +139,7 @@ impl QueueDiscipline for Avq {
         let overflow = self.arrive(now, pkt.size as f64);
         match self.cfg.mode {
             AvqMode::Delay if pkt.kind == PacketKind::ControlIb => {
-                pkt.virtual_delay += Duration::from_secs_f64(self.virtual_delay());
+                pkt.virtual_delay += Duration::from_secs_f64(self.delay_to_stamp());
                 self.fifo.count_mark();
             }
             AvqMode::Delay => {}
@@ -174,6 +208,7 @@ mod tests {
             alpha: 0.15,
             mode,
             priority: false,
+            stamp: AvdStamp::Excess,
         };
         Avq::new(cfg, Rate::from_mbps(8)) // 1 MB/s
     }
@@ -231,6 +266,44 @@ mod tests {
         assert_eq!(a.stats().marked_packets, 1);
         let plain = Packet::new(FlowId(0), PacketKind::Data, 1000);
         assert!(a.enqueue(Time::ZERO, plain).is_err());
+    }
+
+    /// The IB stamped after `data` back-to-back 1000 B packets at a priority-capable AVD link.
+    fn stamp_behind(data: usize, stamp: AvdStamp, virtual_capacity: f64) -> f64 {
+        let mut a = avq(AvqMode::Delay);
+        a.cfg.priority = true;
+        a.cfg.stamp = stamp;
+        a.cfg.virtual_buffer = 1e9;
+        for _ in 0..data {
+            a.enqueue(Time::ZERO, Packet::new(FlowId(0), PacketKind::Data, 1000))
+                .unwrap();
+        }
+        // Pin C̃ (arrivals at one instant do not let it grow back) to compare with the formula.
+        a.virtual_capacity = virtual_capacity;
+        a.cfg.alpha = 0.0;
+        a.enqueue(
+            Time::ZERO,
+            Packet::new(FlowId(0), PacketKind::ControlIb, 40),
+        )
+        .unwrap();
+        let ib = std::iter::from_fn(|| a.dequeue(Time::ZERO))
+            .find(|p| p.kind == PacketKind::ControlIb)
+            .unwrap();
+        ib.virtual_delay.as_secs_f64()
+    }
+
+    #[test]
+    fn a_priority_capable_avd_link_counts_its_physical_queue_once() {
+        // C = 1 MB/s. Five packets queued: physical wait 5 ms. VQ = 5040 B.
+        // C̃ = 0.5 MB/s: virtual delay 10.08 ms, of which 5 ms the IB spends queueing anyway.
+        let excess = stamp_behind(5, AvdStamp::Excess, 500_000.0);
+        assert!((excess - (0.010_08 - 0.005)).abs() < 1e-6, "{excess}");
+        // The paper's stamp adds the whole virtual delay.
+        let literal = stamp_behind(5, AvdStamp::Virtual, 500_000.0);
+        assert!((literal - 0.010_08).abs() < 1e-6, "{literal}");
+        // C̃ = C: the virtual queue is the physical one; only the IB's own 40 B are left.
+        let same = stamp_behind(5, AvdStamp::Excess, 1_000_000.0);
+        assert!((same - 0.000_04).abs() < 1e-6, "{same}");
     }
 
     #[test]
