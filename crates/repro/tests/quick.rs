@@ -137,7 +137,7 @@ fn acc_fig7_quick() {
 #[test]
 fn acc_fig8_quick() {
     // Known deviation: Monaco's small windows (≈ 4–8 packets per flow) overrun the 55-packet
-    // AVD bottleneck (≈ 5000 drops); utilisation 0.96, not 0.98; sets 2 and 3 get 15–20% less
+    // AVD bottleneck (≈ 4700 drops); utilisation 0.96, not 0.98; sets 2 and 3 get 15–20% less
     // than their share while 20 flows are active. Other phases meet their shares.
     quick_with_known_deviations(
         "acc-fig8",
