@@ -136,6 +136,9 @@ pub struct MonacoParams {
     pub initial_rtt: Duration,
     /// Lower bound of the control-packet timeout.
     pub min_rto: Duration,
+    /// Count the AVD virtual delay as part of the RTT when pacing (not in 000; see
+    /// `MonacoConfig::virtual_rtt`).
+    pub virtual_rtt: bool,
 }
 
 impl Default for MonacoParams {
@@ -152,6 +155,7 @@ impl Default for MonacoParams {
             initial_window: Bytes(2000),
             initial_rtt: Duration::from_millis(100),
             min_rto: Duration::from_millis(200),
+            virtual_rtt: false,
         }
     }
 }
@@ -597,6 +601,7 @@ impl SchemeConfig {
                     initial_window: p.initial_window.0 as f64,
                     initial_rtt: p.initial_rtt,
                     min_rto: p.min_rto,
+                    virtual_rtt: p.virtual_rtt,
                     rng: crate::rng::stream(ctx.seed, &format!("flow:{}:monaco", ctx.name)),
                 };
                 let estimator = match p.estimator {
