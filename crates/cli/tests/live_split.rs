@@ -5,47 +5,7 @@ use std::net::UdpSocket;
 use std::process::{Child, Command, Stdio};
 
 /// Two Monaco loops, weights 1 and 2, over one 10 Mb/s priority bottleneck.
-const DUMBBELL: &str = r#"
-name = "split"
-duration = "24s"
-seed = 7
-
-[defaults]
-queue = { kind = "priority", limit = "200pkt" }
-
-[[link]]
-between = ["r1", "r2"]
-rate = "10Mbps"
-delay = "10ms"
-
-[[link]]
-between = ["a", "r1"]
-rate = "100Mbps"
-delay = "1ms"
-
-[[link]]
-between = ["b", "r1"]
-rate = "100Mbps"
-delay = "15ms"
-
-[[link]]
-between = ["r2", "c"]
-rate = "100Mbps"
-delay = "1ms"
-
-[[flow]]
-id = "w1"
-kind = "monaco"
-from = "a"
-to = "c"
-
-[[flow]]
-id = "w2"
-kind = "monaco"
-from = "b"
-to = "c"
-params = { weight = 2 }
-"#;
+const DUMBBELL: &str = include_str!("../../../scenarios/examples/live-dumbbell.toml");
 
 /// A base port with `n` consecutive ports free on 127.0.0.1 a moment ago.
 fn free_ports(n: u16) -> u16 {

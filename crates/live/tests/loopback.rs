@@ -13,50 +13,7 @@ use acclab_sim::scenario;
 
 /// Two Monaco loops with weights 1 and 2 and different RTTs over one 10 Mb/s bottleneck with a
 /// two-priority buffer: weighted PF gives them 1/3 and 2/3 of it.
-const DUMBBELL: &str = r#"
-name = "live-dumbbell"
-duration = "24s"
-seed = 7
-
-[defaults]
-queue = { kind = "priority", limit = "200pkt" }
-
-[[link]]
-between = ["r1", "r2"]
-rate = "10Mbps"
-delay = "10ms"
-
-[[link]]
-between = ["a", "r1"]
-rate = "100Mbps"
-delay = "1ms"
-
-[[link]]
-between = ["b", "r1"]
-rate = "100Mbps"
-delay = "15ms"
-
-[[link]]
-between = ["r2", "c"]
-rate = "100Mbps"
-delay = "1ms"
-
-[[flow]]
-id = "w1"
-kind = "monaco"
-from = "a"
-to = "c"
-
-[[flow]]
-id = "w2"
-kind = "monaco"
-from = "b"
-to = "c"
-params = { weight = 2 }
-
-[output]
-window = ["12s", "24s"]
-"#;
+const DUMBBELL: &str = include_str!("../../../scenarios/examples/live-dumbbell.toml");
 
 const SCALE: f64 = 5.0;
 
