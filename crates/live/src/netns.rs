@@ -99,9 +99,7 @@ impl Testbed {
             router_ns: format!("{prefix}-r"),
             hosts,
         };
-        let names =
-            std::iter::once(&testbed.router_ns).chain(testbed.hosts.iter().map(|h| &h.namespace));
-        ip_batch(None, names.map(|n| format!("netns add {n}")), false)?;
+        ip_batch(None, testbed.namespace_commands("add"), false)?;
         ip_batch(Some(&testbed.router_ns), testbed.router_commands(), false)?;
         for h in &testbed.hosts {
             ip_batch(Some(&h.namespace), h.commands(), false)?;
@@ -134,6 +132,14 @@ impl Testbed {
         )
     }
 
+    /// `netns <verb> NAME` for the router's namespace and every host's.
+    fn namespace_commands(&self, verb: &str) -> Vec<String> {
+        std::iter::once(&self.router_ns)
+            .chain(self.hosts.iter().map(|h| &h.namespace))
+            .map(|n| format!("netns {verb} {n}"))
+            .collect()
+    }
+
     /// The router namespace's side: loopback up, one veth pair per host, addressed and up.
     fn router_commands(&self) -> Vec<String> {
         let mut cmds = vec!["link set lo up".to_string()];
@@ -153,10 +159,9 @@ impl Testbed {
 
 impl Drop for Testbed {
     fn drop(&mut self) {
-        let names = std::iter::once(&self.router_ns).chain(self.hosts.iter().map(|h| &h.namespace));
         // Deleting a namespace deletes the veth ends in it. Failures are left to the next
         // testbed's stale-namespace sweep.
-        let _ = ip_batch(None, names.map(|n| format!("netns del {n}")), true);
+        let _ = ip_batch(None, self.namespace_commands("del"), true);
     }
 }
 

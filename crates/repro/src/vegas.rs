@@ -2,7 +2,7 @@
 
 use acclab_core::config::{BaseRttParam, QueueConfig, RenoParams, SchemeConfig};
 use acclab_core::{Duration, Limit};
-use acclab_sim::plot::{write_chart, Chart, Series};
+use acclab_sim::plot::{write_chart, Series};
 use acclab_sim::Scenario;
 use acclab_theory::equilibrium::propagation_delay;
 use acclab_theory::num::{self, Problem};
@@ -136,12 +136,13 @@ fn single_link(
             windows.push(Series::level(format!("{class} predicted"), t, 0.0, end));
         }
     }
-    let chart = |what: &str, y: &str, series| Chart {
-        title: format!("{id}: average {what} per class"),
-        x_label: "time (s)".into(),
-        y_label: y.into(),
-        series,
-        ..Chart::default()
+    let chart = |what: &str, y: &str, series| {
+        common::chart(
+            format!("{id}: average {what} per class"),
+            "time (s)",
+            y,
+            series,
+        )
     };
     report.files.extend(write_chart(
         &ctx.out,
@@ -156,13 +157,12 @@ fn single_link(
     report.files.extend(write_chart(
         &ctx.out,
         "queue",
-        &Chart {
-            title: format!("{id}: queue at router 1"),
-            x_label: "time (s)".into(),
-            y_label: "packets".into(),
-            series: vec![Series::new("queue", queue_series(&run.sim, bottleneck))],
-            ..Chart::default()
-        },
+        &common::chart(
+            format!("{id}: queue at router 1"),
+            "time (s)",
+            "packets",
+            vec![Series::new("queue", queue_series(&run.sim, bottleneck))],
+        ),
     )?);
     report
         .notes
@@ -310,24 +310,22 @@ impl Experiment for Fig5 {
         report.files.extend(write_chart(
             &ctx.out,
             "rates",
-            &Chart {
-                title: format!("{}: average sending rate of persistent flows", self.id()),
-                x_label: "time (s)".into(),
-                y_label: "KB/s".into(),
-                series: rates,
-                ..Chart::default()
-            },
+            &common::chart(
+                format!("{}: average sending rate of persistent flows", self.id()),
+                "time (s)",
+                "KB/s",
+                rates,
+            ),
         )?);
         report.files.extend(write_chart(
             &ctx.out,
             "queue",
-            &Chart {
-                title: format!("{}: queue at router 1", self.id()),
-                x_label: "time (s)".into(),
-                y_label: "packets".into(),
-                series: vec![Series::new("queue", q)],
-                ..Chart::default()
-            },
+            &common::chart(
+                format!("{}: queue at router 1", self.id()),
+                "time (s)",
+                "packets",
+                vec![Series::new("queue", q)],
+            ),
         )?);
         Ok(report)
     }
@@ -451,13 +449,12 @@ impl Experiment for Table5 {
             write_chart(
                 &ctx.out,
                 stem,
-                &Chart {
-                    title: format!("{}: queue, {what} (Fig. 6)", self.id()),
-                    x_label: "time (s)".into(),
-                    y_label: "packets".into(),
-                    series: vec![Series::new("queue at router 1", q)],
-                    ..Chart::default()
-                },
+                &common::chart(
+                    format!("{}: queue, {what} (Fig. 6)", self.id()),
+                    "time (s)",
+                    "packets",
+                    vec![Series::new("queue at router 1", q)],
+                ),
             )
         };
         report.files.extend(queue_chart(
@@ -481,13 +478,12 @@ impl Experiment for Table5 {
         report.files.extend(write_chart(
             &ctx.out,
             "rates-discovered",
-            &Chart {
-                title: format!("{}: rates with discovered baseRTT", self.id()),
-                x_label: "time (s)".into(),
-                y_label: "KB/s".into(),
-                series: rates,
-                ..Chart::default()
-            },
+            &common::chart(
+                format!("{}: rates with discovered baseRTT", self.id()),
+                "time (s)",
+                "KB/s",
+                rates,
+            ),
         )?);
         report.notes.push(format!(
             "theory uses the simulated path's d = {:.3} ms (propagation + transmission); the paper's model uses 10 ms",
@@ -620,15 +616,16 @@ impl Experiment for Fig8 {
                 .map(|p| (p.buffer as f64, f(p)))
                 .collect()
         };
-        let chart = |what: &str, y: &str, f: &dyn Fn(&Point) -> f64| Chart {
-            title: format!("{}: {what} against buffer size", self.id()),
-            x_label: "buffer (packets)".into(),
-            y_label: y.into(),
-            series: vec![
-                Series::new("Reno", series(true, f)).with_markers(),
-                Series::new("Vegas", series(false, f)).with_markers(),
-            ],
-            ..Chart::default()
+        let chart = |what: &str, y: &str, f: &dyn Fn(&Point) -> f64| {
+            common::chart(
+                format!("{}: {what} against buffer size", self.id()),
+                "buffer (packets)",
+                y,
+                vec![
+                    Series::new("Reno", series(true, f)).with_markers(),
+                    Series::new("Vegas", series(false, f)).with_markers(),
+                ],
+            )
         };
         report.files.extend(write_chart(
             &ctx.out,
@@ -775,24 +772,22 @@ impl Experiment for RemFig7 {
         report.files.extend(write_chart(
             &ctx.out,
             "windows",
-            &Chart {
-                title: format!("{}: congestion windows", self.id()),
-                x_label: "time (s)".into(),
-                y_label: "packets".into(),
-                series: windows,
-                ..Chart::default()
-            },
+            &common::chart(
+                format!("{}: congestion windows", self.id()),
+                "time (s)",
+                "packets",
+                windows,
+            ),
         )?);
         report.files.extend(write_chart(
             &ctx.out,
             "queue",
-            &Chart {
-                title: format!("{}: queue at router 1", self.id()),
-                x_label: "time (s)".into(),
-                y_label: "packets".into(),
-                series: vec![Series::new("queue", q)],
-                ..Chart::default()
-            },
+            &common::chart(
+                format!("{}: queue at router 1", self.id()),
+                "time (s)",
+                "packets",
+                vec![Series::new("queue", q)],
+            ),
         )?);
         Ok(report)
     }
