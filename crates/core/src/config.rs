@@ -136,8 +136,8 @@ pub struct MonacoParams {
     pub initial_rtt: Duration,
     /// Lower bound of the control-packet timeout.
     pub min_rto: Duration,
-    /// Count the AVD virtual delay as part of the RTT when pacing (not in 000; see
-    /// `MonacoConfig::virtual_rtt`).
+    /// Count the AVD virtual delay as part of the RTT when pacing (not in 000; on by default,
+    /// see `MonacoConfig::virtual_rtt`).
     pub virtual_rtt: bool,
 }
 
@@ -155,7 +155,7 @@ impl Default for MonacoParams {
             initial_window: Bytes(2000),
             initial_rtt: Duration::from_millis(100),
             min_rto: Duration::from_millis(200),
-            virtual_rtt: false,
+            virtual_rtt: true,
         }
     }
 }

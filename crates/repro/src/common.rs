@@ -241,18 +241,33 @@ pub fn value_at(series: &[(f64, f64)], t: f64) -> f64 {
     series.iter().rev().find(|p| p.0 <= t).map_or(0.0, |p| p.1)
 }
 
-/// Mean of a series over samples with t in (t0, t1].
-pub fn period_mean(series: &[(f64, f64)], t0: f64, t1: f64) -> f64 {
-    let v: Vec<f64> = series
+/// The values of a series at samples with t in (t0, t1].
+fn period_values(series: &[(f64, f64)], t0: f64, t1: f64) -> Vec<f64> {
+    series
         .iter()
         .filter(|p| p.0 > t0 && p.0 <= t1)
         .map(|p| p.1)
-        .collect();
+        .collect()
+}
+
+/// Mean of a series over samples with t in (t0, t1].
+pub fn period_mean(series: &[(f64, f64)], t0: f64, t1: f64) -> f64 {
+    let v = period_values(series, t0, t1);
     if v.is_empty() {
         f64::NAN
     } else {
         v.iter().sum::<f64>() / v.len() as f64
     }
+}
+
+/// Median of a series over samples with t in (t0, t1] (the upper one of an even count).
+pub fn period_median(series: &[(f64, f64)], t0: f64, t1: f64) -> f64 {
+    let mut v = period_values(series, t0, t1);
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
 }
 
 #[cfg(test)]

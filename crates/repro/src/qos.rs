@@ -467,7 +467,6 @@ impl Experiment for Fig6 {
             include_str!("../../../scenarios/repro/qos-fig6.toml"),
             include_str!("../../../scenarios/repro/qos-fig6.quick.toml"),
         );
-        let scale = if ctx.quick { 0.6 } else { 1.0 };
         let sc = common::load(text, self.id())?;
         let run = simulate(ctx, "run", sc.clone())?;
         let s = &run.summary;
@@ -479,7 +478,6 @@ impl Experiment for Fig6 {
             }))
         };
         for (phase, t0, t1) in PHASES {
-            let (t0, t1) = (t0 * scale, t1 * scale);
             let eq = common::phase_theory(&sc, t0, t1);
             let predicted = |id: &str| -> Option<(f64, bool)> {
                 let i = flow_index(s, id).ok()?;
@@ -520,7 +518,7 @@ impl Experiment for Fig6 {
         let b0 = common::link(&sc, "b0->b1")?;
         let b2 = common::link(&sc, "b2->b3")?;
         let (q_avd, q_fifo) = (queue_series(&run.sim, b0), queue_series(&run.sim, b2));
-        let calm = period_mean(&q_avd, 10.0 * scale, 100.0 * scale);
+        let calm = period_mean(&q_avd, 10.0, 100.0);
         report.rows.push(Row::at_most(
             "AVQ+VD bottleneck b0->b1: mean queue before the web traffic (pkts)",
             None,
@@ -528,10 +526,10 @@ impl Experiment for Fig6 {
             calm,
             5.0,
         ));
-        let end = 150.0 * scale;
+        let end = 150.0;
         let web = (
-            period_mean(&q_avd, 100.0 * scale, end),
-            period_mean(&q_fifo, 100.0 * scale, end),
+            period_mean(&q_avd, 100.0, end),
+            period_mean(&q_fifo, 100.0, end),
         );
         report.rows.push(Row::at_least(
             "with web traffic: FIFO b2->b3 mean queue ÷ AVQ+VD b0->b1's",
@@ -541,7 +539,7 @@ impl Experiment for Fig6 {
             2.0,
         ));
         for (id, r) in [LONG_LOOPS[0], LONG_LOOPS[3]] {
-            let measured = period_mean(&series(id)?, 105.0 * scale, end);
+            let measured = period_mean(&series(id)?, 105.0, end);
             report.rows.push(Row::at_least(
                 format!("with web traffic: {id} mean throughput ÷ its expected {r} Mb/s"),
                 Some(1.0),

@@ -136,16 +136,16 @@ fn acc_fig7_quick() {
 
 #[test]
 fn acc_fig8_quick() {
-    // Known deviation: Monaco's small windows (≈ 4–8 packets per flow) overrun the 55-packet
-    // AVD bottleneck (≈ 4700 drops); utilisation 0.96, not 0.98; sets 2 and 3 get 15–20% less
-    // than their share while 20 flows are active. Other phases meet their shares.
+    // Known deviation: while 20 flows share the 55-packet AVD bottleneck (20–30 s, windows of
+    // one to four packets) the shares are uneven: set 1 (shortest RTT) 1.73, sets 2 and 3 1.10
+    // and 1.02 Mb/s for 1.5 each; ≈ 3900 drops. The queue (below 20 packets in 82% of samples)
+    // and utilisation (0.98) rows pass, as do the other phases' shares.
     quick_with_known_deviations(
         "acc-fig8",
         &[
+            "20–30 s: set1 throughput per flow (Mb/s)",
             "20–30 s: set2 throughput per flow (Mb/s)",
             "20–30 s: set3 throughput per flow (Mb/s)",
-            "share of samples with the queue below 20 packets",
-            "bottleneck utilisation over the run (AVD target 0.98)",
         ],
     );
 }
@@ -153,14 +153,10 @@ fn acc_fig8_quick() {
 #[test]
 fn acc_fig9_quick() {
     // Known deviation: long flows over 5 and 9 DropTail bottlenecks get 10–15% less than
-    // weighted PF; with the DropTail/AVD mix 10% less at N = 9.
+    // weighted PF (the short flows' accumulation estimates run ~20% low; see monaco.rs).
     quick_with_known_deviations(
         "acc-fig9",
-        &[
-            "N=5: long flow throughput",
-            "N=9: long flow throughput",
-            "N=9 DropTail/AVD mix: long flow throughput",
-        ],
+        &["N=5: long flow throughput", "N=9: long flow throughput"],
     );
 }
 
@@ -206,32 +202,23 @@ fn vegas_rem_fig7_quick() {
 
 #[test]
 fn qos_fig4_quick() {
-    // Known deviations: with A = 3000 KB at r = 110 Mb/s the nine small loops keep about twice
+    // Known deviation: with A = 3000 KB at r = 110 Mb/s the nine small loops keep about twice
     // their 3 KB (windows of one or two packets), so the FIFO queue is 1200–1600 packets, not
-    // 3027; AVQ+VD's flow 0 at the 15 KB limit is 5–8% below theory; the AVQ+VD queue reaches
-    // 20–35 packets (mean) at r = 110 Mb/s, A = 3000 KB.
-    quick_with_known_deviations(
-        "qos-fig4",
-        &[
-            "A = 3000 KB, FIFO: mean queue",
-            "A = 15 KB, AVQ+VD: flow 0 throughput, largest error",
-            "A = 15 KB, AVQ+VD: largest satisfiable rate",
-            "AVQ+VD: largest mean queue",
-        ],
-    );
+    // 3027.
+    quick_with_known_deviations("qos-fig4", &["A = 3000 KB, FIFO: mean queue"]);
 }
 
 #[test]
 fn qos_fig5_quick() {
     // Known deviations: w = 10 without AQM gives a ratio of 11.4 (flow 0, the shortest RTT,
     // keeps 34 KB for its 30 KB target: the egress-rate EWMA biases its estimate low); with
-    // AVQ+VD a weight-100 loop makes the virtual queue oscillate (physical queue 0–200 packets
-    // every ~0.4 s at w = 30) and gets 1.3× its share.
+    // AVQ+VD, w = 10 oscillates (physical queue 0–110 packets every ~0.3 s, mean 48) and
+    // gives a ratio of 12. w = 1, 3, 30, 100 and the w ≥ 30 runs of the full sweep hold.
     quick_with_known_deviations(
         "qos-fig5",
         &[
             "FIFO, w = 10: throughput ratio",
-            "AVQ+VD, w = 100: throughput ratio",
+            "AVQ+VD, w = 10: throughput ratio",
             "AVQ+VD, w ≤ 300: largest mean queue",
         ],
     );
@@ -239,19 +226,11 @@ fn qos_fig5_quick() {
 
 #[test]
 fn qos_fig6_quick() {
-    // Known deviations: loop (0,3) (208 ms RTT) adapts slowly — ACC-P moves a 1 MB window by
-    // κ·(a_p − a*) per RTT — so it is still far from the phase's equilibrium when the shortened
-    // phases are measured; the weight-3/weight-1 ratio in the first phase is 3.5; the AVQ+VD
-    // queue before the web traffic is a little above 5 packets in the shortened run (4.3 full).
+    // Known deviation: loop (0,3) (208 ms RTT, r = 10 Mb/s, A = 15 KB) adapts slowly — ACC-P
+    // moves its window by κ·(a_p − a*) per RTT — so in the undersubscribed phases it is far
+    // from the equilibrium (25 Mb/s after its slow start, 10.3 when it should regain 13.7).
     quick_with_known_deviations(
         "qos-fig6",
-        &[
-            "undersubscribed: loop03",
-            "undersubscribed: weight-3",
-            "accumulation-limited: loop03",
-            "oversubscribed: loop01",
-            "undersubscribed again: loop03",
-            "AVQ+VD bottleneck b0->b1: mean queue before the web traffic",
-        ],
+        &["undersubscribed: loop03", "undersubscribed again: loop03"],
     );
 }

@@ -83,11 +83,12 @@ pub struct MonacoConfig {
     /// carries cwnd·srtt/(srtt + Σ t_AVD) (the receiver echoes the IB's Σ t_AVD). Not in 000:
     /// there an AVD link's virtual queue integrates the rate excess, while at a DropTail link
     /// the queue stretches the RTT and so ties the queue to the windows; with this option the
-    /// virtual queue is tied to the windows the same way. Measured on qos-fig5's bottleneck,
-    /// AVQ+VD, w = 30: off, the virtual queue swings 50–220 KB and flow 0 gets 35× the others;
-    /// on, every loop is within 0.5% of weighted PF and the physical queue averages 3 packets.
-    /// It also changes the expected-rate and web-traffic runs (qos-fig4/6, acc-fig10) for the
-    /// worse, which is why it is off by default.
+    /// virtual queue is tied to the windows the same way. On by default (scenario key
+    /// `virtual_rtt`); it changes nothing on paths without AVD links. Measured with
+    /// `acclab reproduce` (off → on): qos-fig5 11 → 14 of 22 rows (AVQ+VD, w = 30: flow 0 at
+    /// 35× the others → within 0.5% of weighted PF), qos-fig4 12 → 17 of 18, acc-fig8 7 → 8 of
+    /// 11; acc-fig9 and qos-fig6 unchanged in count. The expected-rate policy judges "window-
+    /// limited" against the period's allowance (`Feedback::allowed`), not cwnd, for this.
     pub virtual_rtt: bool,
     /// The flow's random stream (for the phase of each period's idle time).
     pub rng: Rng,
@@ -257,6 +258,7 @@ impl MonacoSender {
                 rtt_p: sample - pkt.virtual_delay,
                 mss: self.cfg.packet_size as f64,
                 sent,
+                allowed: self.allowance,
             };
             let at_floor = self.cwnd <= fb.mss;
             let step = acc::apply(

@@ -85,7 +85,7 @@ impl AccPolicy for ExpectedRate {
         } else {
             law
         };
-        if fb.sent + fb.mss >= cwnd {
+        if fb.sent + fb.mss >= fb.allowed {
             self.ssthresh = self.ssthresh.max(grown); // step 7.1: only a window-limited loop
         }
         grown.min(self.ssthresh) // step 7.2
@@ -97,10 +97,11 @@ mod tests {
     use super::super::tests::fb;
     use super::*;
 
-    /// A period of the 20 ms test RTT in which `sent` bytes left.
-    fn period(accumulation: f64, sent: f64) -> Feedback {
+    /// A period of the 20 ms test RTT in which `sent` bytes left of the `allowed`.
+    fn period(accumulation: f64, sent: f64, allowed: f64) -> Feedback {
         Feedback {
             sent,
+            allowed,
             ..fb(accumulation)
         }
     }
@@ -109,23 +110,32 @@ mod tests {
     fn accumulation_beyond_the_expected_rate() {
         // Sent 50 kB in 20 ms = 2.5 MB/s; r_e = 2 MB/s: a_p = â·(1 − 0.8) = 0.2·â.
         let p = ExpectedRate::new(0.5, 2e6, f64::INFINITY);
-        assert!((p.beyond_expected(&period(10_000.0, 50_000.0)) - 2000.0).abs() < 1e-6);
+        assert!((p.beyond_expected(&period(10_000.0, 50_000.0, 50_000.0)) - 2000.0).abs() < 1e-6);
         // Below its rate the loop's a_p is 0, not negative.
-        assert_eq!(p.beyond_expected(&period(10_000.0, 20_000.0)), 0.0);
-        assert_eq!(p.beyond_expected(&period(10_000.0, 0.0)), 0.0);
+        assert_eq!(
+            p.beyond_expected(&period(10_000.0, 20_000.0, 20_000.0)),
+            0.0
+        );
+        assert_eq!(p.beyond_expected(&period(10_000.0, 0.0, 0.0)), 0.0);
     }
 
     #[test]
     fn slow_start_doubles_until_the_first_decrease() {
         let mut p = ExpectedRate::new(0.5, 0.0, f64::INFINITY);
         // â = 0 < a*: at least double.
-        assert_eq!(p.next_window(4000.0, &period(0.0, 4000.0)), 8000.0);
+        assert_eq!(p.next_window(4000.0, &period(0.0, 4000.0, 4000.0)), 8000.0);
         assert!(p.in_slow_start());
         // â = 5000 > a* = 3000: ACC-P decrease, slow start over.
-        assert_eq!(p.next_window(8000.0, &period(5000.0, 8000.0)), 7000.0);
+        assert_eq!(
+            p.next_window(8000.0, &period(5000.0, 8000.0, 8000.0)),
+            7000.0
+        );
         assert!(!p.in_slow_start());
         // Now increases follow the law: + κ·(a* − â) = +1000.
-        assert_eq!(p.next_window(7000.0, &period(1000.0, 7000.0)), 8000.0);
+        assert_eq!(
+            p.next_window(7000.0, &period(1000.0, 7000.0, 7000.0)),
+            8000.0
+        );
     }
 
     #[test]
@@ -135,22 +145,22 @@ mod tests {
         p.slow_start = false;
         // â = 14 500, within one packet of A = 15 000: counts as A, no change.
         assert_eq!(
-            p.next_window(20_000.0, &period(14_500.0, 20_000.0)),
+            p.next_window(20_000.0, &period(14_500.0, 20_000.0, 20_000.0)),
             20_000.0
         );
         // â = 13 000: grow by the smaller of κ·(a_p* − a_p) = 1500 and κ·(A − â) = 1000.
         assert_eq!(
-            p.next_window(20_000.0, &period(13_000.0, 20_000.0)),
+            p.next_window(20_000.0, &period(13_000.0, 20_000.0, 20_000.0)),
             21_000.0
         );
         // â = 10 000: κ·(A − â) = 2500 is now the larger; a_p* − a_p limits the step to 1500.
         assert_eq!(
-            p.next_window(20_000.0, &period(10_000.0, 20_000.0)),
+            p.next_window(20_000.0, &period(10_000.0, 20_000.0, 20_000.0)),
             21_500.0
         );
         // â = 19 000 > A: shrink by 2000.
         assert_eq!(
-            p.next_window(21_500.0, &period(19_000.0, 21_500.0)),
+            p.next_window(21_500.0, &period(19_000.0, 21_500.0, 21_500.0)),
             19_500.0
         );
     }
@@ -159,12 +169,41 @@ mod tests {
     fn a_demand_limited_loop_does_not_grow_its_window() {
         let mut p = ExpectedRate::new(0.5, 0.0, f64::INFINITY);
         // A decrease sets ssthresh = 9000.
-        assert_eq!(p.next_window(10_000.0, &period(5000.0, 10_000.0)), 9000.0);
+        assert_eq!(
+            p.next_window(10_000.0, &period(5000.0, 10_000.0, 10_000.0)),
+            9000.0
+        );
         // The application sent only 2000 B of its 9000 B window: feedback says grow, but the
         // window stays at ssthresh.
-        assert_eq!(p.next_window(9000.0, &period(0.0, 2000.0)), 9000.0);
+        assert_eq!(p.next_window(9000.0, &period(0.0, 2000.0, 9000.0)), 9000.0);
         // A full window may grow (and raises ssthresh with it).
-        assert_eq!(p.next_window(9000.0, &period(0.0, 8500.0)), 10_500.0);
-        assert_eq!(p.next_window(10_500.0, &period(0.0, 10_500.0)), 12_000.0);
+        assert_eq!(
+            p.next_window(9000.0, &period(0.0, 8500.0, 9000.0)),
+            10_500.0
+        );
+        assert_eq!(
+            p.next_window(10_500.0, &period(0.0, 10_500.0, 10_500.0)),
+            12_000.0
+        );
+    }
+
+    #[test]
+    fn window_limited_is_judged_against_the_period_allowance() {
+        // With `virtual_rtt` a period of a 10 000 B window may carry only 6000 B (the rest of
+        // the window covers the path's virtual delay). Filling those 6000 B is window-limited:
+        // the window may grow past ssthresh; sending 2000 B of them is not.
+        let mut p = ExpectedRate::new(0.5, 0.0, f64::INFINITY);
+        assert_eq!(
+            p.next_window(10_000.0, &period(5000.0, 6000.0, 6000.0)),
+            9000.0
+        );
+        assert_eq!(
+            p.next_window(9000.0, &period(0.0, 5400.0, 5400.0)),
+            10_500.0
+        );
+        assert_eq!(
+            p.next_window(10_500.0, &period(0.0, 2000.0, 6300.0)),
+            10_500.0
+        );
     }
 }

@@ -27,6 +27,9 @@ pub struct Feedback {
     pub mss: f64,
     /// Data bytes the sender sent in the period (x̂·srtt for 003 Algorithm 1).
     pub sent: f64,
+    /// Data bytes the period was allowed to carry: the window, or less with the sender's
+    /// `virtual_rtt` option. A period that sent within a packet of it was window-limited.
+    pub allowed: f64,
 }
 
 /// One ACC control policy.
@@ -71,6 +74,7 @@ mod tests {
             rtt_p: Duration::from_millis(10),
             mss: 1000.0,
             sent: 10_000.0,
+            allowed: 10_000.0,
         }
     }
 
