@@ -10,6 +10,14 @@
 //! added to the virtual-delay field of every Monaco in-band control packet, which Monaco's
 //! receiver adds to its accumulation estimate (â = â_DropTail + x̄·Σ t_AVD). The physical queue
 //! is a tail-drop FIFO. Defaults γ = 0.98, α = 0.15.
+//!
+//! Departure, measured on acc-fig8: in `delay` mode the virtual queue has no bound B (000 §IV-D
+//! gives none; in AVQ, B only decides when to mark). Bounded by the physical buffer, the virtual
+//! delay saturates at B/C̃; when the loops' targets add up to more than B (acc-fig8's 20 loops
+//! of 3 KB at a 55-packet buffer) no loop sees its target, all keep growing, and the physical
+//! buffer overflows: 3 851 drops and shares of 1.73 / 1.10 / 1.02 Mb/s for 1.5 each. Unbounded,
+//! the virtual queue grows with the total accumulation as a large DropTail queue would, while
+//! the physical queue stays short: 109 drops, shares 1.42 / 1.42 / 1.42.
 
 use super::{Backlog, DropReason, Dropped, Fifo, QueueDiscipline, QueueStats};
 use crate::packet::{Packet, PacketKind};
@@ -123,8 +131,8 @@ impl Avq {
         self.last_arrival = Some(now);
         self.vq = (self.vq - self.virtual_capacity * dt).max(0.0);
         let overflow = self.vq + bytes > self.cfg.virtual_buffer;
-        if !overflow {
-            self.vq += bytes;
+        if !overflow || self.cfg.mode == AvqMode::Delay {
+            self.vq += bytes; // AVD: unbounded (see the module note)
         }
         let a = self.cfg.alpha;
         let grown = (self.virtual_capacity + a * self.cfg.target_utilization * self.capacity * dt)
@@ -266,6 +274,23 @@ mod tests {
         assert_eq!(a.stats().marked_packets, 1);
         let plain = Packet::new(FlowId(0), PacketKind::Data, 1000);
         assert!(a.enqueue(Time::ZERO, plain).is_err());
+    }
+
+    #[test]
+    fn the_avd_virtual_queue_is_not_bounded_by_the_buffer() {
+        // Twenty back-to-back 1000 B arrivals: AVQ's virtual queue stops at its 10 000 B buffer,
+        // AVD's keeps all 20 000 B (and marks and drops nothing).
+        let mut mark = avq(AvqMode::Mark);
+        let mut delay = avq(AvqMode::Delay);
+        for _ in 0..20 {
+            let _ = mark.enqueue(Time::ZERO, Packet::new(FlowId(0), PacketKind::Data, 1000));
+            delay
+                .enqueue(Time::ZERO, Packet::new(FlowId(0), PacketKind::Data, 1000))
+                .unwrap();
+        }
+        assert_eq!(mark.vq, 10_000.0);
+        assert_eq!(delay.vq, 20_000.0);
+        assert_eq!(delay.stats().marked_packets, 0);
     }
 
     /// The IB stamped after `data` back-to-back 1000 B packets at a priority-capable AVD link.
