@@ -11,9 +11,10 @@
 //! - slow start until the first decrease: while no decrease has been seen, an increase step at
 //!   least doubles the window (steps 6, 7.2), bounded by ssthresh;
 //! - a decrease sets ssthresh to the new window (step 6); an increase raises ssthresh only when
-//!   the period was window-limited, i.e. the bytes sent came within one packet of what the
-//!   period was allowed — the window, or less with Monaco's `virtual_rtt` — (step 7.1), and the window never exceeds ssthresh — so a demand-limited loop, which does not
-//!   fill its window, cannot inflate it.
+//!   the period was window-limited (step 7.1): the bytes sent came within one packet of what
+//!   the period was allowed (the window, or less with Monaco's `virtual_rtt`). The window never
+//!   exceeds ssthresh, so a demand-limited loop, which does not fill its window, cannot
+//!   inflate it.
 //!
 //! The equilibrium (003 §IV-A): a_p = a_p* gives x = r_e + a_p*/q for path queueing delay q;
 //! when that needs â = x·q > A the limit binds and x = A/q, a weighted loop of weight A/a*. Both
