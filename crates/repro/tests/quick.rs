@@ -117,9 +117,7 @@ fn acc_fig4_quick() {
 
 #[test]
 fn acc_fig5_quick() {
-    // Known deviation: Monaco regains 95% utilisation 8 s after the delay jump (paper: ~3 s);
-    // ACC-P adds at most κ·a* = 1.5 packets per 108 ms period and needs ~100 more packets.
-    quick_with_known_deviations("acc-fig5", &["Monaco: time to regain"]);
+    quick("acc-fig5");
 }
 
 #[test]
