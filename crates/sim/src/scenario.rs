@@ -255,13 +255,21 @@ impl Ctx<'_> {
         self.err(Some(s.span()), key, msg)
     }
 
+    /// A TOML error at `key`; a syntax error has no key path, so the text of the offending line
+    /// (e.g. `[output]` for a duplicate table) names it instead.
     fn toml_error(&self, e: &toml::de::Error, key: &str) -> ScenarioError {
-        let key = if key.is_empty() || key == "." {
-            "-"
-        } else {
-            key
+        let line_text = || {
+            let at = e.span()?.start.min(self.src.len());
+            let start = self.src[..at].rfind('\n').map_or(0, |i| i + 1);
+            let text = self.src[start..].lines().next().unwrap_or("").trim();
+            (!text.is_empty()).then(|| text.to_string())
         };
-        self.err(e.span(), key, e.message().trim().to_string())
+        let key = if key.is_empty() || key == "." {
+            line_text().unwrap_or_else(|| "-".into())
+        } else {
+            key.to_string()
+        };
+        self.err(e.span(), &key, e.message().trim().to_string())
     }
 }
 

@@ -180,5 +180,13 @@ fn missing_required_key() {
 #[test]
 fn syntax_error() {
     let e = error_with("id = \"f\"", "id = \"f");
-    expect(&e, 17, "-", &[]);
+    // A syntax error has no key path: the offending line's text stands in for it.
+    expect(&e, 17, "id = \"f", &[]);
+}
+
+#[test]
+fn duplicate_table() {
+    let src = format!("{BASE}\n[output]\nsample_interval = \"5ms\"\n\n[output]\n");
+    let e = parse(&src, "bad.toml").unwrap_err();
+    expect(&e, 26, "[output]", &["duplicate"]);
 }
