@@ -19,7 +19,8 @@ def scenario(quick):
 # only; each set's four sources join over links of one-way delay 1, 34, 67 and 100 ms.
 # Table I: (0,0) r = 30 Mb/s, A = 60 KB; (0,1) r = 35 Mb/s, A = 75 KB, {t(25)}-{t(75)};
 # (0,2) r = 50 Mb/s, A = 60 KB, {t(50)}-{t(75)}; (0,3) r = 10 Mb/s, A = 15 KB; (2,0) weight 3;
-# everything else weight 1 (a* = 3 KB), ACC-P, kappa 0.5.
+# everything else weight 1 (a* = 3 KB), ACC-P, kappa 0.5. Weighted and plain loops (003 eq. (2))
+# bound their window increase to one MTU per RTT (003 §II); expected-rate loops follow Algorithm 1.
 # Not in the paper, chosen here: loops without a start time start within the first second; the
 # AVQ+VD bottleneck is the first; web set A enters at b0 (the AVQ+VD bottleneck) and set B at b2
 # (FIFO), each over 25 access links (delays spread over 1-100 ms, {users // 25} users each, the
@@ -81,8 +82,12 @@ to = "{dst}"
                 out.append(f'start = "{t(a)}"\nstop = "{t(b)}"\n')
             else:
                 out.append('start_jitter = "1s"\n')
-            if (k, j) in table:
-                out.append(f"params = {{ {table[(k, j)]} }}\n")
+            # Loops under 003 eq. (2) bound their window increase to one MTU per RTT (003 §II);
+            # expected-rate loops follow Algorithm 1 instead.
+            service = table.get((k, j), "weight = 1")
+            if "expected_rate" not in service:
+                service += ", increase_cap = true"
+            out.append(f"params = {{ {service} }}\n")
     for name_, entry, exit_ in (("a", "b0", "b1"), ("b", "b2", "b3")):
         for g, d in enumerate([1, 25, 50, 75, 100]):
             out.append(f"""

@@ -13,7 +13,9 @@ const SINGLE: &str = include_str!("../../../scenarios/repro/qos-single.toml");
 const SINGLE_QUICK: &str = include_str!("../../../scenarios/repro/qos-single.quick.toml");
 
 /// The lines of the single-bottleneck template an experiment replaces.
-const FLOW0_LINE: &str = "params = { weight = 1 } # flow 0";
+const FLOW0_LINE: &str = "params = { increase_cap = true, weight = 1 } # flow 0";
+/// The part of `FLOW0_LINE` that names flow 0's service.
+const FLOW0_SERVICE: &str = "increase_cap = true, weight = 1";
 const BOTTLENECK_LINE: &str =
     r#"queue = { kind = "droptail", limit = "100000pkt", priority = true } # bottleneck"#;
 const AVD_QUEUE: &str =
@@ -28,7 +30,7 @@ fn single(template: &str, name: &str, params: &str, avd: bool) -> String {
             if l.starts_with("name = ") {
                 format!("name = \"{name}\"")
             } else if l == FLOW0_LINE {
-                format!("params = {{ {params} }}")
+                l.replace(FLOW0_SERVICE, params)
             } else if l == BOTTLENECK_LINE {
                 queue.to_string()
             } else {
@@ -318,7 +320,7 @@ impl Experiment for Fig5 {
         for avd in [false, true] {
             for &w in &weights {
                 let label = format!("{}-w{w}", if avd { "avd" } else { "fifo" });
-                let params = format!("weight = {w}");
+                let params = format!("increase_cap = true, weight = {w}");
                 cases.push((label.clone(), single(template, &label, &params, avd)));
                 keys.push((avd, w));
             }
