@@ -292,8 +292,8 @@ fn mixed_droptail_and_avd_lines_follow_weighted_pf() {
     }
 }
 
-/// qos-fig5's bottleneck (100 Mb/s, ten loops with RTTs 12–192 ms) at an AVD link, flow 0 of
-/// weight 30. With `virtual_rtt` (the default) every loop paces as if the virtual delay were
+/// qos-fig5's bottleneck (100 Mb/s, ten loops with RTTs 12–192 ms, each increase bounded to one
+/// MTU per RTT as in the template) at an AVD link, flow 0 of weight 30. With `virtual_rtt` (the default) every loop paces as if the virtual delay were
 /// propagation, so the virtual queue follows the windows as a DropTail queue does (without it
 /// flow 0 got 35× the others): within 3% of weighted PF
 /// (measured: 0.5%), the physical queue a few packets, utilisation at AVQ's 0.98.
@@ -310,8 +310,8 @@ fn virtual_rtt_holds_a_dominant_weighted_loop_at_weighted_pf_over_avd() {
             r#"queue = { kind = "avq", mode = "delay", limit = "100000pkt", priority = true }"#,
         )
         .replace(
-            "params = { weight = 1 } # flow 0",
-            "params = { weight = 30 }",
+            "params = { increase_cap = true, weight = 1 } # flow 0",
+            "params = { increase_cap = true, weight = 30 }",
         );
     assert!(src.contains("weight = 30"), "{src}");
     let s = run(&src);
