@@ -14,8 +14,6 @@ const SINGLE_QUICK: &str = include_str!("../../../scenarios/repro/qos-single.qui
 
 /// The lines of the single-bottleneck template an experiment replaces.
 const FLOW0_LINE: &str = "params = { increase_cap = true, weight = 1 } # flow 0";
-/// The part of `FLOW0_LINE` that names flow 0's service.
-const FLOW0_SERVICE: &str = "increase_cap = true, weight = 1";
 const BOTTLENECK_LINE: &str =
     r#"queue = { kind = "droptail", limit = "100000pkt", priority = true } # bottleneck"#;
 const AVD_QUEUE: &str =
@@ -30,7 +28,7 @@ fn single(template: &str, name: &str, params: &str, avd: bool) -> String {
             if l.starts_with("name = ") {
                 format!("name = \"{name}\"")
             } else if l == FLOW0_LINE {
-                l.replace(FLOW0_SERVICE, params)
+                format!("params = {{ {params} }}")
             } else if l == BOTTLENECK_LINE {
                 queue.to_string()
             } else {
@@ -183,6 +181,7 @@ impl Experiment for Fig4 {
                     } else {
                         String::new()
                     };
+                    // Flow 0 follows 003 Algorithm 1, without eq. (2)'s increase cap.
                     let params = format!("{rate}limit = \"{a}KB\"");
                     let label = format!("{}-a{a}kb-r{r}", if avd { "avd" } else { "fifo" });
                     cases.push((label.clone(), single(template, &label, &params, avd)));
@@ -320,7 +319,8 @@ impl Experiment for Fig5 {
         for avd in [false, true] {
             for &w in &weights {
                 let label = format!("{}-w{w}", if avd { "avd" } else { "fifo" });
-                let params = format!("increase_cap = true, weight = {w}");
+                // An eq. (2) loop: its increase is bounded to one MTU per RTT (003 §II).
+                let params = format!("weight = {w}, increase_cap = true");
                 cases.push((label.clone(), single(template, &label, &params, avd)));
                 keys.push((avd, w));
             }

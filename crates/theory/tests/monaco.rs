@@ -293,10 +293,10 @@ fn mixed_droptail_and_avd_lines_follow_weighted_pf() {
 }
 
 /// qos-fig5's bottleneck (100 Mb/s, ten loops with RTTs 12–192 ms, each increase bounded to one
-/// MTU per RTT as in the template) at an AVD link, flow 0 of weight 30. With `virtual_rtt` (the default) every loop paces as if the virtual delay were
-/// propagation, so the virtual queue follows the windows as a DropTail queue does (without it
-/// flow 0 got 35× the others): within 3% of weighted PF
-/// (measured: 0.5%), the physical queue a few packets, utilisation at AVQ's 0.98.
+/// MTU per RTT as in the template) at an AVD link, flow 0 of weight 30. With `virtual_rtt` (the
+/// default) every loop paces as if the virtual delay were propagation, so the virtual queue
+/// follows the windows as a DropTail queue does (without it flow 0 got 35× the others): within
+/// 3% of weighted PF, the physical queue a few packets, utilisation at AVQ's 0.98.
 #[test]
 fn virtual_rtt_holds_a_dominant_weighted_loop_at_weighted_pf_over_avd() {
     let src = include_str!("../../../scenarios/repro/qos-single.toml")
