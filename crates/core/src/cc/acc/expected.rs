@@ -20,7 +20,7 @@
 //! when that needs â = x·q > A the limit binds and x = A/q, a weighted loop of weight A/a*. Both
 //! are the demand x(q) = min(r_e + a_p*/q, A/q) that `acclab_theory::expected` solves.
 //!
-//! Steps 1 and 8 (read â; pace at cwnd/srtt) are the Monaco sender's. Departure: before the first
+//! Steps 1 and 8 (read â; pace at cwnd/RTT) are the Monaco sender's. Departure: before the first
 //! feedback x̂ is the initial guess's; a period in which nothing was sent has x̂ = 0 and so
 //! a_p = 0 (the loop is below its rate: grow), as the paper's max with 0 does for x̂ < r_e.
 
