@@ -155,8 +155,11 @@ impl MonacoSender {
         self.rtt.srtt().unwrap_or(self.cfg.initial_rtt)
     }
 
-    /// The RTT the pacing spreads a period's window over: the latest sample (pair sent → reverse
-    /// received), which is also the length of the period just ended. The smoothed srtt lags a
+    /// The RTT the pacing spreads a period's window over (003 Algorithm 1 step 8 paces at
+    /// cwnd/srtt): the latest sample (pair sent → reverse received), which is also the length of
+    /// the period just ended. TCP's srtt takes a sample per ACK, so its 1/8 gain averages over a
+    /// fraction of an RTT once the window is eight packets or more; Monaco samples once per
+    /// period, and the same gain would average over eight RTTs. That smoothed value lags a
     /// fast-growing queue; pacing a period's window over the shorter srtt then sends it as a
     /// burst early in a longer period, the previous period's data are still queued, and the bytes
     /// in flight reach nearly two windows. acc-fig6 with its 90 KB buffer and all ten flows
