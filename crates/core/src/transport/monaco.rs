@@ -121,6 +121,12 @@ pub struct MonacoSender {
     /// The low-rate regime's share of the normal pacing rate (1 outside it): halved on each
     /// negative feedback at a one-packet window, back to 1 on positive feedback (003 §V-A).
     pace_share: f64,
+    /// A finite transfer's data bytes still to send (`None`: always backlogged).
+    budget: Option<u64>,
+    /// The pair sent after a finite transfer's last data byte: its answer, which comes back after
+    /// the IB has followed that byte through the queues, ends the transfer.
+    final_pair: Option<u64>,
+    finished: bool,
     stats: EndpointStats,
 }
 
@@ -147,8 +153,25 @@ impl MonacoSender {
             ctrl_deadline: None,
             accumulation: None,
             pace_share: 1.0,
+            budget: None,
+            final_pair: None,
+            finished: false,
             stats: EndpointStats::default(),
         }
+    }
+
+    /// A loop that sends `bytes` of data and then ends (a web object, say); the transfer is
+    /// over when the answer to the pair sent after its last byte arrives (`is_finished`).
+    pub fn transfer(flow: FlowId, cfg: MonacoConfig, bytes: u64) -> MonacoSender {
+        MonacoSender {
+            budget: Some(bytes),
+            ..MonacoSender::new(flow, cfg)
+        }
+    }
+
+    /// Whether a finite transfer has sent all its data and had it confirmed.
+    pub fn is_finished(&self) -> bool {
+        self.finished
     }
 
     fn srtt(&self) -> Duration {
@@ -208,7 +231,7 @@ impl MonacoSender {
 
     /// When the next data packet may leave, if the window allows one this period.
     fn next_data(&self) -> Option<Time> {
-        (self.running && !self.window_full()).then_some(self.next_data)
+        (self.running && !self.window_full() && self.budget != Some(0)).then_some(self.next_data)
     }
 
     /// Queues the next OB/IB pair.
@@ -225,6 +248,9 @@ impl MonacoSender {
         let carry = (self.allowance - sent as f64).clamp(0.0, size);
         self.allowance = self.period_window() + carry;
         ib.ack = sent;
+        if self.budget == Some(0) && self.final_pair.is_none() {
+            self.final_pair = Some(self.ctrl_seq);
+        }
         self.ctrl_queue.extend([ob, ib]);
         self.outstanding = Some((self.ctrl_seq, now));
         self.ctrl_deadline = Some(now + self.rtt.rto());
@@ -296,6 +322,10 @@ impl MonacoSender {
             }
         }
         self.outstanding = None;
+        if self.final_pair.is_some_and(|f| seq >= f) {
+            self.finished = true;
+            self.running = false;
+        }
         if self.running {
             self.send_pair(now);
         } else {
@@ -348,6 +378,9 @@ impl Endpoint for MonacoSender {
         p.sent_at = now;
         self.data_seq += 1;
         self.bytes_since_ib += p.size as u64;
+        if let Some(b) = &mut self.budget {
+            *b = b.saturating_sub(p.size as u64);
+        }
         // Leaky bucket with a one-packet burst: after an idle spell one packet goes at once.
         self.next_data = self.next_data.max(now) + self.data_interval();
         self.stats.sent_packets += 1;
@@ -554,8 +587,19 @@ mod tests {
 
     /// Runs the sender's timers up to `until`, collecting what it sends.
     fn run_until(s: &mut MonacoSender, until: Time) -> Vec<(Time, Packet)> {
+        run_between(s, Time::ZERO, until)
+    }
+
+    fn run_from(s: &mut MonacoSender, from: Time, until: Time) -> Vec<Packet> {
+        run_between(s, from, until)
+            .into_iter()
+            .map(|(_, p)| p)
+            .collect()
+    }
+
+    fn run_between(s: &mut MonacoSender, from: Time, until: Time) -> Vec<(Time, Packet)> {
         let mut out = Vec::new();
-        let mut now = Time::ZERO;
+        let mut now = from;
         loop {
             out.extend(drain(s, now).into_iter().map(|p| (now, p)));
             match s.poll_timeout() {
@@ -587,6 +631,33 @@ mod tests {
         assert_eq!(data.len(), 2, "{data:?}");
         assert!(data[0] <= Time(33_333_334), "{data:?}");
         assert_eq!((data[1] - data[0]).0, 33_333_333);
+    }
+
+    #[test]
+    fn a_transfer_sends_its_bytes_and_ends_when_the_pair_after_them_is_answered() {
+        let mut s = MonacoSender::transfer(FlowId(0), sender().cfg, 3000);
+        s.handle_start(ms(0));
+        let mut data = 0;
+        let mut now = ms(0);
+        // Answer every pair 100 ms after it left (â = 0: grow), until the transfer ends.
+        for _ in 0..5 {
+            let out = run_from(&mut s, now, now + Duration::from_millis(100));
+            data += out.iter().filter(|p| p.kind == PacketKind::Data).count();
+            let Some(seq) = out.iter().rev().find(|p| p.kind == PacketKind::ControlOb) else {
+                break;
+            };
+            now = now + Duration::from_millis(100);
+            let mut rev = Packet::new(FlowId(0), PacketKind::ControlReverse, 40);
+            rev.seq = seq.seq;
+            s.handle_packet(now, &rev);
+        }
+        assert_eq!(data, 3, "three 1000 B packets, no more");
+        assert!(s.is_finished());
+        assert_eq!(
+            s.poll_timeout(),
+            None,
+            "a finished loop sends no more pairs"
+        );
     }
 
     #[test]
