@@ -25,7 +25,7 @@ use crate::transport::cbr::{CbrSink, CbrSource, CbrStep};
 use crate::transport::monaco::{Estimator, MonacoConfig, MonacoReceiver, MonacoSender};
 use crate::transport::onoff::{ControllerFactory, OnOffSender};
 use crate::transport::tcp::{TcpConfig, TcpReceiver, TcpSender};
-use crate::transport::web::{WebModel, WebReceiver, WebSender};
+use crate::transport::web::{ObjectTransport, WebModel, WebReceiver, WebSender};
 use crate::transport::Endpoint;
 use crate::units::{Bytes, Duration, Limit, Rate};
 
@@ -65,6 +65,10 @@ pub struct WebParams {
     pub object_shape: Option<f64>,
     pub min_rto: Option<Duration>,
     pub initial_window: Option<u64>,
+    /// Carry each object on a fresh Monaco loop with these settings instead of TCP Reno (003
+    /// Table I: its web users are loops of weight 1). `min_rto` and `initial_window` are then
+    /// the loop's own, given here.
+    pub monaco: Option<MonacoParams>,
 }
 
 impl WebParams {
@@ -106,7 +110,14 @@ impl WebParams {
         if m.think_time.0 == 0 || m.session_gap.0 == 0 {
             return Err("web `think_time` and `session_gap` must be positive".into());
         }
-        Ok(())
+        match &self.monaco {
+            Some(_) if self.min_rto.is_some() || self.initial_window.is_some() => Err(
+                "web `min_rto` and `initial_window` are TCP's; with `monaco` give them inside it"
+                    .into(),
+            ),
+            Some(monaco) => monaco.validate(),
+            None => Ok(()),
+        }
     }
 }
 
@@ -161,6 +172,42 @@ impl Default for MonacoParams {
 }
 
 impl MonacoParams {
+    /// The sender's settings: the policy these parameters name, with its own random stream.
+    fn sender_config(&self, ctx: &FlowContext, rng: crate::rng::Rng) -> MonacoConfig {
+        let kappa = self.kappa();
+        let policy: Box<dyn AccPolicy> = match self.policy {
+            AccPolicyName::AccP if self.is_expected_rate_service() => Box::new(ExpectedRate::new(
+                kappa,
+                self.expected_rate.map_or(0.0, |r| r.as_f64() / 8.0),
+                self.limit.map_or(f64::INFINITY, |a| a.0 as f64),
+            )),
+            AccPolicyName::AccP => Box::new(AccP { kappa }),
+            AccPolicyName::AccAiad => Box::new(AccAiad {
+                kappa_packets: kappa,
+            }),
+            AccPolicyName::AccMw => Box::new(AccMw { kappa }),
+        };
+        MonacoConfig {
+            packet_size: ctx.packet_size,
+            control_size: ctx.ack_size,
+            target: self.target_bytes(),
+            policy,
+            increase_cap: self.increase_cap,
+            initial_window: self.initial_window.0 as f64,
+            initial_rtt: self.initial_rtt,
+            min_rto: self.min_rto,
+            virtual_rtt: self.virtual_rtt,
+            rng,
+        }
+    }
+
+    fn estimator(&self) -> Estimator {
+        match self.estimator {
+            EstimatorName::Rate => Estimator::Rate,
+            EstimatorName::Count => Estimator::Count,
+        }
+    }
+
     /// The target accumulation in bytes, weight included.
     pub fn target_bytes(&self) -> f64 {
         self.weight * self.target.0 as f64
@@ -561,53 +608,45 @@ impl SchemeConfig {
             }
             SchemeConfig::Web(p) => {
                 let model = p.model();
-                let d = TcpConfig::default();
-                let cfg = TcpConfig {
-                    packet_size: ctx.packet_size,
-                    min_rto: p.min_rto.unwrap_or(d.min_rto),
-                    initial_window: p.initial_window.unwrap_or(d.initial_window),
-                    ..d
+                let (transport, rx) = match &p.monaco {
+                    None => {
+                        let d = TcpConfig::default();
+                        let cfg = TcpConfig {
+                            packet_size: ctx.packet_size,
+                            min_rto: p.min_rto.unwrap_or(d.min_rto),
+                            initial_window: p.initial_window.unwrap_or(d.initial_window),
+                            ..d
+                        };
+                        let rx = WebReceiver::new(ctx.flow, model.users, ctx.ack_size);
+                        (ObjectTransport::Reno(cfg), rx)
+                    }
+                    Some(m) => {
+                        let rx = WebReceiver::monaco(
+                            ctx.flow,
+                            model.users,
+                            ctx.ack_size,
+                            m.target_bytes(),
+                            m.estimator(),
+                        );
+                        let (m, ctx) = (m.clone(), ctx.clone());
+                        let mut objects = 0u64;
+                        let next_loop = move || {
+                            objects += 1;
+                            let name = format!("flow:{}:web-object:{objects}", ctx.name);
+                            m.sender_config(&ctx, crate::rng::stream(ctx.seed, &name))
+                        };
+                        (ObjectTransport::Monaco(Box::new(next_loop)), rx)
+                    }
                 };
                 let rng = crate::rng::stream(ctx.seed, &format!("flow:{}:web", ctx.name));
-                let tx = WebSender::new(ctx.flow, &model, cfg, rng)
+                let tx = WebSender::new(ctx.flow, &model, transport, ctx.packet_size, rng)
                     .expect("web parameters are checked by SchemeConfig::validate");
-                (
-                    Box::new(tx),
-                    Box::new(WebReceiver::new(ctx.flow, model.users, ctx.ack_size)),
-                )
+                (Box::new(tx), Box::new(rx))
             }
             SchemeConfig::Monaco(p) => {
-                let kappa = p.kappa();
-                let policy: Box<dyn AccPolicy> = match p.policy {
-                    AccPolicyName::AccP if p.is_expected_rate_service() => {
-                        Box::new(ExpectedRate::new(
-                            kappa,
-                            p.expected_rate.map_or(0.0, |r| r.as_f64() / 8.0),
-                            p.limit.map_or(f64::INFINITY, |a| a.0 as f64),
-                        ))
-                    }
-                    AccPolicyName::AccP => Box::new(AccP { kappa }),
-                    AccPolicyName::AccAiad => Box::new(AccAiad {
-                        kappa_packets: kappa,
-                    }),
-                    AccPolicyName::AccMw => Box::new(AccMw { kappa }),
-                };
-                let cfg = MonacoConfig {
-                    packet_size: ctx.packet_size,
-                    control_size: ctx.ack_size,
-                    target: p.target_bytes(),
-                    policy,
-                    increase_cap: p.increase_cap,
-                    initial_window: p.initial_window.0 as f64,
-                    initial_rtt: p.initial_rtt,
-                    min_rto: p.min_rto,
-                    virtual_rtt: p.virtual_rtt,
-                    rng: crate::rng::stream(ctx.seed, &format!("flow:{}:monaco", ctx.name)),
-                };
-                let estimator = match p.estimator {
-                    EstimatorName::Rate => Estimator::Rate,
-                    EstimatorName::Count => Estimator::Count,
-                };
+                let rng = crate::rng::stream(ctx.seed, &format!("flow:{}:monaco", ctx.name));
+                let cfg = p.sender_config(ctx, rng);
+                let estimator = p.estimator();
                 (
                     Box::new(MonacoSender::new(ctx.flow, cfg)),
                     Box::new(MonacoReceiver::new(

@@ -126,25 +126,37 @@ params = { users = 20, think_time = "2s" }
 
 #[test]
 fn web_users_offer_the_load_their_model_predicts() {
-    // 500 users on an uncongested path: the delivered rate is the offered load. Heavy tails
-    // (object sizes Pareto 1.2) make the sample mean slow to converge, hence 400 s.
-    let src = r#"name = "web-load"
+    web_load("{ users = 500 }", "droptail");
+}
+
+#[test]
+fn web_users_on_monaco_loops_offer_the_load_their_model_predicts() {
+    // 003 Table I's web users: each object a fresh Monaco loop of weight 1.
+    web_load("{ users = 500, monaco = { weight = 1 } }", "priority");
+}
+
+/// 500 users on an uncongested path: the delivered rate is the offered load. Heavy tails
+/// (object sizes Pareto 1.2) make the sample mean slow to converge, hence 400 s.
+fn web_load(params: &str, queue: &str) {
+    let src = format!(
+        r#"name = "web-load"
 duration = "400s"
 [[link]]
 between = ["srv", "users"]
 rate = "1Gbps"
 delay = "2ms"
-queue = { kind = "droptail", limit = "inf" }
+queue = {{ kind = "{queue}", limit = "inf" }}
 [[flow]]
 id = "web"
 kind = "web"
 from = "srv"
 to = "users"
-params = { users = 500 }
+params = {params}
 [output]
 window = ["50s", "400s"]
-"#;
-    let sc = parse(src, "web-load").unwrap();
+"#
+    );
+    let sc = parse(&src, "web-load").unwrap();
     let acclab_core::config::SchemeConfig::Web(p) = &sc.flows[0].scheme else {
         panic!("not a web flow")
     };

@@ -18,6 +18,7 @@ use rand_distr::{Distribution, Exp, Pareto};
 use crate::cc::reno::Reno;
 use crate::packet::{FlowId, Packet};
 use crate::rng::Rng;
+use crate::transport::monaco::{Estimator, MonacoConfig, MonacoReceiver, MonacoSender};
 use crate::transport::tcp::{TcpConfig, TcpReceiver, TcpSender};
 use crate::transport::{Endpoint, EndpointStats, Outbox};
 use crate::units::{Duration, Time};
@@ -112,13 +113,56 @@ enum State {
     Stopped,
 }
 
+/// What carries each object.
+pub enum ObjectTransport {
+    /// A TCP Reno transfer with fresh congestion state (SPEC §6, 000 Fig. 10).
+    Reno(TcpConfig),
+    /// A Monaco loop with fresh state, its settings built by the closure for each object (003
+    /// Table I: the web users are loops of weight 1).
+    Monaco(Box<dyn FnMut() -> MonacoConfig + Send>),
+}
+
+/// One user's connection: the transfer of its current object.
+enum Connection {
+    Tcp(TcpSender),
+    /// `None` between objects.
+    Monaco(Option<MonacoSender>),
+}
+
+impl Connection {
+    fn endpoint(&mut self) -> Option<&mut dyn Endpoint> {
+        match self {
+            Connection::Tcp(t) => Some(t),
+            Connection::Monaco(m) => m.as_mut().map(|m| m as &mut dyn Endpoint),
+        }
+    }
+
+    fn endpoint_ref(&self) -> Option<&dyn Endpoint> {
+        match self {
+            Connection::Tcp(t) => Some(t),
+            Connection::Monaco(m) => m.as_ref().map(|m| m as &dyn Endpoint),
+        }
+    }
+
+    fn is_idle(&self) -> bool {
+        match self {
+            Connection::Tcp(t) => t.is_idle(),
+            Connection::Monaco(m) => m.as_ref().is_none_or(MonacoSender::is_finished),
+        }
+    }
+}
+
 struct User {
-    tcp: TcpSender,
+    conn: Connection,
     state: State,
+    /// What the user's finished Monaco objects sent (their senders are dropped).
+    done: EndpointStats,
 }
 
 /// The server side: every user's transfers.
 pub struct WebSender {
+    flow: FlowId,
+    transport: ObjectTransport,
     users: Vec<User>,
     draws: Draws,
     rng: Rng,
@@ -131,29 +175,44 @@ pub struct WebSender {
 }
 
 impl WebSender {
-    /// `None` when a shape is not above 1 or a mean is not positive.
-    pub fn new(flow: FlowId, model: &WebModel, tcp: TcpConfig, rng: Rng) -> Option<WebSender> {
+    /// `None` when a shape is not above 1 or a mean is not positive. `mss` is the data packet
+    /// size.
+    pub fn new(
+        flow: FlowId,
+        model: &WebModel,
+        transport: ObjectTransport,
+        mss: u32,
+        rng: Rng,
+    ) -> Option<WebSender> {
         let draws = Draws::new(model)?;
-        let mss = tcp.packet_size as u64;
-        let initial_window = tcp.initial_window;
+        let initial_window = match &transport {
+            ObjectTransport::Reno(tcp) => tcp.initial_window,
+            ObjectTransport::Monaco(_) => 0,
+        };
         let users = (0..model.users)
             .map(|u| User {
-                tcp: TcpSender::new(
-                    flow,
-                    TcpConfig {
-                        conn: u,
-                        ..tcp.clone()
-                    },
-                    Box::new(Reno::new(mss, initial_window)),
-                ),
+                conn: match &transport {
+                    ObjectTransport::Reno(tcp) => Connection::Tcp(TcpSender::new(
+                        flow,
+                        TcpConfig {
+                            conn: u,
+                            ..tcp.clone()
+                        },
+                        Box::new(Reno::new(mss as u64, initial_window)),
+                    )),
+                    ObjectTransport::Monaco(_) => Connection::Monaco(None),
+                },
                 state: State::Stopped,
+                done: EndpointStats::default(),
             })
             .collect();
         Some(WebSender {
+            flow,
+            transport,
             users,
             draws,
             rng,
-            mss,
+            mss: mss as u64,
             initial_window,
             next_user: 0,
             pages: 0,
@@ -170,18 +229,33 @@ impl WebSender {
         State::Waiting(now + Duration::from_secs_f64(self.draws.think.sample(&mut self.rng)))
     }
 
-    fn start_object(&mut self, u: usize) {
+    fn start_object(&mut self, now: Time, u: usize) {
         let bytes = self.draws.size.sample(&mut self.rng).ceil() as u64;
-        let cc = Box::new(Reno::new(self.mss, self.initial_window));
-        self.users[u].tcp.start_transfer(bytes, cc);
         self.objects += 1;
+        let user = &mut self.users[u];
+        match (&mut user.conn, &mut self.transport) {
+            (Connection::Tcp(tcp), _) => {
+                tcp.start_transfer(bytes, Box::new(Reno::new(self.mss, self.initial_window)))
+            }
+            (Connection::Monaco(m), ObjectTransport::Monaco(config)) => {
+                // Whole packets, as TCP sends them.
+                let bytes = bytes.div_ceil(self.mss) * self.mss;
+                if let Some(old) = m.take() {
+                    add_sent(&mut user.done, &old.stats());
+                }
+                let mut loop_ = MonacoSender::transfer(self.flow, config(), bytes);
+                loop_.handle_start(now);
+                *m = Some(loop_);
+            }
+            (Connection::Monaco(_), ObjectTransport::Reno(_)) => unreachable!("built together"),
+        }
     }
 
-    fn start_page(&mut self, u: usize) {
+    fn start_page(&mut self, now: Time, u: usize) {
         let objects = self.draws.page_objects(&mut self.rng);
         self.pages += 1;
         self.users[u].state = State::Fetching(objects - 1);
-        self.start_object(u);
+        self.start_object(now, u);
     }
 
     /// After an object completes: the next object, or thinking, or the end of the session.
@@ -191,7 +265,7 @@ impl WebSender {
         };
         if left > 0 {
             self.users[u].state = State::Fetching(left - 1);
-            self.start_object(u);
+            self.start_object(now, u);
         } else if self.rng.random::<f64>() < self.draws.end {
             let gap = Duration::from_secs_f64(self.draws.gap.sample(&mut self.rng));
             self.users[u].state = State::Waiting(now + gap);
@@ -207,17 +281,21 @@ impl Endpoint for WebSender {
         let Some(user) = self.users.get_mut(u) else {
             return;
         };
-        user.tcp.handle_packet(now, pkt);
-        if matches!(user.state, State::Fetching(_)) && user.tcp.is_idle() {
+        if let Some(e) = user.conn.endpoint() {
+            e.handle_packet(now, pkt);
+        }
+        if matches!(user.state, State::Fetching(_)) && user.conn.is_idle() {
             self.object_done(now, u);
         }
     }
 
     fn handle_timeout(&mut self, now: Time) {
         for u in 0..self.users.len() {
-            self.users[u].tcp.handle_timeout(now);
+            if let Some(e) = self.users[u].conn.endpoint() {
+                e.handle_timeout(now);
+            }
             if matches!(self.users[u].state, State::Waiting(t) if t <= now) {
-                self.start_page(u);
+                self.start_page(now, u);
             }
         }
     }
@@ -226,7 +304,12 @@ impl Endpoint for WebSender {
         let n = self.users.len();
         for k in 0..n {
             let u = (self.next_user + k) % n;
-            if let Some(p) = self.users[u].tcp.poll_transmit(now) {
+            let sent = self.users[u]
+                .conn
+                .endpoint()
+                .and_then(|e| e.poll_transmit(now));
+            if let Some(mut p) = sent {
+                p.conn = u as u32;
                 self.next_user = (u + 1) % n;
                 return Some(p);
             }
@@ -242,7 +325,7 @@ impl Endpoint for WebSender {
                     State::Waiting(t) => Some(t),
                     _ => None,
                 };
-                [u.tcp.poll_timeout(), wake]
+                [u.conn.endpoint_ref().and_then(|e| e.poll_timeout()), wake]
             })
             .flatten()
             .min()
@@ -257,7 +340,9 @@ impl Endpoint for WebSender {
     fn handle_stop(&mut self, now: Time) {
         for user in &mut self.users {
             user.state = State::Stopped;
-            user.tcp.handle_stop(now);
+            if let Some(e) = user.conn.endpoint() {
+                e.handle_stop(now);
+            }
         }
     }
 
@@ -265,33 +350,56 @@ impl Endpoint for WebSender {
         self.users
             .iter()
             .fold(EndpointStats::default(), |mut acc, u| {
-                let s = u.tcp.stats();
-                acc.sent_bytes += s.sent_bytes;
-                acc.sent_packets += s.sent_packets;
-                acc.retransmits += s.retransmits;
-                acc.retransmits_in_avoidance += s.retransmits_in_avoidance;
-                acc.timeouts += s.timeouts;
-                acc.detected_losses += s.detected_losses;
-                acc.rtt_sum += s.rtt_sum;
-                acc.rtt_samples += s.rtt_samples;
+                add_sent(&mut acc, &u.done);
+                if let Some(e) = u.conn.endpoint_ref() {
+                    add_sent(&mut acc, &e.stats());
+                }
                 acc
             })
     }
 }
 
-/// The users' side: one TCP receiver per user.
+/// Adds a connection's sending counters to a running total.
+fn add_sent(acc: &mut EndpointStats, s: &EndpointStats) {
+    acc.sent_bytes += s.sent_bytes;
+    acc.sent_packets += s.sent_packets;
+    acc.retransmits += s.retransmits;
+    acc.retransmits_in_avoidance += s.retransmits_in_avoidance;
+    acc.timeouts += s.timeouts;
+    acc.detected_losses += s.detected_losses;
+    acc.rtt_sum += s.rtt_sum;
+    acc.rtt_samples += s.rtt_samples;
+}
+
+/// The users' side: one receiver per user (TCP, or Monaco's egress).
 pub struct WebReceiver {
-    receivers: Vec<TcpReceiver>,
+    receivers: Vec<Box<dyn Endpoint>>,
     outbox: Outbox,
     stats: EndpointStats,
 }
 
 impl WebReceiver {
+    /// For objects carried by TCP.
     pub fn new(flow: FlowId, users: u32, ack_size: u32) -> WebReceiver {
+        WebReceiver::with(users, || Box::new(TcpReceiver::new(flow, ack_size)))
+    }
+
+    /// For objects carried by Monaco loops of target accumulation `target` bytes.
+    pub fn monaco(
+        flow: FlowId,
+        users: u32,
+        control_size: u32,
+        target: f64,
+        estimator: Estimator,
+    ) -> WebReceiver {
+        WebReceiver::with(users, || {
+            Box::new(MonacoReceiver::new(flow, control_size, target, estimator))
+        })
+    }
+
+    fn with(users: u32, receiver: impl Fn() -> Box<dyn Endpoint>) -> WebReceiver {
         WebReceiver {
-            receivers: (0..users)
-                .map(|_| TcpReceiver::new(flow, ack_size))
-                .collect(),
+            receivers: (0..users).map(|_| receiver()).collect(),
             outbox: Outbox::default(),
             stats: EndpointStats::default(),
         }
@@ -306,7 +414,8 @@ impl Endpoint for WebReceiver {
         let before = r.stats().delivered_bytes;
         r.handle_packet(now, pkt);
         self.stats.delivered_bytes += r.stats().delivered_bytes - before;
-        while let Some(ack) = r.poll_transmit(now) {
+        while let Some(mut ack) = r.poll_transmit(now) {
+            ack.conn = pkt.conn;
             self.outbox.push(ack);
         }
     }
@@ -367,7 +476,8 @@ mod tests {
         assert!(WebSender::new(
             FlowId(0),
             &m,
-            TcpConfig::default(),
+            ObjectTransport::Reno(TcpConfig::default()),
+            1000,
             crate::rng::stream(1, "w")
         )
         .is_none());
