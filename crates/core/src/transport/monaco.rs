@@ -646,7 +646,7 @@ mod tests {
             let Some(seq) = out.iter().rev().find(|p| p.kind == PacketKind::ControlOb) else {
                 break;
             };
-            now = now + Duration::from_millis(100);
+            now += Duration::from_millis(100);
             let mut rev = Packet::new(FlowId(0), PacketKind::ControlReverse, 40);
             rev.seq = seq.seq;
             s.handle_packet(now, &rev);
