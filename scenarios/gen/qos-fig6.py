@@ -21,6 +21,7 @@ def scenario(quick):
 # (0,2) r = 50 Mb/s, A = 60 KB, {t(50)}-{t(75)}; (0,3) r = 10 Mb/s, A = 15 KB; (2,0) weight 3;
 # everything else weight 1 (a* = 3 KB), ACC-P, kappa 0.5. Weighted and plain loops (003 eq. (2))
 # bound their window increase to one MTU per RTT (003 §II); expected-rate loops follow Algorithm 1.
+# The web users are loops too (Table I: "web", weight 1): each object a fresh Monaco loop.
 # Not in the paper, chosen here: loops without a start time start within the first second; the
 # AVQ+VD bottleneck is the first; web set A enters at b0 (the AVQ+VD bottleneck) and set B at b2
 # (FIFO), each over 25 access links (delays spread over 1-100 ms, {users // 25} users each, the
@@ -110,7 +111,7 @@ kind = "web"
 from = "ws{name_}{g}-{{i}}"
 to = "wu{name_}{g}-{{i}}"
 start = "{t(100)}"
-params = {{ users = {users // 25} }}
+params = {{ users = {users // 25}, monaco = {{ weight = 1, increase_cap = true }} }}
 """)
     return "".join(out)
 
