@@ -639,7 +639,7 @@ impl SchemeConfig {
                     }
                 };
                 let rng = crate::rng::stream(ctx.seed, &format!("flow:{}:web", ctx.name));
-                let tx = WebSender::new(ctx.flow, &model, transport, ctx.packet_size, rng)
+                let tx = WebSender::new(ctx.flow, &model, transport, rng)
                     .expect("web parameters are checked by SchemeConfig::validate");
                 (Box::new(tx), Box::new(rx))
             }

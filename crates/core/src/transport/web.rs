@@ -166,8 +166,6 @@ pub struct WebSender {
     users: Vec<User>,
     draws: Draws,
     rng: Rng,
-    mss: u64,
-    initial_window: u64,
     /// Round-robin start for `poll_transmit`.
     next_user: usize,
     pages: u64,
@@ -175,20 +173,14 @@ pub struct WebSender {
 }
 
 impl WebSender {
-    /// `None` when a shape is not above 1 or a mean is not positive. `mss` is the data packet
-    /// size.
+    /// `None` when a shape is not above 1 or a mean is not positive.
     pub fn new(
         flow: FlowId,
         model: &WebModel,
         transport: ObjectTransport,
-        mss: u32,
         rng: Rng,
     ) -> Option<WebSender> {
         let draws = Draws::new(model)?;
-        let initial_window = match &transport {
-            ObjectTransport::Reno(tcp) => tcp.initial_window,
-            ObjectTransport::Monaco(_) => 0,
-        };
         let users = (0..model.users)
             .map(|u| User {
                 conn: match &transport {
@@ -198,7 +190,7 @@ impl WebSender {
                             conn: u,
                             ..tcp.clone()
                         },
-                        Box::new(Reno::new(mss as u64, initial_window)),
+                        reno(tcp),
                     )),
                     ObjectTransport::Monaco(_) => Connection::Monaco(None),
                 },
@@ -212,8 +204,6 @@ impl WebSender {
             users,
             draws,
             rng,
-            mss: mss as u64,
-            initial_window,
             next_user: 0,
             pages: 0,
             objects: 0,
@@ -234,20 +224,21 @@ impl WebSender {
         self.objects += 1;
         let user = &mut self.users[u];
         match (&mut user.conn, &mut self.transport) {
-            (Connection::Tcp(tcp), _) => {
-                tcp.start_transfer(bytes, Box::new(Reno::new(self.mss, self.initial_window)))
+            (Connection::Tcp(tcp), ObjectTransport::Reno(cfg)) => {
+                tcp.start_transfer(bytes, reno(cfg))
             }
             (Connection::Monaco(m), ObjectTransport::Monaco(config)) => {
-                // Whole packets, as TCP sends them.
-                let bytes = bytes.div_ceil(self.mss) * self.mss;
                 if let Some(old) = m.take() {
                     add_sent(&mut user.done, &old.stats());
                 }
-                let mut loop_ = MonacoSender::transfer(self.flow, config(), bytes);
+                let cfg = config();
+                // Whole packets, as TCP sends them.
+                let mss = cfg.packet_size as u64;
+                let mut loop_ = MonacoSender::transfer(self.flow, cfg, bytes.div_ceil(mss) * mss);
                 loop_.handle_start(now);
                 *m = Some(loop_);
             }
-            (Connection::Monaco(_), ObjectTransport::Reno(_)) => unreachable!("built together"),
+            _ => unreachable!("connections are built from the transport"),
         }
     }
 
@@ -357,6 +348,11 @@ impl Endpoint for WebSender {
                 acc
             })
     }
+}
+
+/// A fresh Reno controller for one object.
+fn reno(tcp: &TcpConfig) -> Box<Reno> {
+    Box::new(Reno::new(tcp.packet_size as u64, tcp.initial_window))
 }
 
 /// Adds a connection's sending counters to a running total.
@@ -477,7 +473,6 @@ mod tests {
             FlowId(0),
             &m,
             ObjectTransport::Reno(TcpConfig::default()),
-            1000,
             crate::rng::stream(1, "w")
         )
         .is_none());
