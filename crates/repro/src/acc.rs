@@ -13,8 +13,17 @@ use crate::{Ctx, Experiment, Report, ReproError, Row};
 
 /// Every flow of `sc` switched to `scheme`.
 fn with_scheme(sc: &Scenario, scheme: &SchemeConfig) -> Scenario {
+    with_scheme_where(sc, scheme, |_| true)
+}
+
+/// The scenario with `scheme` on the flows whose id `pick` accepts; the others keep theirs.
+fn with_scheme_where(
+    sc: &Scenario,
+    scheme: &SchemeConfig,
+    pick: impl Fn(&str) -> bool,
+) -> Scenario {
     let mut sc = sc.clone();
-    for f in &mut sc.flows {
+    for f in sc.flows.iter_mut().filter(|f| pick(&f.id)) {
         f.scheme = scheme.clone();
     }
     sc
@@ -154,7 +163,8 @@ impl Experiment for Fig4 {
         let results: Vec<Result<(u64, usize, f64), ReproError>> = points
             .par_iter()
             .map(|&(rev, k)| {
-                let mut sc = with_scheme(&base, &schemes[k].1);
+                // The reverse flows stay Reno (the scenario's cross traffic) in both arms.
+                let mut sc = with_scheme_where(&base, &schemes[k].1, |id| id.starts_with("fwd-"));
                 sc.links[reverse].rate = acclab_core::Rate::from_mbps(rev);
                 let run = simulate(ctx, &format!("{}-reverse-{rev}Mbps", schemes[k].0), sc)?;
                 Ok((rev, k, run.summary.links[forward].utilization))

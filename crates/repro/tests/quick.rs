@@ -110,9 +110,7 @@ fn acc_fig2_quick() {
 
 #[test]
 fn acc_fig4_quick() {
-    // Known deviation: with symmetric 45 Mb/s reverse bandwidth Vegas keeps 88% of the forward
-    // link (paper: at most 60%); at 5–20 Mb/s it is 13–54% as in the paper.
-    quick_with_known_deviations("acc-fig4", &["Vegas forward utilisation, reverse 45 Mb/s"]);
+    quick("acc-fig4");
 }
 
 #[test]
