@@ -135,15 +135,12 @@ fn acc_fig8_quick() {
 
 #[test]
 fn acc_fig9_quick() {
-    // Known deviation: over 9 DropTail bottlenecks the long flows get 15% less than weighted PF
-    // (the short flows' accumulation estimates run low; see monaco.rs), and the longest-RTT one
-    // is still converging at 50 s, so their CoV is 5.4% (bound 5%).
+    // Known deviation: over two AVD bottlenecks the longest-RTT long flow (78 ms) is still
+    // climbing at 50 s (17.9 Mb/s against 20.3 and 19.0), so the long flows' CoV is 5.2%
+    // (bound 5%; seeds 2–4 give 5.1–6.0%).
     quick_with_known_deviations(
         "acc-fig9",
-        &[
-            "N=9: long flow throughput",
-            "N=9: coefficient of variation of the long flows",
-        ],
+        &["N=2 DropTail/AVD mix: coefficient of variation of the long flows"],
     );
 }
 
