@@ -49,11 +49,6 @@ impl ExpectedRate {
         }
     }
 
-    /// Whether the loop is still in its initial slow start.
-    pub fn in_slow_start(&self) -> bool {
-        self.slow_start
-    }
-
     /// a_p, the accumulation beyond the expected rate (003 eq. (8), Algorithm 1 step 3).
     fn beyond_expected(&self, fb: &Feedback) -> f64 {
         let srtt = fb.rtt.as_secs_f64();
@@ -90,6 +85,10 @@ impl AccPolicy for ExpectedRate {
             self.ssthresh = self.ssthresh.max(grown); // step 7.1: only a window-limited loop
         }
         grown.min(self.ssthresh) // step 7.2
+    }
+
+    fn in_slow_start(&self) -> bool {
+        self.slow_start
     }
 }
 

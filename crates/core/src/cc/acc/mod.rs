@@ -37,6 +37,12 @@ pub trait AccPolicy: Send {
     /// The window (bytes) after one control period starting from `cwnd`. A policy may keep
     /// state across periods (the expected-rate service's slow start and ssthresh).
     fn next_window(&mut self, cwnd: f64, fb: &Feedback) -> f64;
+
+    /// Whether the policy is still in an initial slow start (003 Algorithm 1): its steps double
+    /// the window, which the one-packet increase cap does not bound.
+    fn in_slow_start(&self) -> bool {
+        false
+    }
 }
 
 /// One control period's outcome.
@@ -54,7 +60,14 @@ pub fn apply(policy: &mut dyn AccPolicy, cwnd: f64, fb: &Feedback, increase_cap:
     let mut next = policy.next_window(cwnd, fb);
     let decrease = next < cwnd;
     if increase_cap {
-        next = next.min(cwnd + fb.mss);
+        // A slow-start step doubles the window (003 Algorithm 1); any other step grows it by at
+        // most one packet.
+        let cap = if policy.in_slow_start() {
+            2.0 * cwnd
+        } else {
+            cwnd + fb.mss
+        };
+        next = next.min(cap);
     }
     Step {
         window: next.max(fb.mss),
@@ -90,5 +103,19 @@ mod tests {
         // ...and at the floor a decrease is still reported (the low-rate regime needs it).
         assert!(apply(&mut p, 1000.0, &fb(1e6), false).decrease);
         assert!(!apply(&mut p, 1000.0, &fb(0.0), false).decrease);
+    }
+
+    #[test]
+    fn the_cap_leaves_slow_start_doubling() {
+        // A weight-1000 loop (a_p* = 3 MB) of 003 Algorithm 1 with the cap: its law asks for
+        // +1.5 MB; in slow start the step doubles, once slow start is over it is one packet.
+        let mut p = expected::ExpectedRate::new(0.5, 0.0, f64::INFINITY);
+        let mut big = fb(0.0);
+        big.target = 3e6;
+        assert_eq!(apply(&mut p, 10_000.0, &big, true).window, 20_000.0);
+        big.accumulation = 4e6; // the first decrease ends slow start
+        assert!(apply(&mut p, 20_000.0, &big, true).decrease);
+        big.accumulation = 0.0;
+        assert_eq!(apply(&mut p, 20_000.0, &big, true).window, 21_000.0);
     }
 }
