@@ -19,31 +19,18 @@ const BOTTLENECK_LINE: &str =
 const AVD_QUEUE: &str =
     r#"queue = { kind = "avq", mode = "delay", limit = "100000pkt", priority = true }"#;
 
-/// The single-bottleneck template run for `duration` with the measurement window `window` (TOML
-/// values, e.g. `"600s"` and `["500s", "600s"]`) instead of its own.
-fn lengthened(template: &str, duration: &str, window: &str) -> String {
-    template
-        .lines()
-        .map(|l| {
-            if l.starts_with("duration = ") {
-                format!("duration = {duration}")
-            } else if l.starts_with("window = ") {
-                format!("window = {window}")
-            } else {
-                l.to_string()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// The single-bottleneck scenario with flow 0's parameters `params`, over AVQ+VD when `avd`.
-fn single(template: &str, name: &str, params: &str, avd: bool) -> String {
+/// The single-bottleneck scenario with flow 0's parameters `params`, over AVQ+VD when `avd`,
+/// lasting `LONG_RUN` instead of the template's length when `long`.
+fn single(template: &str, name: &str, params: &str, avd: bool, long: bool) -> String {
     let queue = if avd { AVD_QUEUE } else { BOTTLENECK_LINE };
     template
         .lines()
         .map(|l| {
-            if l.starts_with("name = ") {
+            if long && l.starts_with("duration = ") {
+                format!("duration = {}", LONG_RUN.0)
+            } else if long && l.starts_with("window = ") {
+                format!("window = {}", LONG_RUN.1)
+            } else if l.starts_with("name = ") {
                 format!("name = \"{name}\"")
             } else if l == FLOW0_LINE {
                 format!("params = {{ {params} }}")
@@ -178,14 +165,10 @@ const LIMITS_KB: [(u32, f64); 3] = [(15, 35.7), (30, 52.6), (3000, 99.1)];
 const LONG_ACCUMULATION_KB: u32 = 1000;
 const LONG_RUN: (&str, &str) = (r#""600s""#, r#"["500s", "600s"]"#);
 
-/// The template to run for a flow 0 that aims at `accumulation_kb`: lengthened to `LONG_RUN`
-/// when that is `LONG_ACCUMULATION_KB` or more at a FIFO bottleneck (full size only).
-fn template_for(ctx: &Ctx, template: &str, accumulation_kb: u32, avd: bool) -> String {
-    if accumulation_kb >= LONG_ACCUMULATION_KB && !avd && !ctx.quick {
-        lengthened(template, LONG_RUN.0, LONG_RUN.1)
-    } else {
-        template.to_string()
-    }
+/// Whether a run whose flow 0 aims at `accumulation_kb` lasts `LONG_RUN`: at a FIFO bottleneck,
+/// from `LONG_ACCUMULATION_KB` on, full size only.
+fn long_run(ctx: &Ctx, accumulation_kb: u32, avd: bool) -> bool {
+    accumulation_kb >= LONG_ACCUMULATION_KB && !avd && !ctx.quick
 }
 
 impl Experiment for Fig4 {
@@ -221,8 +204,8 @@ impl Experiment for Fig4 {
                     // Flow 0 follows 003 Algorithm 1, without eq. (2)'s increase cap.
                     let params = format!("{rate}limit = \"{a}KB\"");
                     let label = format!("{}-a{a}kb-r{r}", if avd { "avd" } else { "fifo" });
-                    let base = template_for(ctx, template, a, avd);
-                    cases.push((label.clone(), single(&base, &label, &params, avd)));
+                    let long = long_run(ctx, a, avd);
+                    cases.push((label.clone(), single(template, &label, &params, avd, long)));
                     keys.push((avd, a, r));
                 }
             }
@@ -359,8 +342,8 @@ impl Experiment for Fig5 {
                 let label = format!("{}-w{w}", if avd { "avd" } else { "fifo" });
                 // An eq. (2) loop: its increase is bounded to one MTU per RTT (003 §II).
                 let params = format!("weight = {w}, increase_cap = true");
-                let base = template_for(ctx, template, 3 * w, avd);
-                cases.push((label.clone(), single(&base, &label, &params, avd)));
+                let long = long_run(ctx, 3 * w, avd);
+                cases.push((label.clone(), single(template, &label, &params, avd, long)));
                 keys.push((avd, w));
             }
         }
