@@ -199,11 +199,5 @@ fn qos_fig5_quick() {
 
 #[test]
 fn qos_fig6_quick() {
-    // Known deviation: loop (0,3) (208 ms RTT, r = 10 Mb/s, A = 15 KB) adapts slowly — ACC-P
-    // moves its window by κ·(a_p − a*) per RTT — so in the undersubscribed phases it is far
-    // from the equilibrium (25 Mb/s after its slow start, 11.0 when it should regain 13.7).
-    quick_with_known_deviations(
-        "qos-fig6",
-        &["undersubscribed: loop03", "undersubscribed again: loop03"],
-    );
+    quick("qos-fig6");
 }
