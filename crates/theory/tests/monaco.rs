@@ -248,12 +248,12 @@ fn multi_bottleneck_allocations_follow_weighted_pf() {
 fn mixed_droptail_and_avd_lines_follow_weighted_pf() {
     // 000 §IV-D: AVD and DropTail routers mix on one path; Monaco adds the AVD virtual delay to
     // its estimate, so the allocation is still weighted PF (over γ·C at AVD links), with the AVD
-    // routers' physical queues a few packets. Mixes drawn from a seeded generator. Short flows
-    // are held to 3% (measured ≤ 1.1%). Known deviations: the long flow (weight 1 against shorts
-    // of weight 1–3) runs 2–7.4% low (−7.4% over [AVD, DropTail, AVD], −7.3% over [DropTail,
-    // AVD], −2.2% over [AVD, DropTail]), so it is held to 8%, not the 5% asked for; the cause
-    // is not found yet. The AVD queues average 2.3–6.9 packets with Monaco's default
-    // `virtual_rtt` (1.5–2.2 without it, with the long flow 1–7% low), so they are held to 8.
+    // routers' physical queues a few packets. Mixes drawn from a seeded generator. The long flow
+    // (weight 1 against shorts of weight 1–3) is held to 5% and runs low: −2.7% over [DropTail,
+    // AVD], −3.8% over [AVD, DropTail], −4.2% over [AVD, DropTail, AVD] (seeds 2 and 3: −2.4 to
+    // −4.1%), probably the IB's extra wait of about a data-packet time per DropTail hop after
+    // the first that acc-fig9 measured. Short flows are held to 3% (measured ≤ 1.8%). The AVD
+    // queues average 2.3–5.7 packets with Monaco's default `virtual_rtt`, held to 8.
     let mut rng = acclab_core::rng::stream(7, "avd-mix");
     for _ in 0..3 {
         let links = rng.random_range(2..=4);
@@ -266,7 +266,7 @@ fn mixed_droptail_and_avd_lines_follow_weighted_pf() {
         for (k, f) in s.flows.iter().enumerate() {
             let p = f.theory.as_ref().unwrap().throughput_bps;
             let err = (f.throughput_bps - p).abs() / p;
-            let bound = if k == 0 { 0.08 } else { 0.03 };
+            let bound = if k == 0 { 0.05 } else { 0.03 };
             assert!(
                 err < bound,
                 "AVD {avd:?}, {}: {:.3} vs {:.3} Mb/s ({:.1}%)",
