@@ -2,8 +2,10 @@
 //! with accumulation-based congestion control): expected minimum rates (Fig. 4), weighted rates
 //! (Fig. 5) and their multiplexing with web traffic over three bottlenecks (Fig. 6).
 
+use acclab_core::config::SchemeConfig;
 use acclab_sim::output::Summary;
 use acclab_sim::plot::{write_chart, Series};
+use acclab_sim::Scenario;
 use rayon::prelude::*;
 
 use crate::common::{self, chart, flow_series, mbps, period_mean, queue_series, simulate, Run};
@@ -505,8 +507,6 @@ const PHASES: [(&str, f64, f64); 4] = [
 ///   yield, ends near 77 Mb/s at 3 s. ACC-P then closes the gap with time constant
 ///   RTT²/(κ·q) ≈ 9 s for the path's ~10 ms of queueing delay (measured: 25 Mb/s at 20 s).
 const SLOW_LOOP: &str = "loop03";
-/// κ·a_p*, the most Algorithm 1 grows a window in one period (bytes).
-const SLOW_LOOP_STEP: f64 = 0.5 * 3000.0;
 /// The climb the step row measures (s): after (0,1) and (0,2) stop at 75 s, while the slow loop
 /// is below its expected rate.
 const SLOW_LOOP_CLIMB: (f64, f64) = (77.0, 88.0);
@@ -589,7 +589,9 @@ impl Experiment for Fig6 {
                 0.10,
             ));
         }
-        report.rows.push(climb_row(&run, flow_index(s, SLOW_LOOP)?));
+        report
+            .rows
+            .push(climb_row(&run, &sc, flow_index(s, SLOW_LOOP)?)?);
         let b0 = common::link(&sc, "b0->b1")?;
         let b2 = common::link(&sc, "b2->b3")?;
         let (q_avd, q_fifo) = (queue_series(&run.sim, b0), queue_series(&run.sim, b2));
@@ -669,22 +671,28 @@ impl Experiment for Fig6 {
 }
 
 /// How fast the slow loop climbs back to its expected rate: its window growth per period over
-/// `SLOW_LOOP_CLIMB`, against Algorithm 1's largest step κ·a_p*.
-fn climb_row(run: &Run, i: usize) -> Row {
+/// `SLOW_LOOP_CLIMB`, against Algorithm 1's largest step κ·a_p* (the loop's own parameters).
+fn climb_row(run: &Run, sc: &Scenario, i: usize) -> Result<Row, ReproError> {
+    let SchemeConfig::Monaco(p) = &sc.flows[i].scheme else {
+        return Err(ReproError::Other(format!(
+            "qos-fig6: {SLOW_LOOP} is not a Monaco loop"
+        )));
+    };
+    let step = p.kappa() * p.target_bytes();
     let (t0, t1) = SLOW_LOOP_CLIMB;
     let cwnd = flow_series(&run.sim, &[i], |x| x.cwnd_bytes.map(|c| c as f64));
     let srtt = flow_series(&run.sim, &[i], |x| x.srtt_s);
     let at = |t: f64| period_mean(&cwnd, t - 0.5, t);
     let periods = (t1 - t0) / period_mean(&srtt, t0, t1);
-    Row::close(
+    Ok(Row::close(
         format!(
             "undersubscribed again: {SLOW_LOOP}'s window growth per period, {t0}–{t1} s (bytes)"
         ),
         None,
-        Some(SLOW_LOOP_STEP),
+        Some(step),
         (at(t1) - at(t0)) / periods,
         0.10,
-    )
+    ))
 }
 
 /// 003 Fig. 7: all services on two 1 Mb/s bottlenecks, simulated and live.
