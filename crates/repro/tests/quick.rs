@@ -1,4 +1,7 @@
-//! Every reproduction's quick variant runs and passes its checks.
+//! Every reproduction's quick variant runs, passes its checks, and writes the comparison.csv
+//! recorded in tests/golden/repro/ (the safety net of behaviour-preserving changes: a change of
+//! dynamics shows up here as a diff; `scripts/golden record` re-records after a change whose every
+//! difference is understood and explained).
 
 use acclab_repro::{find, registry, Ctx};
 
@@ -49,7 +52,17 @@ fn quick_with_known_deviations(id: &str, known: &[&str]) {
         );
     }
     report.write(dir.path()).unwrap();
-    assert!(dir.path().join("comparison.csv").exists());
+    let produced = std::fs::read_to_string(dir.path().join("comparison.csv")).unwrap();
+    let golden_path = format!(
+        "{}/../../tests/golden/repro/{id}.quick.csv",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let golden = std::fs::read_to_string(&golden_path)
+        .unwrap_or_else(|e| panic!("{golden_path}: {e} (record it with scripts/golden record)"));
+    assert!(
+        produced == golden,
+        "{id}: comparison.csv differs from {golden_path}\n--- golden\n{golden}\n--- now\n{produced}"
+    );
 }
 
 #[test]
