@@ -5,7 +5,7 @@
 
 use std::process::Command;
 
-use acclab_sim::templates::reno_dumbbell;
+use acclab_scenario::templates::reno_dumbbell;
 use anyhow::{bail, Context, Result};
 
 #[derive(clap::Args)]
@@ -30,7 +30,7 @@ fn peak_rss_mb() -> Option<f64> {
 
 /// One case, in this process: prints a single JSON line.
 pub fn case(n: usize, duration_s: u64) -> Result<()> {
-    let sc = acclab_sim::scenario::parse(&reno_dumbbell(n, 1000, duration_s), "<bench>")?;
+    let sc = acclab_scenario::parse(&reno_dumbbell(n, 1000, duration_s), "<bench>")?;
     let (_, s) = acclab_sim::run(sc, &mut |_| {});
     let bottleneck = s
         .links

@@ -4,7 +4,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 
 use acclab_live::{LiveOptions, Network};
-use acclab_sim::scenario;
+use acclab_scenario as scenario;
 use anyhow::{bail, Context, Result};
 
 #[derive(clap::Subcommand)]

@@ -7,7 +7,7 @@ mod report;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
-use acclab_sim::scenario;
+use acclab_scenario as scenario;
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 
@@ -328,7 +328,7 @@ fn progress_bar(len: u64) -> Option<indicatif::ProgressBar> {
     Some(b)
 }
 
-fn simulate(sc: acclab_sim::Scenario, dir: &Path, plots: bool, quiet: bool) -> Result<()> {
+fn simulate(sc: acclab_scenario::Scenario, dir: &Path, plots: bool, quiet: bool) -> Result<()> {
     let total_ms = sc.duration.0 / 1_000_000;
     let bar = if quiet { None } else { progress_bar(total_ms) };
     if let Some(b) = &bar {
@@ -356,11 +356,10 @@ fn write_results(
     plots: bool,
     quiet: bool,
 ) -> Result<()> {
-    match &prediction {
-        Ok(eq) => eq.attach(&mut summary),
-        Err(e) => eprintln!("note: no theory prediction: {e}"),
+    if let Err(e) = &prediction {
+        eprintln!("note: no theory prediction: {e}");
     }
-    acclab_theory::maxmin::attach_fairness(sim.scenario(), &mut summary);
+    acclab_repro::common::attach_theory(sim.scenario(), prediction.as_ref().ok(), &mut summary);
     acclab_sim::output::write_files(dir, sim, &summary)
         .with_context(|| format!("cannot write results into {}", dir.display()))?;
     let plot_files = if plots {

@@ -95,7 +95,7 @@ pub fn print_summary(s: &Summary) {
 }
 
 /// Prints a predicted equilibrium.
-pub fn print_equilibrium(sc: &acclab_sim::Scenario, eq: &acclab_theory::Equilibrium) {
+pub fn print_equilibrium(sc: &acclab_scenario::Scenario, eq: &acclab_theory::Equilibrium) {
     println!("{}: predicted equilibrium\nmodel: {}\n", sc.name, eq.model);
     println!(
         "{:<20} {:>12} {:>10} {:>10} {:>12} {:>10} {:>10}  service",

@@ -27,8 +27,8 @@ use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use acclab_sim::routing::NodeId;
-use acclab_sim::Scenario;
+use acclab_scenario::NodeId;
+use acclab_scenario::Scenario;
 
 /// Where namespaces are named (`ip netns add` creates the file).
 const NETNS_DIR: &str = "/run/netns";

@@ -9,9 +9,10 @@ use std::sync::{mpsc, Arc, Mutex};
 
 use acclab_core::transport::{Endpoint, EndpointStats};
 use acclab_core::{FlowId, Packet, Time};
+use acclab_scenario::Scenario;
 use acclab_sim::output::LiveSummary;
 use acclab_sim::simulator::{build_endpoints, flow_times};
-use acclab_sim::{Scenario, Simulator, Summary};
+use acclab_sim::{Simulator, Summary};
 use tokio::net::UdpSocket;
 
 use crate::clock::LiveClock;

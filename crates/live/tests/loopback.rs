@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use acclab_core::{FlowId, Packet, PacketKind};
 use acclab_live::{wire, LiveOptions, Network};
-use acclab_sim::scenario;
+use acclab_scenario as scenario;
 
 /// Two Monaco loops with weights 1 and 2 and different RTTs over one 10 Mb/s bottleneck with a
 /// two-priority buffer: weighted PF gives them 1/3 and 2/3 of it.

@@ -1,8 +1,8 @@
 //! The ACC / Monaco experiments of 000 (Xia et al. — Accumulation-based Congestion Control).
 
 use acclab_core::config::{AccPolicyName, MonacoParams, SchemeConfig, VegasParams};
+use acclab_scenario::Scenario;
 use acclab_sim::plot::{write_chart, Series};
-use acclab_sim::Scenario;
 use rand::RngExt;
 use rayon::prelude::*;
 

@@ -3,8 +3,8 @@
 
 use acclab_core::config::{ClccParams, QueueConfig, RatioParam};
 use acclab_core::Rate;
+use acclab_scenario::Scenario;
 use acclab_sim::plot::{write_chart, Chart, Series};
-use acclab_sim::Scenario;
 use acclab_theory::maxmin::weighted_fairness;
 use rayon::prelude::*;
 

@@ -4,10 +4,11 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use acclab_scenario::{self as scenario, Scenario};
 use acclab_sim::monitor::FlowSample;
 use acclab_sim::output::FlowSummary;
 use acclab_sim::plot::{Chart, Series};
-use acclab_sim::{scenario, Scenario, Simulator, Summary};
+use acclab_sim::{Simulator, Summary};
 use acclab_theory::Equilibrium;
 
 use crate::{Ctx, ReproError};
@@ -150,14 +151,44 @@ fn finish(
     mut summary: Summary,
     eq: Option<Equilibrium>,
 ) -> Result<Run, ReproError> {
-    if let Some(e) = &eq {
-        e.attach(&mut summary);
-    }
-    acclab_theory::maxmin::attach_fairness(sim.scenario(), &mut summary);
+    attach_theory(sim.scenario(), eq.as_ref(), &mut summary);
     let dir = ctx.out.join(label);
     std::fs::create_dir_all(&dir)?;
     acclab_sim::output::write_files(&dir, &sim, &summary)?;
     Ok(Run { sim, summary, eq })
+}
+
+/// Puts the theory beside the measurements in a run's summary: each flow's and link's predicted
+/// equilibrium (when `eq` is given) and the weighted fairness index against max-min (004 eq. 2).
+pub fn attach_theory(sc: &Scenario, eq: Option<&Equilibrium>, summary: &mut Summary) {
+    use acclab_sim::output::{FlowTheory, LinkTheory, TheorySummary};
+    if let Some(eq) = eq {
+        for (fs, p) in summary.flows.iter_mut().zip(&eq.flows) {
+            fs.theory = p.as_ref().map(|p| FlowTheory {
+                throughput_bps: p.throughput_bps,
+                rtt_s: p.rtt_s,
+                cwnd_bytes: p.window_bytes,
+                queueing_delay_s: p.queueing_delay_s,
+                base_rtt_s: p.base_rtt_s,
+            });
+        }
+        let any = eq.flows.iter().any(Option::is_some);
+        for (ls, p) in summary.links.iter_mut().zip(&eq.links) {
+            ls.theory = any.then_some(LinkTheory {
+                price_s: p.price_s,
+                queue_pkts: p.queue_pkts,
+                utilization: p.utilization,
+            });
+        }
+        summary.theory = Some(TheorySummary {
+            model: eq.model.clone(),
+            outside: eq.outside.clone(),
+            notes: eq.notes.clone(),
+        });
+    }
+    let fair = acclab_theory::maxmin::scenario_max_min(sc);
+    let x: Vec<f64> = summary.flows.iter().map(|f| f.throughput_bps).collect();
+    summary.fairness.weighted_max_min = acclab_theory::maxmin::weighted_fairness(&x, &fair);
 }
 
 /// Writes the scenario text an experiment used next to its results.

@@ -24,7 +24,7 @@ pub use report::{Report, Row};
 #[derive(Debug, thiserror::Error)]
 pub enum ReproError {
     #[error(transparent)]
-    Scenario(#[from] acclab_sim::ScenarioError),
+    Scenario(#[from] acclab_scenario::ScenarioError),
     #[error("theory: {0}")]
     Theory(#[from] acclab_theory::num::NumError),
     #[error("writing results: {0}")]

@@ -3,9 +3,9 @@
 //! (Fig. 5) and their multiplexing with web traffic over three bottlenecks (Fig. 6).
 
 use acclab_core::config::SchemeConfig;
+use acclab_scenario::Scenario;
 use acclab_sim::output::Summary;
 use acclab_sim::plot::{write_chart, Series};
-use acclab_sim::Scenario;
 use rayon::prelude::*;
 
 use crate::common::{self, chart, flow_series, mbps, period_mean, queue_series, simulate, Run};

@@ -2,8 +2,8 @@
 
 use acclab_core::config::{BaseRttParam, QueueConfig, RenoParams, SchemeConfig};
 use acclab_core::{Duration, Limit};
+use acclab_scenario::Scenario;
 use acclab_sim::plot::{write_chart, Series};
-use acclab_sim::Scenario;
 use acclab_theory::equilibrium::propagation_delay;
 use acclab_theory::num::{self, Problem};
 use acclab_theory::vegas_error::serial_arrivals;

@@ -1,7 +1,7 @@
 //! Monaco end to end: the estimator against the queue it measures, robustness to control-packet
 //! loss and reverse traffic, and the allocation against the weighted-PF prediction.
 
-use acclab_sim::scenario::parse;
+use acclab_scenario::parse;
 use acclab_sim::Summary;
 use rand::RngExt;
 
@@ -44,8 +44,8 @@ window = ["10s", "20s"]
 fn run(src: &str) -> Summary {
     let sc = parse(src, "test").unwrap();
     let eq = acclab_theory::predict(&sc).unwrap();
-    let (_, mut s) = acclab_sim::run(sc, &mut |_| {});
-    eq.attach(&mut s);
+    let (sim, mut s) = acclab_sim::run(sc, &mut |_| {});
+    acclab_repro::common::attach_theory(sim.scenario(), Some(&eq), &mut s);
     s
 }
 

@@ -1,7 +1,7 @@
 //! The closed-loop QoS services end to end (003): expected minimum rates with accumulation
 //! limits and weighted loops, simulated, against the theory's allocation.
 
-use acclab_sim::scenario::parse;
+use acclab_scenario::parse;
 use acclab_sim::Summary;
 
 /// Monaco loops over one 100 Mb/s, 4 ms bottleneck with room for every accumulation; loop i has
@@ -48,8 +48,8 @@ params = {{ {p} }}
 fn run(src: &str) -> Summary {
     let sc = parse(src, "test").unwrap();
     let eq = acclab_theory::predict(&sc).unwrap();
-    let (_, mut s) = acclab_sim::run(sc, &mut |_| {});
-    eq.attach(&mut s);
+    let (sim, mut s) = acclab_sim::run(sc, &mut |_| {});
+    acclab_repro::common::attach_theory(sim.scenario(), Some(&eq), &mut s);
     s
 }
 

@@ -1,7 +1,7 @@
 //! REM end to end (002 §5): Vegas+REM sources drive the REM link price to the price of the
 //! network utility maximisation problem, while the queue stays near empty.
 
-use acclab_sim::scenario::parse;
+use acclab_scenario::parse;
 
 /// `n` Vegas+REM flows (α = β = 2 packets per ms) over one 48 Mb/s REM link with the setting of
 /// 002 §6.3 (φ 1.1, μ 0.5, γ 0.005, 1 ms period).

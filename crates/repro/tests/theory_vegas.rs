@@ -3,7 +3,7 @@
 
 use acclab_core::config::{BaseRttParam, SchemeConfig};
 use acclab_core::Duration;
-use acclab_sim::scenario::parse;
+use acclab_scenario::parse;
 use acclab_theory::equilibrium::propagation_delay;
 
 /// Four Vegas flows with different RTTs on a 100 Mb/s link; `per` is "rtt" (PF) or a duration

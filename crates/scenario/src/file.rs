@@ -8,7 +8,6 @@
 //! guessed and the run does not start.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 use std::path::Path;
 
 use acclab_core::config::{QueueConfig, SchemeConfig};
@@ -16,98 +15,9 @@ use acclab_core::{Bytes, Duration, Rate, Time};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::routing::{self, LinkId, NodeId};
-
-/// A scenario that failed to load: where, which key, and what is wrong.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScenarioError {
-    pub file: String,
-    pub line: Option<usize>,
-    pub key: String,
-    pub message: String,
-}
-
-impl fmt::Display for ScenarioError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.line {
-            Some(l) => write!(
-                f,
-                "{}:{}: key `{}`: {}",
-                self.file, l, self.key, self.message
-            ),
-            None => write!(f, "{}: key `{}`: {}", self.file, self.key, self.message),
-        }
-    }
-}
-
-impl std::error::Error for ScenarioError {}
-
-/// A scenario ready to simulate.
-#[derive(Clone, Debug)]
-pub struct Scenario {
-    pub name: String,
-    pub duration: Duration,
-    pub seed: u64,
-    pub packet_size: u32,
-    pub ack_size: u32,
-    pub nodes: Vec<String>,
-    pub links: Vec<LinkDef>,
-    pub flows: Vec<FlowDef>,
-    pub events: Vec<EventDef>,
-    pub output: OutputDef,
-}
-
-/// One unidirectional link, named `"from->to"`.
-#[derive(Clone, Debug)]
-pub struct LinkDef {
-    pub name: String,
-    pub from: NodeId,
-    pub to: NodeId,
-    pub rate: Rate,
-    pub delay: Duration,
-    pub queue: QueueConfig,
-    /// Probability that the link loses a packet at random (transmission errors), before it
-    /// reaches the queue.
-    pub loss: f64,
-}
-
-/// One flow with its routes.
-#[derive(Clone, Debug)]
-pub struct FlowDef {
-    pub id: String,
-    pub scheme: SchemeConfig,
-    /// Traffic class for class-based AQMs (BAT): the `class` key, or the scheme's default.
-    pub class: String,
-    pub src: NodeId,
-    pub dst: NodeId,
-    pub start: Time,
-    /// Random extra start delay, uniform in [0, start_jitter), drawn from the flow's stream.
-    pub start_jitter: Duration,
-    pub stop: Option<Time>,
-    /// Links from source to destination, and back (ACKs, reverse control packets).
-    pub forward: Vec<LinkId>,
-    pub reverse: Vec<LinkId>,
-}
-
-/// A scheduled change.
-#[derive(Clone, Debug)]
-pub struct EventDef {
-    pub at: Time,
-    pub action: EventAction,
-}
-
-#[derive(Clone, Debug)]
-pub enum EventAction {
-    SetDelay { link: LinkId, delay: Duration },
-    SetRate { link: LinkId, rate: Rate },
-}
-
-/// What to measure and when.
-#[derive(Clone, Debug)]
-pub struct OutputDef {
-    pub window: (Time, Time),
-    pub sample_interval: Duration,
-}
+use crate::error::ScenarioError;
+use crate::model::{EventAction, EventDef, FlowDef, LinkDef, LinkId, NodeId, OutputDef, Scenario};
+use crate::routing;
 
 // ---------------------------------------------------------------------------------------------
 // The file as written.
@@ -312,9 +222,10 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
     }
     let mut flows: Vec<FlowDef> = Vec::new();
     let mut ids = BTreeSet::new();
+    let mut router = routing::Router::new(topo.nodes.len(), &topo.links);
     for (n, f) in raw.flow.iter().enumerate() {
         for i in group(&f.get_ref().count, f.get_ref().first) {
-            let def = resolve_flow(ctx, &topo, n, f, i, duration)?;
+            let def = resolve_flow(ctx, &topo, &mut router, n, f, i, duration)?;
             if !ids.insert(def.id.clone()) {
                 let key = format!("flow[{n}].id");
                 return Err(ctx.at(
@@ -449,6 +360,7 @@ fn resolve_link(
 fn resolve_flow(
     ctx: &Ctx,
     topo: &Topology,
+    router: &mut routing::Router,
     n: usize,
     spanned: &Spanned<RawFlow>,
     i: u32,
@@ -536,10 +448,12 @@ fn resolve_flow(
             (fwd, rev)
         }
         None => {
-            let fwd = routing::shortest_path(topo.nodes.len(), &topo.links, src, dst)
+            let fwd = router
+                .path(src, dst)
                 .ok_or_else(|| unroutable(ctx, spanned, &key("to"), &id, topo, src, dst))?;
             let rev = if scheme.sends_feedback() {
-                routing::shortest_path(topo.nodes.len(), &topo.links, dst, src)
+                router
+                    .path(dst, src)
                     .ok_or_else(|| unroutable(ctx, spanned, &key("from"), &id, topo, dst, src))?
             } else {
                 Vec::new()

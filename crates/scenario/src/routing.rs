@@ -2,37 +2,99 @@
 //!
 //! Breadth-first search that explores a node's outgoing links in the order the scenario declares
 //! them, so among equal-length paths the one using earlier-declared links wins, on every machine.
+//!
+//! Routing a scenario's flows one BFS at a time is quadratic: in a dumbbell of N hosts every
+//! search crosses the router that all N hosts hang off. [`Router`] keeps the adjacency lists and
+//! one BFS tree per search origin, and a host with a single outgoing link starts its path with
+//! that link and takes the rest from its neighbour's tree. The paths are exactly those of a BFS
+//! from the host itself: BFS from `s` visits its only neighbour `n` first and then explores in
+//! `n`'s order; `s` itself appears in `n`'s tree but never on a shortest path from `s`.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
-use crate::scenario::LinkDef;
+use crate::model::{LinkDef, LinkId, NodeId};
 
-/// Index of a node in its scenario.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct NodeId(pub u32);
+/// At most this many nodes × cached trees are kept (about 128 MB of tree entries); past it, a
+/// search runs without the cache (each such search is then O(nodes + links) again).
+const CACHE_ENTRIES: usize = 32 << 20;
 
-/// Index of a unidirectional link in its scenario.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct LinkId(pub u32);
+/// Shortest paths over one topology, with the BFS trees it has grown so far.
+pub struct Router<'a> {
+    links: &'a [LinkDef],
+    /// Outgoing links of each node, in declaration order.
+    out: Vec<Vec<LinkId>>,
+    /// BFS trees by origin: `via[n]` = the link by which BFS first reached n.
+    trees: BTreeMap<NodeId, Vec<Option<LinkId>>>,
+}
 
-/// The links of a shortest path from `src` to `dst`, or `None` when there is none.
-pub fn shortest_path(
-    node_count: usize,
+impl<'a> Router<'a> {
+    pub fn new(node_count: usize, links: &'a [LinkDef]) -> Router<'a> {
+        let mut out: Vec<Vec<LinkId>> = vec![Vec::new(); node_count];
+        for (i, l) in links.iter().enumerate() {
+            out[l.from.0 as usize].push(LinkId(i as u32));
+        }
+        Router {
+            links,
+            out,
+            trees: BTreeMap::new(),
+        }
+    }
+
+    /// The links of a shortest path from `src` to `dst`, or `None` when there is none.
+    pub fn path(&mut self, src: NodeId, dst: NodeId) -> Option<Vec<LinkId>> {
+        // Follow single-link hosts: their path must start with that link.
+        let mut head = Vec::new();
+        let mut origin = src;
+        while origin != dst {
+            match self.out[origin.0 as usize].as_slice() {
+                [only] if self.links[only.0 as usize].to != src => {
+                    head.push(*only);
+                    origin = self.links[only.0 as usize].to;
+                }
+                _ => break,
+            }
+            if head.len() > self.out.len() {
+                return None; // a cycle of single-link nodes that never reaches dst
+            }
+        }
+        if origin == dst {
+            return Some(head);
+        }
+        let nodes = self.out.len();
+        let tail = if self.trees.contains_key(&origin)
+            || (self.trees.len() + 1) * nodes <= CACHE_ENTRIES
+        {
+            let tree = self
+                .trees
+                .entry(origin)
+                .or_insert_with(|| bfs(&self.out, self.links, origin, None));
+            walk(tree, self.links, origin, dst)?
+        } else {
+            walk(
+                &bfs(&self.out, self.links, origin, Some(dst)),
+                self.links,
+                origin,
+                dst,
+            )?
+        };
+        head.extend(tail);
+        Some(head)
+    }
+}
+
+/// BFS from `src` over `out`; stops once `stop` is reached when given.
+fn bfs(
+    out: &[Vec<LinkId>],
     links: &[LinkDef],
     src: NodeId,
-    dst: NodeId,
-) -> Option<Vec<LinkId>> {
-    let mut out: Vec<Vec<LinkId>> = vec![Vec::new(); node_count];
-    for (i, l) in links.iter().enumerate() {
-        out[l.from.0 as usize].push(LinkId(i as u32));
-    }
-    // via[n] = the link by which BFS first reached n.
-    let mut via: Vec<Option<LinkId>> = vec![None; node_count];
-    let mut seen = vec![false; node_count];
+    stop: Option<NodeId>,
+) -> Vec<Option<LinkId>> {
+    let mut via: Vec<Option<LinkId>> = vec![None; out.len()];
+    let mut seen = vec![false; out.len()];
     let mut frontier = VecDeque::from([src]);
     seen[src.0 as usize] = true;
     while let Some(n) = frontier.pop_front() {
-        if n == dst {
+        if Some(n) == stop {
             break;
         }
         for &l in &out[n.0 as usize] {
@@ -44,9 +106,16 @@ pub fn shortest_path(
             }
         }
     }
-    if !seen[dst.0 as usize] {
-        return None;
-    }
+    via
+}
+
+/// The path from `src` to `dst` in a BFS tree rooted at `src`.
+fn walk(
+    via: &[Option<LinkId>],
+    links: &[LinkDef],
+    src: NodeId,
+    dst: NodeId,
+) -> Option<Vec<LinkId>> {
     let mut path = Vec::new();
     let mut n = dst;
     while n != src {
@@ -58,11 +127,23 @@ pub fn shortest_path(
     Some(path)
 }
 
+/// The links of a shortest path from `src` to `dst`, or `None` when there is none (one search;
+/// use a [`Router`] to route many flows over one topology).
+pub fn shortest_path(
+    node_count: usize,
+    links: &[LinkDef],
+    src: NodeId,
+    dst: NodeId,
+) -> Option<Vec<LinkId>> {
+    Router::new(node_count, links).path(src, dst)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use acclab_core::config::QueueConfig;
     use acclab_core::{Duration, Rate};
+    use proptest::prelude::*;
 
     fn link(from: u32, to: u32) -> LinkDef {
         LinkDef {
@@ -88,5 +169,59 @@ mod tests {
     fn respects_direction() {
         let links = vec![link(0, 1)];
         assert!(shortest_path(2, &links, NodeId(1), NodeId(0)).is_none());
+    }
+
+    #[test]
+    fn a_chain_of_single_link_nodes_is_followed_to_its_end() {
+        // 0 -> 1 -> 2 -> 3, each with one outgoing link; 4 is unreachable.
+        let links = vec![link(0, 1), link(1, 2), link(2, 3), link(4, 0)];
+        let mut r = Router::new(5, &links);
+        assert_eq!(
+            r.path(NodeId(0), NodeId(3)),
+            Some(vec![LinkId(0), LinkId(1), LinkId(2)])
+        );
+        assert_eq!(r.path(NodeId(0), NodeId(4)), None);
+        assert_eq!(r.path(NodeId(1), NodeId(2)), Some(vec![LinkId(1)]));
+        // A ring of single-link nodes that never reaches the destination ends.
+        let ring = vec![link(0, 1), link(1, 2), link(2, 0), link(3, 0)];
+        assert_eq!(Router::new(4, &ring).path(NodeId(0), NodeId(3)), None);
+    }
+
+    /// Plain BFS from the source: the definition the cached router must agree with.
+    fn reference(n: usize, links: &[LinkDef], src: NodeId, dst: NodeId) -> Option<Vec<LinkId>> {
+        let mut out: Vec<Vec<LinkId>> = vec![Vec::new(); n];
+        for (i, l) in links.iter().enumerate() {
+            out[l.from.0 as usize].push(LinkId(i as u32));
+        }
+        walk(&bfs(&out, links, src, Some(dst)), links, src, dst)
+    }
+
+    proptest! {
+        #[test]
+        fn the_cached_router_finds_the_paths_of_a_plain_bfs(
+            n in 2usize..9,
+            raw in proptest::collection::vec((0u32..9, 0u32..9), 0..24),
+        ) {
+            let mut links = Vec::new();
+            let mut names = std::collections::BTreeSet::new();
+            for (a, b) in raw {
+                let (a, b) = (a % n as u32, b % n as u32);
+                if a != b && names.insert((a, b)) {
+                    links.push(link(a, b));
+                }
+            }
+            let mut r = Router::new(n, &links);
+            for s in 0..n as u32 {
+                for d in 0..n as u32 {
+                    if s != d {
+                        prop_assert_eq!(
+                            r.path(NodeId(s), NodeId(d)),
+                            reference(n, &links, NodeId(s), NodeId(d)),
+                            "{} -> {}", s, d
+                        );
+                    }
+                }
+            }
+        }
     }
 }

@@ -1,29 +1,26 @@
 //! acclab-sim: the packet-level discrete-event simulator.
 //!
-//! - [`scenario`]: TOML scenario files → a validated [`Scenario`].
+//! It runs an [`acclab_scenario::Scenario`] (the scenario model and its TOML front end live in
+//! that crate).
+//!
 //! - [`simulator`]: the event loop driving `acclab-core` endpoints and queues.
 //! - [`monitor`]: periodic samples and measurement-window snapshots.
 //! - [`output`]: `summary.json`, `flows.csv`, `links.csv`; [`plot`]: PNG/SVG plots.
-//! - [`routing`], [`events`]: shortest paths and the event queue.
-//! - [`templates`]: scenario text for standard topologies.
+//! - [`events`]: the event queue.
 
 pub mod events;
 pub mod monitor;
 pub mod output;
 pub mod plot;
-pub mod routing;
-pub mod scenario;
 pub mod simulator;
-pub mod templates;
 
 pub use output::Summary;
-pub use scenario::{Scenario, ScenarioError};
 pub use simulator::Simulator;
 
 /// Simulates `scenario` to its end and returns the finished simulator with its summary.
 /// `progress` is told the simulated time now and then (for progress bars).
 pub fn run(
-    scenario: Scenario,
+    scenario: acclab_scenario::Scenario,
     progress: &mut dyn FnMut(acclab_core::Time),
 ) -> (Simulator, Summary) {
     let mut sim = Simulator::new(scenario);

@@ -8,8 +8,8 @@
 use acclab_core::transport::{Endpoint, EndpointStats};
 use acclab_core::{Rate, Time};
 
-use crate::scenario::Scenario;
 use crate::simulator::{FlowState, Link};
+use acclab_scenario::Scenario;
 
 /// One row of `flows.csv`: flow `flow` over the sample interval ending at `t_s`.
 #[derive(Clone, Debug, PartialEq)]

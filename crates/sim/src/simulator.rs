@@ -23,8 +23,7 @@ use rand::RngExt;
 
 use crate::events::{Event, EventQueue};
 use crate::monitor::Monitor;
-use crate::routing::LinkId;
-use crate::scenario::{EventAction, Scenario};
+use acclab_scenario::{EventAction, LinkId, Scenario};
 
 /// One unidirectional link.
 pub(crate) struct Link {

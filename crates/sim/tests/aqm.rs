@@ -1,6 +1,6 @@
 //! AQMs end to end: RED with Reno, REM with Vegas+REM.
 
-use acclab_sim::scenario::parse;
+use acclab_scenario::parse;
 
 fn dumbbell(rate: &str, queue: &str, kind: &str, params: &str, n: usize) -> String {
     format!(

@@ -1,6 +1,6 @@
 //! BAT end to end: two CBR classes with equal minima share the link equally.
 
-use acclab_sim::scenario::parse;
+use acclab_scenario::parse;
 
 #[test]
 fn two_cbr_classes_with_equal_minima_get_half_each() {

@@ -1,6 +1,6 @@
 //! CBR over a slower link loses exactly what queueing arithmetic says.
 
-use acclab_sim::scenario::parse;
+use acclab_scenario::parse;
 
 #[test]
 fn cbr_losses_match_the_arithmetic() {

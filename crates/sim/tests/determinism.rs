@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use acclab_sim::scenario::parse;
+use acclab_scenario::parse;
 
 /// Random start times make this scenario depend on its seed.
 fn scenario(seed: u64) -> String {

@@ -2,7 +2,7 @@
 //! exceed their limits, time never runs backwards.
 
 use acclab_core::Limit;
-use acclab_sim::scenario::parse;
+use acclab_scenario::parse;
 use acclab_sim::Simulator;
 use proptest::prelude::*;
 

@@ -1,7 +1,7 @@
 //! End-to-end TCP Reno/NewReno behaviour on small scenarios.
 
-use acclab_sim::scenario::parse;
-use acclab_sim::templates::reno_dumbbell;
+use acclab_scenario::parse;
+use acclab_scenario::templates::reno_dumbbell;
 
 /// The standard Reno dumbbell, measured from 10 s to the end.
 fn dumbbell(n: usize, buffer: usize, duration_s: u64) -> String {

@@ -13,9 +13,8 @@
 //! packet on each forward link and of an ACK on each reverse link (002 §6, footnote 3).
 
 use acclab_core::config::{PerUnit, QueueConfig, SchemeConfig};
-use acclab_sim::output::{FlowTheory, LinkTheory, TheorySummary};
-use acclab_sim::scenario::{EventAction, FlowDef};
-use acclab_sim::{Scenario, Summary};
+use acclab_scenario::Scenario;
+use acclab_scenario::{EventAction, FlowDef};
 use serde::Serialize;
 
 use crate::expected;
@@ -76,7 +75,7 @@ struct Utility {
 
 /// Round-trip propagation delay of `f`, transmission times included.
 pub fn propagation_delay(sc: &Scenario, f: &FlowDef) -> f64 {
-    let hop = |links: &[acclab_sim::routing::LinkId], size: u32| -> f64 {
+    let hop = |links: &[acclab_scenario::LinkId], size: u32| -> f64 {
         links
             .iter()
             .map(|l| {
@@ -309,32 +308,4 @@ pub fn predict(sc: &Scenario) -> Result<Equilibrium, NumError> {
         outside,
         notes,
     })
-}
-
-impl Equilibrium {
-    /// Puts the predictions beside the measurements in a run's summary.
-    pub fn attach(&self, summary: &mut Summary) {
-        for (fs, p) in summary.flows.iter_mut().zip(&self.flows) {
-            fs.theory = p.as_ref().map(|p| FlowTheory {
-                throughput_bps: p.throughput_bps,
-                rtt_s: p.rtt_s,
-                cwnd_bytes: p.window_bytes,
-                queueing_delay_s: p.queueing_delay_s,
-                base_rtt_s: p.base_rtt_s,
-            });
-        }
-        let any = self.flows.iter().any(Option::is_some);
-        for (ls, p) in summary.links.iter_mut().zip(&self.links) {
-            ls.theory = any.then_some(LinkTheory {
-                price_s: p.price_s,
-                queue_pkts: p.queue_pkts,
-                utilization: p.utilization,
-            });
-        }
-        summary.theory = Some(TheorySummary {
-            model: self.model.clone(),
-            outside: self.outside.clone(),
-            notes: self.notes.clone(),
-        });
-    }
 }

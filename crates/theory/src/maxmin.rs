@@ -6,7 +6,7 @@
 //! is full.
 
 use acclab_core::config::SchemeConfig;
-use acclab_sim::{Scenario, Summary};
+use acclab_scenario::Scenario;
 
 /// The max-min fair rates (bit/s) of `flows` (routes over links of `capacity`, bit/s) with
 /// `demand` (bit/s, `f64::INFINITY` for elastic flows).
@@ -78,13 +78,6 @@ pub fn scenario_max_min(sc: &Scenario) -> Vec<f64> {
         })
         .collect();
     max_min(&capacity, &routes, &demand)
-}
-
-/// Puts the weighted fairness index against max-min (004 eq. 2) into a run's summary.
-pub fn attach_fairness(sc: &Scenario, summary: &mut Summary) {
-    let fair = scenario_max_min(sc);
-    let x: Vec<f64> = summary.flows.iter().map(|f| f.throughput_bps).collect();
-    summary.fairness.weighted_max_min = weighted_fairness(&x, &fair);
 }
 
 #[cfg(test)]

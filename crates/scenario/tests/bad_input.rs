@@ -1,6 +1,6 @@
 //! Every kind of bad scenario input gives its own error naming the file, the line and the key.
 
-use acclab_sim::scenario::{parse, ScenarioError};
+use acclab_scenario::{parse, ScenarioError};
 
 const BASE: &str = r#"name = "t"
 duration = "10s"
