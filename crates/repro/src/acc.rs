@@ -279,10 +279,10 @@ impl Experiment for Fig5 {
         ));
         let kq = queue_series(&vegas_k.sim, bottleneck);
         let limit = match base.links[bottleneck].queue {
-            acclab_core::config::QueueConfig::Droptail {
+            acclab_core::config::QueueConfig::Droptail(acclab_core::config::DroptailParams {
                 limit: acclab_core::Limit::Packets(n),
                 ..
-            } => n as f64,
+            }) => n as f64,
             _ => f64::NAN,
         };
         let kmax = kq

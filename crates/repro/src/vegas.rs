@@ -1,6 +1,6 @@
 //! The Vegas experiments of 002 (Low, Peterson, Wang — Understanding TCP Vegas: a duality model).
 
-use acclab_core::config::{BaseRttParam, QueueConfig, RenoParams, SchemeConfig};
+use acclab_core::config::{BaseRttParam, DroptailParams, QueueConfig, RenoParams, SchemeConfig};
 use acclab_core::{Duration, Limit};
 use acclab_scenario::Scenario;
 use acclab_sim::plot::{write_chart, Series};
@@ -512,10 +512,10 @@ const FIG8_BUFFERS_QUICK: [u64; 7] = [5, 10, 20, 40, 60, 90, 120];
 
 fn with_buffer(sc: &Scenario, link: usize, buffer: u64, reno: bool) -> Scenario {
     let mut sc = sc.clone();
-    sc.links[link].queue = QueueConfig::Droptail {
+    sc.links[link].queue = QueueConfig::Droptail(DroptailParams {
         limit: Limit::Packets(buffer),
         priority: false,
-    };
+    });
     if reno {
         for f in &mut sc.flows {
             f.scheme = SchemeConfig::Reno(RenoParams::default());

@@ -45,7 +45,7 @@ struct RawScenario {
 struct RawDefaults {
     packet_size: Option<Bytes>,
     ack_size: Option<Bytes>,
-    queue: Option<QueueConfig>,
+    queue: Option<Spanned<toml::Table>>,
 }
 
 #[derive(Deserialize, Clone)]
@@ -56,7 +56,7 @@ struct RawLink {
     to: Option<Spanned<String>>,
     rate: Rate,
     delay: Duration,
-    queue: Option<QueueConfig>,
+    queue: Option<Spanned<toml::Table>>,
     loss: Option<Spanned<f64>>,
     count: Option<Spanned<u32>>,
     first: Option<u32>,
@@ -211,10 +211,10 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
     if packet_size > u32::MAX as u64 / 2 || ack_size > u32::MAX as u64 / 2 {
         return Err(ctx.err(None, "defaults", "packet sizes must be below 2 GB".into()));
     }
-    let default_queue = raw
-        .defaults
-        .queue
-        .unwrap_or_else(QueueConfig::default_queue);
+    let default_queue = match &raw.defaults.queue {
+        Some(t) => queue_config(ctx, t, "defaults.queue")?,
+        None => QueueConfig::default_queue(),
+    };
 
     let mut topo = Topology::default();
     for (n, l) in raw.link.iter().enumerate() {
@@ -315,10 +315,10 @@ fn resolve_link(
         Some(p) => *p.get_ref(),
         None => 0.0,
     };
-    let queue = l.queue.clone().unwrap_or_else(|| default_queue.clone());
-    queue
-        .validate()
-        .map_err(|msg| ctx.at(spanned, &key("queue"), msg))?;
+    let queue = match &l.queue {
+        Some(t) => queue_config(ctx, t, &key("queue"))?,
+        None => default_queue.clone(),
+    };
     for i in group(&l.count, l.first) {
         for (a, z) in &ends {
             let (a, z) = (subst(a, i), subst(z, i));
@@ -479,29 +479,95 @@ fn resolve_flow(
     })
 }
 
+/// Reads a tagged parameter table into `T` with `from_kind`, and reports any error at the full
+/// key path of the offending parameter (`prefix.key`), on the line of `at`.
+fn tagged<T>(
+    ctx: &Ctx,
+    at: std::ops::Range<usize>,
+    prefix: &str,
+    kind: &str,
+    params: toml::Table,
+    from_kind: impl FnOnce(
+        &str,
+        serde_path_to_error::Deserializer<'_, '_, toml::Value>,
+    ) -> Result<T, toml::de::Error>,
+) -> Result<T, ScenarioError> {
+    let mut track = serde_path_to_error::Track::new();
+    let de = serde_path_to_error::Deserializer::new(toml::Value::Table(params), &mut track);
+    from_kind(kind, de).map_err(|e| {
+        let path = track.path().to_string();
+        let key = match path.as_str() {
+            "." | "" => prefix.to_string(),
+            p => format!("{prefix}.{p}"),
+        };
+        ctx.err(Some(at), &key, e.message().trim().to_string())
+    })
+}
+
+/// A `queue = { kind = …, … }` table at `key`, read and validated.
+fn queue_config(
+    ctx: &Ctx,
+    t: &Spanned<toml::Table>,
+    key: &str,
+) -> Result<QueueConfig, ScenarioError> {
+    let mut params = t.get_ref().clone();
+    let kind = match params.remove("kind") {
+        Some(toml::Value::String(k)) => k,
+        Some(_) => return Err(ctx.at(t, &format!("{key}.kind"), "must be a string".into())),
+        None => {
+            return Err(ctx.at(
+                t,
+                &format!("{key}.kind"),
+                format!("missing; one of {}", QueueConfig::KINDS.join(", ")),
+            ))
+        }
+    };
+    let queue = tagged(ctx, t.span(), key, &kind, params, |k, d| {
+        QueueConfig::from_kind(k, d)
+    })
+    .map_err(|e| match e.message.starts_with("unknown variant") {
+        true => ScenarioError {
+            key: format!("{key}.kind"),
+            ..e
+        },
+        false => e,
+    })?;
+    queue.validate().map_err(|e| {
+        let e = e.within(key);
+        ctx.at(t, &e.key, e.message)
+    })?;
+    Ok(queue)
+}
+
 /// Deserialises `kind` + `params` into the scheme enum, with the key path of any error.
 fn scheme(ctx: &Ctx, f: &RawFlow, key: &str, id: &str) -> Result<SchemeConfig, ScenarioError> {
-    let mut t = toml::Table::new();
-    t.insert("kind".into(), toml::Value::String(f.kind.get_ref().clone()));
     let params = f
         .params
         .as_ref()
         .map(|p| p.get_ref().clone())
         .unwrap_or_default();
-    t.insert("params".into(), toml::Value::Table(params));
-    let scheme = serde_path_to_error::deserialize::<_, SchemeConfig>(toml::Value::Table(t))
-        .map_err(|e| {
-            let path = e.path().to_string();
-            let msg = format!("flow {id:?}: {}", e.inner().message().trim());
-            match (&f.params, path.as_str()) {
-                (_, "kind" | "." | "") => ctx.at(&f.kind, &key.replace("params", "kind"), msg),
-                (Some(p), _) => ctx.at(p, &key.replace("params", &path), msg),
-                (None, _) => ctx.at(&f.kind, key, msg),
-            }
-        })?;
-    scheme.validate().map_err(|msg| match &f.params {
-        Some(p) => ctx.at(p, key, format!("flow {id:?}: {msg}")),
-        None => ctx.at(&f.kind, key, format!("flow {id:?}: {msg}")),
+    let at = f.params.as_ref().map_or(f.kind.span(), |p| p.span());
+    let kind = f.kind.get_ref();
+    if !SchemeConfig::KINDS.contains(&kind.as_str()) {
+        return Err(ctx.at(
+            &f.kind,
+            &key.replace("params", "kind"),
+            format!(
+                "flow {id:?}: unknown kind {kind:?}, expected one of {}",
+                SchemeConfig::KINDS.join(", ")
+            ),
+        ));
+    }
+    let scheme = tagged(ctx, at.clone(), key, kind, params, |k, d| {
+        SchemeConfig::from_kind(k, d)
+    })
+    .map_err(|e| ScenarioError {
+        message: format!("flow {id:?}: {}", e.message),
+        ..e
+    })?;
+    scheme.validate().map_err(|e| {
+        let e = e.within(key);
+        ctx.err(Some(at), &e.key, format!("flow {id:?}: {}", e.message))
     })?;
     Ok(scheme)
 }

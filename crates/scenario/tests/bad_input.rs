@@ -190,3 +190,36 @@ fn duplicate_table() {
     let e = parse(&src, "bad.toml").unwrap_err();
     expect(&e, 26, "[output]", &["duplicate"]);
 }
+
+#[test]
+fn a_bad_value_inside_a_queue_names_its_own_key() {
+    let e = error_with(
+        "queue = { kind = \"droptail\", limit = \"20pkt\" }",
+        "queue = { kind = \"red\", limit = \"20pkt\", min_th = \"5pkt\", max_th = \"15pkt\", wq = -1 }",
+    );
+    expect(&e, 8, "link[0].queue.wq", &["positive"]);
+    let e = error_with(
+        "queue = { kind = \"droptail\", limit = \"20pkt\" }",
+        "queue = { kind = \"bat\", limit = \"20pkt\", classes = [{ name = \"tcp\" }, { name = \"udp\", f_max = \"-1Mbps\" }] }",
+    );
+    expect(&e, 8, "link[0].queue.classes[1].f_max", &[]);
+    let e = error_with(
+        "queue = { kind = \"droptail\", limit = \"20pkt\" }",
+        "queue = { kind = \"droptail\", limit = \"20pkt\", limt = 3 }",
+    );
+    expect(&e, 8, "link[0].queue.limt", &["limt"]);
+}
+
+#[test]
+fn a_validation_error_in_params_names_the_parameter() {
+    let e = error_with(
+        "kind = \"reno\"",
+        "kind = \"monaco\"\nparams = { kappa = -1 }",
+    );
+    assert_eq!(e.key, "flow[0].params.kappa", "{e}");
+    let e = error_with(
+        "kind = \"reno\"",
+        "kind = \"web\"\nparams = { users = 2, monaco = { weight = 0 } }",
+    );
+    assert_eq!(e.key, "flow[0].params.monaco.weight", "{e}");
+}

@@ -60,5 +60,7 @@ queue = { kind = "bat", limit = "20pkt", classes = [{ name = "udp" }], clcc = { 
 "#;
     let e = parse(bad, "bad.toml").unwrap_err();
     assert!(e.to_string().contains("\"tcp\""), "{e}");
-    assert_eq!(e.line, Some(2 + 1), "{e}");
+    // The line that writes the queue, and the key that names the class.
+    assert_eq!(e.line, Some(7), "{e}");
+    assert_eq!(e.key, "link[0].queue.clcc.tcp_class", "{e}");
 }

@@ -12,7 +12,7 @@
 //! propagation delay d is its round-trip propagation delay plus the transmission time of a data
 //! packet on each forward link and of an ACK on each reverse link (002 §6, footnote 3).
 
-use acclab_core::config::{PerUnit, QueueConfig, SchemeConfig};
+use acclab_core::config::{PerUnit, QueueConfig, SchemeConfig, VegasRemParams};
 use acclab_scenario::Scenario;
 use acclab_scenario::{EventAction, FlowDef};
 use serde::Serialize;
@@ -90,7 +90,7 @@ pub fn propagation_delay(sc: &Scenario, f: &FlowDef) -> f64 {
 /// The flow's utility, or why it is outside the domain.
 fn utility(f: &FlowDef, d: f64, packet_size: f64) -> Result<Utility, String> {
     match &f.scheme {
-        SchemeConfig::Vegas(p) | SchemeConfig::VegasRem(p) => {
+        SchemeConfig::Vegas(p) | SchemeConfig::VegasRem(VegasRemParams(p)) => {
             if p.size.is_some() {
                 return Err("a finite transfer has no equilibrium rate".into());
             }

@@ -10,6 +10,12 @@
 
 use super::{AckSample, CongestionController};
 use crate::units::Time;
+use serde::{Deserialize, Serialize};
+
+use crate::config::{FlowContext, ParamError, SchemeParams};
+use crate::transport::tcp::{flow_receiver, flow_sender, TcpConfig};
+use crate::transport::Endpoint;
+use crate::units::{Bytes, Duration};
 
 /// Reno's window state.
 #[derive(Clone, Debug)]
@@ -67,6 +73,57 @@ impl CongestionController for Reno {
 
     fn ssthresh(&self) -> Option<u64> {
         Some(self.ssthresh)
+    }
+}
+
+/// `reno` parameters.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RenoParams {
+    /// React to ECN echoes (halve once per RTT) and send ECN-capable packets.
+    pub ecn: bool,
+    /// Bytes to transfer; absent = bulk (infinite backlog).
+    pub size: Option<Bytes>,
+    /// Lower bound of the retransmission timeout.
+    pub min_rto: Duration,
+    /// Initial window in segments.
+    pub initial_window: u64,
+}
+
+impl Default for RenoParams {
+    fn default() -> Self {
+        let d = TcpConfig::default();
+        RenoParams {
+            ecn: false,
+            size: None,
+            min_rto: d.min_rto,
+            initial_window: d.initial_window,
+        }
+    }
+}
+
+impl SchemeParams for RenoParams {
+    fn validate(&self) -> Result<(), ParamError> {
+        if self.initial_window == 0 {
+            return Err(ParamError::at(
+                "initial_window",
+                "reno `initial_window` must be at least 1",
+            ));
+        }
+        Ok(())
+    }
+
+    fn build(&self, ctx: &FlowContext) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
+        let cc = Box::new(Reno::new(ctx.packet_size as u64, self.initial_window));
+        let tx = flow_sender(
+            ctx,
+            self.size,
+            self.min_rto,
+            self.initial_window,
+            self.ecn,
+            cc,
+        );
+        (Box::new(tx), flow_receiver(ctx))
     }
 }
 

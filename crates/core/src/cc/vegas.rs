@@ -33,6 +33,12 @@ use std::collections::VecDeque;
 
 use super::{AckSample, CongestionController};
 use crate::units::{Duration, Time};
+use serde::{Deserialize, Serialize};
+
+use crate::config::{FlowContext, ParamError, SchemeParams};
+use crate::transport::tcp::{flow_receiver, flow_sender, TcpConfig};
+use crate::transport::Endpoint;
+use crate::units::Bytes;
 
 /// Where baseRTT comes from.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -273,6 +279,202 @@ impl CongestionController for Vegas {
 
     fn base_rtt(&self) -> Option<Duration> {
         Vegas::base_rtt(self)
+    }
+}
+
+/// `vegas` parameters (SPEC §9).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct VegasParams {
+    /// Lower threshold, packets (per RTT, or per `per` for WPF).
+    pub alpha: f64,
+    /// Upper threshold, packets.
+    pub beta: f64,
+    /// Slow-start exit threshold, packets.
+    pub gamma: f64,
+    /// "rtt" (PF) or a duration: α and β are packets per that duration, times baseRTT (WPF).
+    pub per: PerUnit,
+    /// "min" (minimum RTT seen) or a fixed duration.
+    pub base_rtt: BaseRttParam,
+    /// Vegas-k: baseRTT is the minimum of the last k per-RTT measurements.
+    pub k: Option<u32>,
+    /// vegas-rem only: the REM base φ the source inverts marks with (default 1.1).
+    pub phi: Option<f64>,
+    /// Bytes to transfer; absent = bulk.
+    pub size: Option<Bytes>,
+    pub min_rto: Duration,
+    pub initial_window: u64,
+}
+
+impl Default for VegasParams {
+    fn default() -> Self {
+        let d = TcpConfig::default();
+        VegasParams {
+            alpha: 2.0,
+            beta: 4.0,
+            gamma: 1.0,
+            per: PerUnit::Rtt,
+            base_rtt: BaseRttParam::Min,
+            k: None,
+            phi: None,
+            size: None,
+            min_rto: d.min_rto,
+            initial_window: d.initial_window,
+        }
+    }
+}
+
+impl VegasParams {
+    /// The controller settings these parameters describe; `rem` selects Vegas+REM.
+    pub fn controller(&self, mss: u64, rem: bool) -> VegasConfig {
+        VegasConfig {
+            marks: rem.then(|| self.phi.unwrap_or(1.1)),
+            mss,
+            initial_window: self.initial_window,
+            alpha: self.alpha,
+            beta: self.beta,
+            gamma: self.gamma,
+            per: match self.per {
+                PerUnit::Rtt => None,
+                PerUnit::Time(d) => Some(d),
+            },
+            base_rtt: match (self.base_rtt, self.k) {
+                (BaseRttParam::Fixed(d), _) => BaseRtt::Fixed(d),
+                (BaseRttParam::Min, Some(k)) => BaseRtt::LastK(k as usize),
+                (BaseRttParam::Min, None) => BaseRtt::Min,
+            },
+        }
+    }
+
+    /// Checks the thresholds and the baseRTT settings (`phi` is checked by the scheme).
+    fn check(&self) -> Result<(), ParamError> {
+        if !(self.alpha > 0.0 && self.beta >= self.alpha && self.gamma > 0.0) {
+            return Err(ParamError::at(
+                "alpha",
+                format!(
+                    "vegas needs 0 < alpha <= beta and gamma > 0 (alpha {}, beta {}, gamma {})",
+                    self.alpha, self.beta, self.gamma
+                ),
+            ));
+        }
+        if matches!(self.per, PerUnit::Time(d) if d.0 == 0) {
+            return Err(ParamError::at(
+                "per",
+                "vegas `per` must be \"rtt\" or a positive duration",
+            ));
+        }
+        if matches!(self.base_rtt, BaseRttParam::Fixed(d) if d.0 == 0) {
+            return Err(ParamError::at(
+                "base_rtt",
+                "vegas `base_rtt` must be \"min\" or a positive duration",
+            ));
+        }
+        if self.k == Some(0) {
+            return Err(ParamError::at("k", "vegas `k` must be at least 1"));
+        }
+        if self.k.is_some() && matches!(self.base_rtt, BaseRttParam::Fixed(_)) {
+            return Err(ParamError::at(
+                "k",
+                "vegas `k` and a fixed `base_rtt` exclude each other",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Vegas's α/β unit: per RTT (PF) or per a fixed duration (WPF).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PerUnit {
+    Rtt,
+    Time(Duration),
+}
+
+/// Vegas's baseRTT source in a scenario: "min" or a fixed duration.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BaseRttParam {
+    Min,
+    Fixed(Duration),
+}
+
+/// A string that is either `keyword` or a duration.
+fn keyword_or_duration<'de, D: serde::Deserializer<'de>>(
+    d: D,
+    keyword: &'static str,
+) -> Result<Option<Duration>, D::Error> {
+    let s = String::deserialize(d)?;
+    if s == keyword {
+        return Ok(None);
+    }
+    Duration::parse(&s)
+        .map(Some)
+        .map_err(|e| serde::de::Error::custom(format!("expected \"{keyword}\" or a duration: {e}")))
+}
+
+impl<'de> Deserialize<'de> for PerUnit {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(keyword_or_duration(d, "rtt")?.map_or(PerUnit::Rtt, PerUnit::Time))
+    }
+}
+impl Serialize for PerUnit {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            PerUnit::Rtt => s.serialize_str("rtt"),
+            PerUnit::Time(d) => d.serialize(s),
+        }
+    }
+}
+impl<'de> Deserialize<'de> for BaseRttParam {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(keyword_or_duration(d, "min")?.map_or(BaseRttParam::Min, BaseRttParam::Fixed))
+    }
+}
+impl Serialize for BaseRttParam {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            BaseRttParam::Min => s.serialize_str("min"),
+            BaseRttParam::Fixed(d) => d.serialize(s),
+        }
+    }
+}
+
+impl VegasParams {
+    /// The endpoints of a Vegas (`rem` false) or Vegas+REM flow.
+    fn endpoints(&self, ctx: &FlowContext, rem: bool) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
+        let cc = Box::new(Vegas::new(self.controller(ctx.packet_size as u64, rem)));
+        // Vegas+REM sends ECN-capable packets: REM marks them instead of dropping.
+        let tx = flow_sender(ctx, self.size, self.min_rto, self.initial_window, rem, cc);
+        (Box::new(tx), flow_receiver(ctx))
+    }
+}
+
+impl SchemeParams for VegasParams {
+    fn validate(&self) -> Result<(), ParamError> {
+        if self.phi.is_some() {
+            return Err(ParamError::at("phi", "`phi` applies to vegas-rem only"));
+        }
+        self.check()
+    }
+
+    fn build(&self, ctx: &FlowContext) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
+        self.endpoints(ctx, false)
+    }
+}
+
+/// `vegas-rem` parameters: those of `vegas`, with `phi` (002 §5).
+#[derive(Clone, Debug, PartialEq, Default, Deserialize, Serialize)]
+#[serde(transparent)]
+pub struct VegasRemParams(pub VegasParams);
+
+impl SchemeParams for VegasRemParams {
+    fn validate(&self) -> Result<(), ParamError> {
+        if self.0.phi.is_some_and(|f| f <= 1.0) {
+            return Err(ParamError::at("phi", "vegas-rem `phi` must exceed 1"));
+        }
+        self.0.check()
+    }
+
+    fn build(&self, ctx: &FlowContext) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
+        self.0.endpoints(ctx, true)
     }
 }
 

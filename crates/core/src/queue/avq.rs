@@ -22,9 +22,13 @@
 use super::{Backlog, DropReason, Dropped, Fifo, QueueDiscipline, QueueStats};
 use crate::packet::{Packet, PacketKind};
 use crate::units::{Duration, Limit, Rate, Time};
+use serde::{Deserialize, Serialize};
 
-/// What AVQ does when its virtual queue overflows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+use crate::config::{positive, ParamError, QueueContext, QueueParams};
+
+/// What AVQ does when its virtual queue overflows (`mode = "mark" | "drop" | "delay"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum AvqMode {
     Mark,
     Drop,
@@ -33,7 +37,7 @@ pub enum AvqMode {
 }
 
 /// What an AVD link adds to the virtual-delay field of a Monaco IB packet.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum AvdStamp {
     /// The virtual delay less the physical queueing delay the IB is about to spend at the link
@@ -200,6 +204,76 @@ impl QueueDiscipline for Avq {
         if self.cfg.mode == AvqMode::Delay {
             out.push(("avd_virtual_delay_s".into(), self.virtual_delay()));
         }
+    }
+}
+
+/// `avq` parameters.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AvqParams {
+    pub limit: Limit,
+    #[serde(default = "avq_gamma")]
+    pub target_utilization: f64,
+    #[serde(default = "avq_alpha")]
+    pub alpha: f64,
+    #[serde(default = "avq_mode")]
+    pub mode: AvqMode,
+    /// As for `droptail`: Monaco's out-of-band and reverse control packets skip the data queue.
+    #[serde(default)]
+    pub priority: bool,
+    /// What a `delay`-mode (AVD) link adds to Monaco IB packets: `excess` (default) the virtual
+    /// delay less the IB's physical wait at the link, counting the link once; `virtual` the
+    /// whole virtual delay, as 000 §IV-D writes it (at a priority-capable link the physical
+    /// queue is then counted twice, in ftt_q and in the virtual delay).
+    #[serde(default)]
+    pub avd_stamp: AvdStamp,
+}
+
+fn avq_gamma() -> f64 {
+    0.98
+}
+fn avq_alpha() -> f64 {
+    0.15
+}
+fn avq_mode() -> AvqMode {
+    AvqMode::Mark
+}
+
+impl QueueParams for AvqParams {
+    fn validate(&self) -> Result<(), ParamError> {
+        if !(self.target_utilization > 0.0 && self.target_utilization <= 1.0) {
+            return Err(ParamError::at(
+                "target_utilization",
+                format!(
+                    "avq `target_utilization` must be in (0, 1], not {}",
+                    self.target_utilization
+                ),
+            ));
+        }
+        positive("alpha", self.alpha)
+    }
+
+    fn build(&self, ctx: &QueueContext) -> Box<dyn QueueDiscipline> {
+        let p = self;
+        let virtual_buffer = match p.limit {
+            Limit::Packets(n) => (n * ctx.packet_size as u64) as f64,
+            Limit::Bytes(n) => n as f64,
+            Limit::Unlimited => f64::INFINITY,
+        };
+        let cfg = AvqConfig {
+            limit: p.limit,
+            virtual_buffer,
+            target_utilization: p.target_utilization,
+            alpha: p.alpha,
+            priority: p.priority,
+            stamp: p.avd_stamp,
+            mode: p.mode,
+        };
+        Box::new(Avq::new(cfg, ctx.rate))
+    }
+
+    fn limits(&self) -> Vec<Limit> {
+        vec![self.limit]
     }
 }
 

@@ -20,9 +20,11 @@
 //! - With a CLCC controller (clcc.rs) the UDP class's D comes from CLCC, sampled every 100 ms.
 
 use rand::RngExt;
+use serde::{Deserialize, Serialize};
 
-use super::clcc::{Clcc, ClccSample};
+use super::clcc::{Clcc, ClccConfig, ClccParams, ClccSample, RatioParam};
 use super::{Backlog, DropReason, Dropped, Fifo, QueueDiscipline, QueueStats};
+use crate::config::{ParamError, QueueContext, QueueParams};
 use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::units::{Duration, Limit, Rate, Time};
@@ -250,6 +252,144 @@ impl QueueDiscipline for Bat {
             out.push(("d_udp".into(), clcc.d_udp()));
             out.push(("clcc_ratio".into(), clcc.last_ratio));
             out.push(("clcc_reference".into(), clcc.last_reference));
+        }
+    }
+}
+
+/// `queue = { kind = "bat", ... }` (SPEC §9; defaults in queue/bat.rs).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct BatParams {
+    pub limit: Limit,
+    pub classes: Vec<BatClassParams>,
+    #[serde(default = "bat_interval")]
+    pub interval: Duration,
+    /// Coarse AIMD step w.
+    #[serde(default = "bat_w")]
+    pub w: f64,
+    /// B(t) = 1 below this fraction of the capacity (and with a short queue).
+    #[serde(default = "bat_excess")]
+    pub excess_utilization: f64,
+    /// Queue length (packets) at or below which B(t) may be 1; default a quarter of the limit.
+    pub low_queue: Option<u64>,
+    pub clcc: Option<ClccParams>,
+}
+
+fn bat_interval() -> Duration {
+    Duration::from_millis(4)
+}
+fn bat_w() -> f64 {
+    0.0625
+}
+fn bat_excess() -> f64 {
+    0.98
+}
+fn bat_cd() -> f64 {
+    0.0625
+}
+
+/// One BAT traffic class. Flows join a class by their `class` key (default: "udp" for cbr,
+/// "tcp" for reno, vegas and onoff, "acc" for monaco).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct BatClassParams {
+    pub name: String,
+    /// Assured minimum rate (absent = 0).
+    pub f_min: Option<Rate>,
+    /// Maximum rate (absent = the link's capacity).
+    pub f_max: Option<Rate>,
+    #[serde(default = "bat_cd")]
+    pub c: f64,
+    #[serde(default = "bat_cd")]
+    pub d: f64,
+}
+
+impl QueueParams for BatParams {
+    fn validate(&self) -> Result<(), ParamError> {
+        if self.classes.is_empty() {
+            return Err(ParamError::at("classes", "bat needs at least one class"));
+        }
+        let mut names: Vec<&str> = Vec::new();
+        for (i, c) in self.classes.iter().enumerate() {
+            if names.contains(&c.name.as_str()) {
+                return Err(ParamError::at(
+                    format!("classes[{i}].name"),
+                    format!("bat class names must be distinct ({:?} twice)", c.name),
+                ));
+            }
+            names.push(&c.name);
+        }
+        if !(self.w > 0.0 && self.w < 1.0) {
+            return Err(ParamError::at(
+                "w",
+                format!("bat `w` must be in (0, 1), not {}", self.w),
+            ));
+        }
+        if let Some(c) = &self.clcc {
+            for (key, n) in [("udp_class", &c.udp_class), ("tcp_class", &c.tcp_class)] {
+                if !names.contains(&n.as_str()) {
+                    return Err(ParamError::at(
+                        format!("clcc.{key}"),
+                        format!("clcc names class {n:?}, which this bat queue does not have"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn build(&self, ctx: &QueueContext) -> Box<dyn QueueDiscipline> {
+        Box::new(Bat::new(
+            self.config(),
+            ctx.rate,
+            &ctx.flow_classes,
+            crate::rng::stream(ctx.seed, &format!("{}:bat", ctx.name)),
+        ))
+    }
+
+    fn limits(&self) -> Vec<Limit> {
+        vec![self.limit]
+    }
+}
+
+impl BatParams {
+    /// The AQM's settings these parameters describe.
+    fn config(&self) -> BatConfig {
+        BatConfig {
+            limit: self.limit,
+            classes: self
+                .classes
+                .iter()
+                .map(|c| BatClassConfig {
+                    name: c.name.clone(),
+                    f_min: c.f_min.map_or(0.0, |r| r.as_f64()),
+                    f_max: c.f_max.map(|r| r.as_f64()),
+                    c: c.c,
+                    d: c.d,
+                })
+                .collect(),
+            interval: self.interval,
+            w: self.w,
+            excess_utilization: self.excess_utilization,
+            low_queue: self.low_queue,
+            clcc: self.clcc.as_ref().map(|c| {
+                let d = ClccConfig::default();
+                (
+                    ClccConfig {
+                        r_ref: match c.r_ref {
+                            RatioParam::Fixed(r) => Some(r),
+                            RatioParam::MaxMin => None,
+                        },
+                        betas: c.betas.unwrap_or(d.betas),
+                        d_max: c.d_max.unwrap_or(f64::INFINITY),
+                        bound: c.bound,
+                        preemption: c.preemption,
+                        ..d
+                    },
+                    c.udp_class.clone(),
+                    c.tcp_class.clone(),
+                )
+            }),
         }
     }
 }

@@ -13,6 +13,8 @@
 //! −0.5, −1.0 for |x_d| below 0.1, below 0.5 and above; D_min = 1e-4 (a multiplicative law
 //! cannot leave zero); D_max = 1.
 
+use serde::{Deserialize, Serialize};
+
 /// CLCC settings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ClccConfig {
@@ -147,6 +149,63 @@ impl Clcc {
             self.d_udp *= 1.0 + beta * x_d; // 004 eq. (6), b_0 = β·D_UDP
         }
         self.d_udp = self.d_udp.clamp(self.cfg.d_min, upper.max(self.cfg.d_min));
+    }
+}
+
+/// CLCC on a BAT link (004 §IV; defaults in queue/clcc.rs).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClccParams {
+    /// The desired UDP/TCP ratio, or "max-min".
+    pub r_ref: RatioParam,
+    #[serde(default = "udp_name")]
+    pub udp_class: String,
+    #[serde(default = "tcp_name")]
+    pub tcp_class: String,
+    /// Upper bound of D_UDP (also bounded by 1/ΣO; omit for no bound beyond that).
+    pub d_max: Option<f64>,
+    /// β for |x_d| < 0.1, < 0.5 and above.
+    pub betas: Option<[f64; 3]>,
+    /// Bound D_UDP by min(d_max, 1/ΣO) (default true; false only to study its effect).
+    #[serde(default = "crate::config::yes")]
+    pub bound: bool,
+    /// Control preemption (default true; false only to study its effect).
+    #[serde(default = "crate::config::yes")]
+    pub preemption: bool,
+}
+
+fn udp_name() -> String {
+    "udp".into()
+}
+fn tcp_name() -> String {
+    "tcp".into()
+}
+
+/// A ratio, or "max-min".
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub enum RatioParam {
+    Fixed(f64),
+    MaxMin,
+}
+
+impl<'de> Deserialize<'de> for RatioParam {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            N(f64),
+            S(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::N(x) if x > 0.0 && x.is_finite() => Ok(RatioParam::Fixed(x)),
+            Raw::N(x) => Err(serde::de::Error::custom(format!(
+                "r_ref must be positive, not {x}"
+            ))),
+            Raw::S(s) if s == "max-min" => Ok(RatioParam::MaxMin),
+            Raw::S(s) => Err(serde::de::Error::custom(format!(
+                "r_ref must be a ratio such as 0.42 or \"max-min\", not {s:?}"
+            ))),
+        }
     }
 }
 

@@ -3,6 +3,9 @@
 use super::{Backlog, Dropped, Fifo, QueueDiscipline, QueueStats};
 use crate::packet::Packet;
 use crate::units::{Limit, Time};
+use serde::{Deserialize, Serialize};
+
+use crate::config::{ParamError, QueueContext, QueueParams};
 
 /// The classic tail-drop FIFO.
 #[derive(Clone, Debug)]
@@ -33,6 +36,36 @@ impl QueueDiscipline for DropTail {
     }
     fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
         self.fifo.iter().for_each(f)
+    }
+}
+
+/// `queue = { kind = "droptail", limit = "90pkt" }` (SPEC §9).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DroptailParams {
+    /// Buffer limit: "90pkt", "60KB", or "inf".
+    pub limit: Limit,
+    /// Priority-capable: Monaco's out-of-band and reverse control packets skip the data queue
+    /// (a two-band FIFO with both limits equal).
+    #[serde(default)]
+    pub priority: bool,
+}
+
+impl QueueParams for DroptailParams {
+    fn validate(&self) -> Result<(), ParamError> {
+        Ok(())
+    }
+
+    fn build(&self, _ctx: &QueueContext) -> Box<dyn QueueDiscipline> {
+        if self.priority {
+            Box::new(super::PriorityFifo::new(self.limit, self.limit))
+        } else {
+            Box::new(DropTail::new(self.limit))
+        }
+    }
+
+    fn limits(&self) -> Vec<Limit> {
+        vec![self.limit]
     }
 }
 

@@ -5,6 +5,9 @@
 use super::{Backlog, Dropped, Fifo, QueueDiscipline, QueueStats};
 use crate::packet::Packet;
 use crate::units::{Limit, Time};
+use serde::{Deserialize, Serialize};
+
+use crate::config::{ParamError, QueueContext, QueueParams};
 
 /// Strict priority between two FIFOs.
 #[derive(Clone, Debug)]
@@ -48,6 +51,33 @@ impl QueueDiscipline for PriorityFifo {
     }
     fn aqm_state(&self, out: &mut Vec<(String, f64)>) {
         out.push(("high_queue_pkts".into(), self.high.backlog().packets as f64));
+    }
+}
+
+/// `queue = { kind = "priority", limit = "90pkt", high_limit = "20pkt" }` (SPEC §9).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PriorityParams {
+    /// Limit of the low (data) band.
+    pub limit: Limit,
+    /// Limit of the high (control) band; default `limit`.
+    pub high_limit: Option<Limit>,
+}
+
+impl QueueParams for PriorityParams {
+    fn validate(&self) -> Result<(), ParamError> {
+        Ok(())
+    }
+
+    fn build(&self, _ctx: &QueueContext) -> Box<dyn QueueDiscipline> {
+        Box::new(PriorityFifo::new(
+            self.limit,
+            self.high_limit.unwrap_or(self.limit),
+        ))
+    }
+
+    fn limits(&self) -> Vec<Limit> {
+        vec![self.limit, self.high_limit.unwrap_or(self.limit)]
     }
 }
 

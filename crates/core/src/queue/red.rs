@@ -15,6 +15,9 @@ use super::{Backlog, DropReason, Dropped, Fifo, QueueDiscipline, QueueStats};
 use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::units::{Limit, Rate, Time};
+use serde::{Deserialize, Serialize};
+
+use crate::config::{positive, ParamError, QueueContext, QueueParams};
 
 /// RED settings; thresholds in packets, or in bytes for byte mode.
 #[derive(Clone, Debug, PartialEq)]
@@ -168,6 +171,72 @@ impl QueueDiscipline for Red {
     fn aqm_state(&self, out: &mut Vec<(String, f64)>) {
         out.push(("red_avg".into(), self.avg));
         out.push(("red_prob".into(), self.base_probability()));
+    }
+}
+
+/// `red` parameters; thresholds in packets ("5pkt") or bytes ("5KB", byte mode).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedParams {
+    pub limit: Limit,
+    pub min_th: Limit,
+    pub max_th: Limit,
+    #[serde(default = "red_max_p")]
+    pub max_p: f64,
+    #[serde(default = "red_wq")]
+    pub wq: f64,
+    #[serde(default = "crate::config::yes")]
+    pub gentle: bool,
+    #[serde(default)]
+    pub ecn: bool,
+}
+
+fn red_max_p() -> f64 {
+    0.1
+}
+fn red_wq() -> f64 {
+    0.002
+}
+
+impl QueueParams for RedParams {
+    fn validate(&self) -> Result<(), ParamError> {
+        match (self.min_th, self.max_th) {
+            (Limit::Packets(a), Limit::Packets(b)) if a < b => positive("wq", self.wq),
+            (Limit::Bytes(a), Limit::Bytes(b)) if a < b => positive("wq", self.wq),
+            _ => Err(ParamError::at(
+                "max_th",
+                "red thresholds must be both packets or both bytes, with min_th < max_th",
+            )),
+        }
+    }
+
+    fn build(&self, ctx: &QueueContext) -> Box<dyn QueueDiscipline> {
+        let p = self;
+        let (min, max, bytes) = match (p.min_th, p.max_th) {
+            (Limit::Bytes(a), Limit::Bytes(b)) => (a as f64, b as f64, true),
+            (Limit::Packets(a), Limit::Packets(b)) => (a as f64, b as f64, false),
+            _ => (0.0, f64::INFINITY, false), // refused by `validate`
+        };
+        let cfg = RedConfig {
+            limit: p.limit,
+            min_th: min,
+            max_th: max,
+            bytes,
+            max_p: p.max_p,
+            wq: p.wq,
+            gentle: p.gentle,
+            ecn: p.ecn,
+            mean_packet: ctx.packet_size as f64,
+        };
+        Box::new(Red::new(
+            cfg,
+            ctx.rate,
+            crate::rng::stream(ctx.seed, &format!("{}:red", ctx.name)),
+        ))
+    }
+
+    fn limits(&self) -> Vec<Limit> {
+        vec![self.limit]
     }
 }
 

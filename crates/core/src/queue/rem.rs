@@ -14,6 +14,9 @@ use super::{Backlog, DropReason, Dropped, Fifo, QueueDiscipline, QueueStats};
 use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::units::{Duration, Limit, Rate, Time};
+use serde::{Deserialize, Serialize};
+
+use crate::config::{positive, ParamError, QueueContext, QueueParams};
 
 /// REM settings.
 #[derive(Clone, Debug, PartialEq)]
@@ -115,6 +118,68 @@ impl QueueDiscipline for Rem {
     fn aqm_state(&self, out: &mut Vec<(String, f64)>) {
         out.push(("rem_price".into(), self.price));
         out.push(("rem_mark_prob".into(), self.mark_probability()));
+    }
+}
+
+/// `rem` parameters (002 §6.3 defaults).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RemParams {
+    pub limit: Limit,
+    #[serde(default = "rem_phi")]
+    pub phi: f64,
+    #[serde(default = "rem_mu")]
+    pub mu: f64,
+    #[serde(default = "rem_gamma")]
+    pub gamma: f64,
+    #[serde(default = "rem_interval")]
+    pub interval: Duration,
+}
+
+fn rem_phi() -> f64 {
+    1.1
+}
+fn rem_mu() -> f64 {
+    0.5
+}
+fn rem_gamma() -> f64 {
+    0.005
+}
+fn rem_interval() -> Duration {
+    Duration::from_millis(1)
+}
+
+impl QueueParams for RemParams {
+    fn validate(&self) -> Result<(), ParamError> {
+        if self.phi <= 1.0 {
+            return Err(ParamError::at(
+                "phi",
+                format!("rem `phi` must exceed 1, not {}", self.phi),
+            ));
+        }
+        positive("gamma", self.gamma)?;
+        positive("interval", self.interval.as_secs_f64())
+    }
+
+    fn build(&self, ctx: &QueueContext) -> Box<dyn QueueDiscipline> {
+        let p = self;
+        let cfg = RemConfig {
+            limit: p.limit,
+            phi: p.phi,
+            mu: p.mu,
+            gamma: p.gamma,
+            interval: p.interval,
+            packet_size: ctx.packet_size,
+        };
+        Box::new(Rem::new(
+            cfg,
+            ctx.rate,
+            crate::rng::stream(ctx.seed, &format!("{}:rem", ctx.name)),
+        ))
+    }
+
+    fn limits(&self) -> Vec<Limit> {
+        vec![self.limit]
     }
 }
 

@@ -7,9 +7,14 @@
 use crate::packet::{FlowId, Packet, PacketKind};
 use crate::transport::{Endpoint, EndpointStats};
 use crate::units::{Duration, Rate, Time};
+use serde::{Deserialize, Serialize};
+
+use crate::config::{FlowContext, ParamError, SchemeParams};
+use crate::units::Bytes;
 
 /// One step of a CBR schedule: from `at` (since the flow's start) send at `rate`, or pause.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
 pub struct CbrStep {
     pub at: Duration,
     pub rate: Option<Rate>,
@@ -190,6 +195,49 @@ impl Endpoint for CbrSink {
     }
     fn stats(&self) -> EndpointStats {
         self.stats
+    }
+}
+
+/// `cbr` parameters.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CbrParams {
+    pub rate: Rate,
+    /// Packet size; absent = the scenario's default packet size.
+    pub packet_size: Option<Bytes>,
+    /// Rate changes relative to the flow's start: `{ at = "5s", rate = "120Mbps" }`; an entry
+    /// without `rate` pauses the source.
+    #[serde(default)]
+    pub schedule: Vec<CbrStep>,
+    /// Repeat the schedule with this period (square waves).
+    pub repeat: Option<Duration>,
+}
+
+impl SchemeParams for CbrParams {
+    fn validate(&self) -> Result<(), ParamError> {
+        Ok(())
+    }
+
+    fn build(&self, ctx: &FlowContext) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
+        let size = self.packet_size.map_or(ctx.packet_size, |b| b.0 as u32);
+        (
+            Box::new(CbrSource::new(
+                ctx.flow,
+                self.rate,
+                size,
+                self.schedule.clone(),
+                self.repeat,
+            )),
+            Box::new(CbrSink::new()),
+        )
+    }
+
+    fn default_class(&self) -> &'static str {
+        "udp"
+    }
+
+    fn sends_feedback(&self) -> bool {
+        false
     }
 }
 

@@ -62,6 +62,14 @@ use crate::rng::Rng;
 use crate::rtt::RttEstimator;
 use crate::transport::{Endpoint, EndpointStats, Outbox};
 use crate::units::{Duration, Time};
+use serde::{Deserialize, Serialize};
+
+use crate::cc::acc::aiad::AccAiad;
+use crate::cc::acc::expected::ExpectedRate;
+use crate::cc::acc::mw::AccMw;
+use crate::cc::acc::p::AccP;
+use crate::config::{positive, FlowContext, ParamError, SchemeParams};
+use crate::units::{Bytes, Rate};
 
 /// Feedback flags on the reverse control packet.
 pub const FLAG_INCREASE: u64 = 0;
@@ -418,8 +426,10 @@ impl Endpoint for MonacoSender {
     }
 }
 
-/// How the receiver turns a control period into an accumulation estimate.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How the receiver turns a control period into an accumulation estimate
+/// (`estimator = "rate" | "count"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Estimator {
     /// â = x̄·(ftt_q + Σ t_AVD), x̄ the egress-rate EWMA (000 §IV-B.1).
     Rate,
@@ -552,6 +562,163 @@ impl Endpoint for MonacoReceiver {
     fn stats(&self) -> EndpointStats {
         self.stats
     }
+}
+
+/// `monaco` parameters (SPEC §9).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MonacoParams {
+    pub policy: AccPolicyName,
+    /// Policy gain: κ of ACC-P and ACC-MW (default 0.5); the step in packets of ACC-AIAD
+    /// (default 1).
+    pub kappa: Option<f64>,
+    /// Target accumulation a*.
+    pub target: Bytes,
+    pub estimator: Estimator,
+    /// Increase the window by at most one packet per control period (003 §II).
+    pub increase_cap: bool,
+    /// Weighted-rate service: the loop's target accumulation is weight × target (003).
+    pub weight: f64,
+    /// Expected minimum rate r_e (003 §IV); `target` × `weight` is then a_p*, the target
+    /// accumulation beyond r_e.
+    pub expected_rate: Option<Rate>,
+    /// Accumulation limit A (003 eq. (16)): at it the loop degrades to weight A/a*.
+    pub limit: Option<Bytes>,
+    /// Initial window.
+    pub initial_window: Bytes,
+    /// RTT assumed for pacing before the first control period completes.
+    pub initial_rtt: Duration,
+    /// Lower bound of the control-packet timeout.
+    pub min_rto: Duration,
+    /// Count the AVD virtual delay as part of the RTT when pacing (not in 000; on by default,
+    /// see `MonacoConfig::virtual_rtt`).
+    pub virtual_rtt: bool,
+}
+
+impl Default for MonacoParams {
+    fn default() -> Self {
+        MonacoParams {
+            policy: AccPolicyName::AccP,
+            kappa: None,
+            target: Bytes(3000),
+            estimator: Estimator::Rate,
+            increase_cap: false,
+            weight: 1.0,
+            expected_rate: None,
+            limit: None,
+            initial_window: Bytes(2000),
+            initial_rtt: Duration::from_millis(100),
+            min_rto: Duration::from_millis(200),
+            virtual_rtt: true,
+        }
+    }
+}
+
+impl MonacoParams {
+    /// The sender's settings: the policy these parameters name, with its own random stream.
+    pub(crate) fn sender_config(&self, ctx: &FlowContext, rng: crate::rng::Rng) -> MonacoConfig {
+        let kappa = self.kappa();
+        let policy: Box<dyn AccPolicy> = match self.policy {
+            AccPolicyName::AccP if self.is_expected_rate_service() => Box::new(ExpectedRate::new(
+                kappa,
+                self.expected_rate.map_or(0.0, |r| r.as_f64() / 8.0),
+                self.limit.map_or(f64::INFINITY, |a| a.0 as f64),
+            )),
+            AccPolicyName::AccP => Box::new(AccP { kappa }),
+            AccPolicyName::AccAiad => Box::new(AccAiad {
+                kappa_packets: kappa,
+            }),
+            AccPolicyName::AccMw => Box::new(AccMw { kappa }),
+        };
+        MonacoConfig {
+            packet_size: ctx.packet_size,
+            control_size: ctx.ack_size,
+            target: self.target_bytes(),
+            policy,
+            increase_cap: self.increase_cap,
+            initial_window: self.initial_window.0 as f64,
+            initial_rtt: self.initial_rtt,
+            min_rto: self.min_rto,
+            virtual_rtt: self.virtual_rtt,
+            rng,
+        }
+    }
+
+    /// The target accumulation in bytes, weight included.
+    pub fn target_bytes(&self) -> f64 {
+        self.weight * self.target.0 as f64
+    }
+
+    /// Whether the loop runs 003 Algorithm 1 (an expected rate or a limit is given).
+    pub fn is_expected_rate_service(&self) -> bool {
+        self.expected_rate.is_some() || self.limit.is_some()
+    }
+
+    /// The policy gain, with each policy's default.
+    pub fn kappa(&self) -> f64 {
+        self.kappa.unwrap_or(match self.policy {
+            AccPolicyName::AccAiad => 1.0,
+            AccPolicyName::AccP | AccPolicyName::AccMw => 0.5,
+        })
+    }
+}
+
+impl SchemeParams for MonacoParams {
+    fn validate(&self) -> Result<(), ParamError> {
+        positive("kappa", self.kappa())?;
+        positive("weight", self.weight)?;
+        if self.initial_rtt.0 == 0 {
+            return Err(ParamError::at("initial_rtt", "must be positive"));
+        }
+        if self.is_expected_rate_service() && self.policy != AccPolicyName::AccP {
+            let key = if self.expected_rate.is_some() {
+                "expected_rate"
+            } else {
+                "limit"
+            };
+            return Err(ParamError::at(key, format!(
+                "monaco `expected_rate` and `limit` need policy \"acc-p\" (003 Algorithm 1 is ACC-P's law), not {:?}",
+                self.policy
+            )));
+        }
+        if let Some(a) = self.limit {
+            if (a.0 as f64) < self.target_bytes() {
+                return Err(ParamError::at("limit", format!(
+                    "monaco `limit` {} B is below the target accumulation {} B (weight × target); the loop could never reach its target",
+                    a.0,
+                    self.target_bytes()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn build(&self, ctx: &FlowContext) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
+        let rng = crate::rng::stream(ctx.seed, &format!("flow:{}:monaco", ctx.name));
+        let cfg = self.sender_config(ctx, rng);
+        (
+            Box::new(MonacoSender::new(ctx.flow, cfg)),
+            Box::new(MonacoReceiver::new(
+                ctx.flow,
+                ctx.ack_size,
+                self.target_bytes(),
+                self.estimator,
+            )),
+        )
+    }
+
+    fn default_class(&self) -> &'static str {
+        "acc"
+    }
+}
+
+/// The ACC policy of a Monaco loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AccPolicyName {
+    AccP,
+    AccAiad,
+    AccMw,
 }
 
 #[cfg(test)]

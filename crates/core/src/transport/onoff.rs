@@ -16,6 +16,13 @@ use crate::rng::Rng;
 use crate::transport::tcp::TcpSender;
 use crate::transport::{Endpoint, EndpointStats};
 use crate::units::{Duration, Time};
+use serde::{Deserialize, Serialize};
+
+use crate::cc::reno::Reno;
+use crate::cc::vegas::{Vegas, VegasParams};
+use crate::config::{FlowContext, ParamError, SchemeParams};
+use crate::transport::tcp::{flow_receiver, flow_sender};
+use crate::units::Bytes;
 
 /// Makes the congestion controller of each new transfer.
 pub type ControllerFactory = Box<dyn Fn() -> Box<dyn CongestionController> + Send>;
@@ -116,6 +123,76 @@ impl Endpoint for OnOffSender {
 
     fn stats(&self) -> EndpointStats {
         self.tcp.stats()
+    }
+}
+
+/// `onoff` parameters (002 §6.1.3).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OnOffParams {
+    /// "vegas" or "reno": the transport of each file.
+    pub scheme: OnOffScheme,
+    /// Mean file size (exponential).
+    pub mean_size: Bytes,
+    /// Mean off time (exponential).
+    pub mean_off: Duration,
+    /// Vegas parameters of each transfer when `scheme = "vegas"`.
+    pub vegas: VegasParams,
+}
+
+/// The transport an on-off source uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnOffScheme {
+    Vegas,
+    Reno,
+}
+
+impl Default for OnOffParams {
+    fn default() -> Self {
+        OnOffParams {
+            scheme: OnOffScheme::Vegas,
+            mean_size: Bytes(1_000_000),
+            mean_off: Duration::from_secs(3),
+            vegas: VegasParams::default(),
+        }
+    }
+}
+
+impl SchemeParams for OnOffParams {
+    fn validate(&self) -> Result<(), ParamError> {
+        if self.vegas.size.is_some() {
+            return Err(ParamError::at(
+                "vegas.size",
+                "onoff draws its file sizes; `vegas.size` does not apply",
+            ));
+        }
+        self.vegas.validate().map_err(|e| e.within("vegas"))
+    }
+
+    fn build(&self, ctx: &FlowContext) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
+        let mss = ctx.packet_size as u64;
+        let factory: ControllerFactory = match self.scheme {
+            OnOffScheme::Vegas => {
+                let cfg = self.vegas.controller(mss, false);
+                Box::new(move || Box::new(Vegas::new(cfg.clone())) as Box<dyn CongestionController>)
+            }
+            OnOffScheme::Reno => {
+                let iw = self.vegas.initial_window;
+                Box::new(move || Box::new(Reno::new(mss, iw)) as Box<dyn CongestionController>)
+            }
+        };
+        let tx = flow_sender(
+            ctx,
+            None,
+            self.vegas.min_rto,
+            self.vegas.initial_window,
+            false,
+            factory(),
+        );
+        let rng = crate::rng::stream(ctx.seed, &format!("flow:{}:onoff", ctx.name));
+        let src = OnOffSender::new(tx, factory, rng, self.mean_size.0 as f64, self.mean_off);
+        (Box::new(src), flow_receiver(ctx))
     }
 }
 

@@ -23,9 +23,11 @@
 //!   window of data (RFC 3168 §6.1.2); the receiver echoes every marked packet.
 
 use crate::cc::{AckSample, CongestionController};
+use crate::config::FlowContext;
 use crate::packet::{Ecn, FlowId, Packet, PacketKind};
 use crate::rtt::RttEstimator;
 use crate::transport::{Endpoint, EndpointStats, Outbox};
+use crate::units::Bytes;
 use crate::units::{Duration, Time};
 
 /// Settings of a TCP sender.
@@ -427,6 +429,32 @@ impl Endpoint for TcpReceiver {
     fn stats(&self) -> EndpointStats {
         self.stats
     }
+}
+
+/// The TCP sender of one scenario flow: the scenario's packet size, `transfer` bytes (`None` =
+/// bulk), and the scheme's timer, window, ECN and controller settings.
+pub fn flow_sender(
+    ctx: &FlowContext,
+    transfer: Option<Bytes>,
+    min_rto: Duration,
+    initial_window: u64,
+    ecn: bool,
+    cc: Box<dyn CongestionController>,
+) -> TcpSender {
+    let cfg = TcpConfig {
+        packet_size: ctx.packet_size,
+        transfer_bytes: transfer.map(|b| b.0),
+        initial_window,
+        min_rto,
+        ecn,
+        ..TcpConfig::default()
+    };
+    TcpSender::new(ctx.flow, cfg, cc)
+}
+
+/// The TCP receiver of one scenario flow.
+pub fn flow_receiver(ctx: &FlowContext) -> Box<dyn Endpoint> {
+    Box::new(TcpReceiver::new(ctx.flow, ctx.ack_size))
 }
 
 #[cfg(test)]

@@ -22,6 +22,11 @@ use crate::transport::monaco::{Estimator, MonacoConfig, MonacoReceiver, MonacoSe
 use crate::transport::tcp::{TcpConfig, TcpReceiver, TcpSender};
 use crate::transport::{Endpoint, EndpointStats, Outbox};
 use crate::units::{Duration, Time};
+use serde::{Deserialize, Serialize};
+
+use crate::config::{FlowContext, ParamError, SchemeParams};
+use crate::transport::monaco::MonacoParams;
+use crate::units::Bytes;
 
 /// The web model's parameters (means are of the distributions, not of their scales).
 #[derive(Clone, Debug, PartialEq)]
@@ -428,6 +433,143 @@ impl Endpoint for WebReceiver {
 
     fn stats(&self) -> EndpointStats {
         self.stats
+    }
+}
+
+/// `web` parameters; defaults in transport/web.rs (`WebModel::default`).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebParams {
+    /// Users multiplexed on this flow.
+    pub users: u32,
+    pub pages_per_session: Option<f64>,
+    pub session_gap: Option<Duration>,
+    pub think_time: Option<Duration>,
+    pub think_shape: Option<f64>,
+    pub objects_per_page: Option<f64>,
+    pub objects_shape: Option<f64>,
+    pub object_size: Option<Bytes>,
+    pub object_shape: Option<f64>,
+    pub min_rto: Option<Duration>,
+    pub initial_window: Option<u64>,
+    /// Carry each object on a fresh Monaco loop with these settings instead of TCP Reno (003
+    /// Table I: its web users are loops of weight 1). `min_rto` and `initial_window` are then
+    /// the loop's own, given here.
+    pub monaco: Option<MonacoParams>,
+}
+
+impl WebParams {
+    /// The model these parameters describe.
+    pub fn model(&self) -> WebModel {
+        let d = WebModel::default();
+        WebModel {
+            users: self.users,
+            pages_per_session: self.pages_per_session.unwrap_or(d.pages_per_session),
+            session_gap: self.session_gap.unwrap_or(d.session_gap),
+            think_time: self.think_time.unwrap_or(d.think_time),
+            think_shape: self.think_shape.unwrap_or(d.think_shape),
+            objects_per_page: self.objects_per_page.unwrap_or(d.objects_per_page),
+            objects_shape: self.objects_shape.unwrap_or(d.objects_shape),
+            object_size: self.object_size.map_or(d.object_size, |b| b.0 as f64),
+            object_shape: self.object_shape.unwrap_or(d.object_shape),
+        }
+    }
+}
+
+impl SchemeParams for WebParams {
+    fn validate(&self) -> Result<(), ParamError> {
+        let m = self.model();
+        if m.users == 0 {
+            return Err(ParamError::at("users", "web needs at least one user"));
+        }
+        for (name, shape) in [
+            ("think_shape", m.think_shape),
+            ("objects_shape", m.objects_shape),
+            ("object_shape", m.object_shape),
+        ] {
+            if !(shape > 1.0 && shape.is_finite()) {
+                return Err(ParamError::at(
+                    name,
+                    format!("web `{name}` must exceed 1 (a finite mean), not {shape}"),
+                ));
+            }
+        }
+        if !(m.objects_per_page >= 1.0 && m.pages_per_session >= 1.0) {
+            let key = if m.objects_per_page >= 1.0 {
+                "pages_per_session"
+            } else {
+                "objects_per_page"
+            };
+            return Err(ParamError::at(
+                key,
+                "web `objects_per_page` and `pages_per_session` must be at least 1",
+            ));
+        }
+        if m.think_time.0 == 0 || m.session_gap.0 == 0 {
+            let key = if m.think_time.0 == 0 {
+                "think_time"
+            } else {
+                "session_gap"
+            };
+            return Err(ParamError::at(
+                key,
+                "web `think_time` and `session_gap` must be positive",
+            ));
+        }
+        match &self.monaco {
+            Some(_) if self.min_rto.is_some() || self.initial_window.is_some() => {
+                let key = if self.min_rto.is_some() {
+                    "min_rto"
+                } else {
+                    "initial_window"
+                };
+                Err(ParamError::at(
+                    key,
+                    "web `min_rto` and `initial_window` are TCP's; with `monaco` give them inside it",
+                ))
+            }
+            Some(monaco) => monaco.validate().map_err(|e| e.within("monaco")),
+            None => Ok(()),
+        }
+    }
+
+    fn build(&self, ctx: &FlowContext) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
+        let p = self;
+        let model = p.model();
+        let (transport, rx) = match &p.monaco {
+            None => {
+                let d = TcpConfig::default();
+                let cfg = TcpConfig {
+                    packet_size: ctx.packet_size,
+                    min_rto: p.min_rto.unwrap_or(d.min_rto),
+                    initial_window: p.initial_window.unwrap_or(d.initial_window),
+                    ..d
+                };
+                let rx = WebReceiver::new(ctx.flow, model.users, ctx.ack_size);
+                (ObjectTransport::Reno(cfg), rx)
+            }
+            Some(m) => {
+                let rx = WebReceiver::monaco(
+                    ctx.flow,
+                    model.users,
+                    ctx.ack_size,
+                    m.target_bytes(),
+                    m.estimator,
+                );
+                let (m, ctx) = (m.clone(), ctx.clone());
+                let mut objects = 0u64;
+                let next_loop = move || {
+                    objects += 1;
+                    let name = format!("flow:{}:web-object:{objects}", ctx.name);
+                    m.sender_config(&ctx, crate::rng::stream(ctx.seed, &name))
+                };
+                (ObjectTransport::Monaco(Box::new(next_loop)), rx)
+            }
+        };
+        let rng = crate::rng::stream(ctx.seed, &format!("flow:{}:web", ctx.name));
+        let tx = WebSender::new(ctx.flow, &model, transport, rng)
+            .expect("web parameters are checked by WebParams::validate");
+        (Box::new(tx), Box::new(rx))
     }
 }
 
