@@ -91,7 +91,7 @@ fn check_weighted_pf(s: &acclab_sim::Summary) {
 #[test]
 fn two_monaco_loops_reach_weighted_pf_live() {
     let _turn = one_at_a_time();
-    let s = run_dumbbell(on_loopback(free_addr()));
+    let s = run_dumbbell(Network::loopback());
     assert_eq!(s.mode, "live");
     let live = s.live.as_ref().unwrap();
     assert_eq!(
@@ -105,8 +105,7 @@ fn two_monaco_loops_reach_weighted_pf_live() {
 /// Sends junk at the router for as long as `running` holds: random bytes, truncated packets,
 /// packets with a bad field, and well-formed packets of a real flow from an address the scenario
 /// does not name. Returns (malformed, foreign) datagrams sent.
-fn junk(router: SocketAddr, running: Arc<AtomicBool>) -> (u64, u64) {
-    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+fn junk(s: UdpSocket, router: SocketAddr, running: Arc<AtomicBool>) -> (u64, u64) {
     let mut state = 0x9e37_79b9_7f4a_7c15u64;
     let mut next = move || {
         state ^= state << 13;
@@ -146,10 +145,14 @@ fn junk(router: SocketAddr, running: Arc<AtomicBool>) -> (u64, u64) {
 #[test]
 fn router_shrugs_off_junk_and_strangers() {
     let _turn = one_at_a_time();
+    // The attacker's socket is bound before the router's port is chosen, so the attacker cannot
+    // take that port in the moment between choosing it and the router binding it (CI once saw
+    // the router fail with "address in use").
+    let socket = UdpSocket::bind("127.0.0.1:0").expect("loopback");
     let router = free_addr();
     let running = Arc::new(AtomicBool::new(true));
     let r = running.clone();
-    let attacker = std::thread::spawn(move || junk(router, r));
+    let attacker = std::thread::spawn(move || junk(socket, router, r));
     let s = run_dumbbell(on_loopback(router));
     running.store(false, Ordering::Relaxed);
     let (malformed, foreign) = attacker.join().unwrap();
