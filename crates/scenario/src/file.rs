@@ -1,23 +1,30 @@
-//! Scenario files (SPEC §9): TOML in, a validated [`Scenario`] out.
+//! Scenario files (SPEC §9): TOML in, a [`ScenarioDef`] and then a validated [`Scenario`] out.
 //!
-//! The key names are a contract shared with tools outside the project. Parsing happens in two
+//! The key names are a contract shared with tools outside the project. Reading happens in three
 //! steps: serde reads the file into `Raw*` structs (unknown keys, bad units and wrong types fail
-//! here, with the line from toml's spans and the key path from `serde_path_to_error`), then
-//! `resolve` expands flow and link groups, checks names, routes and times, and builds the
-//! scenario the simulator runs. Every error names the file, the line and the key; nothing is
-//! guessed and the run does not start.
+//! here, with the key path from `serde_path_to_error`); the groups (`count`, `first`, `{i}`) are
+//! expanded and the `kind`-tagged tables read into the algorithms' parameter structs, giving a
+//! [`ScenarioDef`]; and [`ScenarioDef::resolve`] checks names, routes, times and parameters and
+//! builds the scenario the tiers run. Every error names the file, the line and the key path
+//! (`flow[2].params.weight`, `link[0].queue.classes[1].f_max`, `output.window`). Lines are found
+//! only when there is an error, by looking the key path up in the parsed document, so the
+//! structs carry no spans. Nothing is guessed and the run does not start.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Range;
 use std::path::Path;
 
 use acclab_core::config::{QueueConfig, SchemeConfig};
-use acclab_core::{Bytes, Duration, Rate, Time};
+use acclab_core::{Bytes, Duration, Rate};
 use serde::Deserialize;
+use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
+use crate::def::{
+    join_key, key_segments, DefaultsDef, EventSpec, EventSpecAction, FlowSpec, Item, LinkSpec,
+    OutputSpec, ScenarioDef,
+};
 use crate::error::ScenarioError;
-use crate::model::{EventAction, EventDef, FlowDef, LinkDef, LinkId, NodeId, OutputDef, Scenario};
-use crate::routing;
+use crate::model::Scenario;
 
 // ---------------------------------------------------------------------------------------------
 // The file as written.
@@ -26,16 +33,16 @@ use crate::routing;
 #[serde(deny_unknown_fields)]
 struct RawScenario {
     name: String,
-    duration: Spanned<Duration>,
+    duration: Duration,
     seed: Option<u64>,
     #[serde(default)]
     defaults: RawDefaults,
     #[serde(default)]
-    link: Vec<Spanned<RawLink>>,
+    link: Vec<RawLink>,
     #[serde(default)]
-    flow: Vec<Spanned<RawFlow>>,
+    flow: Vec<RawFlow>,
     #[serde(default)]
-    event: Vec<Spanned<RawEvent>>,
+    event: Vec<RawEvent>,
     #[serde(default)]
     output: RawOutput,
 }
@@ -45,44 +52,44 @@ struct RawScenario {
 struct RawDefaults {
     packet_size: Option<Bytes>,
     ack_size: Option<Bytes>,
-    queue: Option<Spanned<toml::Table>>,
+    queue: Option<toml::Table>,
 }
 
-#[derive(Deserialize, Clone)]
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawLink {
-    between: Option<Spanned<[String; 2]>>,
-    from: Option<Spanned<String>>,
-    to: Option<Spanned<String>>,
+    between: Option<[String; 2]>,
+    from: Option<String>,
+    to: Option<String>,
     rate: Rate,
     delay: Duration,
-    queue: Option<Spanned<toml::Table>>,
-    loss: Option<Spanned<f64>>,
-    count: Option<Spanned<u32>>,
+    queue: Option<toml::Table>,
+    loss: Option<f64>,
+    count: Option<u32>,
     first: Option<u32>,
 }
 
-#[derive(Deserialize, Clone)]
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawFlow {
-    id: Spanned<String>,
-    kind: Spanned<String>,
-    from: Spanned<String>,
-    to: Spanned<String>,
+    id: String,
+    kind: String,
+    from: String,
+    to: String,
     start: Option<Duration>,
     start_jitter: Option<Duration>,
-    stop: Option<Spanned<Duration>>,
-    params: Option<Spanned<toml::Table>>,
+    stop: Option<Duration>,
+    params: Option<toml::Table>,
     class: Option<String>,
-    path: Option<Spanned<Vec<String>>>,
-    count: Option<Spanned<u32>>,
+    path: Option<Vec<String>>,
+    count: Option<u32>,
     first: Option<u32>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawEvent {
-    at: Spanned<Duration>,
+    at: Duration,
     set_delay: Option<RawSetDelay>,
     set_rate: Option<RawSetRate>,
 }
@@ -90,400 +97,499 @@ struct RawEvent {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawSetDelay {
-    link: Spanned<String>,
+    link: String,
     delay: Duration,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawSetRate {
-    link: Spanned<String>,
+    link: String,
     rate: Rate,
 }
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct RawOutput {
-    window: Option<Spanned<[Duration; 2]>>,
-    sample_interval: Option<Spanned<Duration>>,
+    // A list rather than `[Duration; 2]`, so that a third value is an error, not dropped.
+    window: Option<Vec<Duration>>,
+    sample_interval: Option<Duration>,
 }
 
 // ---------------------------------------------------------------------------------------------
+// Entry points.
 
 /// Reads and validates a scenario file.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
     let file = path.display().to_string();
-    let src = std::fs::read_to_string(path).map_err(|e| ScenarioError {
-        file: file.clone(),
-        line: None,
-        key: "-".into(),
-        message: format!("cannot read the file: {e}"),
-    })?;
-    parse(&src, &file)
+    parse(&read(path)?, &file)
 }
 
 /// Parses scenario text; `file` names it in errors.
 pub fn parse(src: &str, file: &str) -> Result<Scenario, ScenarioError> {
-    let ctx = Ctx { src, file };
-    let de = toml::Deserializer::parse(src).map_err(|e| ctx.toml_error(&e, ""))?;
-    let raw: RawScenario = serde_path_to_error::deserialize(de).map_err(|e| {
-        // Spanned<T> shows up in serde paths under a private name; readers need the plain key.
-        let key = e
-            .path()
-            .to_string()
-            .replace("$__serde_spanned_private_value.", "");
-        ctx.toml_error(e.inner(), &key)
-    })?;
-    resolve(&ctx, raw)
+    let (def, origins) = parse_with_origins(src, file)?;
+    def.resolve().map_err(|f| {
+        let key = origins.file_key(f.item, &f.key);
+        located(src, file, None, key, f.message)
+    })
 }
 
-struct Ctx<'a> {
-    src: &'a str,
-    file: &'a str,
+/// Reads a scenario file into its [`ScenarioDef`] (checked as far as reading goes: keys, types,
+/// units, groups, parameter tables), for patching before it is resolved.
+pub fn load_def(path: &Path) -> Result<ScenarioDef, ScenarioError> {
+    let file = path.display().to_string();
+    parse_def(&read(path)?, &file)
 }
 
-impl Ctx<'_> {
-    fn line(&self, offset: usize) -> usize {
-        let end = offset.min(self.src.len());
-        self.src.as_bytes()[..end]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count()
-            + 1
+/// Scenario text into its [`ScenarioDef`]; see [`load_def`].
+pub fn parse_def(src: &str, file: &str) -> Result<ScenarioDef, ScenarioError> {
+    parse_with_origins(src, file).map(|(def, _)| def)
+}
+
+/// A scenario given as a TOML table (e.g. a patched [`ScenarioDef::to_toml`]) into its
+/// [`ScenarioDef`]. Errors name the key path; there are no lines. The groups a file may use are
+/// allowed here too.
+pub(crate) fn def_from_table(table: toml::Table, file: &str) -> Result<ScenarioDef, ScenarioError> {
+    let raw: RawScenario = serde_path_to_error::deserialize(toml::Value::Table(table))
+        .map_err(|e| serde_error(e, "", file, None))?;
+    expand(raw)
+        .map(|(def, _)| def)
+        .map_err(|(key, message)| ScenarioError {
+            file: file.to_string(),
+            line: None,
+            key,
+            message,
+        })
+}
+
+fn read(path: &Path) -> Result<String, ScenarioError> {
+    std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        file: path.display().to_string(),
+        line: None,
+        key: "-".into(),
+        message: format!("cannot read the file: {e}"),
+    })
+}
+
+fn parse_with_origins(src: &str, file: &str) -> Result<(ScenarioDef, Origins), ScenarioError> {
+    let doc = DeTable::parse(src).map_err(|e| syntax_error(src, file, &e))?;
+    let raw: RawScenario = serde_path_to_error::deserialize(toml::Deserializer::from(doc))
+        .map_err(|e| {
+            let span = e.inner().span();
+            serde_error(e, src, file, span)
+        })?;
+    expand(raw).map_err(|(key, message)| located(src, file, None, key, message))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors: key paths and lines.
+
+/// An error at `key`, on the line of `span` if known, else on the line the key path leads to.
+fn located(
+    src: &str,
+    file: &str,
+    span: Option<Range<usize>>,
+    key: String,
+    message: String,
+) -> ScenarioError {
+    let span = span.or_else(|| {
+        let (doc, _) = DeTable::parse_recoverable(src);
+        locate(doc.get_ref(), &key).or(Some(doc.span()))
+    });
+    ScenarioError {
+        file: file.to_string(),
+        line: span.map(|s| line_of(src, s.start)),
+        key,
+        message,
     }
+}
 
-    fn err(&self, span: Option<std::ops::Range<usize>>, key: &str, msg: String) -> ScenarioError {
-        ScenarioError {
-            file: self.file.to_string(),
-            line: span.map(|s| self.line(s.start)),
-            key: key.to_string(),
-            message: msg,
+/// A serde error: the key path it happened at (plus the missing field, for "missing field").
+fn serde_error(
+    e: serde_path_to_error::Error<toml::de::Error>,
+    src: &str,
+    file: &str,
+    span: Option<Range<usize>>,
+) -> ScenarioError {
+    let message = e.inner().message().trim().to_string();
+    let mut key = match e.path().to_string() {
+        p if p == "." => String::new(),
+        p => p,
+    };
+    if let Some(field) = message
+        .strip_prefix("missing field `")
+        .and_then(|m| m.split('`').next())
+    {
+        key = join_key(&key, field);
+    }
+    if src.is_empty() {
+        return ScenarioError {
+            file: file.to_string(),
+            line: None,
+            key,
+            message,
+        };
+    }
+    located(src, file, span, key, message)
+}
+
+/// A TOML syntax error: the key is the table the error is in, plus the key being written on the
+/// offending line, if any (e.g. `link[1].rate` for a duplicate `rate`, `output` for a duplicate
+/// `[output]`).
+fn syntax_error(src: &str, file: &str, e: &toml::de::Error) -> ScenarioError {
+    let at = e.span().map_or(src.len(), |s| s.start.min(src.len()));
+    let line = line_of(src, at);
+    ScenarioError {
+        file: file.to_string(),
+        line: Some(line),
+        key: key_at_line(src, line),
+        message: e.message().trim().to_string(),
+    }
+}
+
+/// 1-based line of byte `offset`.
+fn line_of(src: &str, offset: usize) -> usize {
+    let end = offset.min(src.len());
+    src.as_bytes()[..end]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+/// The key path a line of a TOML file writes: the enclosing table header (with the index of an
+/// array of tables) and the key before `=` on that line.
+fn key_at_line(src: &str, line: usize) -> String {
+    let mut table = String::new();
+    let mut arrays: std::collections::BTreeMap<String, usize> = Default::default();
+    for (n, text) in src.lines().enumerate() {
+        let t = text.trim();
+        let header = t
+            .strip_prefix("[[")
+            .and_then(|r| r.split("]]").next())
+            .map(|h| (h.trim().to_string(), true))
+            .or_else(|| {
+                t.strip_prefix('[')
+                    .and_then(|r| r.split(']').next())
+                    .map(|h| (h.trim().to_string(), false))
+            });
+        if let Some((name, array)) = header {
+            table = match array {
+                true => {
+                    let k = arrays
+                        .entry(name.clone())
+                        .and_modify(|k| *k += 1)
+                        .or_insert(0);
+                    format!("{name}[{k}]")
+                }
+                false => name,
+            };
+            if n + 1 == line {
+                return table;
+            }
+            continue;
+        }
+        if n + 1 == line {
+            let key = t
+                .split_once('=')
+                .map(|(k, _)| k.trim().trim_matches('"').to_string())
+                .filter(|k| !k.is_empty() && !k.contains(char::is_whitespace));
+            return match (table.is_empty(), key) {
+                (true, Some(k)) => k,
+                (false, Some(k)) => format!("{table}.{k}"),
+                (false, None) => table,
+                (true, None) => "-".into(),
+            };
         }
     }
-
-    fn at<T>(&self, s: &Spanned<T>, key: &str, msg: String) -> ScenarioError {
-        self.err(Some(s.span()), key, msg)
+    match table.is_empty() {
+        true => "-".into(),
+        false => table,
     }
+}
 
-    /// A TOML error at `key`; a syntax error has no key path, so the text of the offending line
-    /// (e.g. `[output]` for a duplicate table) names it instead.
-    fn toml_error(&self, e: &toml::de::Error, key: &str) -> ScenarioError {
-        let line_text = || {
-            let at = e.span()?.start.min(self.src.len());
-            let start = self.src[..at].rfind('\n').map_or(0, |i| i + 1);
-            let text = self.src[start..].lines().next().unwrap_or("").trim();
-            (!text.is_empty()).then(|| text.to_string())
+/// The span of the value at `key` (`flow[2].params.weight`) in `doc`, or of the deepest table
+/// on the way that exists.
+fn locate(doc: &DeTable, key: &str) -> Option<Range<usize>> {
+    let mut segments = key_segments(key).into_iter();
+    let first = segments.next()?;
+    let mut at: &Spanned<DeValue> = doc.iter().find(|(k, _)| k.get_ref() == &first)?.1;
+    let mut span = at.span();
+    for seg in segments {
+        let next = match (at.get_ref(), seg.parse::<usize>()) {
+            (DeValue::Array(a), Ok(i)) => a.get(i),
+            (DeValue::Table(t), _) => t.iter().find(|(k, _)| k.get_ref() == &seg).map(|(_, v)| v),
+            _ => None,
         };
-        let key = if key.is_empty() || key == "." {
-            line_text().unwrap_or_else(|| "-".into())
-        } else {
-            key.to_string()
-        };
-        self.err(e.span(), &key, e.message().trim().to_string())
+        match next {
+            Some(v) => {
+                at = v;
+                span = v.span();
+            }
+            None => break,
+        }
+    }
+    Some(span)
+}
+
+/// Where each entry of a [`ScenarioDef`] made from a file came from, to name its keys.
+struct Origins {
+    /// For each link: the `[[link]]` it came from, and whether that one used `between`.
+    links: Vec<(usize, bool)>,
+    /// For each flow: the `[[flow]]` it came from.
+    flows: Vec<usize>,
+}
+
+impl Origins {
+    fn file_key(&self, item: Item, key: &str) -> String {
+        match item {
+            Item::Top => key.to_string(),
+            Item::Link(i) => {
+                let (n, between) = self.links[i];
+                let key = match key {
+                    "from" | "to" if between => "between",
+                    k => k,
+                };
+                join_key(&format!("link[{n}]"), key)
+            }
+            Item::Flow(i) => join_key(&format!("flow[{}]", self.flows[i]), key),
+            Item::Event(i) => join_key(&format!("event[{i}]"), key),
+        }
     }
 }
 
-/// Replaces the `{i}` placeholder of a group member.
-fn subst(s: &str, i: u32) -> String {
-    s.replace("{i}", &i.to_string())
-}
+// ---------------------------------------------------------------------------------------------
+// Expansion: groups, placeholders, tagged tables.
 
-/// Indices of a group: `count` members numbered from `first` (default 0); one member otherwise.
-fn group(count: &Option<Spanned<u32>>, first: Option<u32>) -> std::ops::Range<u32> {
-    let first = first.unwrap_or(0);
-    match count {
-        Some(c) => first..first + *c.get_ref(),
-        None => first..first + 1,
-    }
-}
+/// A finding of expansion: the key path and what is wrong (the caller adds file and line).
+type Finding = (String, String);
 
-fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
-    let duration = *raw.duration.get_ref();
-    if duration == Duration::ZERO {
-        return Err(ctx.at(
-            &raw.duration,
-            "duration",
-            "must be greater than zero".into(),
-        ));
-    }
-    let packet_size = raw.defaults.packet_size.map_or(1000, |b| b.0);
-    let ack_size = raw.defaults.ack_size.map_or(40, |b| b.0);
-    if packet_size > u32::MAX as u64 / 2 || ack_size > u32::MAX as u64 / 2 {
-        return Err(ctx.err(None, "defaults", "packet sizes must be below 2 GB".into()));
-    }
-    let default_queue = match &raw.defaults.queue {
-        Some(t) => queue_config(ctx, t, "defaults.queue")?,
+fn expand(raw: RawScenario) -> Result<(ScenarioDef, Origins), Finding> {
+    let default_queue = match raw.defaults.queue {
+        Some(t) => {
+            let q = queue_config(t, "defaults.queue")?;
+            q.validate().map_err(|e| {
+                let e = e.within("defaults.queue");
+                (e.key, e.message)
+            })?;
+            q
+        }
         None => QueueConfig::default_queue(),
     };
-
-    let mut topo = Topology::default();
-    for (n, l) in raw.link.iter().enumerate() {
-        resolve_link(ctx, &mut topo, n, l, &default_queue)?;
-    }
-    let mut flows: Vec<FlowDef> = Vec::new();
-    let mut ids = BTreeSet::new();
-    let mut router = routing::Router::new(topo.nodes.len(), &topo.links);
-    for (n, f) in raw.flow.iter().enumerate() {
-        for i in group(&f.get_ref().count, f.get_ref().first) {
-            let def = resolve_flow(ctx, &topo, &mut router, n, f, i, duration)?;
-            if !ids.insert(def.id.clone()) {
-                let key = format!("flow[{n}].id");
-                return Err(ctx.at(
-                    &f.get_ref().id,
-                    &key,
-                    format!(
-                        "flow id {:?} is used twice (add {{i}} to ids of a group)",
-                        def.id
-                    ),
-                ));
+    let mut origins = Origins {
+        links: Vec::new(),
+        flows: Vec::new(),
+    };
+    let mut links = Vec::new();
+    for (n, l) in raw.link.into_iter().enumerate() {
+        let key = |k: &str| format!("link[{n}].{k}");
+        let ends: Vec<(String, String, &str, &str)> = match (l.between, l.from, l.to) {
+            (Some([a, z]), None, None) => vec![
+                (a.clone(), z.clone(), "between", "between"),
+                (z, a, "between", "between"),
+            ],
+            (None, Some(a), Some(z)) => vec![(a, z, "from", "to")],
+            _ => {
+                return Err((
+                    format!("link[{n}]"),
+                    "give either `between = [a, b]` (both directions) or both `from` and `to`"
+                        .into(),
+                ))
             }
-            flows.push(def);
+        };
+        let queue = match l.queue {
+            Some(t) => queue_config(t, &key("queue"))?,
+            None => default_queue.clone(),
+        };
+        let between = ends.len() == 2;
+        for i in group(l.count, l.first, &key("count"))? {
+            for (a, z, ka, kz) in &ends {
+                links.push(LinkSpec {
+                    from: subst(a, i, &key(ka))?,
+                    to: subst(z, i, &key(kz))?,
+                    rate: l.rate,
+                    delay: l.delay,
+                    queue: queue.clone(),
+                    loss: l.loss.unwrap_or(0.0),
+                });
+                origins.links.push((n, between));
+            }
+        }
+    }
+    let mut flows = Vec::new();
+    for (n, f) in raw.flow.into_iter().enumerate() {
+        let key = |k: &str| format!("flow[{n}].{k}");
+        let members = group(f.count, f.first, &key("count"))?;
+        let first_id = subst(&f.id, members.start, &key("id"))?;
+        let scheme = scheme(
+            &f.kind,
+            f.params.unwrap_or_default(),
+            &key("params"),
+            &first_id,
+        )?;
+        for i in members {
+            let path = match &f.path {
+                Some(p) => Some(
+                    p.iter()
+                        .map(|s| subst(s, i, &key("path")))
+                        .collect::<Result<_, _>>()?,
+                ),
+                None => None,
+            };
+            flows.push(FlowSpec {
+                id: subst(&f.id, i, &key("id"))?,
+                scheme: scheme.clone(),
+                from: subst(&f.from, i, &key("from"))?,
+                to: subst(&f.to, i, &key("to"))?,
+                start: f.start,
+                start_jitter: f.start_jitter,
+                stop: f.stop,
+                class: match &f.class {
+                    Some(c) => Some(subst(c, i, &key("class"))?),
+                    None => None,
+                },
+                path,
+            });
+            origins.flows.push(n);
         }
     }
     let events = raw
         .event
-        .iter()
+        .into_iter()
         .enumerate()
-        .map(|(n, e)| resolve_event(ctx, &topo, n, e, duration))
-        .collect::<Result<Vec<_>, _>>()?;
-    let output = resolve_output(ctx, &raw.output, duration)?;
-    Ok(Scenario {
+        .map(|(n, e)| {
+            let action = match (e.set_delay, e.set_rate) {
+                (Some(d), None) => EventSpecAction::SetDelay {
+                    link: d.link,
+                    delay: d.delay,
+                },
+                (None, Some(r)) => EventSpecAction::SetRate {
+                    link: r.link,
+                    rate: r.rate,
+                },
+                _ => {
+                    return Err((
+                        format!("event[{n}]"),
+                        "give exactly one of `set_delay` or `set_rate`".into(),
+                    ))
+                }
+            };
+            Ok(EventSpec { at: e.at, action })
+        })
+        .collect::<Result<_, Finding>>()?;
+    let window = match raw.output.window {
+        None => None,
+        Some(w) => match w[..] {
+            [a, b] => Some([a, b]),
+            _ => {
+                return Err((
+                    "output.window".into(),
+                    format!("give two times, [from, to], not {}", w.len()),
+                ))
+            }
+        },
+    };
+    let def = ScenarioDef {
         name: raw.name,
-        duration,
-        seed: raw.seed.unwrap_or(1),
-        packet_size: packet_size as u32,
-        ack_size: ack_size as u32,
-        nodes: topo.nodes,
-        links: topo.links,
+        duration: raw.duration,
+        seed: raw.seed,
+        defaults: DefaultsDef {
+            packet_size: raw.defaults.packet_size,
+            ack_size: raw.defaults.ack_size,
+        },
+        links,
         flows,
         events,
-        output,
-    })
+        output: OutputSpec {
+            window,
+            sample_interval: raw.output.sample_interval,
+        },
+    };
+    Ok((def, origins))
 }
 
-#[derive(Default)]
-struct Topology {
-    nodes: Vec<String>,
-    node_ids: BTreeMap<String, NodeId>,
-    links: Vec<LinkDef>,
-    link_ids: BTreeMap<String, LinkId>,
-}
-
-impl Topology {
-    fn node(&mut self, name: &str) -> NodeId {
-        if let Some(&id) = self.node_ids.get(name) {
-            return id;
-        }
-        let id = NodeId(self.nodes.len() as u32);
-        self.nodes.push(name.to_string());
-        self.node_ids.insert(name.to_string(), id);
-        id
+/// Indices of a group: `count` members numbered from `first` (default 0); one member otherwise.
+fn group(count: Option<u32>, first: Option<u32>, key: &str) -> Result<Range<u32>, Finding> {
+    let first = first.unwrap_or(0);
+    let count = count.unwrap_or(1);
+    match first.checked_add(count) {
+        Some(end) => Ok(first..end),
+        None => Err((
+            key.to_string(),
+            format!("members {first} to {first} + {count} run past {}", u32::MAX),
+        )),
     }
 }
 
-fn resolve_link(
-    ctx: &Ctx,
-    topo: &mut Topology,
-    n: usize,
-    spanned: &Spanned<RawLink>,
-    default_queue: &QueueConfig,
-) -> Result<(), ScenarioError> {
-    let l = spanned.get_ref();
-    let key = |k: &str| format!("link[{n}].{k}");
-    let ends: Vec<(String, String)> = match (&l.between, &l.from, &l.to) {
-        (Some(b), None, None) => {
-            let [a, z] = b.get_ref();
-            vec![(a.clone(), z.clone()), (z.clone(), a.clone())]
-        }
-        (None, Some(a), Some(z)) => vec![(a.get_ref().clone(), z.get_ref().clone())],
-        _ => {
-            return Err(ctx.at(
-                spanned,
-                &format!("link[{n}]"),
-                "give either `between = [a, b]` (both directions) or both `from` and `to`".into(),
-            ))
-        }
-    };
-    let loss = match &l.loss {
-        Some(p) if !(0.0..1.0).contains(p.get_ref()) => {
-            return Err(ctx.at(
-                p,
-                &key("loss"),
-                format!("loss probability {} is not in [0, 1)", p.get_ref()),
-            ))
-        }
-        Some(p) => *p.get_ref(),
-        None => 0.0,
-    };
-    let queue = match &l.queue {
-        Some(t) => queue_config(ctx, t, &key("queue"))?,
-        None => default_queue.clone(),
-    };
-    for i in group(&l.count, l.first) {
-        for (a, z) in &ends {
-            let (a, z) = (subst(a, i), subst(z, i));
-            if a.is_empty() || z.is_empty() || a.contains("->") || z.contains("->") {
-                return Err(ctx.at(
-                    spanned,
-                    &key("between"),
-                    format!("bad node names {a:?}, {z:?} (non-empty, without \"->\")"),
-                ));
-            }
-            if a == z {
-                return Err(ctx.at(spanned, &key("to"), format!("link from {a:?} to itself")));
-            }
-            let name = format!("{a}->{z}");
-            if topo.link_ids.contains_key(&name) {
-                return Err(ctx.at(
-                    spanned,
-                    &key("between"),
-                    format!("link {name} is declared twice"),
-                ));
-            }
-            let (from, to) = (topo.node(&a), topo.node(&z));
-            topo.link_ids
-                .insert(name.clone(), LinkId(topo.links.len() as u32));
-            topo.links.push(LinkDef {
-                name,
-                from,
-                to,
-                rate: l.rate,
-                delay: l.delay,
-                queue: queue.clone(),
-                loss,
-            });
-        }
+/// Replaces the placeholders of a group member: `{i}`, and `{i+N}`, `{i-N}`, `{i*N}`,
+/// `{i*N+M}`, `{i*N-M}` with whole numbers N, M. Anything else in braces is an error.
+fn subst(s: &str, i: u32, key: &str) -> Result<String, Finding> {
+    if !s.contains(['{', '}']) {
+        return Ok(s.to_string());
     }
-    Ok(())
-}
-
-fn resolve_flow(
-    ctx: &Ctx,
-    topo: &Topology,
-    router: &mut routing::Router,
-    n: usize,
-    spanned: &Spanned<RawFlow>,
-    i: u32,
-    duration: Duration,
-) -> Result<FlowDef, ScenarioError> {
-    let f = spanned.get_ref();
-    let key = |k: &str| format!("flow[{n}].{k}");
-    let id = subst(f.id.get_ref(), i);
-    let node = |s: &Spanned<String>, k: &str| -> Result<NodeId, ScenarioError> {
-        let name = subst(s.get_ref(), i);
-        topo.node_ids.get(&name).copied().ok_or_else(|| {
-            ctx.at(
-                s,
-                &key(k),
-                format!("flow {id:?}: unknown node {name:?} (no link touches it)"),
-            )
-        })
-    };
-    let src = node(&f.from, "from")?;
-    let dst = node(&f.to, "to")?;
-    if src == dst {
-        return Err(ctx.at(
-            &f.to,
-            &key("to"),
-            format!("flow {id:?} goes from a node to itself"),
-        ));
-    }
-    let scheme = scheme(ctx, f, &key("params"), &id)?;
-    let start = Time(f.start.unwrap_or(Duration::ZERO).0);
-    if start >= Time(duration.0) {
-        return Err(ctx.at(
-            spanned,
-            &key("start"),
+    let bad = |what: &str| {
+        (
+            key.to_string(),
             format!(
-                "flow {id:?} starts at {}, at or after the end of the run ({duration})",
-                Duration(start.0)
+                "{what} in {s:?}: placeholders are {{i}}, {{i+N}}, {{i-N}}, {{i*N}}, {{i*N+M}} \
+                 and {{i*N-M}} with whole numbers N, M"
             ),
-        ));
+        )
+    };
+    let mut out = String::with_capacity(s.len() + 4);
+    let mut rest = s;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let close = rest[open..]
+            .find('}')
+            .ok_or_else(|| bad("an unclosed `{`"))?;
+        let expr: String = rest[open + 1..open + close]
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        let value = placeholder(&expr, i as i64)
+            .ok_or_else(|| bad(&format!("unknown placeholder {{{expr}}}")))?;
+        if value < 0 {
+            return Err(bad(&format!(
+                "{{{expr}}} is {value} for member {i}, below zero"
+            )));
+        }
+        out.push_str(&value.to_string());
+        rest = &rest[open + close + 1..];
     }
-    let stop = match &f.stop {
-        Some(s) if Time(s.get_ref().0) <= start => {
-            return Err(ctx.at(
-                s,
-                &key("stop"),
-                format!(
-                    "flow {id:?} stops at {} but starts at {}",
-                    s.get_ref(),
-                    Duration(start.0)
-                ),
-            ))
-        }
-        Some(s) => Some(Time(s.get_ref().0)),
-        None => None,
-    };
-    let (forward, reverse) = match &f.path {
-        Some(p) => {
-            let names: Vec<String> = p.get_ref().iter().map(|s| subst(s, i)).collect();
-            let (src_name, dst_name) = (&topo.nodes[src.0 as usize], &topo.nodes[dst.0 as usize]);
-            if names.len() < 2 || (names.first(), names.last()) != (Some(src_name), Some(dst_name))
-            {
-                return Err(ctx.at(
-                    p,
-                    &key("path"),
-                    format!(
-                        "flow {id:?}: the path must start at {src_name:?} and end at {dst_name:?}"
-                    ),
-                ));
-            }
-            let mut hops: Vec<&String> = names.iter().collect();
-            let fwd = path_links(ctx, topo, &key("path"), p, &hops, &id, "data")?;
-            hops.reverse();
-            let rev = if scheme.sends_feedback() {
-                path_links(
-                    ctx,
-                    topo,
-                    &key("path"),
-                    p,
-                    &hops,
-                    &id,
-                    "acknowledgements (reverse path)",
-                )?
-            } else {
-                Vec::new()
-            };
-            (fwd, rev)
-        }
-        None => {
-            let fwd = router
-                .path(src, dst)
-                .ok_or_else(|| unroutable(ctx, spanned, &key("to"), &id, topo, src, dst))?;
-            let rev = if scheme.sends_feedback() {
-                router
-                    .path(dst, src)
-                    .ok_or_else(|| unroutable(ctx, spanned, &key("from"), &id, topo, dst, src))?
-            } else {
-                Vec::new()
-            };
-            (fwd, rev)
-        }
-    };
-    let class = f
-        .class
-        .as_ref()
-        .map_or_else(|| scheme.default_class().to_string(), |c| subst(c, i));
-    Ok(FlowDef {
-        id,
-        class,
-        scheme,
-        src,
-        dst,
-        start,
-        start_jitter: f.start_jitter.unwrap_or(Duration::ZERO),
-        stop,
-        forward,
-        reverse,
-    })
+    if rest.contains('}') {
+        return Err(bad("an unopened `}`"));
+    }
+    out.push_str(rest);
+    Ok(out)
 }
 
-/// Reads a tagged parameter table into `T` with `from_kind`, and reports any error at the full
-/// key path of the offending parameter (`prefix.key`), on the line of `at`.
+/// The value of `i`, `i+N`, `i-N`, `i*N`, `i*N+M` or `i*N-M`.
+fn placeholder(expr: &str, i: i64) -> Option<i64> {
+    let rest = expr.strip_prefix('i')?;
+    let number = |t: &str| -> Option<i64> {
+        (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| t.parse().ok())
+            .flatten()
+    };
+    let (scaled, rest) = match rest.strip_prefix('*') {
+        Some(r) => {
+            let end = r.find(['+', '-']).unwrap_or(r.len());
+            (i.checked_mul(number(&r[..end])?)?, &r[end..])
+        }
+        None => (i, rest),
+    };
+    match rest.chars().next() {
+        None => Some(scaled),
+        Some('+') => scaled.checked_add(number(&rest[1..])?),
+        Some('-') => scaled.checked_sub(number(&rest[1..])?),
+        _ => None,
+    }
+}
+
+/// Reads a tagged parameter table into `T` with `from_kind`; an error names the full key path
+/// of the offending parameter (`prefix.key`).
 fn tagged<T>(
-    ctx: &Ctx,
-    at: std::ops::Range<usize>,
     prefix: &str,
     kind: &str,
     params: toml::Table,
@@ -491,7 +597,7 @@ fn tagged<T>(
         &str,
         serde_path_to_error::Deserializer<'_, '_, toml::Value>,
     ) -> Result<T, toml::de::Error>,
-) -> Result<T, ScenarioError> {
+) -> Result<T, Finding> {
     let mut track = serde_path_to_error::Track::new();
     let de = serde_path_to_error::Deserializer::new(toml::Value::Table(params), &mut track);
     from_kind(kind, de).map_err(|e| {
@@ -500,201 +606,71 @@ fn tagged<T>(
             "." | "" => prefix.to_string(),
             p => format!("{prefix}.{p}"),
         };
-        ctx.err(Some(at), &key, e.message().trim().to_string())
+        (key, e.message().trim().to_string())
     })
 }
 
-/// A `queue = { kind = …, … }` table at `key`, read and validated.
-fn queue_config(
-    ctx: &Ctx,
-    t: &Spanned<toml::Table>,
-    key: &str,
-) -> Result<QueueConfig, ScenarioError> {
-    let mut params = t.get_ref().clone();
+/// A `queue = { kind = …, … }` table at `key`, read (validation is [`ScenarioDef::resolve`]'s).
+fn queue_config(mut params: toml::Table, key: &str) -> Result<QueueConfig, Finding> {
+    let kind_key = format!("{key}.kind");
     let kind = match params.remove("kind") {
         Some(toml::Value::String(k)) => k,
-        Some(_) => return Err(ctx.at(t, &format!("{key}.kind"), "must be a string".into())),
+        Some(_) => return Err((kind_key, "must be a string".into())),
         None => {
-            return Err(ctx.at(
-                t,
-                &format!("{key}.kind"),
+            return Err((
+                kind_key,
                 format!("missing; one of {}", QueueConfig::KINDS.join(", ")),
             ))
         }
     };
-    let queue = tagged(ctx, t.span(), key, &kind, params, |k, d| {
-        QueueConfig::from_kind(k, d)
+    tagged(key, &kind, params, |k, d| QueueConfig::from_kind(k, d)).map_err(|(k, message)| {
+        match message.starts_with("unknown variant") {
+            true => (kind_key.clone(), message),
+            false => (k, message),
+        }
     })
-    .map_err(|e| match e.message.starts_with("unknown variant") {
-        true => ScenarioError {
-            key: format!("{key}.kind"),
-            ..e
-        },
-        false => e,
-    })?;
-    queue.validate().map_err(|e| {
-        let e = e.within(key);
-        ctx.at(t, &e.key, e.message)
-    })?;
-    Ok(queue)
 }
 
-/// Deserialises `kind` + `params` into the scheme enum, with the key path of any error.
-fn scheme(ctx: &Ctx, f: &RawFlow, key: &str, id: &str) -> Result<SchemeConfig, ScenarioError> {
-    let params = f
-        .params
-        .as_ref()
-        .map(|p| p.get_ref().clone())
-        .unwrap_or_default();
-    let at = f.params.as_ref().map_or(f.kind.span(), |p| p.span());
-    let kind = f.kind.get_ref();
-    if !SchemeConfig::KINDS.contains(&kind.as_str()) {
-        return Err(ctx.at(
-            &f.kind,
-            &key.replace("params", "kind"),
+/// `kind` + `params` of flow `id` into the scheme enum (validation is `resolve`'s).
+fn scheme(kind: &str, params: toml::Table, key: &str, id: &str) -> Result<SchemeConfig, Finding> {
+    if !SchemeConfig::KINDS.contains(&kind) {
+        return Err((
+            key.replace("params", "kind"),
             format!(
                 "flow {id:?}: unknown kind {kind:?}, expected one of {}",
                 SchemeConfig::KINDS.join(", ")
             ),
         ));
     }
-    let scheme = tagged(ctx, at.clone(), key, kind, params, |k, d| {
-        SchemeConfig::from_kind(k, d)
-    })
-    .map_err(|e| ScenarioError {
-        message: format!("flow {id:?}: {}", e.message),
-        ..e
-    })?;
-    scheme.validate().map_err(|e| {
-        let e = e.within(key);
-        ctx.err(Some(at), &e.key, format!("flow {id:?}: {}", e.message))
-    })?;
-    Ok(scheme)
+    tagged(key, kind, params, |k, d| SchemeConfig::from_kind(k, d))
+        .map_err(|(k, message)| (k, format!("flow {id:?}: {message}")))
 }
 
-fn unroutable(
-    ctx: &Ctx,
-    spanned: &Spanned<RawFlow>,
-    key: &str,
-    id: &str,
-    topo: &Topology,
-    a: NodeId,
-    b: NodeId,
-) -> ScenarioError {
-    let (a, b) = (&topo.nodes[a.0 as usize], &topo.nodes[b.0 as usize]);
-    ctx.at(
-        spanned,
-        key,
-        format!("flow {id:?}: no route from {a:?} to {b:?}"),
-    )
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// The links along an explicit `path` (already expanded), in the order given.
-fn path_links(
-    ctx: &Ctx,
-    topo: &Topology,
-    key: &str,
-    p: &Spanned<Vec<String>>,
-    names: &[&String],
-    id: &str,
-    what: &str,
-) -> Result<Vec<LinkId>, ScenarioError> {
-    names
-        .windows(2)
-        .map(|w| {
-            let name = format!("{}->{}", w[0], w[1]);
-            topo.link_ids.get(&name).copied().ok_or_else(|| {
-                ctx.at(
-                    p,
-                    key,
-                    format!("flow {id:?}: no link {name} for its {what}"),
-                )
-            })
-        })
-        .collect()
-}
-
-fn resolve_event(
-    ctx: &Ctx,
-    topo: &Topology,
-    n: usize,
-    spanned: &Spanned<RawEvent>,
-    duration: Duration,
-) -> Result<EventDef, ScenarioError> {
-    let e = spanned.get_ref();
-    let key = |k: &str| format!("event[{n}].{k}");
-    let at = *e.at.get_ref();
-    if at > duration {
-        return Err(ctx.at(
-            &e.at,
-            &key("at"),
-            format!("{at} is after the end of the run ({duration})"),
-        ));
+    #[test]
+    fn placeholders() {
+        let s = |t: &str, i| subst(t, i, "k");
+        assert_eq!(s("h{i}", 3).unwrap(), "h3");
+        assert_eq!(s("r{i+1}-{i - 1}", 3).unwrap(), "r4-2");
+        assert_eq!(s("n{i*2}x{i*2+1}y{i*3-1}", 4).unwrap(), "n8x9y11");
+        assert_eq!(s("plain", 4).unwrap(), "plain");
+        for bad in ["r{j}", "r{i+}", "r{i/2}", "r{i", "r}", "r{2*i}", "r{i-5}"] {
+            let e = s(bad, 3).unwrap_err();
+            assert_eq!(e.0, "k");
+            assert!(e.1.contains("placeholders are"), "{bad}: {}", e.1);
+        }
     }
-    let link = |s: &Spanned<String>, k: &str| {
-        topo.link_ids.get(s.get_ref()).copied().ok_or_else(|| {
-            ctx.at(
-                s,
-                &key(k),
-                format!("unknown link {:?} (links are named \"a->b\")", s.get_ref()),
-            )
-        })
-    };
-    let action = match (&e.set_delay, &e.set_rate) {
-        (Some(d), None) => EventAction::SetDelay {
-            link: link(&d.link, "set_delay.link")?,
-            delay: d.delay,
-        },
-        (None, Some(r)) => EventAction::SetRate {
-            link: link(&r.link, "set_rate.link")?,
-            rate: r.rate,
-        },
-        _ => {
-            return Err(ctx.at(
-                spanned,
-                &format!("event[{n}]"),
-                "give exactly one of `set_delay` or `set_rate`".into(),
-            ))
-        }
-    };
-    Ok(EventDef {
-        at: Time(at.0),
-        action,
-    })
-}
 
-fn resolve_output(
-    ctx: &Ctx,
-    o: &RawOutput,
-    duration: Duration,
-) -> Result<OutputDef, ScenarioError> {
-    let window = match &o.window {
-        None => (Time(duration.0 / 2), Time(duration.0)),
-        Some(w) => {
-            let [a, b] = *w.get_ref();
-            if a >= b || b > duration {
-                return Err(ctx.at(
-                    w,
-                    "output.window",
-                    format!("window [{a}, {b}] must satisfy from < to <= duration ({duration})"),
-                ));
-            }
-            (Time(a.0), Time(b.0))
-        }
-    };
-    let sample_interval = match &o.sample_interval {
-        None => Duration::from_millis(100),
-        Some(s) if s.get_ref().0 == 0 => {
-            return Err(ctx.at(
-                s,
-                "output.sample_interval",
-                "must be greater than zero".into(),
-            ))
-        }
-        Some(s) => *s.get_ref(),
-    };
-    Ok(OutputDef {
-        window,
-        sample_interval,
-    })
+    #[test]
+    fn the_key_of_a_line() {
+        let src = "name = \"x\"\n[[link]]\nrate = 1\n[[link]]\nrate = 2\n[output]\nwindow = 3\n";
+        assert_eq!(key_at_line(src, 1), "name");
+        assert_eq!(key_at_line(src, 3), "link[0].rate");
+        assert_eq!(key_at_line(src, 4), "link[1]");
+        assert_eq!(key_at_line(src, 5), "link[1].rate");
+        assert_eq!(key_at_line(src, 7), "output.window");
+    }
 }

@@ -13,7 +13,7 @@ pub struct NodeId(pub u32);
 pub struct LinkId(pub u32);
 
 /// A scenario ready to simulate.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Scenario {
     pub name: String,
     pub duration: Duration,
@@ -28,7 +28,7 @@ pub struct Scenario {
 }
 
 /// One unidirectional link, named `"from->to"`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LinkDef {
     pub name: String,
     pub from: NodeId,
@@ -42,7 +42,7 @@ pub struct LinkDef {
 }
 
 /// One flow with its routes.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct FlowDef {
     pub id: String,
     pub scheme: SchemeConfig,
@@ -60,20 +60,20 @@ pub struct FlowDef {
 }
 
 /// A scheduled change.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct EventDef {
     pub at: Time,
     pub action: EventAction,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum EventAction {
     SetDelay { link: LinkId, delay: Duration },
     SetRate { link: LinkId, rate: Rate },
 }
 
 /// What to measure and when.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct OutputDef {
     pub window: (Time, Time),
     pub sample_interval: Duration,

@@ -120,7 +120,8 @@ fn unroutable_flow() {
         "from = \"a\"\nto = \"b\"\nstart",
         "from = \"c\"\nto = \"b\"\nstart",
     );
-    expect(&e, 16, "flow[0]", &["no route", "\"b\" to \"c\""]);
+    // The reverse path is missing: the key is the flow's source, where the ACKs must go.
+    expect(&e, 19, "flow[0].from", &["no route", "\"b\" to \"c\""]);
 }
 
 #[test]
@@ -141,7 +142,7 @@ fn stop_before_start() {
 #[test]
 fn start_after_the_end() {
     let e = error_with("start = \"1s\"", "start = \"11s\"");
-    expect(&e, 16, "flow[0].start", &["after the end"]);
+    expect(&e, 21, "flow[0].start", &["after the end"]);
 }
 
 #[test]
@@ -180,15 +181,21 @@ fn missing_required_key() {
 #[test]
 fn syntax_error() {
     let e = error_with("id = \"f\"", "id = \"f");
-    // A syntax error has no key path: the offending line's text stands in for it.
-    expect(&e, 17, "id = \"f", &[]);
+    // A syntax error has no key path from serde: the table around the line and the key the
+    // line writes name it.
+    expect(&e, 17, "flow[0].id", &["string"]);
 }
 
 #[test]
 fn duplicate_table() {
     let src = format!("{BASE}\n[output]\nsample_interval = \"5ms\"\n\n[output]\n");
     let e = parse(&src, "bad.toml").unwrap_err();
-    expect(&e, 26, "[output]", &["duplicate"]);
+    expect(&e, 26, "output", &["duplicate"]);
+    let e = error_with(
+        "rate = \"10Mbps\"\ndelay",
+        "rate = \"10Mbps\"\nrate = \"1Mbps\"\ndelay",
+    );
+    expect(&e, 7, "link[0].rate", &["duplicate"]);
 }
 
 #[test]

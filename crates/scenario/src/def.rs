@@ -1,0 +1,623 @@
+//! A scenario as written, before it is resolved: names instead of ids, every group expanded, every
+//! optional key still optional. Both front ends make one — the TOML file ([`crate::file`]) and the
+//! typed builder ([`crate::builder`]) — and [`ScenarioDef::resolve`] is the one place that checks
+//! it and turns it into the [`Scenario`] the tiers run. Patches by key path
+//! ([`ScenarioDef::set`]) edit a `ScenarioDef`; [`ScenarioDef::to_toml`] writes it back as a
+//! scenario file that loads into the same model.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use acclab_core::config::{QueueConfig, SchemeConfig};
+use acclab_core::{Bytes, Duration, Rate, Time};
+use serde::Serialize;
+
+use crate::model::{EventAction, EventDef, FlowDef, LinkDef, LinkId, NodeId, OutputDef, Scenario};
+use crate::routing;
+
+/// Default data packet size, headers included (SPEC §9 `[defaults]`).
+pub const DEFAULT_PACKET_SIZE: u64 = 1000;
+/// Default ACK and control packet size.
+pub const DEFAULT_ACK_SIZE: u64 = 40;
+/// Default seed.
+pub const DEFAULT_SEED: u64 = 1;
+/// Default sampling interval of the time series.
+pub const DEFAULT_SAMPLE_INTERVAL: Duration = Duration::from_millis(100);
+
+/// A scenario as written: see the module documentation.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ScenarioDef {
+    pub name: String,
+    pub duration: Duration,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    #[serde(skip_serializing_if = "DefaultsDef::is_empty")]
+    pub defaults: DefaultsDef,
+    #[serde(rename = "link", skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<LinkSpec>,
+    #[serde(rename = "flow", skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<FlowSpec>,
+    #[serde(rename = "event", skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<EventSpec>,
+    #[serde(skip_serializing_if = "OutputSpec::is_empty")]
+    pub output: OutputSpec,
+}
+
+/// `[defaults]`: packet sizes. (A file's default queue is copied into every link that has none.)
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct DefaultsDef {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packet_size: Option<Bytes>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ack_size: Option<Bytes>,
+}
+
+impl DefaultsDef {
+    fn is_empty(&self) -> bool {
+        *self == DefaultsDef::default()
+    }
+}
+
+/// One unidirectional link `from -> to`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LinkSpec {
+    pub from: String,
+    pub to: String,
+    pub rate: Rate,
+    pub delay: Duration,
+    pub queue: QueueConfig,
+    /// Random loss probability in [0, 1).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub loss: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
+impl LinkSpec {
+    /// The link's name, `"from->to"`, as events, patches and outputs call it.
+    pub fn name(&self) -> String {
+        format!("{}->{}", self.from, self.to)
+    }
+}
+
+/// One flow.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FlowSpec {
+    pub id: String,
+    #[serde(flatten)]
+    pub scheme: SchemeConfig,
+    pub from: String,
+    pub to: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start: Option<Duration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_jitter: Option<Duration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop: Option<Duration>,
+    /// Traffic class for class-based AQMs; `None`: the scheme's default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub class: Option<String>,
+    /// An explicit route, node by node from `from` to `to`; `None`: shortest path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<Vec<String>>,
+}
+
+impl FlowSpec {
+    /// A flow of `scheme` from `from` to `to`, starting at 0, with every other key at its default.
+    pub fn new(id: &str, scheme: SchemeConfig, from: &str, to: &str) -> FlowSpec {
+        FlowSpec {
+            id: id.to_string(),
+            scheme,
+            from: from.to_string(),
+            to: to.to_string(),
+            start: None,
+            start_jitter: None,
+            stop: None,
+            class: None,
+            path: None,
+        }
+    }
+}
+
+/// A scheduled change of a link, named `"a->b"`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EventSpec {
+    pub at: Duration,
+    #[serde(flatten)]
+    pub action: EventSpecAction,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventSpecAction {
+    SetDelay { link: String, delay: Duration },
+    SetRate { link: String, rate: Rate },
+}
+
+/// `[output]`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct OutputSpec {
+    /// The measurement window `[from, to]`; `None`: the second half of the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<[Duration; 2]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sample_interval: Option<Duration>,
+}
+
+impl OutputSpec {
+    fn is_empty(&self) -> bool {
+        *self == OutputSpec::default()
+    }
+}
+
+/// What a finding of [`ScenarioDef::resolve`] is about: the front end turns it into a key path
+/// (and, for a file, a line).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Item {
+    /// A top-level key (`duration`, `defaults.packet_size`, `output.window`).
+    Top,
+    Link(usize),
+    Flow(usize),
+    Event(usize),
+}
+
+/// Why a [`ScenarioDef`] does not resolve: the item, the key inside it, and what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fault {
+    pub item: Item,
+    pub key: String,
+    pub message: String,
+}
+
+fn fault(item: Item, key: &str, message: impl Into<String>) -> Fault {
+    Fault {
+        item,
+        key: key.to_string(),
+        message: message.into(),
+    }
+}
+
+impl ScenarioDef {
+    /// An empty scenario: no links, no flows, every optional key at its default.
+    pub fn new(name: &str, duration: Duration) -> ScenarioDef {
+        ScenarioDef {
+            name: name.to_string(),
+            duration,
+            seed: None,
+            defaults: DefaultsDef::default(),
+            links: Vec::new(),
+            flows: Vec::new(),
+            events: Vec::new(),
+            output: OutputSpec::default(),
+        }
+    }
+
+    /// The key path of `key` inside `item`, as patches write it: `flow.f0.params.weight`,
+    /// `link."r1->r2".rate`, `event[2].at`.
+    pub fn key_of(&self, item: Item, key: &str) -> String {
+        let head = match item {
+            Item::Top => return key.to_string(),
+            Item::Link(i) => format!("link.{}", quote_key(&self.links[i].name())),
+            Item::Flow(i) => format!("flow.{}", quote_key(&self.flows[i].id)),
+            Item::Event(i) => format!("event[{i}]"),
+        };
+        join_key(&head, key)
+    }
+
+    /// Checks the scenario and builds the model: names become ids, routes are computed, defaults
+    /// are filled in, every parameter is validated.
+    pub fn resolve(&self) -> Result<Scenario, Fault> {
+        let duration = self.duration;
+        if duration == Duration::ZERO {
+            return Err(fault(Item::Top, "duration", "must be greater than zero"));
+        }
+        let size = |b: Option<Bytes>, default: u64, key: &str| {
+            let b = b.map_or(default, |b| b.0);
+            if b > u32::MAX as u64 / 2 {
+                return Err(fault(Item::Top, key, "packet sizes must be below 2 GB"));
+            }
+            Ok(b as u32)
+        };
+        let packet_size = size(
+            self.defaults.packet_size,
+            DEFAULT_PACKET_SIZE,
+            "defaults.packet_size",
+        )?;
+        let ack_size = size(
+            self.defaults.ack_size,
+            DEFAULT_ACK_SIZE,
+            "defaults.ack_size",
+        )?;
+
+        let mut topo = Topology::default();
+        for (i, l) in self.links.iter().enumerate() {
+            topo.add_link(i, l)?;
+        }
+        let mut router = routing::Router::new(topo.nodes.len(), &topo.links);
+        let mut ids = BTreeSet::new();
+        let mut flows = Vec::with_capacity(self.flows.len());
+        for (i, f) in self.flows.iter().enumerate() {
+            if !ids.insert(f.id.as_str()) {
+                return Err(fault(
+                    Item::Flow(i),
+                    "id",
+                    format!(
+                        "flow id {:?} is used twice (add {{i}} to ids of a group)",
+                        f.id
+                    ),
+                ));
+            }
+            flows.push(resolve_flow(&topo, &mut router, i, f, duration)?);
+        }
+        let events = self
+            .events
+            .iter()
+            .enumerate()
+            .map(|(i, e)| resolve_event(&topo, i, e, duration))
+            .collect::<Result<Vec<_>, _>>()?;
+        let output = resolve_output(&self.output, duration)?;
+        Ok(Scenario {
+            name: self.name.clone(),
+            duration,
+            seed: self.seed.unwrap_or(DEFAULT_SEED),
+            packet_size,
+            ack_size,
+            nodes: topo.nodes,
+            links: topo.links,
+            flows,
+            events,
+            output,
+        })
+    }
+
+    /// The scenario as a TOML file: every group expanded, one `[[link]]` per direction, and
+    /// only the keys that differ from their defaults. Loading it gives this `ScenarioDef` again.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("a scenario always serialises: string keys, finite values")
+    }
+}
+
+/// `k` as a TOML key: bare when it can be, quoted otherwise (`"r1->r2"`).
+pub fn quote_key(k: &str) -> String {
+    let bare = !k.is_empty()
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if bare {
+        k.to_string()
+    } else {
+        format!("{k:?}")
+    }
+}
+
+/// `head.key`, or `head` alone, or `head[1]` when `key` is an index.
+pub fn join_key(head: &str, key: &str) -> String {
+    match key {
+        "" => head.to_string(),
+        k if k.starts_with('[') => format!("{head}{k}"),
+        k => format!("{head}.{k}"),
+    }
+}
+
+/// `a.b[2]."c->d"` → `["a", "b", "2", "c->d"]`.
+pub fn key_segments(key: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut chars = key.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                for c in chars.by_ref() {
+                    if c == '"' {
+                        break;
+                    }
+                    cur.push(c);
+                }
+            }
+            '.' | '[' | ']' => {
+                if !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+            }
+            c => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+#[derive(Default)]
+struct Topology {
+    nodes: Vec<String>,
+    node_ids: BTreeMap<String, NodeId>,
+    links: Vec<LinkDef>,
+    link_ids: BTreeMap<String, LinkId>,
+}
+
+impl Topology {
+    fn node(&mut self, name: &str) -> NodeId {
+        if let Some(&id) = self.node_ids.get(name) {
+            return id;
+        }
+        let id = NodeId(self.nodes.len() as u32);
+        self.nodes.push(name.to_string());
+        self.node_ids.insert(name.to_string(), id);
+        id
+    }
+
+    fn add_link(&mut self, i: usize, l: &LinkSpec) -> Result<(), Fault> {
+        let item = Item::Link(i);
+        for (end, key) in [(&l.from, "from"), (&l.to, "to")] {
+            if end.is_empty() || end.contains("->") {
+                return Err(fault(
+                    item,
+                    key,
+                    format!("bad node name {end:?} (non-empty, without \"->\")"),
+                ));
+            }
+        }
+        if l.from == l.to {
+            return Err(fault(
+                item,
+                "to",
+                format!("link from {:?} to itself", l.from),
+            ));
+        }
+        if !(0.0..1.0).contains(&l.loss) {
+            return Err(fault(
+                item,
+                "loss",
+                format!("loss probability {} is not in [0, 1)", l.loss),
+            ));
+        }
+        l.queue.validate().map_err(|e| {
+            let e = e.within("queue");
+            fault(item, &e.key, e.message)
+        })?;
+        let name = l.name();
+        if self.link_ids.contains_key(&name) {
+            return Err(fault(item, "to", format!("link {name} is declared twice")));
+        }
+        let (from, to) = (self.node(&l.from), self.node(&l.to));
+        self.link_ids
+            .insert(name.clone(), LinkId(self.links.len() as u32));
+        self.links.push(LinkDef {
+            name,
+            from,
+            to,
+            rate: l.rate,
+            delay: l.delay,
+            queue: l.queue.clone(),
+            loss: l.loss,
+        });
+        Ok(())
+    }
+}
+
+fn resolve_flow(
+    topo: &Topology,
+    router: &mut routing::Router,
+    i: usize,
+    f: &FlowSpec,
+    duration: Duration,
+) -> Result<FlowDef, Fault> {
+    let item = Item::Flow(i);
+    let id = &f.id;
+    let node = |name: &str, key: &str| {
+        topo.node_ids.get(name).copied().ok_or_else(|| {
+            fault(
+                item,
+                key,
+                format!("flow {id:?}: unknown node {name:?} (no link touches it)"),
+            )
+        })
+    };
+    let src = node(&f.from, "from")?;
+    let dst = node(&f.to, "to")?;
+    if src == dst {
+        return Err(fault(
+            item,
+            "to",
+            format!("flow {id:?} goes from a node to itself"),
+        ));
+    }
+    let scheme = &f.scheme;
+    scheme.validate().map_err(|e| {
+        let e = e.within("params");
+        fault(item, &e.key, format!("flow {id:?}: {}", e.message))
+    })?;
+    let start = Time(f.start.unwrap_or(Duration::ZERO).0);
+    if start >= Time(duration.0) {
+        return Err(fault(
+            item,
+            "start",
+            format!(
+                "flow {id:?} starts at {}, at or after the end of the run ({duration})",
+                Duration(start.0)
+            ),
+        ));
+    }
+    let stop = match f.stop {
+        Some(s) if Time(s.0) <= start => {
+            return Err(fault(
+                item,
+                "stop",
+                format!(
+                    "flow {id:?} stops at {s} but starts at {}",
+                    Duration(start.0)
+                ),
+            ))
+        }
+        Some(s) => Some(Time(s.0)),
+        None => None,
+    };
+    let feedback = scheme.sends_feedback();
+    let (forward, reverse) = match &f.path {
+        Some(names) => {
+            if names.len() < 2 || (names.first(), names.last()) != (Some(&f.from), Some(&f.to)) {
+                return Err(fault(
+                    item,
+                    "path",
+                    format!(
+                        "flow {id:?}: the path must start at {:?} and end at {:?}",
+                        f.from, f.to
+                    ),
+                ));
+            }
+            let mut hops: Vec<&String> = names.iter().collect();
+            let fwd = path_links(topo, item, &hops, id, "data")?;
+            hops.reverse();
+            let rev = match feedback {
+                true => path_links(topo, item, &hops, id, "acknowledgements (reverse path)")?,
+                false => Vec::new(),
+            };
+            (fwd, rev)
+        }
+        None => {
+            let unroutable = |key: &str, a: &str, b: &str| {
+                fault(
+                    item,
+                    key,
+                    format!("flow {id:?}: no route from {a:?} to {b:?}"),
+                )
+            };
+            let fwd = router
+                .path(src, dst)
+                .ok_or_else(|| unroutable("to", &f.from, &f.to))?;
+            let rev = match feedback {
+                true => router
+                    .path(dst, src)
+                    .ok_or_else(|| unroutable("from", &f.to, &f.from))?,
+                false => Vec::new(),
+            };
+            (fwd, rev)
+        }
+    };
+    Ok(FlowDef {
+        id: id.clone(),
+        class: f
+            .class
+            .clone()
+            .unwrap_or_else(|| scheme.default_class().to_string()),
+        scheme: scheme.clone(),
+        src,
+        dst,
+        start,
+        start_jitter: f.start_jitter.unwrap_or(Duration::ZERO),
+        stop,
+        forward,
+        reverse,
+    })
+}
+
+/// The links along an explicit path, in the order given.
+fn path_links(
+    topo: &Topology,
+    item: Item,
+    names: &[&String],
+    id: &str,
+    what: &str,
+) -> Result<Vec<LinkId>, Fault> {
+    names
+        .windows(2)
+        .map(|w| {
+            let name = format!("{}->{}", w[0], w[1]);
+            topo.link_ids.get(&name).copied().ok_or_else(|| {
+                fault(
+                    item,
+                    "path",
+                    format!("flow {id:?}: no link {name} for its {what}"),
+                )
+            })
+        })
+        .collect()
+}
+
+fn resolve_event(
+    topo: &Topology,
+    i: usize,
+    e: &EventSpec,
+    duration: Duration,
+) -> Result<EventDef, Fault> {
+    let item = Item::Event(i);
+    if e.at > duration {
+        return Err(fault(
+            item,
+            "at",
+            format!("{} is after the end of the run ({duration})", e.at),
+        ));
+    }
+    let link = |name: &str, key: &str| {
+        topo.link_ids.get(name).copied().ok_or_else(|| {
+            fault(
+                item,
+                key,
+                format!("unknown link {name:?} (links are named \"a->b\")"),
+            )
+        })
+    };
+    let action = match &e.action {
+        EventSpecAction::SetDelay { link: l, delay } => EventAction::SetDelay {
+            link: link(l, "set_delay.link")?,
+            delay: *delay,
+        },
+        EventSpecAction::SetRate { link: l, rate } => EventAction::SetRate {
+            link: link(l, "set_rate.link")?,
+            rate: *rate,
+        },
+    };
+    Ok(EventDef {
+        at: Time(e.at.0),
+        action,
+    })
+}
+
+fn resolve_output(o: &OutputSpec, duration: Duration) -> Result<OutputDef, Fault> {
+    let window = match o.window {
+        None => (Time(duration.0 / 2), Time(duration.0)),
+        Some([a, b]) if a >= b || b > duration => {
+            return Err(fault(
+                Item::Top,
+                "output.window",
+                format!("window [{a}, {b}] must satisfy from < to <= duration ({duration})"),
+            ))
+        }
+        Some([a, b]) => (Time(a.0), Time(b.0)),
+    };
+    let sample_interval = match o.sample_interval {
+        None => DEFAULT_SAMPLE_INTERVAL,
+        Some(s) if s.0 == 0 => {
+            return Err(fault(
+                Item::Top,
+                "output.sample_interval",
+                "must be greater than zero",
+            ))
+        }
+        Some(s) => s,
+    };
+    Ok(OutputDef {
+        window,
+        sample_interval,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_paths_split_into_segments() {
+        assert_eq!(
+            key_segments(r#"link[0].queue.classes[1].f_max"#),
+            ["link", "0", "queue", "classes", "1", "f_max"]
+        );
+        assert_eq!(
+            key_segments(r#"link."r1->r2".rate"#),
+            ["link", "r1->r2", "rate"]
+        );
+        assert_eq!(quote_key("r1->r2"), "\"r1->r2\"");
+        assert_eq!(quote_key("f_0-a"), "f_0-a");
+    }
+}

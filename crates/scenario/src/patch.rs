@@ -1,0 +1,175 @@
+//! Patching a scenario by key path: `flow.f0.params.weight = 10`,
+//! `link."r1->r2".queue.limit = "100pkt"`, `duration = "30s"`.
+//!
+//! A flow is named by its id, a link by `"from->to"`, an event by its index (`event[0].at`);
+//! any other key path is the file's own (`output.window`, `defaults.packet_size`, `seed`).
+//! A patch is applied to the scenario written as its file ([`ScenarioDef::to_toml`]) and read
+//! back by the file front end and [`ScenarioDef::resolve`], so a bad value gets exactly the
+//! message the file would give, naming the patched key path. A rejected patch leaves the
+//! scenario as it was.
+
+use crate::def::{key_segments, Fault, Item, ScenarioDef};
+use crate::error::ScenarioError;
+use crate::file::def_from_table;
+use crate::model::Scenario;
+
+impl ScenarioDef {
+    /// Checks the scenario and builds the model; an error names the key path as a patch writes
+    /// it (`flow.f0.params.weight`).
+    pub fn build(&self) -> Result<Scenario, ScenarioError> {
+        self.resolve().map_err(|f| self.named_error(f))
+    }
+
+    fn named_error(&self, f: Fault) -> ScenarioError {
+        ScenarioError {
+            file: self.name.clone(),
+            line: None,
+            key: self.key_of(f.item, &f.key),
+            message: f.message,
+        }
+    }
+
+    /// Sets the value at `key` (see the module documentation) and checks the whole scenario.
+    pub fn set(&mut self, key: &str, value: toml::Value) -> Result<(), ScenarioError> {
+        let err = |message: String| ScenarioError {
+            file: self.name.clone(),
+            line: None,
+            key: key.to_string(),
+            message,
+        };
+        let mut table = toml::Table::try_from(&*self).map_err(|e| err(e.to_string()))?;
+        let segments = key_segments(key);
+        let (item, rest) = self.item_of(&segments).map_err(err)?;
+        let target: &mut toml::Value = match item {
+            Item::Top => table
+                .entry(segments[0].clone())
+                .or_insert_with(|| toml::Value::Table(Default::default())),
+            Item::Link(i) => &mut table["link"][i],
+            Item::Flow(i) => &mut table["flow"][i],
+            Item::Event(i) => &mut table["event"][i],
+        };
+        let rest = match item {
+            Item::Top => &segments[1..],
+            _ => rest,
+        };
+        if rest.is_empty() && item != Item::Top {
+            return Err(err(
+                "name a key of it, e.g. `flow.f0.start` or `link.\"a->b\".rate`".into(),
+            ));
+        }
+        put(target, rest, value).map_err(err)?;
+        let def = def_from_table(table, &self.name).map_err(|e| ScenarioError {
+            key: self.rename_indices(&e.key),
+            ..e
+        })?;
+        def.resolve().map_err(|f| def.named_error(f))?;
+        *self = def;
+        Ok(())
+    }
+
+    /// [`set`](Self::set) with the value written as in a file (`10`, `"10Mbps"`, `[1, 2]`) or
+    /// bare (`10Mbps`, `avq`: a string), as on a command line.
+    pub fn set_str(&mut self, key: &str, value: &str) -> Result<(), ScenarioError> {
+        self.set(key, value_of(value))
+    }
+
+    /// Which item `segments` start with, and the segments inside it.
+    fn item_of<'s>(&self, segments: &'s [String]) -> Result<(Item, &'s [String]), String> {
+        let (kind, name) = match segments {
+            [] => return Err("empty key".into()),
+            [kind, name, ..] if ["flow", "link", "event"].contains(&kind.as_str()) => (kind, name),
+            [kind] if ["flow", "link", "event"].contains(&kind.as_str()) => {
+                return Err(format!(
+                    "name the {kind}: `flow.ID.key`, `link.\"a->b\".key` or `event[N].key`"
+                ))
+            }
+            _ => return Ok((Item::Top, segments)),
+        };
+        let rest = &segments[2..];
+        let item = match kind.as_str() {
+            "flow" => self
+                .flows
+                .iter()
+                .position(|f| &f.id == name)
+                .map(Item::Flow)
+                .ok_or_else(|| format!("no flow {name:?} in the scenario"))?,
+            "link" => self
+                .links
+                .iter()
+                .position(|l| &l.name() == name)
+                .map(Item::Link)
+                .ok_or_else(|| format!("no link {name:?} in the scenario (links are \"a->b\")"))?,
+            _ => name
+                .parse::<usize>()
+                .ok()
+                .filter(|&i| i < self.events.len())
+                .map(Item::Event)
+                .ok_or_else(|| {
+                    format!(
+                        "no event {name} (the scenario has {} events)",
+                        self.events.len()
+                    )
+                })?,
+        };
+        Ok((item, rest))
+    }
+
+    /// `flow[3].params.x` (the file's index form) → `flow.f3.params.x` (the patch's).
+    fn rename_indices(&self, key: &str) -> String {
+        let segments = key_segments(key);
+        let named = match segments.as_slice() {
+            [kind, i, ..] => match (kind.as_str(), i.parse::<usize>()) {
+                ("flow", Ok(i)) if i < self.flows.len() => Some(Item::Flow(i)),
+                ("link", Ok(i)) if i < self.links.len() => Some(Item::Link(i)),
+                _ => None,
+            },
+            _ => None,
+        };
+        match named {
+            Some(item) => {
+                let head = format!("{}[{}]", segments[0], segments[1]);
+                let rest = key[head.len()..].trim_start_matches('.');
+                self.key_of(item, rest)
+            }
+            None => key.to_string(),
+        }
+    }
+}
+
+/// Puts `value` at `path` inside `at`, making the tables on the way.
+fn put(at: &mut toml::Value, path: &[String], value: toml::Value) -> Result<(), String> {
+    let Some((first, rest)) = path.split_first() else {
+        *at = value;
+        return Ok(());
+    };
+    let next = match at {
+        toml::Value::Table(t) => t
+            .entry(first.clone())
+            .or_insert_with(|| toml::Value::Table(Default::default())),
+        toml::Value::Array(a) => {
+            let n = a.len();
+            first
+                .parse::<usize>()
+                .ok()
+                .and_then(|i| a.get_mut(i))
+                .ok_or_else(|| format!("no element {first} in a list of {n}"))?
+        }
+        other => {
+            return Err(format!(
+                "{first}: inside a {}, not a table",
+                other.type_str()
+            ))
+        }
+    };
+    put(next, rest, value)
+}
+
+/// A value as written on a command line: TOML (`10`, `"10Mbps"`, `[1, 2]`, `true`) or else a
+/// bare string (`10Mbps`, `avq`).
+pub fn value_of(text: &str) -> toml::Value {
+    format!("v = {text}")
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(text.to_string()))
+}
