@@ -251,17 +251,19 @@ impl Duration {
 }
 
 impl Rate {
-    /// Parses `"100Mbps"`, `"1.5Gbps"`, `"64kbps"`, `"6000KB/s"`; must be greater than zero.
+    /// Parses `"100Mbps"` or `"100Mb/s"`, `"1.5Gbps"`, `"64kbps"`, `"6000KB/s"` (bytes); must be
+    /// greater than zero.
     pub fn parse(s: &str) -> Result<Rate, UnitError> {
         const WHAT: &str = "rate";
-        const UNITS: &str = "use bps, kbps, Mbps, Gbps, or B/s, KB/s, MB/s, GB/s";
+        const UNITS: &str = "use bps, kbps, Mbps, Gbps (or b/s, kb/s, Mb/s, Gb/s), \
+                             or bytes: B/s, KB/s, MB/s, GB/s";
         let (x, unit) = split_number(WHAT, s, false)?;
         let scale = match unit {
-            "bps" => 1.0,
-            "kbps" | "Kbps" => 1e3,
-            "Mbps" => 1e6,
-            "Gbps" => 1e9,
-            "Tbps" => 1e12,
+            "bps" | "b/s" => 1.0,
+            "kbps" | "Kbps" | "kb/s" | "Kb/s" => 1e3,
+            "Mbps" | "Mb/s" => 1e6,
+            "Gbps" | "Gb/s" => 1e9,
+            "Tbps" | "Tb/s" => 1e12,
             "B/s" => 8.0,
             "KB/s" | "kB/s" => 8e3,
             "MB/s" => 8e6,
@@ -470,6 +472,11 @@ mod tests {
         assert_eq!(Rate::parse("1.5Gbps"), Ok(Rate(1_500_000_000)));
         assert_eq!(Rate::parse("64kbps"), Ok(Rate(64_000)));
         assert_eq!(Rate::parse("6000KB/s"), Ok(Rate(48_000_000)));
+        // acclab's own output writes Mb/s: it reads back.
+        assert_eq!(Rate::parse("100Mb/s"), Ok(Rate(100_000_000)));
+        assert_eq!(Rate::parse("2.5Gb/s"), Ok(Rate(2_500_000_000)));
+        assert_eq!(Rate::parse("64kb/s"), Ok(Rate(64_000)));
+        assert_eq!(Rate::parse("9600b/s"), Ok(Rate(9_600)));
         let e = Rate::parse("0Mbps").unwrap_err();
         assert!(e.to_string().contains("greater than zero"), "{e}");
         assert!(Rate::parse("10Mbs")

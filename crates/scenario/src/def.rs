@@ -294,6 +294,7 @@ pub fn quote_key(k: &str) -> String {
 pub fn join_key(head: &str, key: &str) -> String {
     match key {
         "" => head.to_string(),
+        k if head.is_empty() => k.to_string(),
         k if k.starts_with('[') => format!("{head}{k}"),
         k => format!("{head}.{k}"),
     }

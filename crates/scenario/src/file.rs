@@ -290,10 +290,12 @@ fn key_at_line(src: &str, line: usize) -> String {
             continue;
         }
         if n + 1 == line {
-            let key = t
-                .split_once('=')
-                .map(|(k, _)| k.trim().trim_matches('"').to_string())
-                .filter(|k| !k.is_empty() && !k.contains(char::is_whitespace));
+            // The key the line starts with (before its `=`, or where the `=` should be).
+            let key: String = t
+                .chars()
+                .take_while(|&c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+                .collect();
+            let key = Some(key).filter(|k| !k.is_empty());
             return match (table.is_empty(), key) {
                 (true, Some(k)) => k,
                 (false, Some(k)) => format!("{table}.{k}"),
