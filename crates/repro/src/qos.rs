@@ -2,8 +2,9 @@
 //! with accumulation-based congestion control): expected minimum rates (Fig. 4), weighted rates
 //! (Fig. 5) and their multiplexing with web traffic over three bottlenecks (Fig. 6).
 
-use acclab_core::config::SchemeConfig;
-use acclab_scenario::Scenario;
+use acclab_core::config::{MonacoParams, SchemeConfig};
+use acclab_core::{Bytes, Duration, Rate};
+use acclab_scenario::{Scenario, ScenarioDef};
 use acclab_sim::output::Summary;
 use acclab_sim::plot::{write_chart, Series};
 use rayon::prelude::*;
@@ -14,37 +15,44 @@ use crate::{Ctx, Experiment, Report, ReproError, Row};
 const SINGLE: &str = include_str!("../../../scenarios/repro/qos-single.toml");
 const SINGLE_QUICK: &str = include_str!("../../../scenarios/repro/qos-single.quick.toml");
 
-/// The lines of the single-bottleneck template an experiment replaces.
-const FLOW0_LINE: &str = "params = { increase_cap = true, weight = 1 } # flow 0";
-const BOTTLENECK_LINE: &str =
-    r#"queue = { kind = "droptail", limit = "100000pkt", priority = true } # bottleneck"#;
-const AVD_QUEUE: &str =
-    r#"queue = { kind = "avq", mode = "delay", limit = "100000pkt", priority = true }"#;
+/// The single-bottleneck template, read.
+fn template(ctx: &Ctx) -> Result<ScenarioDef, ReproError> {
+    Ok(acclab_scenario::parse_def(
+        common::pick(ctx, SINGLE, SINGLE_QUICK),
+        "qos-single",
+    )?)
+}
 
-/// The single-bottleneck scenario with flow 0's parameters `params`, over AVQ+VD when `avd`,
+/// The single-bottleneck scenario with flow 0's parameters `flow0`, over AVQ+VD when `avd`,
 /// lasting `seconds` (and measuring its last `LONG_WINDOW_S`) instead of the template's length
 /// when given.
-fn single(template: &str, name: &str, params: &str, avd: bool, seconds: Option<u64>) -> String {
-    let queue = if avd { AVD_QUEUE } else { BOTTLENECK_LINE };
-    template
-        .lines()
-        .map(|l| match seconds {
-            Some(d) if l.starts_with("duration = ") => format!("duration = \"{d}s\""),
-            Some(d) if l.starts_with("window = ") => {
-                let window = format!("window = [\"{}s\", \"{d}s\"]", d - LONG_WINDOW_S);
-                if d > LONG_SAMPLING_FROM_S {
-                    format!("{window}\nsample_interval = \"1s\"")
-                } else {
-                    window
-                }
-            }
-            _ if l.starts_with("name = ") => format!("name = \"{name}\""),
-            _ if l == FLOW0_LINE => format!("params = {{ {params} }}"),
-            _ if l == BOTTLENECK_LINE => queue.to_string(),
-            _ => l.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+fn single(
+    template: &ScenarioDef,
+    name: &str,
+    flow0: MonacoParams,
+    avd: bool,
+    seconds: Option<u64>,
+) -> Result<ScenarioDef, ReproError> {
+    let mut def = template.clone();
+    def.name = name.to_string();
+    if let Some(d) = seconds {
+        let s = Duration::from_secs;
+        def.duration = s(d);
+        def.output.window = Some([s(d - LONG_WINDOW_S), s(d)]);
+        if d > LONG_SAMPLING_FROM_S {
+            def.output.sample_interval = Some(s(1));
+        }
+    }
+    def.flows[0].scheme = SchemeConfig::Monaco(flow0);
+    if avd {
+        for link in ["r1->r2", "r2->r1"] {
+            def.set_str(
+                &format!("link.\"{link}\".queue"),
+                r#"{ kind = "avq", mode = "delay", limit = "100000pkt", priority = true }"#,
+            )?;
+        }
+    }
+    Ok(def)
 }
 
 fn bottleneck(avd: bool) -> &'static str {
@@ -96,17 +104,14 @@ fn point(run: &Run) -> Point {
     }
 }
 
-/// Runs every (label, scenario text) in parallel.
-fn sweep(ctx: &Ctx, cases: &[(String, String)]) -> Result<Vec<Point>, ReproError> {
-    for (label, text) in cases {
-        common::keep_scenario(&ctx.out, &format!("scenario-{label}.toml"), text)?;
+/// Runs every (label, scenario) in parallel.
+fn sweep(ctx: &Ctx, cases: &[(String, ScenarioDef)]) -> Result<Vec<Point>, ReproError> {
+    for (label, def) in cases {
+        common::keep_scenario(&ctx.out, &format!("scenario-{label}.toml"), &def.to_toml())?;
     }
     cases
         .par_iter()
-        .map(|(label, text)| {
-            let sc = common::load(text, label)?;
-            Ok(point(&simulate(ctx, label, sc)?))
-        })
+        .map(|(label, def)| Ok(point(&simulate(ctx, label, def.build()?)?)))
         .collect()
 }
 
@@ -203,7 +208,7 @@ impl Experiment for Fig4 {
         "003 Fig. 4: an expected minimum rate r (0…110 Mb/s) with limits A = 15, 30, 3000 KB, without and with AVQ+VD"
     }
     fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
-        let template = common::pick(ctx, SINGLE, SINGLE_QUICK);
+        let template = template(ctx)?;
         let rates: Vec<u32> = if ctx.quick {
             vec![0, 50, 90, 110]
         } else {
@@ -219,17 +224,17 @@ impl Experiment for Fig4 {
         for avd in [false, true] {
             for &(a, _) in &limits {
                 for &r in &rates {
-                    // r = 0: no expected rate, only the limit (a rate must be positive).
-                    let rate = if r > 0 {
-                        format!("expected_rate = \"{r}Mbps\", ")
-                    } else {
-                        String::new()
+                    // Flow 0 follows 003 Algorithm 1, without eq. (2)'s increase cap; r = 0:
+                    // no expected rate, only the limit (a rate must be positive).
+                    let params = MonacoParams {
+                        expected_rate: (r > 0).then(|| Rate::from_mbps(r as u64)),
+                        limit: Some(Bytes(a as u64 * 1000)),
+                        ..MonacoParams::default()
                     };
-                    // Flow 0 follows 003 Algorithm 1, without eq. (2)'s increase cap.
-                    let params = format!("{rate}limit = \"{a}KB\"");
                     let label = format!("{}-a{a}kb-r{r}", if avd { "avd" } else { "fifo" });
                     let long = long_run(ctx, a, avd);
-                    cases.push((label.clone(), single(template, &label, &params, avd, long)));
+                    let case = single(&template, &label, params, avd, long)?;
+                    cases.push((label, case));
                     keys.push((avd, a, r));
                 }
             }
@@ -353,7 +358,7 @@ impl Experiment for Fig5 {
         "003 Fig. 5: flow 0 of weight w = 1…10⁴ against nine loops of weight 1, without and with AVQ+VD"
     }
     fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
-        let template = common::pick(ctx, SINGLE, SINGLE_QUICK);
+        let template = template(ctx)?;
         let weights: Vec<u32> = if ctx.quick {
             vec![1, 10, 100]
         } else {
@@ -365,9 +370,14 @@ impl Experiment for Fig5 {
             for &w in &weights {
                 let label = format!("{}-w{w}", if avd { "avd" } else { "fifo" });
                 // An eq. (2) loop: its increase is bounded to one MTU per RTT (003 §II).
-                let params = format!("weight = {w}, increase_cap = true");
+                let params = MonacoParams {
+                    weight: w as f64,
+                    increase_cap: true,
+                    ..MonacoParams::default()
+                };
                 let long = long_run(ctx, 3 * w, avd);
-                cases.push((label.clone(), single(template, &label, &params, avd, long)));
+                let case = single(&template, &label, params, avd, long)?;
+                cases.push((label, case));
                 keys.push((avd, w));
             }
         }
@@ -778,11 +788,28 @@ mod tests {
 
     #[test]
     fn a_long_run_measures_its_last_stretch_and_samples_sparsely() {
-        let text = single(SINGLE, "x", "weight = 3000", false, Some(3800));
-        assert!(text.contains("duration = \"3800s\""));
-        assert!(text.contains("window = [\"3700s\", \"3800s\"]\nsample_interval = \"1s\""));
-        assert!(text.contains("params = { weight = 3000 }"));
-        // The template's own length when none is given.
-        assert!(single(SINGLE, "x", "", false, None).contains("duration = \"100s\""));
+        let ctx = Ctx {
+            quick: false,
+            out: std::env::temp_dir(),
+            progress: &|_, _| {},
+        };
+        let t = template(&ctx).unwrap();
+        let w3000 = MonacoParams {
+            weight: 3000.0,
+            ..MonacoParams::default()
+        };
+        let def = single(&t, "x", w3000.clone(), false, Some(3800)).unwrap();
+        let s = Duration::from_secs;
+        assert_eq!(def.duration, s(3800));
+        assert_eq!(def.output.window, Some([s(3700), s(3800)]));
+        assert_eq!(def.output.sample_interval, Some(s(1)));
+        assert_eq!(def.flows[0].scheme, SchemeConfig::Monaco(w3000));
+        // The template's own length when none is given; AVQ+VD in both directions.
+        let def = single(&t, "x", MonacoParams::default(), true, None).unwrap();
+        assert_eq!(def.duration, s(100));
+        let sc = def.build().unwrap();
+        assert!(sc.links[..2]
+            .iter()
+            .all(|l| matches!(l.queue, acclab_core::config::QueueConfig::Avq(_))));
     }
 }

@@ -34,7 +34,6 @@ use crate::model::Scenario;
 #[derive(Clone, Debug)]
 pub struct ScenarioBuilder {
     def: ScenarioDef,
-    default_queue: QueueConfig,
     /// Links added by the last `link` or `duplex` call.
     last_links: std::ops::Range<usize>,
     /// A method called out of order (e.g. `from` before any `flow`), reported by `build`.
@@ -53,7 +52,6 @@ impl ScenarioBuilder {
     pub fn new(def: ScenarioDef) -> ScenarioBuilder {
         ScenarioBuilder {
             def,
-            default_queue: QueueConfig::default_queue(),
             last_links: 0..0,
             misuse: None,
         }
@@ -76,10 +74,10 @@ impl ScenarioBuilder {
         self
     }
 
-    /// The queue of links added from now on that do not set their own (default: DropTail,
-    /// 1000 packets).
+    /// The queue of links added from now on that do not set their own (default: the file's
+    /// `[defaults] queue` when the builder continues a file, else DropTail, 1000 packets).
     pub fn default_queue(mut self, queue: QueueConfig) -> Self {
-        self.default_queue = queue;
+        self.def.defaults.queue = Some(queue);
         self
     }
 
@@ -101,7 +99,7 @@ impl ScenarioBuilder {
                 to: to.to_string(),
                 rate,
                 delay,
-                queue: self.default_queue.clone(),
+                queue: self.def.defaults.link_queue(),
                 loss: 0.0,
             });
         }

@@ -42,13 +42,27 @@ pub struct ScenarioDef {
     pub output: OutputSpec,
 }
 
-/// `[defaults]`: packet sizes. (A file's default queue is copied into every link that has none.)
+/// `[defaults]`: packet sizes, and the queue of links that do not set their own.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct DefaultsDef {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub packet_size: Option<Bytes>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ack_size: Option<Bytes>,
+    /// Every [`LinkSpec`] holds its own queue: a file's links without one get a copy of this
+    /// when read, and so do links a [`crate::ScenarioBuilder`] adds later. `None`: DropTail,
+    /// 1000 packets ([`QueueConfig::default_queue`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue: Option<QueueConfig>,
+}
+
+impl DefaultsDef {
+    /// The queue of a link that does not set its own.
+    pub fn link_queue(&self) -> QueueConfig {
+        self.queue
+            .clone()
+            .unwrap_or_else(QueueConfig::default_queue)
+    }
 }
 
 impl DefaultsDef {
@@ -229,6 +243,12 @@ impl ScenarioDef {
             DEFAULT_ACK_SIZE,
             "defaults.ack_size",
         )?;
+        if let Some(q) = &self.defaults.queue {
+            q.validate().map_err(|e| {
+                let e = e.within("defaults.queue");
+                fault(Item::Top, &e.key, e.message)
+            })?;
+        }
 
         let mut topo = Topology::default();
         for (i, l) in self.links.iter().enumerate() {

@@ -367,17 +367,11 @@ impl Origins {
 type Finding = (String, String);
 
 fn expand(raw: RawScenario) -> Result<(ScenarioDef, Origins), Finding> {
-    let default_queue = match raw.defaults.queue {
-        Some(t) => {
-            let q = queue_config(t, "defaults.queue")?;
-            q.validate().map_err(|e| {
-                let e = e.within("defaults.queue");
-                (e.key, e.message)
-            })?;
-            q
-        }
-        None => QueueConfig::default_queue(),
-    };
+    let default_queue = raw
+        .defaults
+        .queue
+        .map(|t| queue_config(t, "defaults.queue"))
+        .transpose()?;
     let mut origins = Origins {
         links: Vec::new(),
         flows: Vec::new(),
@@ -401,7 +395,9 @@ fn expand(raw: RawScenario) -> Result<(ScenarioDef, Origins), Finding> {
         };
         let queue = match l.queue {
             Some(t) => queue_config(t, &key("queue"))?,
-            None => default_queue.clone(),
+            None => default_queue
+                .clone()
+                .unwrap_or_else(QueueConfig::default_queue),
         };
         let between = ends.len() == 2;
         for i in group(l.count, l.first, &key("count"))? {
@@ -498,6 +494,7 @@ fn expand(raw: RawScenario) -> Result<(ScenarioDef, Origins), Finding> {
         defaults: DefaultsDef {
             packet_size: raw.defaults.packet_size,
             ack_size: raw.defaults.ack_size,
+            queue: default_queue,
         },
         links,
         flows,

@@ -139,9 +139,10 @@ fn is_key_path(k: &str) -> bool {
     for seg in k.split('.') {
         let name = match seg.split_once('[') {
             Some((name, index)) => {
-                let ok = index
-                    .split('[')
-                    .all(|ix| ix.strip_suffix(']').is_some_and(|d| d.parse::<usize>().is_ok()));
+                let ok = index.split('[').all(|ix| {
+                    ix.strip_suffix(']')
+                        .is_some_and(|d| d.parse::<usize>().is_ok())
+                });
                 if !ok {
                     return false;
                 }
@@ -211,7 +212,10 @@ fn every_rejected_mutation_names_file_line_and_key() {
         }
     }
     eprintln!("{rejected} mutations rejected, {accepted} accepted");
-    assert!(rejected > 3000, "only {rejected} of 6000 mutations rejected");
+    assert!(
+        rejected > 3000,
+        "only {rejected} of 6000 mutations rejected"
+    );
     assert!(
         failures.is_empty(),
         "{} of {rejected} errors break the file:line:key shape; the first:\n{}",

@@ -35,7 +35,12 @@ fn toml_to_model_to_toml_round_trips_for_every_scenario_file() {
         let again = parse_def(&text, "written").unwrap_or_else(|e| panic!("{e}\n{text}"));
         assert_eq!(again, def, "{}", path.display());
         assert_eq!(again.to_toml(), text, "{}", path.display());
-        assert_eq!(parse(&text, "written").unwrap(), scenario, "{}", path.display());
+        assert_eq!(
+            parse(&text, "written").unwrap(),
+            scenario,
+            "{}",
+            path.display()
+        );
     }
 }
 
@@ -50,6 +55,9 @@ fn rebuild(def: &ScenarioDef) -> ScenarioBuilder {
     }
     if let Some(s) = def.defaults.ack_size {
         b = b.ack_size(s);
+    }
+    if let Some(q) = &def.defaults.queue {
+        b = b.default_queue(q.clone());
     }
     for l in &def.links {
         b = b
@@ -98,7 +106,12 @@ fn the_builder_and_the_file_make_equal_models_for_every_scenario_file() {
         let def = load_def(&path).unwrap();
         let built = rebuild(&def);
         assert_eq!(built.clone().into_def().unwrap(), def, "{}", path.display());
-        assert_eq!(built.build().unwrap(), load(&path).unwrap(), "{}", path.display());
+        assert_eq!(
+            built.build().unwrap(),
+            load(&path).unwrap(),
+            "{}",
+            path.display()
+        );
     }
 }
 
@@ -193,7 +206,8 @@ fn builder_errors_name_the_key_path_of_a_patch() {
 fn patches_change_what_they_name() {
     let mut def = parse_def(DUMBBELL, "d.toml").unwrap();
     def.set_str("link.\"r1->r2\".rate", "50Mbps").unwrap();
-    def.set_str("link.\"r1->r2\".queue.limit", "\"90pkt\"").unwrap();
+    def.set_str("link.\"r1->r2\".queue.limit", "\"90pkt\"")
+        .unwrap();
     def.set_str("flow.f1.start", "2s").unwrap();
     def.set_str("flow.f0.params.initial_window", "4").unwrap();
     def.set_str("output.window", "[\"10s\", \"60s\"]").unwrap();
@@ -213,10 +227,19 @@ fn patches_change_what_they_name() {
     assert_eq!(sc.output.window.0 .0, 10_000_000_000);
     assert_eq!(sc.seed, 7);
     // A whole table at once.
-    def.set_str("link.\"r1->r2\".queue", "{ kind = \"priority\", limit = \"90pkt\" }")
-        .unwrap();
+    def.set_str(
+        "link.\"r1->r2\".queue",
+        "{ kind = \"priority\", limit = \"90pkt\" }",
+    )
+    .unwrap();
     assert!(matches!(
-        def.build().unwrap().links.iter().find(|l| l.name == "r1->r2").unwrap().queue,
+        def.build()
+            .unwrap()
+            .links
+            .iter()
+            .find(|l| l.name == "r1->r2")
+            .unwrap()
+            .queue,
         QueueConfig::Priority(_)
     ));
 }
