@@ -1,7 +1,11 @@
 //! The ACC / Monaco experiments of 000 (Xia et al. — Accumulation-based Congestion Control).
 
-use acclab_core::config::{AccPolicyName, MonacoParams, SchemeConfig, VegasParams};
-use acclab_scenario::Scenario;
+use acclab_core::config::{
+    AccPolicyName, AvqMode, AvqParams, DroptailParams, Estimator, MonacoParams, QueueConfig,
+    SchemeConfig, VegasParams,
+};
+use acclab_core::{Duration, Limit, Rate};
+use acclab_scenario::{Scenario, ScenarioBuilder, ScenarioDef};
 use acclab_sim::plot::{write_chart, Series};
 use rand::RngExt;
 use rayon::prelude::*;
@@ -776,80 +780,62 @@ pub struct Fig9;
 /// flow's accumulation by nearly that fifth at large N, and the long flows fell short of
 /// 100/(3+N) by 2% at N = 2 and 15% at N = 9 (the mixes 4–10%). The count is immune: the flow's
 /// own later packets never pass its IB. With it every N is within 5% of 100/(3+N).
-const FIG9_MONACO: &str = r#"params = { estimator = "count" }"#;
+fn fig9_monaco() -> SchemeConfig {
+    SchemeConfig::Monaco(MonacoParams {
+        estimator: Estimator::Count,
+        ..MonacoParams::default()
+    })
+}
 
-/// The line topology of Fig. 9 with `n` bottlenecks, appended to the template's header; bottleneck
-/// i is an AVD router when `avd[i]`, else DropTail.
-fn line(template: &str, n: usize, avd: &[bool]) -> String {
+/// The line topology of Fig. 9 with `n` bottlenecks, added to the template (its run length,
+/// default queue and output); bottleneck i is an AVD router when `avd[i]`, else DropTail.
+fn line(template: &ScenarioDef, n: usize, avd: &[bool]) -> Result<ScenarioDef, ReproError> {
     let mixed = avd.iter().any(|&a| a);
-    let mut s: String = template
-        .lines()
-        .map(|l| {
-            if l.starts_with("name = ") {
-                let suffix = if mixed { "-mixed" } else { "" };
-                format!("name = \"acc-fig9-n{n}{suffix}\"\n")
-            } else {
-                format!("{l}\n")
-            }
-        })
-        .collect();
-    let link = |s: &mut String, a: &str, b: &str, rate: &str, delay: &str, queue: &str| {
-        s.push_str(&format!("\n[[link]]\nbetween = [\"{a}\", \"{b}\"]\nrate = \"{rate}\"\ndelay = \"{delay}\"\n{queue}"));
-    };
+    let mut def = template.clone();
+    def.name = format!("acc-fig9-n{n}{}", if mixed { "-mixed" } else { "" });
+    let (ms, gbps) = (Duration::from_millis, Rate::from_mbps(1000));
+    let mut b = ScenarioBuilder::new(def);
     for (i, &avd) in avd.iter().enumerate() {
-        let kind = if avd {
-            r#"kind = "avq", mode = "delay""#
-        } else {
-            r#"kind = "droptail""#
+        let limit = Limit::Packets(2000);
+        let queue = match avd {
+            true => QueueConfig::Avq(AvqParams {
+                mode: AvqMode::Delay,
+                priority: true,
+                ..AvqParams::new(limit)
+            }),
+            false => QueueConfig::Droptail(DroptailParams {
+                limit,
+                priority: true,
+            }),
         };
-        link(
-            &mut s,
-            &format!("b{i}"),
-            &format!("b{}", i + 1),
-            "100Mbps",
-            "4ms",
-            &format!("queue = {{ {kind}, limit = \"2000pkt\", priority = true }}\n"),
-        );
+        let (from, to) = (format!("b{i}"), format!("b{}", i + 1));
+        b = b
+            .duplex(&from, &to, Rate::from_mbps(100), ms(4))
+            .queue(queue);
     }
-    for (k, ms) in [1, 10, 30].iter().enumerate() {
-        link(
-            &mut s,
-            &format!("ls{k}"),
-            "b0",
-            "1Gbps",
-            &format!("{ms}ms"),
-            "",
-        );
-        link(
-            &mut s,
-            &format!("b{n}"),
-            &format!("ld{k}"),
-            "1Gbps",
-            "1ms",
-            "",
-        );
-        s.push_str(&format!("\n[[flow]]\nid = \"long-{k}\"\nkind = \"monaco\"\n{FIG9_MONACO}\nfrom = \"ls{k}\"\nto = \"ld{k}\"\nstart_jitter = \"200ms\"\n"));
+    for (k, delay) in [1, 10, 30].into_iter().enumerate() {
+        let (src, dst) = (format!("ls{k}"), format!("ld{k}"));
+        b = b
+            .duplex(&src, "b0", gbps, ms(delay))
+            .duplex(&format!("b{n}"), &dst, gbps, ms(1))
+            .flow(&format!("long-{k}"), fig9_monaco())
+            .from(&src)
+            .to(&dst)
+            .start_jitter(ms(200));
     }
     for i in 0..n {
-        link(
-            &mut s,
-            &format!("ss{i}"),
-            &format!("b{i}"),
-            "1Gbps",
-            "1ms",
-            "",
-        );
-        link(
-            &mut s,
-            &format!("b{}", i + 1),
-            &format!("sd{i}"),
-            "1Gbps",
-            "1ms",
-            "",
-        );
-        s.push_str(&format!("\n[[flow]]\nid = \"short-{i}\"\nkind = \"monaco\"\n{FIG9_MONACO}\nfrom = \"ss{i}\"\nto = \"sd{i}\"\npath = [\"ss{i}\", \"b{i}\", \"b{}\", \"sd{i}\"]\nstart_jitter = \"200ms\"\n", i + 1));
+        let (src, dst) = (format!("ss{i}"), format!("sd{i}"));
+        let (b0, b1) = (format!("b{i}"), format!("b{}", i + 1));
+        b = b
+            .duplex(&src, &b0, gbps, ms(1))
+            .duplex(&b1, &dst, gbps, ms(1))
+            .flow(&format!("short-{i}"), fig9_monaco())
+            .from(&src)
+            .to(&dst)
+            .path(&[&src, &b0, &b1, &dst])
+            .start_jitter(ms(200));
     }
-    s
+    Ok(b.into_def()?)
 }
 
 impl Experiment for Fig9 {
@@ -860,11 +846,14 @@ impl Experiment for Fig9 {
         "000 Fig. 9: 3 long flows over N = 2…9 bottlenecks (all DropTail, and a DropTail/AVD mix) get 100/(3+N) Mb/s each"
     }
     fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
-        let template = common::pick(
-            ctx,
-            include_str!("../../../scenarios/repro/acc-fig9.toml"),
-            include_str!("../../../scenarios/repro/acc-fig9.quick.toml"),
-        );
+        let template = acclab_scenario::parse_def(
+            common::pick(
+                ctx,
+                include_str!("../../../scenarios/repro/acc-fig9.toml"),
+                include_str!("../../../scenarios/repro/acc-fig9.quick.toml"),
+            ),
+            self.id(),
+        )?;
         let ns: Vec<usize> = if ctx.quick {
             vec![2, 5, 9]
         } else {
@@ -872,31 +861,27 @@ impl Experiment for Fig9 {
         };
         // Each N twice: all DropTail, and a seeded random mix of DropTail and AVD routers (000
         // §V-B picks some bottlenecks of each kind at random).
-        let texts: Vec<(usize, bool, String)> = ns
-            .iter()
-            .flat_map(|&n| {
-                let mut rng = acclab_core::rng::stream(1, &format!("acc-fig9-n{n}"));
-                let mix: Vec<bool> = (0..n).map(|_| rng.random_bool(0.5)).collect();
-                [
-                    (n, false, line(template, n, &vec![false; n])),
-                    (n, true, line(template, n, &mix)),
-                ]
-            })
-            .collect();
-        for (n, mixed, t) in &texts {
-            let suffix = if *mixed { "-mixed" } else { "" };
-            common::keep_scenario(&ctx.out, &format!("scenario-n{n}{suffix}.toml"), t)?;
+        let mut cases: Vec<(usize, bool, ScenarioDef)> = Vec::new();
+        for &n in &ns {
+            let mut rng = acclab_core::rng::stream(1, &format!("acc-fig9-n{n}"));
+            let mix: Vec<bool> = (0..n).map(|_| rng.random_bool(0.5)).collect();
+            cases.push((n, false, line(&template, n, &vec![false; n])?));
+            cases.push((n, true, line(&template, n, &mix)?));
         }
-        let runs: Vec<Result<(usize, bool, Run), ReproError>> = texts
+        for (n, mixed, def) in &cases {
+            let suffix = if *mixed { "-mixed" } else { "" };
+            let name = format!("scenario-n{n}{suffix}.toml");
+            common::keep_scenario(&ctx.out, &name, &def.to_toml())?;
+        }
+        let runs: Vec<Result<(usize, bool, Run), ReproError>> = cases
             .par_iter()
-            .map(|(n, mixed, t)| {
+            .map(|(n, mixed, def)| {
                 let label = if *mixed {
                     format!("n{n}-mixed")
                 } else {
                     format!("n{n}")
                 };
-                let sc = common::load(t, &format!("acc-fig9 {label}"))?;
-                Ok((*n, *mixed, simulate(ctx, &label, sc)?))
+                Ok((*n, *mixed, simulate(ctx, &label, def.build()?)?))
             })
             .collect();
         let mut report = Report::new(self.id(), self.title(), ctx.quick);

@@ -1,9 +1,9 @@
 //! The BAT / CLCC experiments of 004 (Pletka et al. — Closed-loop congestion control for mixed
 //! responsive and non-responsive traffic).
 
-use acclab_core::config::{ClccParams, QueueConfig, RatioParam};
-use acclab_core::Rate;
-use acclab_scenario::Scenario;
+use acclab_core::config::{ClccParams, QueueConfig, RatioParam, RenoParams, SchemeConfig};
+use acclab_core::{Duration, Rate};
+use acclab_scenario::{Scenario, ScenarioBuilder, ScenarioDef};
 use acclab_sim::plot::{write_chart, Chart, Series};
 use acclab_theory::maxmin::weighted_fairness;
 use rayon::prelude::*;
@@ -127,18 +127,41 @@ impl Experiment for Fig1 {
     }
 }
 
-/// The TCP flows of Fig. 8 appended to its template: flow i with RTT 2 + 198·i/(n−1) ms.
-fn with_tcp_flows(template: &str, n: usize) -> String {
-    let mut s = template.to_string();
+/// `template` with `n` Reno flows `tcp-{i}` from hosts `tcp{i}`, each on its own 1 Gb/s access
+/// link to r1, to `sink`; flow i's round-trip propagation delay is `rtt_ms(i)`, and each starts
+/// in the first second.
+fn with_tcp_flows(
+    template: ScenarioDef,
+    n: usize,
+    rtt_ms: impl Fn(usize) -> f64,
+) -> Result<ScenarioDef, ReproError> {
+    let mut b = ScenarioBuilder::new(template);
     for i in 0..n {
-        let rtt_ms = 2.0 + 198.0 * i as f64 / (n.max(2) - 1) as f64;
-        // Round trip = 2 × (access + 0.5 ms bottleneck + 0.25 ms sink access).
-        let access = rtt_ms / 2.0 - 0.75;
-        s += &format!(
-            "\n[[link]]\nbetween = [\"tcp{i}\", \"r1\"]\nrate = \"1Gbps\"\ndelay = \"{access:.3}ms\"\n[[flow]]\nid = \"tcp-{i}\"\nkind = \"reno\"\nfrom = \"tcp{i}\"\nto = \"sink\"\nstart_jitter = \"1s\"\n"
-        );
+        // Round trip = 2 × (access + 0.5 ms bottleneck + 0.25 ms sink access), to the µs.
+        let access = Duration::from_micros(((rtt_ms(i) / 2.0 - 0.75) * 1e3).round() as u64);
+        let host = format!("tcp{i}");
+        b = b
+            .duplex(&host, "r1", Rate::from_mbps(1000), access)
+            .flow(
+                &format!("tcp-{i}"),
+                SchemeConfig::Reno(RenoParams::default()),
+            )
+            .from(&host)
+            .to("sink")
+            .start_jitter(Duration::from_secs(1));
     }
-    s
+    Ok(b.into_def()?)
+}
+
+/// The scenario `text` with 004 §V's 100 Reno flows, RTTs 2–200 ms evenly spread, added; kept as
+/// `scenario.toml` beside the results.
+fn with_hundred_tcp_flows(ctx: &Ctx, text: &str, id: &str) -> Result<Scenario, ReproError> {
+    let n = 100;
+    let def = with_tcp_flows(acclab_scenario::parse_def(text, id)?, n, |i| {
+        2.0 + 198.0 * i as f64 / (n - 1) as f64
+    })?;
+    common::keep_scenario(&ctx.out, "scenario.toml", &def.to_toml())?;
+    Ok(def.build()?)
 }
 
 /// UDP/TCP serviced ratio over the window, and its per-second series.
@@ -185,9 +208,11 @@ impl Experiment for Fig8 {
     fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
         // 100 flows at 100 Mb/s for 100 s run in about a second: quick is the full run (with
         // 20 flows the bound D_UDP ≤ 1/ΣO binds and the claim changes).
-        let text = with_tcp_flows(include_str!("../../../scenarios/repro/clcc-fig8.toml"), 100);
-        common::keep_scenario(&ctx.out, "scenario.toml", &text)?;
-        let base = common::load(&text, self.id())?;
+        let base = with_hundred_tcp_flows(
+            ctx,
+            include_str!("../../../scenarios/repro/clcc-fig8.toml"),
+            self.id(),
+        )?;
         let r_ref = 30.0 / 70.0;
         let mut with_clcc = base.clone();
         add_clcc(&mut with_clcc, r_ref, true, true)?;
@@ -263,9 +288,11 @@ impl Experiment for Fig9 {
     }
     fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
         // As clcc-fig8, the full run takes about a second: quick is the full run.
-        let text = with_tcp_flows(include_str!("../../../scenarios/repro/clcc-fig9.toml"), 100);
-        common::keep_scenario(&ctx.out, "scenario.toml", &text)?;
-        let mut sc = common::load(&text, self.id())?;
+        let mut sc = with_hundred_tcp_flows(
+            ctx,
+            include_str!("../../../scenarios/repro/clcc-fig9.toml"),
+            self.id(),
+        )?;
         let r_ref = 0.4;
         add_clcc(&mut sc, r_ref, true, true)?;
         let run = simulate(ctx, "bat-clcc", sc)?;
@@ -364,12 +391,10 @@ fn recovery(series: &[(f64, f64)], from: f64, r_ref: f64, tol: f64) -> f64 {
 /// Runs two variants of a Fig. 6 / Fig. 7 scenario in parallel.
 fn pair(
     ctx: &Ctx,
-    text: &str,
-    id: &str,
+    base: Scenario,
     variants: [(&str, bool, bool); 2],
     r_ref: f64,
 ) -> Result<(Run, Run), ReproError> {
-    let base = common::load(text, id)?;
     let runs: Vec<Result<Run, ReproError>> = variants
         .par_iter()
         .map(|&(label, bound, preemption)| {
@@ -397,13 +422,15 @@ impl Experiment for Fig6 {
     }
     fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
         // About a second of wall time: quick is the full run.
-        let text = with_tcp_flows(include_str!("../../../scenarios/repro/clcc-fig6.toml"), 100);
-        common::keep_scenario(&ctx.out, "scenario.toml", &text)?;
+        let base = with_hundred_tcp_flows(
+            ctx,
+            include_str!("../../../scenarios/repro/clcc-fig6.toml"),
+            self.id(),
+        )?;
         let r_ref = 0.15;
         let (bounded, unbounded) = pair(
             ctx,
-            &text,
-            self.id(),
+            base,
             [("bounded", true, true), ("unbounded", false, true)],
             r_ref,
         )?;
@@ -504,13 +531,15 @@ impl Experiment for Fig7 {
         "004 Fig. 7: control preemption holds D_UDP while UDP offers less than its share (25–45 s)"
     }
     fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
-        let text = with_tcp_flows(include_str!("../../../scenarios/repro/clcc-fig7.toml"), 100);
-        common::keep_scenario(&ctx.out, "scenario.toml", &text)?;
+        let base = with_hundred_tcp_flows(
+            ctx,
+            include_str!("../../../scenarios/repro/clcc-fig7.toml"),
+            self.id(),
+        )?;
         let r_ref = 30.0 / 70.0;
         let (pre, nopre) = pair(
             ctx,
-            &text,
-            self.id(),
+            base,
             [("preemption", true, true), ("no-preemption", true, false)],
             r_ref,
         )?;
@@ -562,8 +591,9 @@ impl Experiment for Fig3 {
         "004 Fig. 3: BAT with a 100 Mb/s CBR flow and N Reno flows — TCP share rises with N, falls with RTT"
     }
     fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
-        let template = include_str!("../../../scenarios/repro/clcc-fig3.toml");
-        common::keep_scenario(&ctx.out, "scenario.toml", template)?;
+        let text = include_str!("../../../scenarios/repro/clcc-fig3.toml");
+        common::keep_scenario(&ctx.out, "scenario.toml", text)?;
+        let template = acclab_scenario::parse_def(text, self.id())?;
         let (ns, rtts): (Vec<usize>, Vec<u64>) = if ctx.quick {
             (vec![1, 20], vec![20, 200])
         } else {
@@ -576,13 +606,15 @@ impl Experiment for Fig3 {
         let results: Vec<Result<(usize, u64, f64), ReproError>> = points
             .par_iter()
             .map(|&(n, rtt)| {
-                let mut text = template.to_string();
-                let access = rtt as f64 / 2.0 - 0.75;
-                for i in 0..n {
-                    text += &format!("\n[[link]]\nbetween = [\"tcp{i}\", \"r1\"]\nrate = \"1Gbps\"\ndelay = \"{access}ms\"\n[[flow]]\nid = \"tcp-{i}\"\nkind = \"reno\"\nfrom = \"tcp{i}\"\nto = \"sink\"\nstart_jitter = \"1s\"\n");
-                }
-                let run = simulate(ctx, &format!("n{n}-rtt{rtt}ms"), common::load(&text, self.id())?)?;
-                let tcp: f64 = run.summary.flows.iter().filter(|f| f.kind == "reno").map(|f| f.throughput_bps).sum();
+                let def = with_tcp_flows(template.clone(), n, |_| rtt as f64)?;
+                let run = simulate(ctx, &format!("n{n}-rtt{rtt}ms"), def.build()?)?;
+                let tcp: f64 = run
+                    .summary
+                    .flows
+                    .iter()
+                    .filter(|f| f.kind == "reno")
+                    .map(|f| f.throughput_bps)
+                    .sum();
                 let all: f64 = run.summary.flows.iter().map(|f| f.throughput_bps).sum();
                 Ok((n, rtt, tcp / all.max(1.0)))
             })

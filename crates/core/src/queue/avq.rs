@@ -229,6 +229,21 @@ pub struct AvqParams {
     pub avd_stamp: AvdStamp,
 }
 
+impl AvqParams {
+    /// AVQ with buffer `limit` and every other parameter at its default, as a file that gives
+    /// only `limit` gets.
+    pub fn new(limit: Limit) -> AvqParams {
+        AvqParams {
+            limit,
+            target_utilization: avq_gamma(),
+            alpha: avq_alpha(),
+            mode: avq_mode(),
+            priority: false,
+            avd_stamp: AvdStamp::default(),
+        }
+    }
+}
+
 fn avq_gamma() -> f64 {
     0.98
 }
@@ -280,6 +295,12 @@ impl QueueParams for AvqParams {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn new_gives_what_a_file_with_only_the_limit_gives() {
+        let p: AvqParams = toml::from_str(r#"limit = "90pkt""#).unwrap();
+        assert_eq!(p, AvqParams::new(Limit::Packets(90)));
+    }
     use crate::packet::{Ecn, FlowId};
 
     fn avq(mode: AvqMode) -> Avq {
