@@ -9,7 +9,7 @@ use acclab_theory::maxmin::weighted_fairness;
 use rayon::prelude::*;
 
 use crate::common::{self, chart, simulate, Run};
-use crate::{Ctx, Experiment, Report, ReproError, Row};
+use crate::{Ctx, Exp, Report, ReproError, Row, Spec};
 
 /// The BAT parameters of the scenario's bottleneck r1->r2.
 fn bat_mut(sc: &mut Scenario) -> Result<&mut acclab_core::config::BatParams, ReproError> {
@@ -23,108 +23,104 @@ fn bat_mut(sc: &mut Scenario) -> Result<&mut acclab_core::config::BatParams, Rep
 }
 
 /// 004 Fig. 1: fairness of BAT between two CBR flows against their minimum guarantees.
-pub struct Fig1;
-impl Experiment for Fig1 {
-    fn id(&self) -> &'static str {
-        "clcc-fig1"
+pub const FIG1: Spec = Spec {
+    id: "clcc-fig1",
+    title:
+        "004 Fig. 1: BAT with two 100 Mb/s CBR flows — fairness against their minimum guarantees",
+    scenario: include_str!("../../../scenarios/repro/clcc-fig1.toml"),
+    quick: Some(include_str!(
+        "../../../scenarios/repro/clcc-fig1.quick.toml"
+    )),
+    reproduce: clcc_fig1,
+};
+fn clcc_fig1(e: &Exp) -> Result<Report, ReproError> {
+    let ctx = e.ctx;
+    let base = e.scenario()?;
+    let grid: Vec<u64> = if ctx.quick {
+        vec![0, 25, 50]
+    } else {
+        vec![0, 10, 20, 30, 40, 50]
+    };
+    let points: Vec<(u64, u64)> = grid
+        .iter()
+        .flat_map(|&a| grid.iter().map(move |&b| (a, b)))
+        .collect();
+    let results: Vec<Result<(u64, u64, f64), ReproError>> = points
+        .par_iter()
+        .map(|&(a, b)| {
+            let mut sc = base.clone();
+            let bat = bat_mut(&mut sc)?;
+            for (c, m) in bat.classes.iter_mut().zip([a, b]) {
+                c.f_min = (m > 0).then(|| Rate::from_mbps(m));
+            }
+            let run = simulate(ctx, &format!("fmin-{a}-{b}"), sc)?;
+            let x: Vec<f64> = run.summary.flows.iter().map(|f| f.throughput_bps).collect();
+            // Max-min fairness between two 100 Mb/s demands on 100 Mb/s: 50/50.
+            let index = weighted_fairness(&x, &[50e6, 50e6]).unwrap_or(f64::NAN);
+            Ok((a, b, index))
+        })
+        .collect();
+    let results = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let mut report = e.report();
+    let mean = |v: Vec<f64>| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    let by_gap = |gap: u64| {
+        mean(
+            results
+                .iter()
+                .filter(|r| r.0.abs_diff(r.1) == gap)
+                .map(|r| r.2)
+                .collect(),
+        )
+    };
+    let equal = by_gap(0);
+    let apart = by_gap(50);
+    report.rows.push(Row::at_least(
+        "fairness index, equal minimum guarantees (mean)",
+        None,
+        None,
+        equal,
+        0.98,
+    ));
+    // The claim is the trend: fairness falls as the minima drift apart.
+    report.rows.push(Row::at_most(
+        "fairness index, minima 0 and 50 Mb/s apart (mean; below equal minima)",
+        None,
+        None,
+        apart,
+        equal - 1e-3,
+    ));
+    for &(a, b, f) in &results {
+        if a == b || a.abs_diff(b) == 50 {
+            report
+                .notes
+                .push(format!("f_min {a}/{b} Mb/s: index {f:.4}"));
+        }
     }
-    fn title(&self) -> &'static str {
-        "004 Fig. 1: BAT with two 100 Mb/s CBR flows — fairness against their minimum guarantees"
-    }
-    fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
-        let text = common::pick(
-            ctx,
-            include_str!("../../../scenarios/repro/clcc-fig1.toml"),
-            include_str!("../../../scenarios/repro/clcc-fig1.quick.toml"),
-        );
-        common::keep_scenario(&ctx.out, "scenario.toml", text)?;
-        let base = common::load(text, self.id())?;
-        let grid: Vec<u64> = if ctx.quick {
-            vec![0, 25, 50]
-        } else {
-            vec![0, 10, 20, 30, 40, 50]
-        };
-        let points: Vec<(u64, u64)> = grid
-            .iter()
-            .flat_map(|&a| grid.iter().map(move |&b| (a, b)))
-            .collect();
-        let results: Vec<Result<(u64, u64, f64), ReproError>> = points
-            .par_iter()
-            .map(|&(a, b)| {
-                let mut sc = base.clone();
-                let bat = bat_mut(&mut sc)?;
-                for (c, m) in bat.classes.iter_mut().zip([a, b]) {
-                    c.f_min = (m > 0).then(|| Rate::from_mbps(m));
-                }
-                let run = simulate(ctx, &format!("fmin-{a}-{b}"), sc)?;
-                let x: Vec<f64> = run.summary.flows.iter().map(|f| f.throughput_bps).collect();
-                // Max-min fairness between two 100 Mb/s demands on 100 Mb/s: 50/50.
-                let index = weighted_fairness(&x, &[50e6, 50e6]).unwrap_or(f64::NAN);
-                Ok((a, b, index))
-            })
-            .collect();
-        let results = results.into_iter().collect::<Result<Vec<_>, _>>()?;
-        let mut report = Report::new(self.id(), self.title(), ctx.quick);
-        let mean = |v: Vec<f64>| v.iter().sum::<f64>() / v.len().max(1) as f64;
-        let by_gap = |gap: u64| {
-            mean(
+    let series: Vec<Series> = grid
+        .iter()
+        .map(|&a| {
+            Series::new(
+                format!("f_min,1 = {a} Mb/s"),
                 results
                     .iter()
-                    .filter(|r| r.0.abs_diff(r.1) == gap)
-                    .map(|r| r.2)
+                    .filter(|r| r.0 == a)
+                    .map(|r| (r.1 as f64, r.2))
                     .collect(),
             )
-        };
-        let equal = by_gap(0);
-        let apart = by_gap(50);
-        report.rows.push(Row::at_least(
-            "fairness index, equal minimum guarantees (mean)",
-            None,
-            None,
-            equal,
-            0.98,
-        ));
-        // The claim is the trend: fairness falls as the minima drift apart.
-        report.rows.push(Row::at_most(
-            "fairness index, minima 0 and 50 Mb/s apart (mean; below equal minima)",
-            None,
-            None,
-            apart,
-            equal - 1e-3,
-        ));
-        for &(a, b, f) in &results {
-            if a == b || a.abs_diff(b) == 50 {
-                report
-                    .notes
-                    .push(format!("f_min {a}/{b} Mb/s: index {f:.4}"));
-            }
-        }
-        let series: Vec<Series> = grid
-            .iter()
-            .map(|&a| {
-                Series::new(
-                    format!("f_min,1 = {a} Mb/s"),
-                    results
-                        .iter()
-                        .filter(|r| r.0 == a)
-                        .map(|r| (r.1 as f64, r.2))
-                        .collect(),
-                )
-                .with_markers()
-            })
-            .collect();
-        report.files.extend(write_chart(
-            &ctx.out,
-            "fairness",
-            &chart(
-                format!("{}: weighted fairness index (004 eq. 2)", self.id()),
-                "f_min,2 (Mb/s)",
-                "fairness index",
-                series,
-            ),
-        )?);
-        Ok(report)
-    }
+            .with_markers()
+        })
+        .collect();
+    report.files.extend(write_chart(
+        &ctx.out,
+        "fairness",
+        &chart(
+            format!("{}: weighted fairness index (004 eq. 2)", e.id()),
+            "f_min,2 (Mb/s)",
+            "fairness index",
+            series,
+        ),
+    )?);
+    Ok(report)
 }
 
 /// `template` with `n` Reno flows `tcp-{i}` from hosts `tcp{i}`, each on its own 1 Gb/s access
@@ -197,147 +193,138 @@ fn ratios(run: &Run) -> (f64, Vec<(f64, f64)>) {
 }
 
 /// 004 Fig. 8: BAT alone vs BAT + CLCC with 90 Mb/s UDP and greedy TCP.
-pub struct Fig8;
-impl Experiment for Fig8 {
-    fn id(&self) -> &'static str {
-        "clcc-fig8"
-    }
-    fn title(&self) -> &'static str {
-        "004 Fig. 8: 100 Reno flows (RTT 2–200 ms) + 90 Mb/s CBR; BAT alone vs BAT+CLCC, r_ref = 30/70"
-    }
-    fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
-        // 100 flows at 100 Mb/s for 100 s run in about a second: quick is the full run (with
-        // 20 flows the bound D_UDP ≤ 1/ΣO binds and the claim changes).
-        let base = with_hundred_tcp_flows(
-            ctx,
-            include_str!("../../../scenarios/repro/clcc-fig8.toml"),
-            self.id(),
-        )?;
-        let r_ref = 30.0 / 70.0;
-        let mut with_clcc = base.clone();
-        add_clcc(&mut with_clcc, r_ref, true, true)?;
-        let runs: Vec<Result<Run, ReproError>> = [("bat", base), ("bat-clcc", with_clcc)]
-            .into_par_iter()
-            .map(|(label, sc)| simulate(ctx, label, sc))
-            .collect();
-        let mut runs = runs.into_iter();
-        let mut next = || {
-            runs.next()
-                .ok_or_else(|| ReproError::Other("missing run".into()))?
-        };
-        let (bat, clcc) = (next()?, next()?);
-        let (r_bat, s_bat) = ratios(&bat);
-        let (r_clcc, s_clcc) = ratios(&clcc);
-        let fairness = |r: f64| {
-            weighted_fairness(&[r / (1.0 + r), 1.0 / (1.0 + r)], &[0.3, 0.7]).unwrap_or(f64::NAN)
-        };
-        let mut report = Report::new(self.id(), self.title(), ctx.quick);
-        report.rows.push(Row::at_least(
-            "BAT alone: UDP/TCP ratio over the window (far above r_ref)",
-            None,
-            Some(r_ref),
-            r_bat,
-            2.0 * r_ref,
-        ));
-        report.rows.push(Row::close(
-            "BAT + CLCC: UDP/TCP ratio over the window",
-            Some(r_ref),
-            Some(r_ref),
-            r_clcc,
-            0.10,
-        ));
-        report.rows.push(Row::at_least(
-            "BAT + CLCC: weighted fairness index",
-            Some(1.0),
-            None,
-            fairness(r_clcc),
-            0.98,
-        ));
-        report.notes.push(format!(
-            "BAT alone: weighted fairness index {:.3}",
-            fairness(r_bat)
-        ));
-        let mut ref_line = Series::level("r_ref = 30/70", r_ref, 0.0, bat.summary.sim_time_s);
-        ref_line.reference = true;
-        report.files.extend(write_chart(
-            &ctx.out,
+pub const FIG8: Spec = Spec {
+    id: "clcc-fig8",
+    title: "004 Fig. 8: 100 Reno flows (RTT 2–200 ms) + 90 Mb/s CBR; BAT alone vs BAT+CLCC, r_ref = 30/70",
+    scenario: include_str!("../../../scenarios/repro/clcc-fig8.toml"),
+    quick: None,
+    reproduce: clcc_fig8,
+};
+fn clcc_fig8(e: &Exp) -> Result<Report, ReproError> {
+    let ctx = e.ctx;
+    // 100 flows at 100 Mb/s for 100 s run in about a second: quick is the full run (with
+    // 20 flows the bound D_UDP ≤ 1/ΣO binds and the claim changes).
+    let base = with_hundred_tcp_flows(ctx, e.text, e.id())?;
+    let r_ref = 30.0 / 70.0;
+    let mut with_clcc = base.clone();
+    add_clcc(&mut with_clcc, r_ref, true, true)?;
+    let runs: Vec<Result<Run, ReproError>> = [("bat", base), ("bat-clcc", with_clcc)]
+        .into_par_iter()
+        .map(|(label, sc)| simulate(ctx, label, sc))
+        .collect();
+    let mut runs = runs.into_iter();
+    let mut next = || {
+        runs.next()
+            .ok_or_else(|| ReproError::Other("missing run".into()))?
+    };
+    let (bat, clcc) = (next()?, next()?);
+    let (r_bat, s_bat) = ratios(&bat);
+    let (r_clcc, s_clcc) = ratios(&clcc);
+    let fairness = |r: f64| {
+        weighted_fairness(&[r / (1.0 + r), 1.0 / (1.0 + r)], &[0.3, 0.7]).unwrap_or(f64::NAN)
+    };
+    let mut report = e.report();
+    report.rows.push(Row::at_least(
+        "BAT alone: UDP/TCP ratio over the window (far above r_ref)",
+        None,
+        Some(r_ref),
+        r_bat,
+        2.0 * r_ref,
+    ));
+    report.rows.push(Row::close(
+        "BAT + CLCC: UDP/TCP ratio over the window",
+        Some(r_ref),
+        Some(r_ref),
+        r_clcc,
+        0.10,
+    ));
+    report.rows.push(Row::at_least(
+        "BAT + CLCC: weighted fairness index",
+        Some(1.0),
+        None,
+        fairness(r_clcc),
+        0.98,
+    ));
+    report.notes.push(format!(
+        "BAT alone: weighted fairness index {:.3}",
+        fairness(r_bat)
+    ));
+    let mut ref_line = Series::level("r_ref = 30/70", r_ref, 0.0, bat.summary.sim_time_s);
+    ref_line.reference = true;
+    report.files.extend(write_chart(
+        &ctx.out,
+        "ratio",
+        &chart(
+            format!("{}: UDP/TCP ratio (100 ms samples)", e.id()),
+            "time (s)",
             "ratio",
-            &chart(
-                format!("{}: UDP/TCP ratio (100 ms samples)", self.id()),
-                "time (s)",
-                "ratio",
-                vec![
-                    Series::new("BAT alone", s_bat),
-                    Series::new("BAT + CLCC", s_clcc),
-                    ref_line,
-                ],
-            ),
-        )?);
-        Ok(report)
-    }
+            vec![
+                Series::new("BAT alone", s_bat),
+                Series::new("BAT + CLCC", s_clcc),
+                ref_line,
+            ],
+        ),
+    )?);
+    Ok(report)
 }
 
 /// 004 Fig. 9: CLCC with a UDP load alternating 50 / 120 Mb/s every 5 s.
-pub struct Fig9;
-impl Experiment for Fig9 {
-    fn id(&self) -> &'static str {
-        "clcc-fig9"
-    }
-    fn title(&self) -> &'static str {
-        "004 Fig. 9: BAT+CLCC, 100 Reno flows + UDP alternating 50/120 Mb/s every 5 s, r_ref = 0.4"
-    }
-    fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
-        // As clcc-fig8, the full run takes about a second: quick is the full run.
-        let mut sc = with_hundred_tcp_flows(
-            ctx,
-            include_str!("../../../scenarios/repro/clcc-fig9.toml"),
-            self.id(),
-        )?;
-        let r_ref = 0.4;
-        add_clcc(&mut sc, r_ref, true, true)?;
-        let run = simulate(ctx, "bat-clcc", sc)?;
-        let (overall, series) = ratios(&run);
-        let mut report = Report::new(self.id(), self.title(), ctx.quick);
-        report.rows.push(Row::close(
-            "UDP/TCP ratio over the window",
-            Some(r_ref),
-            Some(r_ref),
-            overall,
-            0.10,
-        ));
-        // After each change the ratio returns to r_ref: the mean over the last 2 s of each 5 s
-        // half-period (from 20 s on), high and low UDP load separately.
-        let end = run.summary.sim_time_s;
-        for (label, phase) in [("50 Mb/s", 0.0), ("120 Mb/s", 5.0)] {
-            let mut means = Vec::new();
-            let mut t = 20.0 + phase;
-            while t + 5.0 <= end {
-                means.push(common::period_mean(&series, t + 3.0, t + 5.0));
-                t += 10.0;
-            }
-            let m = means.iter().sum::<f64>() / means.len().max(1) as f64;
-            report.rows.push(Row::close(
-                format!("ratio at the end of the {label} half-periods (mean)"),
-                Some(r_ref),
-                Some(r_ref),
-                m,
-                0.20,
-            ));
+pub const FIG9: Spec = Spec {
+    id: "clcc-fig9",
+    title:
+        "004 Fig. 9: BAT+CLCC, 100 Reno flows + UDP alternating 50/120 Mb/s every 5 s, r_ref = 0.4",
+    scenario: include_str!("../../../scenarios/repro/clcc-fig9.toml"),
+    quick: None,
+    reproduce: clcc_fig9,
+};
+fn clcc_fig9(e: &Exp) -> Result<Report, ReproError> {
+    let ctx = e.ctx;
+    // As clcc-fig8, the full run takes about a second: quick is the full run.
+    let mut sc = with_hundred_tcp_flows(ctx, e.text, e.id())?;
+    let r_ref = 0.4;
+    add_clcc(&mut sc, r_ref, true, true)?;
+    let run = simulate(ctx, "bat-clcc", sc)?;
+    let (overall, series) = ratios(&run);
+    let mut report = e.report();
+    report.rows.push(Row::close(
+        "UDP/TCP ratio over the window",
+        Some(r_ref),
+        Some(r_ref),
+        overall,
+        0.10,
+    ));
+    // After each change the ratio returns to r_ref: the mean over the last 2 s of each 5 s
+    // half-period (from 20 s on), high and low UDP load separately.
+    let end = run.summary.sim_time_s;
+    for (label, phase) in [("50 Mb/s", 0.0), ("120 Mb/s", 5.0)] {
+        let mut means = Vec::new();
+        let mut t = 20.0 + phase;
+        while t + 5.0 <= end {
+            means.push(common::period_mean(&series, t + 3.0, t + 5.0));
+            t += 10.0;
         }
-        let mut ref_line = Series::level("r_ref = 0.4", r_ref, 0.0, end);
-        ref_line.reference = true;
-        report.files.extend(write_chart(
-            &ctx.out,
-            "ratio",
-            &chart(
-                format!("{}: UDP/TCP ratio (100 ms samples)", self.id()),
-                "time (s)",
-                "ratio",
-                vec![Series::new("BAT + CLCC", series), ref_line],
-            ),
-        )?);
-        Ok(report)
+        let m = means.iter().sum::<f64>() / means.len().max(1) as f64;
+        report.rows.push(Row::close(
+            format!("ratio at the end of the {label} half-periods (mean)"),
+            Some(r_ref),
+            Some(r_ref),
+            m,
+            0.20,
+        ));
     }
+    let mut ref_line = Series::level("r_ref = 0.4", r_ref, 0.0, end);
+    ref_line.reference = true;
+    report.files.extend(write_chart(
+        &ctx.out,
+        "ratio",
+        &chart(
+            format!("{}: UDP/TCP ratio (100 ms samples)", e.id()),
+            "time (s)",
+            "ratio",
+            vec![Series::new("BAT + CLCC", series), ref_line],
+        ),
+    )?);
+    Ok(report)
 }
 
 /// CLCC on the bottleneck with reference `r_ref`, bound and preemption as given.
@@ -412,74 +399,69 @@ fn pair(
 }
 
 /// 004 Fig. 6: the bound on D_UDP shortens the recovery after a drop in UDP load.
-pub struct Fig6;
-impl Experiment for Fig6 {
-    fn id(&self) -> &'static str {
-        "clcc-fig6"
-    }
-    fn title(&self) -> &'static str {
-        "004 Fig. 6: CLCC with and without the bound on D_UDP; UDP drops from 200 to 30 Mb/s at 30 s"
-    }
-    fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
-        // About a second of wall time: quick is the full run.
-        let base = with_hundred_tcp_flows(
-            ctx,
-            include_str!("../../../scenarios/repro/clcc-fig6.toml"),
-            self.id(),
-        )?;
-        let r_ref = 0.15;
-        let (bounded, unbounded) = pair(
-            ctx,
-            base,
-            [("bounded", true, true), ("unbounded", false, true)],
-            r_ref,
-        )?;
-        let (_, sb) = ratios(&bounded);
-        let (_, su) = ratios(&unbounded);
-        let (rb, ru) = (
-            recovery(&sb, 30.0, r_ref, 0.2),
-            recovery(&su, 30.0, r_ref, 0.2),
-        );
-        let mut report = Report::new(self.id(), self.title(), ctx.quick);
-        report.rows.push(Row::at_most(
-            "recovery after the drop with the bound (s; shorter than without)",
-            None,
-            None,
-            rb,
-            ru - 1.0,
-        ));
-        report.rows.push(Row::at_least(
-            "recovery after the drop without the bound (s)",
-            None,
-            None,
-            ru,
-            rb,
-        ));
-        let (db, du) = (
-            aqm_series(&bounded, "d_udp"),
-            aqm_series(&unbounded, "d_udp"),
-        );
-        let peak = |s: &[(f64, f64)]| {
-            s.iter()
-                .filter(|p| p.0 <= 30.0)
-                .map(|p| p.1)
-                .fold(0.0, f64::max)
-        };
-        report.notes.push(format!(
-            "D_UDP before the drop peaks at {:.3} with the bound, {:.3} without",
-            peak(&db),
-            peak(&du)
-        ));
-        report.files.extend(ratio_and_d_udp_charts(
-            ctx,
-            self.id(),
-            ("r_ref = 0.15", r_ref, bounded.summary.sim_time_s),
-            ["with bound", "without bound"],
-            [sb, su],
-            [db, du],
-        )?);
-        Ok(report)
-    }
+pub const FIG6: Spec = Spec {
+    id: "clcc-fig6",
+    title: "004 Fig. 6: CLCC with and without the bound on D_UDP; UDP drops from 200 to 30 Mb/s at 30 s",
+    scenario: include_str!("../../../scenarios/repro/clcc-fig6.toml"),
+    quick: None,
+    reproduce: clcc_fig6,
+};
+fn clcc_fig6(e: &Exp) -> Result<Report, ReproError> {
+    let ctx = e.ctx;
+    // About a second of wall time: quick is the full run.
+    let base = with_hundred_tcp_flows(ctx, e.text, e.id())?;
+    let r_ref = 0.15;
+    let (bounded, unbounded) = pair(
+        ctx,
+        base,
+        [("bounded", true, true), ("unbounded", false, true)],
+        r_ref,
+    )?;
+    let (_, sb) = ratios(&bounded);
+    let (_, su) = ratios(&unbounded);
+    let (rb, ru) = (
+        recovery(&sb, 30.0, r_ref, 0.2),
+        recovery(&su, 30.0, r_ref, 0.2),
+    );
+    let mut report = e.report();
+    report.rows.push(Row::at_most(
+        "recovery after the drop with the bound (s; shorter than without)",
+        None,
+        None,
+        rb,
+        ru - 1.0,
+    ));
+    report.rows.push(Row::at_least(
+        "recovery after the drop without the bound (s)",
+        None,
+        None,
+        ru,
+        rb,
+    ));
+    let (db, du) = (
+        aqm_series(&bounded, "d_udp"),
+        aqm_series(&unbounded, "d_udp"),
+    );
+    let peak = |s: &[(f64, f64)]| {
+        s.iter()
+            .filter(|p| p.0 <= 30.0)
+            .map(|p| p.1)
+            .fold(0.0, f64::max)
+    };
+    report.notes.push(format!(
+        "D_UDP before the drop peaks at {:.3} with the bound, {:.3} without",
+        peak(&db),
+        peak(&du)
+    ));
+    report.files.extend(ratio_and_d_udp_charts(
+        ctx,
+        e.id(),
+        ("r_ref = 0.15", r_ref, bounded.summary.sim_time_s),
+        ["with bound", "without bound"],
+        [sb, su],
+        [db, du],
+    )?);
+    Ok(report)
 }
 
 type Points = Vec<(f64, f64)>;
@@ -522,173 +504,166 @@ fn ratio_and_d_udp_charts(
 }
 
 /// 004 Fig. 7: control preemption while UDP offers less than its share.
-pub struct Fig7;
-impl Experiment for Fig7 {
-    fn id(&self) -> &'static str {
-        "clcc-fig7"
-    }
-    fn title(&self) -> &'static str {
-        "004 Fig. 7: control preemption holds D_UDP while UDP offers less than its share (25–45 s)"
-    }
-    fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
-        let base = with_hundred_tcp_flows(
-            ctx,
-            include_str!("../../../scenarios/repro/clcc-fig7.toml"),
-            self.id(),
-        )?;
-        let r_ref = 30.0 / 70.0;
-        let (pre, nopre) = pair(
-            ctx,
-            base,
-            [("preemption", true, true), ("no-preemption", true, false)],
-            r_ref,
-        )?;
-        let (_, sp) = ratios(&pre);
-        let (_, sn) = ratios(&nopre);
-        let (dp, dn) = (aqm_series(&pre, "d_udp"), aqm_series(&nopre, "d_udp"));
-        let at = |s: &[(f64, f64)], t: f64| common::value_at(s, t);
-        let mut report = Report::new(self.id(), self.title(), ctx.quick);
-        report.rows.push(Row::at_least(
-            "D_UDP at 45 s, with preemption ÷ without (no wind-up)",
-            None,
-            None,
-            at(&dp, 45.0) / at(&dn, 45.0).max(1e-12),
-            10.0,
-        ));
-        let (rp, rn) = (
-            recovery(&sp, 45.0, r_ref, 0.2),
-            recovery(&sn, 45.0, r_ref, 0.2),
-        );
-        report.rows.push(Row::at_most(
-            "recovery after 45 s with preemption (s; ≤ 5 control periods)",
-            None,
-            None,
-            rp,
-            5.0,
-        ));
-        report
-            .notes
-            .push(format!("recovery after 45 s without preemption: {rn:.1} s"));
-        report.files.extend(ratio_and_d_udp_charts(
-            ctx,
-            self.id(),
-            ("r_ref = 30/70", r_ref, pre.summary.sim_time_s),
-            ["with preemption", "without preemption"],
-            [sp, sn],
-            [dp, dn],
-        )?);
-        Ok(report)
-    }
+pub const FIG7: Spec = Spec {
+    id: "clcc-fig7",
+    title:
+        "004 Fig. 7: control preemption holds D_UDP while UDP offers less than its share (25–45 s)",
+    scenario: include_str!("../../../scenarios/repro/clcc-fig7.toml"),
+    quick: None,
+    reproduce: clcc_fig7,
+};
+fn clcc_fig7(e: &Exp) -> Result<Report, ReproError> {
+    let ctx = e.ctx;
+    let base = with_hundred_tcp_flows(ctx, e.text, e.id())?;
+    let r_ref = 30.0 / 70.0;
+    let (pre, nopre) = pair(
+        ctx,
+        base,
+        [("preemption", true, true), ("no-preemption", true, false)],
+        r_ref,
+    )?;
+    let (_, sp) = ratios(&pre);
+    let (_, sn) = ratios(&nopre);
+    let (dp, dn) = (aqm_series(&pre, "d_udp"), aqm_series(&nopre, "d_udp"));
+    let at = |s: &[(f64, f64)], t: f64| common::value_at(s, t);
+    let mut report = e.report();
+    report.rows.push(Row::at_least(
+        "D_UDP at 45 s, with preemption ÷ without (no wind-up)",
+        None,
+        None,
+        at(&dp, 45.0) / at(&dn, 45.0).max(1e-12),
+        10.0,
+    ));
+    let (rp, rn) = (
+        recovery(&sp, 45.0, r_ref, 0.2),
+        recovery(&sn, 45.0, r_ref, 0.2),
+    );
+    report.rows.push(Row::at_most(
+        "recovery after 45 s with preemption (s; ≤ 5 control periods)",
+        None,
+        None,
+        rp,
+        5.0,
+    ));
+    report
+        .notes
+        .push(format!("recovery after 45 s without preemption: {rn:.1} s"));
+    report.files.extend(ratio_and_d_udp_charts(
+        ctx,
+        e.id(),
+        ("r_ref = 30/70", r_ref, pre.summary.sim_time_s),
+        ["with preemption", "without preemption"],
+        [sp, sn],
+        [dp, dn],
+    )?);
+    Ok(report)
 }
 
 /// 004 Fig. 3: BAT alone, one CBR flow against N Reno flows of equal RTT.
-pub struct Fig3;
-impl Experiment for Fig3 {
-    fn id(&self) -> &'static str {
-        "clcc-fig3"
-    }
-    fn title(&self) -> &'static str {
-        "004 Fig. 3: BAT with a 100 Mb/s CBR flow and N Reno flows — TCP share rises with N, falls with RTT"
-    }
-    fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
-        let text = include_str!("../../../scenarios/repro/clcc-fig3.toml");
-        common::keep_scenario(&ctx.out, "scenario.toml", text)?;
-        let template = acclab_scenario::parse_def(text, self.id())?;
-        let (ns, rtts): (Vec<usize>, Vec<u64>) = if ctx.quick {
-            (vec![1, 20], vec![20, 200])
-        } else {
-            (vec![1, 5, 20], vec![20, 100, 200])
-        };
-        let points: Vec<(usize, u64)> = ns
-            .iter()
-            .flat_map(|&n| rtts.iter().map(move |&r| (n, r)))
-            .collect();
-        let results: Vec<Result<(usize, u64, f64), ReproError>> = points
-            .par_iter()
-            .map(|&(n, rtt)| {
-                let def = with_tcp_flows(template.clone(), n, |_| rtt as f64)?;
-                let run = simulate(ctx, &format!("n{n}-rtt{rtt}ms"), def.build()?)?;
-                let tcp: f64 = run
-                    .summary
-                    .flows
-                    .iter()
-                    .filter(|f| f.kind == "reno")
-                    .map(|f| f.throughput_bps)
-                    .sum();
-                let all: f64 = run.summary.flows.iter().map(|f| f.throughput_bps).sum();
-                Ok((n, rtt, tcp / all.max(1.0)))
-            })
-            .collect();
-        let results = results.into_iter().collect::<Result<Vec<_>, _>>()?;
-        let share = |n: usize, r: u64| {
-            results
+pub const FIG3: Spec = Spec {
+    id: "clcc-fig3",
+    title: "004 Fig. 3: BAT with a 100 Mb/s CBR flow and N Reno flows — TCP share rises with N, falls with RTT",
+    scenario: include_str!("../../../scenarios/repro/clcc-fig3.toml"),
+    quick: None,
+    reproduce: clcc_fig3,
+};
+fn clcc_fig3(e: &Exp) -> Result<Report, ReproError> {
+    let ctx = e.ctx;
+    let template = e.def()?;
+    let (ns, rtts): (Vec<usize>, Vec<u64>) = if ctx.quick {
+        (vec![1, 20], vec![20, 200])
+    } else {
+        (vec![1, 5, 20], vec![20, 100, 200])
+    };
+    let points: Vec<(usize, u64)> = ns
+        .iter()
+        .flat_map(|&n| rtts.iter().map(move |&r| (n, r)))
+        .collect();
+    let results: Vec<Result<(usize, u64, f64), ReproError>> = points
+        .par_iter()
+        .map(|&(n, rtt)| {
+            let def = with_tcp_flows(template.clone(), n, |_| rtt as f64)?;
+            let run = simulate(ctx, &format!("n{n}-rtt{rtt}ms"), def.build()?)?;
+            let tcp: f64 = run
+                .summary
+                .flows
                 .iter()
-                .find(|p| p.0 == n && p.1 == r)
-                .map_or(f64::NAN, |p| p.2)
-        };
-        let mut report = Report::new(self.id(), self.title(), ctx.quick);
-        for &r in &rtts {
-            report.rows.push(Row::at_least(
-                format!(
-                    "RTT {r} ms: TCP share with N = {} above N = {}",
-                    ns[ns.len() - 1],
-                    ns[0]
-                ),
-                None,
-                None,
-                share(ns[ns.len() - 1], r),
-                share(ns[0], r),
-            ));
-        }
-        for &n in &ns {
-            report.rows.push(Row::at_most(
-                format!(
-                    "N = {n}: TCP share at RTT {} ms below {} ms",
-                    rtts[rtts.len() - 1],
-                    rtts[0]
-                ),
-                None,
-                None,
-                share(n, rtts[rtts.len() - 1]),
-                share(n, rtts[0]),
-            ));
-        }
-        let max_tcp = results.iter().map(|p| p.2).fold(0.0, f64::max);
-        // UDP takes more than its max-min 50% at every point (far more at long RTTs or few flows).
-        report.rows.push(Row::at_most(
-            "largest TCP share over the grid (max-min share 0.5)",
-            Some(0.5),
-            None,
-            max_tcp,
-            0.5,
-        ));
-        for &(n, r, s) in &results {
-            report.notes.push(format!(
-                "N = {n}, RTT {r} ms: TCP {:.1}%, UDP {:.1}%",
-                100.0 * s,
-                100.0 * (1.0 - s)
-            ));
-        }
-        let series: Vec<Series> = ns
+                .filter(|f| f.kind == "reno")
+                .map(|f| f.throughput_bps)
+                .sum();
+            let all: f64 = run.summary.flows.iter().map(|f| f.throughput_bps).sum();
+            Ok((n, rtt, tcp / all.max(1.0)))
+        })
+        .collect();
+    let results = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let share = |n: usize, r: u64| {
+        results
             .iter()
-            .map(|&n| {
-                Series::new(
-                    format!("N = {n}"),
-                    rtts.iter().map(|&r| (r as f64, share(n, r))).collect(),
-                )
-                .with_markers()
-            })
-            .collect();
-        report.files.extend(write_chart(
-            &ctx.out,
-            "tcp-share",
-            &chart(
-                format!("{}: TCP share of the link", self.id()),
-                "RTT (ms)",
-                "TCP share",
-                series,
+            .find(|p| p.0 == n && p.1 == r)
+            .map_or(f64::NAN, |p| p.2)
+    };
+    let mut report = e.report();
+    for &r in &rtts {
+        report.rows.push(Row::at_least(
+            format!(
+                "RTT {r} ms: TCP share with N = {} above N = {}",
+                ns[ns.len() - 1],
+                ns[0]
             ),
-        )?);
-        Ok(report)
+            None,
+            None,
+            share(ns[ns.len() - 1], r),
+            share(ns[0], r),
+        ));
     }
+    for &n in &ns {
+        report.rows.push(Row::at_most(
+            format!(
+                "N = {n}: TCP share at RTT {} ms below {} ms",
+                rtts[rtts.len() - 1],
+                rtts[0]
+            ),
+            None,
+            None,
+            share(n, rtts[rtts.len() - 1]),
+            share(n, rtts[0]),
+        ));
+    }
+    let max_tcp = results.iter().map(|p| p.2).fold(0.0, f64::max);
+    // UDP takes more than its max-min 50% at every point (far more at long RTTs or few flows).
+    report.rows.push(Row::at_most(
+        "largest TCP share over the grid (max-min share 0.5)",
+        Some(0.5),
+        None,
+        max_tcp,
+        0.5,
+    ));
+    for &(n, r, s) in &results {
+        report.notes.push(format!(
+            "N = {n}, RTT {r} ms: TCP {:.1}%, UDP {:.1}%",
+            100.0 * s,
+            100.0 * (1.0 - s)
+        ));
+    }
+    let series: Vec<Series> = ns
+        .iter()
+        .map(|&n| {
+            Series::new(
+                format!("N = {n}"),
+                rtts.iter().map(|&r| (r as f64, share(n, r))).collect(),
+            )
+            .with_markers()
+        })
+        .collect();
+    report.files.extend(write_chart(
+        &ctx.out,
+        "tcp-share",
+        &chart(
+            format!("{}: TCP share of the link", e.id()),
+            "RTT (ms)",
+            "TCP share",
+            series,
+        ),
+    )?);
+    Ok(report)
 }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use acclab_scenario::{self as scenario, Scenario};
+use acclab_scenario::Scenario;
 use acclab_sim::monitor::FlowSample;
 use acclab_sim::output::FlowSummary;
 use acclab_sim::plot::{Chart, Series};
@@ -26,20 +26,6 @@ pub fn chart(title: String, x: &str, y: &str, series: Vec<Series>) -> Chart {
         y_label: y.into(),
         series,
         ..Chart::default()
-    }
-}
-
-/// Parses a compiled-in scenario; `name` names it in errors.
-pub fn load(text: &str, name: &str) -> Result<Scenario, ReproError> {
-    Ok(scenario::parse(text, name)?)
-}
-
-/// The scenario text of `id`, full or quick.
-pub fn pick<'a>(ctx: &Ctx, full: &'a str, quick: &'a str) -> &'a str {
-    if ctx.quick {
-        quick
-    } else {
-        full
     }
 }
 

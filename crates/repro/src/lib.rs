@@ -1,4 +1,4 @@
-//! acclab-repro: the paper experiments of EXPERIMENTS.md, one [`Experiment`] per ID.
+//! acclab-repro: the paper experiments of EXPERIMENTS.md, one [`Spec`] per ID.
 //!
 //! An experiment loads its scenario (or family of scenarios) from `scenarios/repro/` (compiled
 //! in, so the binary works from any directory), runs it, computes the comparison rows (paper
@@ -6,8 +6,8 @@
 //! runs the `<id>.quick.toml` variant, scaled down to run in seconds while checking the same
 //! claim.
 //!
-//! Adding a reproduction: write its scenario files, implement [`Experiment`] (usually in the
-//! module of its paper) and add one line to [`registry`].
+//! Adding a reproduction: write its scenario files, declare its [`Spec`] with the function that
+//! runs its cases and checks (in the module of its paper), and add one line to [`registry`].
 
 pub mod acc;
 pub mod clcc;
@@ -42,48 +42,113 @@ pub struct Ctx<'a> {
     pub progress: &'a (dyn Fn(&str, f64) + Sync),
 }
 
-/// One reproduced experiment.
-pub trait Experiment: Sync {
+/// One reproduced experiment, declared: its ID, what it reproduces, its scenario file(s), and
+/// the function that runs its cases (typed edits of the scenario's model) and checks the claims.
+/// [`Spec::run`] is the one runner: it picks the full or quick scenario, keeps it beside the
+/// results, and hands it to `reproduce`.
+pub struct Spec {
     /// The ID of EXPERIMENTS.md, e.g. "vegas-table1".
-    fn id(&self) -> &'static str;
-    /// What it reproduces, in a line.
-    fn title(&self) -> &'static str;
-    /// Runs it and returns the comparison (its files are in `ctx.out`).
-    fn run(&self, ctx: &Ctx) -> Result<Report, ReproError>;
+    pub id: &'static str,
+    /// The paper, figure and claim, in a line ("000 Fig. 2: …").
+    pub title: &'static str,
+    /// The scenario file (compiled in, so the binary works from any directory).
+    pub scenario: &'static str,
+    /// The quick variant (`<id>.quick.toml`), scaled down to run in seconds while checking the
+    /// same claim; `None`: the full run is already quick.
+    pub quick: Option<&'static str>,
+    /// Runs the cases and returns the comparison (its files in `e.ctx.out`).
+    pub reproduce: fn(&Exp) -> Result<Report, ReproError>,
+}
+
+impl Spec {
+    pub fn id(&self) -> &'static str {
+        self.id
+    }
+
+    pub fn title(&self) -> &'static str {
+        self.title
+    }
+
+    /// Runs the experiment and returns the comparison (its files are in `ctx.out`).
+    pub fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
+        let text = match (ctx.quick, self.quick) {
+            (true, Some(quick)) => quick,
+            _ => self.scenario,
+        };
+        common::keep_scenario(&ctx.out, "scenario.toml", text)?;
+        (self.reproduce)(&Exp {
+            spec: self,
+            ctx,
+            text,
+        })
+    }
+}
+
+/// An experiment as it runs: its spec, where and how, and the scenario text picked for it.
+pub struct Exp<'a> {
+    pub spec: &'a Spec,
+    pub ctx: &'a Ctx<'a>,
+    /// The scenario file's text, full or quick.
+    pub text: &'static str,
+}
+
+impl Exp<'_> {
+    pub fn id(&self) -> &'static str {
+        self.spec.id
+    }
+
+    pub fn title(&self) -> &'static str {
+        self.spec.title
+    }
+
+    /// The scenario, read and checked (errors name the experiment, the line and the key).
+    pub fn scenario(&self) -> Result<acclab_scenario::Scenario, ReproError> {
+        Ok(acclab_scenario::parse(self.text, self.spec.id)?)
+    }
+
+    /// The scenario as written, to build cases from.
+    pub fn def(&self) -> Result<acclab_scenario::ScenarioDef, ReproError> {
+        Ok(acclab_scenario::parse_def(self.text, self.spec.id)?)
+    }
+
+    /// An empty comparison for this run.
+    pub fn report(&self) -> Report {
+        Report::new(self.spec.id, self.spec.title, self.ctx.quick)
+    }
 }
 
 /// Every reproduction, in EXPERIMENTS.md order.
-pub fn registry() -> Vec<Box<dyn Experiment>> {
+pub fn registry() -> Vec<&'static Spec> {
     vec![
-        Box::new(vegas::Table1),
-        Box::new(vegas::Table2),
-        Box::new(vegas::Fig5),
-        Box::new(vegas::Table5),
-        Box::new(vegas::Fig8),
-        Box::new(vegas::RemFig7),
-        Box::new(acc::Fig2),
-        Box::new(acc::Fig4),
-        Box::new(acc::Fig5),
-        Box::new(acc::Fig6),
-        Box::new(acc::Fig7),
-        Box::new(acc::Fig8),
-        Box::new(acc::Fig9),
-        Box::new(acc::Fig10),
-        Box::new(acc::Fig11),
-        Box::new(qos::Fig4),
-        Box::new(qos::Fig5),
-        Box::new(qos::Fig6),
-        Box::new(qos::Fig7),
-        Box::new(clcc::Fig1),
-        Box::new(clcc::Fig3),
-        Box::new(clcc::Fig6),
-        Box::new(clcc::Fig7),
-        Box::new(clcc::Fig8),
-        Box::new(clcc::Fig9),
+        &vegas::TABLE1,
+        &vegas::TABLE2,
+        &vegas::FIG5,
+        &vegas::TABLE5,
+        &vegas::FIG8,
+        &vegas::REM_FIG7,
+        &acc::FIG2,
+        &acc::FIG4,
+        &acc::FIG5,
+        &acc::FIG6,
+        &acc::FIG7,
+        &acc::FIG8,
+        &acc::FIG9,
+        &acc::FIG10,
+        &acc::FIG11,
+        &qos::FIG4,
+        &qos::FIG5,
+        &qos::FIG6,
+        &qos::FIG7,
+        &clcc::FIG1,
+        &clcc::FIG3,
+        &clcc::FIG6,
+        &clcc::FIG7,
+        &clcc::FIG8,
+        &clcc::FIG9,
     ]
 }
 
 /// The reproduction with this ID.
-pub fn find(id: &str) -> Option<Box<dyn Experiment>> {
-    registry().into_iter().find(|e| e.id() == id)
+pub fn find(id: &str) -> Option<&'static Spec> {
+    registry().into_iter().find(|e| e.id == id)
 }

@@ -10,18 +10,10 @@ use acclab_sim::plot::{write_chart, Series};
 use rayon::prelude::*;
 
 use crate::common::{self, chart, flow_series, mbps, period_mean, queue_series, simulate, Run};
-use crate::{Ctx, Experiment, Report, ReproError, Row};
+use crate::{Ctx, Exp, Report, ReproError, Row, Spec};
 
 const SINGLE: &str = include_str!("../../../scenarios/repro/qos-single.toml");
 const SINGLE_QUICK: &str = include_str!("../../../scenarios/repro/qos-single.quick.toml");
-
-/// The single-bottleneck template, read.
-fn template(ctx: &Ctx) -> Result<ScenarioDef, ReproError> {
-    Ok(acclab_scenario::parse_def(
-        common::pick(ctx, SINGLE, SINGLE_QUICK),
-        "qos-single",
-    )?)
-}
 
 /// The single-bottleneck scenario with flow 0's parameters `flow0`, over AVQ+VD when `avd`,
 /// lasting `seconds` (and measuring its last `LONG_WINDOW_S`) instead of the template's length
@@ -158,7 +150,13 @@ fn avd_queue_row(report: &mut Report, case: &str, points: &[&Point]) {
 }
 
 /// qos-fig4: the expected-minimum-rate service on one bottleneck.
-pub struct Fig4;
+pub const FIG4: Spec = Spec {
+    id: "qos-fig4",
+    title: "003 Fig. 4: an expected minimum rate r (0…110 Mb/s) with limits A = 15, 30, 3000 KB, without and with AVQ+VD",
+    scenario: SINGLE,
+    quick: Some(SINGLE_QUICK),
+    reproduce: qos_fig4,
+};
 
 /// 003 §IV-B: the largest rate flow 0 can get with limit A against nine loops of a* = 3 KB is
 /// the weighted share A/(A + 27 KB) of 100 Mb/s.
@@ -200,293 +198,289 @@ fn run_length_s(accumulation_kb: u32) -> u64 {
     ((1.1 * build + 200.0) / 100.0).ceil() as u64 * 100
 }
 
-impl Experiment for Fig4 {
-    fn id(&self) -> &'static str {
-        "qos-fig4"
-    }
-    fn title(&self) -> &'static str {
-        "003 Fig. 4: an expected minimum rate r (0…110 Mb/s) with limits A = 15, 30, 3000 KB, without and with AVQ+VD"
-    }
-    fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
-        let template = template(ctx)?;
-        let rates: Vec<u32> = if ctx.quick {
-            vec![0, 50, 90, 110]
-        } else {
-            vec![0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 100, 110]
-        };
-        let limits: Vec<(u32, f64)> = if ctx.quick {
-            vec![LIMITS_KB[0], LIMITS_KB[2]]
-        } else {
-            LIMITS_KB.to_vec()
-        };
-        let mut keys = Vec::new();
-        let mut cases = Vec::new();
-        for avd in [false, true] {
-            for &(a, _) in &limits {
-                for &r in &rates {
-                    // Flow 0 follows 003 Algorithm 1, without eq. (2)'s increase cap; r = 0:
-                    // no expected rate, only the limit (a rate must be positive).
-                    let params = MonacoParams {
-                        expected_rate: (r > 0).then(|| Rate::from_mbps(r as u64)),
-                        limit: Some(Bytes(a as u64 * 1000)),
-                        ..MonacoParams::default()
-                    };
-                    let label = format!("{}-a{a}kb-r{r}", if avd { "avd" } else { "fifo" });
-                    let long = long_run(ctx, a, avd);
-                    let case = single(&template, &label, params, avd, long)?;
-                    cases.push((label, case));
-                    keys.push((avd, a, r));
-                }
-            }
-        }
-        let points = sweep(ctx, &cases)?;
-        let mut report = Report::new(self.id(), self.title(), ctx.quick);
-        let mut thr_series = [Vec::new(), Vec::new()];
-        let mut queue_series_ = Vec::new();
-        for avd in [false, true] {
-            let mut all = Vec::new();
-            for &(a, paper_max) in &limits {
-                let case = format!("A = {a} KB, {}", bottleneck(avd));
-                let sel: Vec<(u32, &Point)> = keys
-                    .iter()
-                    .zip(&points)
-                    .filter(|((v, k, _), _)| *v == avd && *k == a)
-                    .map(|((_, _, r), p)| (*r, p))
-                    .collect();
-                let worst = sel
-                    .iter()
-                    .filter_map(|(_, p)| p.x0_theory.map(|t| (p.x0 - t).abs() / t))
-                    .fold(0.0, f64::max);
-                report.rows.push(Row::at_most(
-                    format!("{case}: flow 0 throughput, largest error against theory over r"),
-                    None,
-                    Some(0.0),
-                    worst,
-                    0.05,
-                ));
-                let (r_top, top) = sel.last().expect("a sweep has points");
-                report.rows.push(Row::close(
-                    format!("{case}: largest satisfiable rate (flow 0 at r = {r_top} Mb/s)"),
-                    (!avd).then_some(paper_max),
-                    top.x0_theory,
-                    top.x0,
-                    0.03,
-                ));
-                if !avd {
-                    report.rows.push(Row::close(
-                        format!("{case}: mean queue at r = {r_top} Mb/s (pkts)"),
-                        None,
-                        top.queue_theory,
-                        top.queue,
-                        0.25,
-                    ));
-                    let first = sel.iter().find(|(_, p)| p.at_limit).map(|(r, _)| *r);
-                    report.notes.push(format!(
-                        "{case}: theory puts flow 0 at its limit from r = {} Mb/s",
-                        first.map_or("beyond the sweep".into(), |r| r.to_string())
-                    ));
-                }
-                thr_series[avd as usize].push(
-                    Series::new(
-                        format!("A = {a} KB"),
-                        sel.iter().map(|(r, p)| (*r as f64, p.x0)).collect(),
-                    )
-                    .with_markers(),
-                );
-                let mut th = Series::new(
-                    format!("A = {a} KB, theory"),
-                    sel.iter()
-                        .filter_map(|(r, p)| p.x0_theory.map(|t| (*r as f64, t)))
-                        .collect(),
-                );
-                th.reference = true;
-                thr_series[avd as usize].push(th);
-                queue_series_.push(
-                    Series::new(
-                        format!("A = {a} KB, {}", bottleneck(avd)),
-                        sel.iter()
-                            .map(|(r, p)| (*r as f64, p.queue.max(0.01)))
-                            .collect(),
-                    )
-                    .with_markers(),
-                );
-                all.extend(sel.iter().map(|(_, p)| *p));
-            }
-            let case = bottleneck(avd);
-            utilization_row(&mut report, case, avd, &all);
-            if avd {
-                avd_queue_row(&mut report, case, &all);
-            }
-        }
-        for (avd, series) in [false, true].into_iter().zip(thr_series) {
-            let stem = if avd { "throughput-avd" } else { "throughput" };
-            report.files.extend(write_chart(
-                &ctx.out,
-                stem,
-                &chart(
-                    format!(
-                        "{}: flow 0 against its expected rate, {}",
-                        self.id(),
-                        bottleneck(avd)
-                    ),
-                    "expected minimum rate r (Mb/s)",
-                    "flow 0 throughput (Mb/s)",
-                    series,
-                ),
-            )?);
-        }
-        let mut queue = chart(
-            format!("{}: bottleneck queue against r", self.id()),
-            "expected minimum rate r (Mb/s)",
-            "mean queue (packets, log)",
-            queue_series_,
-        );
-        queue.log_y = true;
-        report.files.extend(write_chart(&ctx.out, "queue", &queue)?);
-        Ok(report)
-    }
-}
-
-/// qos-fig5: the weighted-rate service on one bottleneck.
-pub struct Fig5;
-
-impl Experiment for Fig5 {
-    fn id(&self) -> &'static str {
-        "qos-fig5"
-    }
-    fn title(&self) -> &'static str {
-        "003 Fig. 5: flow 0 of weight w = 1…10⁴ against nine loops of weight 1, without and with AVQ+VD"
-    }
-    fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
-        let template = template(ctx)?;
-        let weights: Vec<u32> = if ctx.quick {
-            vec![1, 10, 100]
-        } else {
-            vec![1, 3, 10, 30, 100, 300, 1000, 3000, 10000]
-        };
-        let mut keys = Vec::new();
-        let mut cases = Vec::new();
-        for avd in [false, true] {
-            for &w in &weights {
-                let label = format!("{}-w{w}", if avd { "avd" } else { "fifo" });
-                // An eq. (2) loop: its increase is bounded to one MTU per RTT (003 §II).
+fn qos_fig4(e: &Exp) -> Result<Report, ReproError> {
+    let ctx = e.ctx;
+    let template = e.def()?;
+    let rates: Vec<u32> = if ctx.quick {
+        vec![0, 50, 90, 110]
+    } else {
+        vec![0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 100, 110]
+    };
+    let limits: Vec<(u32, f64)> = if ctx.quick {
+        vec![LIMITS_KB[0], LIMITS_KB[2]]
+    } else {
+        LIMITS_KB.to_vec()
+    };
+    let mut keys = Vec::new();
+    let mut cases = Vec::new();
+    for avd in [false, true] {
+        for &(a, _) in &limits {
+            for &r in &rates {
+                // Flow 0 follows 003 Algorithm 1, without eq. (2)'s increase cap; r = 0:
+                // no expected rate, only the limit (a rate must be positive).
                 let params = MonacoParams {
-                    weight: w as f64,
-                    increase_cap: true,
+                    expected_rate: (r > 0).then(|| Rate::from_mbps(r as u64)),
+                    limit: Some(Bytes(a as u64 * 1000)),
                     ..MonacoParams::default()
                 };
-                let long = long_run(ctx, 3 * w, avd);
+                let label = format!("{}-a{a}kb-r{r}", if avd { "avd" } else { "fifo" });
+                let long = long_run(ctx, a, avd);
                 let case = single(&template, &label, params, avd, long)?;
                 cases.push((label, case));
-                keys.push((avd, w));
+                keys.push((avd, a, r));
             }
         }
-        let points = sweep(ctx, &cases)?;
-        let mut report = Report::new(self.id(), self.title(), ctx.quick);
-        let mut ratio_series = Vec::new();
-        let mut queue_series_ = Vec::new();
-        for avd in [false, true] {
-            let case = bottleneck(avd);
+    }
+    let points = sweep(ctx, &cases)?;
+    let mut report = e.report();
+    let mut thr_series = [Vec::new(), Vec::new()];
+    let mut queue_series_ = Vec::new();
+    for avd in [false, true] {
+        let mut all = Vec::new();
+        for &(a, paper_max) in &limits {
+            let case = format!("A = {a} KB, {}", bottleneck(avd));
             let sel: Vec<(u32, &Point)> = keys
                 .iter()
                 .zip(&points)
-                .filter(|((v, _), _)| *v == avd)
-                .map(|((_, w), p)| (*w, p))
+                .filter(|((v, k, _), _)| *v == avd && *k == a)
+                .map(|((_, _, r), p)| (*r, p))
                 .collect();
-            for (w, p) in &sel {
-                let ratio = p.x0 / p.others;
-                let theory = p.x0_theory.zip(p.others_theory).map(|(a, b)| a / b);
-                // 003 §V-A: accurate over the whole range without AQM; with AVQ+VD up to a few
-                // hundred, then below the weight.
-                if avd && *w > 300 {
-                    report.rows.push(Row::at_most(
-                        format!(
-                            "{case}, w = {w}: throughput ratio ÷ w (below 1 above a few hundred)"
-                        ),
-                        Some(1.0),
-                        None,
-                        ratio / *w as f64,
-                        1.0,
-                    ));
-                } else {
-                    report.rows.push(Row::close(
-                        format!("{case}, w = {w}: throughput ratio"),
-                        Some(*w as f64),
-                        theory,
-                        ratio,
-                        0.10,
-                    ));
-                }
-            }
+            let worst = sel
+                .iter()
+                .filter_map(|(_, p)| p.x0_theory.map(|t| (p.x0 - t).abs() / t))
+                .fold(0.0, f64::max);
+            report.rows.push(Row::at_most(
+                format!("{case}: flow 0 throughput, largest error against theory over r"),
+                None,
+                Some(0.0),
+                worst,
+                0.05,
+            ));
+            let (r_top, top) = sel.last().expect("a sweep has points");
+            report.rows.push(Row::close(
+                format!("{case}: largest satisfiable rate (flow 0 at r = {r_top} Mb/s)"),
+                (!avd).then_some(paper_max),
+                top.x0_theory,
+                top.x0,
+                0.03,
+            ));
             if !avd {
-                let (w, top) = sel.last().expect("a sweep has points");
                 report.rows.push(Row::close(
-                    format!("{case}, w = {w}: mean queue (pkts), linear in w"),
+                    format!("{case}: mean queue at r = {r_top} Mb/s (pkts)"),
                     None,
                     top.queue_theory,
                     top.queue,
                     0.25,
                 ));
-            } else {
-                let low: Vec<&Point> = sel
-                    .iter()
-                    .filter(|(w, _)| *w <= 300)
-                    .map(|(_, p)| *p)
-                    .collect();
-                avd_queue_row(&mut report, &format!("{case}, w ≤ 300"), &low);
+                let first = sel.iter().find(|(_, p)| p.at_limit).map(|(r, _)| *r);
+                report.notes.push(format!(
+                    "{case}: theory puts flow 0 at its limit from r = {} Mb/s",
+                    first.map_or("beyond the sweep".into(), |r| r.to_string())
+                ));
             }
-            let all: Vec<&Point> = sel.iter().map(|(_, p)| *p).collect();
-            utilization_row(&mut report, case, avd, &all);
-            ratio_series.push(
+            thr_series[avd as usize].push(
                 Series::new(
-                    case,
-                    sel.iter()
-                        .map(|(w, p)| (*w as f64, p.x0 / p.others))
-                        .collect(),
+                    format!("A = {a} KB"),
+                    sel.iter().map(|(r, p)| (*r as f64, p.x0)).collect(),
                 )
                 .with_markers(),
             );
+            let mut th = Series::new(
+                format!("A = {a} KB, theory"),
+                sel.iter()
+                    .filter_map(|(r, p)| p.x0_theory.map(|t| (*r as f64, t)))
+                    .collect(),
+            );
+            th.reference = true;
+            thr_series[avd as usize].push(th);
             queue_series_.push(
                 Series::new(
-                    case,
+                    format!("A = {a} KB, {}", bottleneck(avd)),
                     sel.iter()
-                        .map(|(w, p)| (*w as f64, p.queue.max(0.01)))
+                        .map(|(r, p)| (*r as f64, p.queue.max(0.01)))
                         .collect(),
                 )
                 .with_markers(),
             );
+            all.extend(sel.iter().map(|(_, p)| *p));
         }
-        let mut ideal = Series::new(
-            "ratio = w",
-            weights.iter().map(|&w| (w as f64, w as f64)).collect(),
-        );
-        ideal.reference = true;
-        ratio_series.push(ideal);
-        let mut ratio = chart(
-            format!("{}: throughput ratio against weight", self.id()),
-            "weight w of flow 0 (log)",
-            "flow 0 ÷ mean of the others (log)",
-            ratio_series,
-        );
-        ratio.log_x = true;
-        ratio.log_y = true;
-        report.files.extend(write_chart(&ctx.out, "ratio", &ratio)?);
-        let mut queue = chart(
-            format!("{}: bottleneck queue against weight", self.id()),
-            "weight w of flow 0 (log)",
-            "mean queue (packets, log)",
-            queue_series_,
-        );
-        queue.log_x = true;
-        queue.log_y = true;
-        report.files.extend(write_chart(&ctx.out, "queue", &queue)?);
-        Ok(report)
+        let case = bottleneck(avd);
+        utilization_row(&mut report, case, avd, &all);
+        if avd {
+            avd_queue_row(&mut report, case, &all);
+        }
     }
+    for (avd, series) in [false, true].into_iter().zip(thr_series) {
+        let stem = if avd { "throughput-avd" } else { "throughput" };
+        report.files.extend(write_chart(
+            &ctx.out,
+            stem,
+            &chart(
+                format!(
+                    "{}: flow 0 against its expected rate, {}",
+                    e.id(),
+                    bottleneck(avd)
+                ),
+                "expected minimum rate r (Mb/s)",
+                "flow 0 throughput (Mb/s)",
+                series,
+            ),
+        )?);
+    }
+    let mut queue = chart(
+        format!("{}: bottleneck queue against r", e.id()),
+        "expected minimum rate r (Mb/s)",
+        "mean queue (packets, log)",
+        queue_series_,
+    );
+    queue.log_y = true;
+    report.files.extend(write_chart(&ctx.out, "queue", &queue)?);
+    Ok(report)
+}
+
+/// qos-fig5: the weighted-rate service on one bottleneck.
+pub const FIG5: Spec = Spec {
+    id: "qos-fig5",
+    title: "003 Fig. 5: flow 0 of weight w = 1…10⁴ against nine loops of weight 1, without and with AVQ+VD",
+    scenario: SINGLE,
+    quick: Some(SINGLE_QUICK),
+    reproduce: qos_fig5,
+};
+
+fn qos_fig5(e: &Exp) -> Result<Report, ReproError> {
+    let ctx = e.ctx;
+    let template = e.def()?;
+    let weights: Vec<u32> = if ctx.quick {
+        vec![1, 10, 100]
+    } else {
+        vec![1, 3, 10, 30, 100, 300, 1000, 3000, 10000]
+    };
+    let mut keys = Vec::new();
+    let mut cases = Vec::new();
+    for avd in [false, true] {
+        for &w in &weights {
+            let label = format!("{}-w{w}", if avd { "avd" } else { "fifo" });
+            // An eq. (2) loop: its increase is bounded to one MTU per RTT (003 §II).
+            let params = MonacoParams {
+                weight: w as f64,
+                increase_cap: true,
+                ..MonacoParams::default()
+            };
+            let long = long_run(ctx, 3 * w, avd);
+            let case = single(&template, &label, params, avd, long)?;
+            cases.push((label, case));
+            keys.push((avd, w));
+        }
+    }
+    let points = sweep(ctx, &cases)?;
+    let mut report = e.report();
+    let mut ratio_series = Vec::new();
+    let mut queue_series_ = Vec::new();
+    for avd in [false, true] {
+        let case = bottleneck(avd);
+        let sel: Vec<(u32, &Point)> = keys
+            .iter()
+            .zip(&points)
+            .filter(|((v, _), _)| *v == avd)
+            .map(|((_, w), p)| (*w, p))
+            .collect();
+        for (w, p) in &sel {
+            let ratio = p.x0 / p.others;
+            let theory = p.x0_theory.zip(p.others_theory).map(|(a, b)| a / b);
+            // 003 §V-A: accurate over the whole range without AQM; with AVQ+VD up to a few
+            // hundred, then below the weight.
+            if avd && *w > 300 {
+                report.rows.push(Row::at_most(
+                    format!("{case}, w = {w}: throughput ratio ÷ w (below 1 above a few hundred)"),
+                    Some(1.0),
+                    None,
+                    ratio / *w as f64,
+                    1.0,
+                ));
+            } else {
+                report.rows.push(Row::close(
+                    format!("{case}, w = {w}: throughput ratio"),
+                    Some(*w as f64),
+                    theory,
+                    ratio,
+                    0.10,
+                ));
+            }
+        }
+        if !avd {
+            let (w, top) = sel.last().expect("a sweep has points");
+            report.rows.push(Row::close(
+                format!("{case}, w = {w}: mean queue (pkts), linear in w"),
+                None,
+                top.queue_theory,
+                top.queue,
+                0.25,
+            ));
+        } else {
+            let low: Vec<&Point> = sel
+                .iter()
+                .filter(|(w, _)| *w <= 300)
+                .map(|(_, p)| *p)
+                .collect();
+            avd_queue_row(&mut report, &format!("{case}, w ≤ 300"), &low);
+        }
+        let all: Vec<&Point> = sel.iter().map(|(_, p)| *p).collect();
+        utilization_row(&mut report, case, avd, &all);
+        ratio_series.push(
+            Series::new(
+                case,
+                sel.iter()
+                    .map(|(w, p)| (*w as f64, p.x0 / p.others))
+                    .collect(),
+            )
+            .with_markers(),
+        );
+        queue_series_.push(
+            Series::new(
+                case,
+                sel.iter()
+                    .map(|(w, p)| (*w as f64, p.queue.max(0.01)))
+                    .collect(),
+            )
+            .with_markers(),
+        );
+    }
+    let mut ideal = Series::new(
+        "ratio = w",
+        weights.iter().map(|&w| (w as f64, w as f64)).collect(),
+    );
+    ideal.reference = true;
+    ratio_series.push(ideal);
+    let mut ratio = chart(
+        format!("{}: throughput ratio against weight", e.id()),
+        "weight w of flow 0 (log)",
+        "flow 0 ÷ mean of the others (log)",
+        ratio_series,
+    );
+    ratio.log_x = true;
+    ratio.log_y = true;
+    report.files.extend(write_chart(&ctx.out, "ratio", &ratio)?);
+    let mut queue = chart(
+        format!("{}: bottleneck queue against weight", e.id()),
+        "weight w of flow 0 (log)",
+        "mean queue (packets, log)",
+        queue_series_,
+    );
+    queue.log_x = true;
+    queue.log_y = true;
+    report.files.extend(write_chart(&ctx.out, "queue", &queue)?);
+    Ok(report)
 }
 
 /// qos-fig6: expected-rate, weighted and proportional loops multiplexed over three bottlenecks
 /// (003 §VI-A, Table I).
-pub struct Fig6;
+pub const FIG6: Spec = Spec {
+    id: "qos-fig6",
+    title: "003 Fig. 6: expected-rate, weighted and proportional loops over 3 bottlenecks (one AVQ+VD), web traffic from 100 s",
+    scenario: include_str!("../../../scenarios/repro/qos-fig6.toml"),
+    quick: Some(include_str!("../../../scenarios/repro/qos-fig6.quick.toml")),
+    reproduce: qos_fig6,
+};
 
 /// Table I's long loops: id, expected rate (Mb/s).
 const LONG_LOOPS: [(&str, f64); 4] = [
@@ -528,156 +522,144 @@ fn flow_index(s: &Summary, id: &str) -> Result<usize, ReproError> {
         .ok_or_else(|| ReproError::Other(format!("qos-fig6 has no flow {id}")))
 }
 
-impl Experiment for Fig6 {
-    fn id(&self) -> &'static str {
-        "qos-fig6"
-    }
-    fn title(&self) -> &'static str {
-        "003 Fig. 6: expected-rate, weighted and proportional loops over 3 bottlenecks (one AVQ+VD), web traffic from 100 s"
-    }
-    fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
-        let text = common::pick(
-            ctx,
-            include_str!("../../../scenarios/repro/qos-fig6.toml"),
-            include_str!("../../../scenarios/repro/qos-fig6.quick.toml"),
-        );
-        let sc = common::load(text, self.id())?;
-        let run = simulate(ctx, "run", sc.clone())?;
-        let s = &run.summary;
-        let mut report = Report::new(self.id(), self.title(), ctx.quick);
-        let series = |id: &str| -> Result<Vec<(f64, f64)>, ReproError> {
-            let i = flow_index(s, id)?;
-            Ok(flow_series(&run.sim, &[i], |x| {
-                Some(mbps(x.throughput_bps))
-            }))
+fn qos_fig6(e: &Exp) -> Result<Report, ReproError> {
+    let ctx = e.ctx;
+    let sc = e.scenario()?;
+    let run = simulate(ctx, "run", sc.clone())?;
+    let s = &run.summary;
+    let mut report = e.report();
+    let series = |id: &str| -> Result<Vec<(f64, f64)>, ReproError> {
+        let i = flow_index(s, id)?;
+        Ok(flow_series(&run.sim, &[i], |x| {
+            Some(mbps(x.throughput_bps))
+        }))
+    };
+    for (phase, t0, t1) in PHASES {
+        let eq = common::phase_theory(&sc, t0, t1);
+        let predicted = |id: &str| -> Option<(f64, bool)> {
+            let i = flow_index(s, id).ok()?;
+            let f = eq.as_ref()?.flows[i].as_ref()?;
+            Some((mbps(f.throughput_bps), f.at_limit.unwrap_or(false)))
         };
-        for (phase, t0, t1) in PHASES {
-            let eq = common::phase_theory(&sc, t0, t1);
-            let predicted = |id: &str| -> Option<(f64, bool)> {
-                let i = flow_index(s, id).ok()?;
-                let f = eq.as_ref()?.flows[i].as_ref()?;
-                Some((mbps(f.throughput_bps), f.at_limit.unwrap_or(false)))
+        for (id, r) in LONG_LOOPS {
+            let Some((theory, at_limit)) = predicted(id) else {
+                continue; // not active in this phase
             };
-            for (id, r) in LONG_LOOPS {
-                let Some((theory, at_limit)) = predicted(id) else {
-                    continue; // not active in this phase
-                };
-                let measured = period_mean(&series(id)?, t0, t1);
-                let state = if at_limit {
-                    "at its limit"
-                } else {
-                    "expected rate met"
-                };
-                report.rows.push(if id == SLOW_LOOP && !at_limit {
-                    Row::at_least(
-                        format!("{phase}: {id} (r = {r} Mb/s, slower than the phase) meets its expected rate (Mb/s)"),
-                        None,
-                        Some(theory),
-                        measured,
-                        r,
-                    )
-                } else {
-                    Row::close(
-                        format!("{phase}: {id} (r = {r} Mb/s, theory: {state}) throughput (Mb/s)"),
-                        None,
-                        Some(theory),
-                        measured,
-                        0.10,
-                    )
-                });
-            }
-            let w3 = period_mean(&series("loop20")?, t0, t1);
-            let w1 = period_mean(&series("loop21")?, t0, t1);
-            let theory_ratio = predicted("loop20")
-                .zip(predicted("loop21"))
-                .map(|(a, b)| a.0 / b.0);
-            report.rows.push(Row::close(
-                format!("{phase}: weight-3 loop ÷ its weight-1 neighbour"),
-                Some(3.0),
-                theory_ratio,
-                w3 / w1,
-                0.10,
-            ));
+            let measured = period_mean(&series(id)?, t0, t1);
+            let state = if at_limit {
+                "at its limit"
+            } else {
+                "expected rate met"
+            };
+            report.rows.push(if id == SLOW_LOOP && !at_limit {
+                Row::at_least(
+                    format!("{phase}: {id} (r = {r} Mb/s, slower than the phase) meets its expected rate (Mb/s)"),
+                    None,
+                    Some(theory),
+                    measured,
+                    r,
+                )
+            } else {
+                Row::close(
+                    format!("{phase}: {id} (r = {r} Mb/s, theory: {state}) throughput (Mb/s)"),
+                    None,
+                    Some(theory),
+                    measured,
+                    0.10,
+                )
+            });
         }
-        report
-            .rows
-            .push(climb_row(&run, &sc, flow_index(s, SLOW_LOOP)?)?);
-        let b0 = common::link(&sc, "b0->b1")?;
-        let b2 = common::link(&sc, "b2->b3")?;
-        let (q_avd, q_fifo) = (queue_series(&run.sim, b0), queue_series(&run.sim, b2));
-        let calm = period_mean(&q_avd, 10.0, 100.0);
-        report.rows.push(Row::at_most(
-            "AVQ+VD bottleneck b0->b1: mean queue before the web traffic (pkts)",
-            None,
-            Some(0.0),
-            calm,
-            5.0,
+        let w3 = period_mean(&series("loop20")?, t0, t1);
+        let w1 = period_mean(&series("loop21")?, t0, t1);
+        let theory_ratio = predicted("loop20")
+            .zip(predicted("loop21"))
+            .map(|(a, b)| a.0 / b.0);
+        report.rows.push(Row::close(
+            format!("{phase}: weight-3 loop ÷ its weight-1 neighbour"),
+            Some(3.0),
+            theory_ratio,
+            w3 / w1,
+            0.10,
         ));
-        let end = 150.0;
-        let web = (
-            period_mean(&q_avd, 100.0, end),
-            period_mean(&q_fifo, 100.0, end),
-        );
-        report.rows.push(Row::at_least(
-            "with web traffic: FIFO b2->b3 mean queue ÷ AVQ+VD b0->b1's",
-            None,
-            None,
-            web.1 / web.0.max(1e-9),
-            2.0,
-        ));
-        for (id, r) in [LONG_LOOPS[0], LONG_LOOPS[3]] {
-            let measured = period_mean(&series(id)?, 105.0, end);
-            report.rows.push(Row::at_least(
-                format!("with web traffic: {id} mean throughput ÷ its expected {r} Mb/s"),
-                Some(1.0),
-                None,
-                measured / r,
-                1.0,
-            ));
-        }
-        report.notes.push(common::speed(s));
-        let long: Vec<Series> = LONG_LOOPS
-            .iter()
-            .map(|(id, r)| Ok(Series::new(format!("{id} (r = {r} Mb/s)"), series(id)?)))
-            .collect::<Result<_, ReproError>>()?;
-        report.files.extend(write_chart(
-            &ctx.out,
-            "throughput-expected",
-            &chart(
-                format!("{}: loops with expected rates", self.id()),
-                "time (s)",
-                "throughput (Mb/s)",
-                long,
-            ),
-        )?);
-        report.files.extend(write_chart(
-            &ctx.out,
-            "throughput-weighted",
-            &chart(
-                format!("{}: weight 3 against weight 1 on the same path", self.id()),
-                "time (s)",
-                "throughput (Mb/s)",
-                vec![
-                    Series::new("loop20 (weight 3)", series("loop20")?),
-                    Series::new("loop21 (weight 1)", series("loop21")?),
-                ],
-            ),
-        )?);
-        report.files.extend(write_chart(
-            &ctx.out,
-            "queue",
-            &chart(
-                format!("{}: bottleneck queues", self.id()),
-                "time (s)",
-                "queue (packets)",
-                vec![
-                    Series::new("b0->b1 (AVQ+VD)", q_avd),
-                    Series::new("b2->b3 (FIFO)", q_fifo),
-                ],
-            ),
-        )?);
-        Ok(report)
     }
+    report
+        .rows
+        .push(climb_row(&run, &sc, flow_index(s, SLOW_LOOP)?)?);
+    let b0 = common::link(&sc, "b0->b1")?;
+    let b2 = common::link(&sc, "b2->b3")?;
+    let (q_avd, q_fifo) = (queue_series(&run.sim, b0), queue_series(&run.sim, b2));
+    let calm = period_mean(&q_avd, 10.0, 100.0);
+    report.rows.push(Row::at_most(
+        "AVQ+VD bottleneck b0->b1: mean queue before the web traffic (pkts)",
+        None,
+        Some(0.0),
+        calm,
+        5.0,
+    ));
+    let end = 150.0;
+    let web = (
+        period_mean(&q_avd, 100.0, end),
+        period_mean(&q_fifo, 100.0, end),
+    );
+    report.rows.push(Row::at_least(
+        "with web traffic: FIFO b2->b3 mean queue ÷ AVQ+VD b0->b1's",
+        None,
+        None,
+        web.1 / web.0.max(1e-9),
+        2.0,
+    ));
+    for (id, r) in [LONG_LOOPS[0], LONG_LOOPS[3]] {
+        let measured = period_mean(&series(id)?, 105.0, end);
+        report.rows.push(Row::at_least(
+            format!("with web traffic: {id} mean throughput ÷ its expected {r} Mb/s"),
+            Some(1.0),
+            None,
+            measured / r,
+            1.0,
+        ));
+    }
+    report.notes.push(common::speed(s));
+    let long: Vec<Series> = LONG_LOOPS
+        .iter()
+        .map(|(id, r)| Ok(Series::new(format!("{id} (r = {r} Mb/s)"), series(id)?)))
+        .collect::<Result<_, ReproError>>()?;
+    report.files.extend(write_chart(
+        &ctx.out,
+        "throughput-expected",
+        &chart(
+            format!("{}: loops with expected rates", e.id()),
+            "time (s)",
+            "throughput (Mb/s)",
+            long,
+        ),
+    )?);
+    report.files.extend(write_chart(
+        &ctx.out,
+        "throughput-weighted",
+        &chart(
+            format!("{}: weight 3 against weight 1 on the same path", e.id()),
+            "time (s)",
+            "throughput (Mb/s)",
+            vec![
+                Series::new("loop20 (weight 3)", series("loop20")?),
+                Series::new("loop21 (weight 1)", series("loop21")?),
+            ],
+        ),
+    )?);
+    report.files.extend(write_chart(
+        &ctx.out,
+        "queue",
+        &chart(
+            format!("{}: bottleneck queues", e.id()),
+            "time (s)",
+            "queue (packets)",
+            vec![
+                Series::new("b0->b1 (AVQ+VD)", q_avd),
+                Series::new("b2->b3 (FIFO)", q_fifo),
+            ],
+        ),
+    )?);
+    Ok(report)
 }
 
 /// How fast the slow loop climbs back to its expected rate: its window growth per period over
@@ -706,72 +688,69 @@ fn climb_row(run: &Run, sc: &Scenario, i: usize) -> Result<Row, ReproError> {
 }
 
 /// 003 Fig. 7: all services on two 1 Mb/s bottlenecks, simulated and live.
-pub struct Fig7;
+pub const FIG7: Spec = Spec {
+    id: "qos-fig7",
+    title: "003 Fig. 7: expected-rate, weighted (on-off) and plain loops on 2 bottlenecks — live over UDP and simulated",
+    scenario: include_str!("../../../scenarios/repro/qos-fig7.toml"),
+    quick: None,
+    reproduce: qos_fig7,
+};
 
 /// Live time scale of the quick variant (the full one runs in real time, like the testbed).
 const FIG7_QUICK_SCALE: f64 = 5.0;
 
-impl Experiment for Fig7 {
-    fn id(&self) -> &'static str {
-        "qos-fig7"
-    }
-    fn title(&self) -> &'static str {
-        "003 Fig. 7: expected-rate, weighted (on-off) and plain loops on 2 bottlenecks — live over UDP and simulated"
-    }
-    fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
-        let text = include_str!("../../../scenarios/repro/qos-fig7.toml");
-        let sc = common::load(text, "qos-fig7.toml")?;
-        let scale = if ctx.quick { FIG7_QUICK_SCALE } else { 1.0 };
-        let mut report = Report::new(self.id(), self.title(), ctx.quick);
-        let (sim, live) =
-            common::simulated_and_live(ctx, self.id(), &sc, scale, &mut report.files)?;
-        // Each 10 s half-period of long loop 2, measured over its second half.
-        let on = [(5.0, 10.0), (25.0, 30.0), (45.0, 50.0)];
-        let off = [(15.0, 20.0), (35.0, 40.0), (55.0, 60.0)];
-        for (label, run) in [("simulation", &sim), ("live", &live)] {
-            for (state, periods) in [("long2 on", &on), ("long2 off", &off)] {
-                let eqs: Vec<_> = periods
+fn qos_fig7(e: &Exp) -> Result<Report, ReproError> {
+    let ctx = e.ctx;
+    let sc = e.scenario()?;
+    let scale = if ctx.quick { FIG7_QUICK_SCALE } else { 1.0 };
+    let mut report = e.report();
+    let (sim, live) = common::simulated_and_live(ctx, e.id(), &sc, scale, &mut report.files)?;
+    // Each 10 s half-period of long loop 2, measured over its second half.
+    let on = [(5.0, 10.0), (25.0, 30.0), (45.0, 50.0)];
+    let off = [(15.0, 20.0), (35.0, 40.0), (55.0, 60.0)];
+    for (label, run) in [("simulation", &sim), ("live", &live)] {
+        for (state, periods) in [("long2 on", &on), ("long2 off", &off)] {
+            let eqs: Vec<_> = periods
+                .iter()
+                .map(|&(a, b)| common::phase_theory(&sc, a, b))
+                .collect();
+            for (i, f) in sc.flows.iter().enumerate() {
+                let predicted: Vec<f64> = eqs
                     .iter()
-                    .map(|&(a, b)| common::phase_theory(&sc, a, b))
+                    .filter_map(|e| e.as_ref()?.flows[i].as_ref())
+                    .map(|p| mbps(p.throughput_bps))
+                    .filter(|&x| x > 0.0)
                     .collect();
-                for (i, f) in sc.flows.iter().enumerate() {
-                    let predicted: Vec<f64> = eqs
-                        .iter()
-                        .filter_map(|e| e.as_ref()?.flows[i].as_ref())
-                        .map(|p| mbps(p.throughput_bps))
-                        .filter(|&x| x > 0.0)
-                        .collect();
-                    let series = flow_series(&run.sim, &[i], |s| Some(mbps(s.throughput_bps)));
-                    let measured: Vec<f64> = periods
-                        .iter()
-                        .zip(&eqs)
-                        .filter(|(_, e)| {
-                            e.as_ref()
-                                .and_then(|e| e.flows[i].as_ref())
-                                .is_some_and(|p| p.throughput_bps > 0.0)
-                        })
-                        .map(|(&(a, b), _)| period_mean(&series, a, b))
-                        .collect();
-                    if predicted.is_empty() || measured.is_empty() {
-                        continue; // not active in these periods
-                    }
-                    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-                    report.rows.push(Row::close(
-                        format!("{label}, {state}: {} Mb/s", f.id),
-                        None,
-                        Some(mean(&predicted)),
-                        mean(&measured),
-                        0.15,
-                    ));
+                let series = flow_series(&run.sim, &[i], |s| Some(mbps(s.throughput_bps)));
+                let measured: Vec<f64> = periods
+                    .iter()
+                    .zip(&eqs)
+                    .filter(|(_, e)| {
+                        e.as_ref()
+                            .and_then(|e| e.flows[i].as_ref())
+                            .is_some_and(|p| p.throughput_bps > 0.0)
+                    })
+                    .map(|(&(a, b), _)| period_mean(&series, a, b))
+                    .collect();
+                if predicted.is_empty() || measured.is_empty() {
+                    continue; // not active in these periods
                 }
+                let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+                report.rows.push(Row::close(
+                    format!("{label}, {state}: {} Mb/s", f.id),
+                    None,
+                    Some(mean(&predicted)),
+                    mean(&measured),
+                    0.15,
+                ));
             }
         }
-        common::live_rows(&mut report, &live, scale);
-        report
-            .notes
-            .push(format!("simulation: {}", common::speed(&sim.summary)));
-        Ok(report)
     }
+    common::live_rows(&mut report, &live, scale);
+    report
+        .notes
+        .push(format!("simulation: {}", common::speed(&sim.summary)));
+    Ok(report)
 }
 
 #[cfg(test)]
@@ -788,12 +767,7 @@ mod tests {
 
     #[test]
     fn a_long_run_measures_its_last_stretch_and_samples_sparsely() {
-        let ctx = Ctx {
-            quick: false,
-            out: std::env::temp_dir(),
-            progress: &|_, _| {},
-        };
-        let t = template(&ctx).unwrap();
+        let t = acclab_scenario::parse_def(SINGLE, "qos-single").unwrap();
         let w3000 = MonacoParams {
             weight: 3000.0,
             ..MonacoParams::default()

@@ -10,7 +10,7 @@ use acclab_theory::vegas_error::serial_arrivals;
 use rayon::prelude::*;
 
 use crate::common::{self, classes, flow_series, mean_of, period_mean, queue_series, simulate};
-use crate::{Ctx, Experiment, Report, ReproError, Row};
+use crate::{Exp, Report, ReproError, Row, Spec};
 
 const BOTTLENECK: &str = "r1->r2";
 
@@ -25,7 +25,7 @@ struct PaperTable {
     flows: usize,
 }
 
-const TABLE1: PaperTable = PaperTable {
+const PAPER_TABLE1: PaperTable = PaperTable {
     base_rtt_ms: [15.17, 15.17, 20.17, 30.17, 40.17],
     rtt_ms: [16.84, 16.84, 21.84, 31.84, 41.84],
     rate_kbps: [1200.0; 5],
@@ -34,7 +34,7 @@ const TABLE1: PaperTable = PaperTable {
     flows: 250,
 };
 
-const TABLE2: PaperTable = PaperTable {
+const PAPER_TABLE2: PaperTable = PaperTable {
     base_rtt_ms: [15.17, 15.17, 20.17, 30.17, 40.17],
     rtt_ms: [19.2, 19.2, 24.2, 34.2, 44.2],
     rate_kbps: [753.2, 753.2, 1001.0, 1498.0, 1994.0],
@@ -49,21 +49,16 @@ fn kbps(bps: f64) -> f64 {
 }
 
 /// Tables I and II: five classes on one link, per-class rate, RTT, window, baseRTT, and the queue.
-fn single_link(
-    ctx: &Ctx,
-    id: &str,
-    title: &str,
-    text: &str,
-    paper: &PaperTable,
-) -> Result<Report, ReproError> {
-    let sc = common::load(text, id)?;
-    common::keep_scenario(&ctx.out, "scenario.toml", text)?;
+fn single_link(e: &Exp, paper: &PaperTable) -> Result<Report, ReproError> {
+    let ctx = e.ctx;
+    let id = e.id();
+    let sc = e.scenario()?;
     let pkt = sc.packet_size as f64;
     let queue_scale = sc.flows.len() as f64 / paper.flows as f64;
     let bottleneck = common::link(&sc, BOTTLENECK)?;
     let run = simulate(ctx, "run", sc)?;
     let s = &run.summary;
-    let mut report = Report::new(id, title, ctx.quick);
+    let mut report = e.report();
     const TOL: f64 = 0.03;
     let groups = classes(s);
     for (k, (class, idx)) in groups.iter().enumerate().take(5) {
@@ -171,164 +166,146 @@ fn single_link(
 }
 
 /// 002 Table I.
-pub struct Table1;
-impl Experiment for Table1 {
-    fn id(&self) -> &'static str {
-        "vegas-table1"
-    }
-    fn title(&self) -> &'static str {
-        "002 Table I / Fig. 2: Vegas PF (α = β = 2 pkts per RTT), 5 classes × 50 flows on 2.4 Gb/s"
-    }
-    fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
-        let text = common::pick(
-            ctx,
-            include_str!("../../../scenarios/repro/vegas-table1.toml"),
-            include_str!("../../../scenarios/repro/vegas-table1.quick.toml"),
-        );
-        single_link(ctx, self.id(), self.title(), text, &TABLE1)
-    }
+pub const TABLE1: Spec = Spec {
+    id: "vegas-table1",
+    title:
+        "002 Table I / Fig. 2: Vegas PF (α = β = 2 pkts per RTT), 5 classes × 50 flows on 2.4 Gb/s",
+    scenario: include_str!("../../../scenarios/repro/vegas-table1.toml"),
+    quick: Some(include_str!(
+        "../../../scenarios/repro/vegas-table1.quick.toml"
+    )),
+    reproduce: vegas_table1,
+};
+fn vegas_table1(e: &Exp) -> Result<Report, ReproError> {
+    single_link(e, &PAPER_TABLE1)
 }
 
 /// 002 Table II.
-pub struct Table2;
-impl Experiment for Table2 {
-    fn id(&self) -> &'static str {
-        "vegas-table2"
-    }
-    fn title(&self) -> &'static str {
-        "002 Table II / Fig. 3: Vegas WPF (α = β = 2 pkts per 10 ms), 5 classes × 50 flows on 2.4 Gb/s"
-    }
-    fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
-        let text = common::pick(
-            ctx,
-            include_str!("../../../scenarios/repro/vegas-table2.toml"),
-            include_str!("../../../scenarios/repro/vegas-table2.quick.toml"),
-        );
-        single_link(ctx, self.id(), self.title(), text, &TABLE2)
-    }
+pub const TABLE2: Spec = Spec {
+    id: "vegas-table2",
+    title: "002 Table II / Fig. 3: Vegas WPF (α = β = 2 pkts per 10 ms), 5 classes × 50 flows on 2.4 Gb/s",
+    scenario: include_str!("../../../scenarios/repro/vegas-table2.toml"),
+    quick: Some(include_str!("../../../scenarios/repro/vegas-table2.quick.toml")),
+    reproduce: vegas_table2,
+};
+fn vegas_table2(e: &Exp) -> Result<Report, ReproError> {
+    single_link(e, &PAPER_TABLE2)
 }
 
 /// 002 Figure 5: elephants with mice.
-pub struct Fig5;
-impl Experiment for Fig5 {
-    fn id(&self) -> &'static str {
-        "vegas-fig5"
-    }
-    fn title(&self) -> &'static str {
-        "002 Fig. 5: Vegas persistent flows with 20% on-off mice converge to (capacity − mice load)/N"
-    }
-    fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
-        let text = common::pick(
-            ctx,
-            include_str!("../../../scenarios/repro/vegas-fig5.toml"),
-            include_str!("../../../scenarios/repro/vegas-fig5.quick.toml"),
-        );
-        let sc = common::load(text, self.id())?;
-        common::keep_scenario(&ctx.out, "scenario.toml", text)?;
-        let bottleneck = common::link(&sc, BOTTLENECK)?;
-        let capacity_kbps = kbps(sc.links[bottleneck].rate.as_f64());
-        let (from, to) = sc.output.window;
-        let run = simulate(ctx, "run", sc)?;
-        let s = &run.summary;
-        let is_mouse = |i: usize| s.flows[i].kind == "onoff";
-        let persistent: Vec<usize> = (0..s.flows.len()).filter(|&i| !is_mouse(i)).collect();
-        let mice_kbps: f64 = (0..s.flows.len())
-            .filter(|&i| is_mouse(i))
-            .map(|i| kbps(s.flows[i].throughput_bps))
-            .sum();
-        let persistent_kbps: f64 = persistent
-            .iter()
-            .map(|&i| kbps(s.flows[i].throughput_bps))
-            .sum();
-        // Mice sent bytes over the whole run as a fraction of all bytes sent.
-        let sent = |mice: bool| -> f64 {
-            (0..s.flows.len())
-                .filter(|&i| is_mouse(i) == mice)
-                .map(|i| s.flows[i].sent_bytes as f64)
-                .sum()
-        };
-        let mice_share = sent(true) / (sent(true) + sent(false));
-        // Theory: persistent flows share what the mice leave, equally (same α, PF).
-        let fair = (capacity_kbps - mice_kbps) / persistent.len() as f64;
-        let mut report = Report::new(self.id(), self.title(), ctx.quick);
+pub const FIG5: Spec = Spec {
+    id: "vegas-fig5",
+    title: "002 Fig. 5: Vegas persistent flows with 20% on-off mice converge to (capacity − mice load)/N",
+    scenario: include_str!("../../../scenarios/repro/vegas-fig5.toml"),
+    quick: Some(include_str!("../../../scenarios/repro/vegas-fig5.quick.toml")),
+    reproduce: vegas_fig5,
+};
+fn vegas_fig5(e: &Exp) -> Result<Report, ReproError> {
+    let ctx = e.ctx;
+    let sc = e.scenario()?;
+    let bottleneck = common::link(&sc, BOTTLENECK)?;
+    let capacity_kbps = kbps(sc.links[bottleneck].rate.as_f64());
+    let (from, to) = sc.output.window;
+    let run = simulate(ctx, "run", sc)?;
+    let s = &run.summary;
+    let is_mouse = |i: usize| s.flows[i].kind == "onoff";
+    let persistent: Vec<usize> = (0..s.flows.len()).filter(|&i| !is_mouse(i)).collect();
+    let mice_kbps: f64 = (0..s.flows.len())
+        .filter(|&i| is_mouse(i))
+        .map(|i| kbps(s.flows[i].throughput_bps))
+        .sum();
+    let persistent_kbps: f64 = persistent
+        .iter()
+        .map(|&i| kbps(s.flows[i].throughput_bps))
+        .sum();
+    // Mice sent bytes over the whole run as a fraction of all bytes sent.
+    let sent = |mice: bool| -> f64 {
+        (0..s.flows.len())
+            .filter(|&i| is_mouse(i) == mice)
+            .map(|i| s.flows[i].sent_bytes as f64)
+            .sum()
+    };
+    let mice_share = sent(true) / (sent(true) + sent(false));
+    // Theory: persistent flows share what the mice leave, equally (same α, PF).
+    let fair = (capacity_kbps - mice_kbps) / persistent.len() as f64;
+    let mut report = e.report();
+    report.rows.push(Row::close(
+        "mice share of packets sent",
+        Some(0.20),
+        None,
+        mice_share,
+        0.5,
+    ));
+    for (class, idx) in classes(s).iter().filter(|(_, idx)| !is_mouse(idx[0])) {
+        let measured = mean_of(s, idx, |f| Some(kbps(f.throughput_bps))).unwrap_or(f64::NAN);
         report.rows.push(Row::close(
-            "mice share of packets sent",
-            Some(0.20),
-            None,
-            mice_share,
-            0.5,
+            format!("{class} persistent rate (KB/s)"),
+            Some(4800.0),
+            Some(fair),
+            measured,
+            0.10,
         ));
-        for (class, idx) in classes(s).iter().filter(|(_, idx)| !is_mouse(idx[0])) {
-            let measured = mean_of(s, idx, |f| Some(kbps(f.throughput_bps))).unwrap_or(f64::NAN);
-            report.rows.push(Row::close(
-                format!("{class} persistent rate (KB/s)"),
-                Some(4800.0),
-                Some(fair),
-                measured,
-                0.10,
-            ));
-        }
-        report.rows.push(Row::at_least(
-            "bottleneck utilisation (mice leave gaps)",
-            None,
-            Some(1.0),
-            s.links[bottleneck].utilization,
-            0.9,
-        ));
-        let q = queue_series(&run.sim, bottleneck);
-        let inside: Vec<f64> = q
-            .iter()
-            .filter(|p| p.0 > from.as_secs_f64() && p.0 <= to.as_secs_f64())
-            .map(|p| p.1)
-            .collect();
-        let mean_q = inside.iter().sum::<f64>() / inside.len().max(1) as f64;
-        let sd = (inside.iter().map(|x| (x - mean_q).powi(2)).sum::<f64>()
-            / inside.len().max(1) as f64)
-            .sqrt();
-        report.rows.push(Row::at_least(
-            "queue coefficient of variation (oscillates)",
-            None,
-            None,
-            sd / mean_q.max(1e-9),
-            0.1,
-        ));
-        report.notes.push(format!(
-            "mice carried {mice_kbps:.0} KB/s and persistent flows {persistent_kbps:.0} KB/s of {capacity_kbps:.0} KB/s in the window"
-        ));
-        let end = s.sim_time_s;
-        let mut rates: Vec<Series> = classes(s)
-            .iter()
-            .filter(|(_, idx)| !is_mouse(idx[0]))
-            .map(|(c, idx)| {
-                Series::new(
-                    c.clone(),
-                    flow_series(&run.sim, idx, |f| Some(kbps(f.send_rate_bps))),
-                )
-            })
-            .collect();
-        rates.push(Series::level("(capacity − mice)/N", fair, 0.0, end));
-        report.files.extend(write_chart(
-            &ctx.out,
-            "rates",
-            &common::chart(
-                format!("{}: average sending rate of persistent flows", self.id()),
-                "time (s)",
-                "KB/s",
-                rates,
-            ),
-        )?);
-        report.files.extend(write_chart(
-            &ctx.out,
-            "queue",
-            &common::chart(
-                format!("{}: queue at router 1", self.id()),
-                "time (s)",
-                "packets",
-                vec![Series::new("queue", q)],
-            ),
-        )?);
-        Ok(report)
     }
+    report.rows.push(Row::at_least(
+        "bottleneck utilisation (mice leave gaps)",
+        None,
+        Some(1.0),
+        s.links[bottleneck].utilization,
+        0.9,
+    ));
+    let q = queue_series(&run.sim, bottleneck);
+    let inside: Vec<f64> = q
+        .iter()
+        .filter(|p| p.0 > from.as_secs_f64() && p.0 <= to.as_secs_f64())
+        .map(|p| p.1)
+        .collect();
+    let mean_q = inside.iter().sum::<f64>() / inside.len().max(1) as f64;
+    let sd = (inside.iter().map(|x| (x - mean_q).powi(2)).sum::<f64>()
+        / inside.len().max(1) as f64)
+        .sqrt();
+    report.rows.push(Row::at_least(
+        "queue coefficient of variation (oscillates)",
+        None,
+        None,
+        sd / mean_q.max(1e-9),
+        0.1,
+    ));
+    report.notes.push(format!(
+        "mice carried {mice_kbps:.0} KB/s and persistent flows {persistent_kbps:.0} KB/s of {capacity_kbps:.0} KB/s in the window"
+    ));
+    let end = s.sim_time_s;
+    let mut rates: Vec<Series> = classes(s)
+        .iter()
+        .filter(|(_, idx)| !is_mouse(idx[0]))
+        .map(|(c, idx)| {
+            Series::new(
+                c.clone(),
+                flow_series(&run.sim, idx, |f| Some(kbps(f.send_rate_bps))),
+            )
+        })
+        .collect();
+    rates.push(Series::level("(capacity − mice)/N", fair, 0.0, end));
+    report.files.extend(write_chart(
+        &ctx.out,
+        "rates",
+        &common::chart(
+            format!("{}: average sending rate of persistent flows", e.id()),
+            "time (s)",
+            "KB/s",
+            rates,
+        ),
+    )?);
+    report.files.extend(write_chart(
+        &ctx.out,
+        "queue",
+        &common::chart(
+            format!("{}: queue at router 1", e.id()),
+            "time (s)",
+            "packets",
+            vec![Series::new("queue", q)],
+        ),
+    )?);
+    Ok(report)
 }
 
 /// The paper's Table V model column: rates (KB/s) of the active sources and the queue, per period.
@@ -343,158 +320,163 @@ const TABLE5_QUEUES: [f64; 5] = [20.0, 60.0, 127.0, 238.0, 416.0];
 const TABLE6_BASE_RTT_MS: [f64; 5] = [10.18, 13.51, 20.18, 31.2, 49.80];
 
 /// 002 Tables V and VI (and Fig. 6): baseRTT error and persistent congestion.
-pub struct Table5;
-impl Experiment for Table5 {
-    fn id(&self) -> &'static str {
-        "vegas-table5"
-    }
-    fn title(&self) -> &'static str {
-        "002 Tables V–VI / Fig. 6: 5 Vegas sources starting serially; fixed vs discovered baseRTT"
-    }
-    fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
-        // 48 Mb/s for 100 s runs in well under a second: the quick variant is the full one.
-        let text = include_str!("../../../scenarios/repro/vegas-table5.toml");
-        common::keep_scenario(&ctx.out, "scenario.toml", text)?;
-        let discovered = common::load(text, self.id())?;
-        let mut fixed = discovered.clone();
-        for f in &mut fixed.flows {
-            if let SchemeConfig::Vegas(p) = &mut f.scheme {
-                p.base_rtt = BaseRttParam::Fixed(Duration::from_millis(10));
-            }
+pub const TABLE5: Spec = Spec {
+    id: "vegas-table5",
+    title:
+        "002 Tables V–VI / Fig. 6: 5 Vegas sources starting serially; fixed vs discovered baseRTT",
+    scenario: include_str!("../../../scenarios/repro/vegas-table5.toml"),
+    quick: None,
+    reproduce: vegas_table5,
+};
+fn vegas_table5(e: &Exp) -> Result<Report, ReproError> {
+    let ctx = e.ctx;
+    // 48 Mb/s for 100 s runs in well under a second: the quick variant is the full one.
+    let discovered = e.scenario()?;
+    let mut fixed = discovered.clone();
+    for f in &mut fixed.flows {
+        if let SchemeConfig::Vegas(p) = &mut f.scheme {
+            p.base_rtt = BaseRttParam::Fixed(Duration::from_millis(10));
         }
-        let bottleneck = common::link(&discovered, BOTTLENECK)?;
-        let bits = 8.0 * discovered.packet_size as f64;
-        let c = discovered.links[bottleneck].rate.as_f64() / bits;
-        let d = propagation_delay(&discovered, &discovered.flows[0]);
-        let period = discovered.flows[1].start.as_secs_f64();
-        let (alpha, alpha_unit) = match &discovered.flows[0].scheme {
-            SchemeConfig::Vegas(p) => match p.per {
-                acclab_core::config::PerUnit::Time(u) => (p.alpha, u.as_secs_f64()),
-                acclab_core::config::PerUnit::Rtt => (p.alpha, d),
-            },
-            _ => return Err(ReproError::Other("vegas-table5 needs Vegas flows".into())),
-        };
-        let alpha_rate = alpha / alpha_unit; // packets per second
-        let runs: Vec<Result<common::Run, ReproError>> =
-            [("fixed", fixed), ("discovered", discovered)]
-                .into_par_iter()
-                .map(|(label, sc)| simulate(ctx, label, sc))
-                .collect();
-        let mut runs = runs.into_iter();
-        let fixed_run = runs
-            .next()
-            .ok_or_else(|| ReproError::Other("missing run".into()))??;
-        let found_run = runs
-            .next()
-            .ok_or_else(|| ReproError::Other("missing run".into()))??;
+    }
+    let bottleneck = common::link(&discovered, BOTTLENECK)?;
+    let bits = 8.0 * discovered.packet_size as f64;
+    let c = discovered.links[bottleneck].rate.as_f64() / bits;
+    let d = propagation_delay(&discovered, &discovered.flows[0]);
+    let period = discovered.flows[1].start.as_secs_f64();
+    let (alpha, alpha_unit) = match &discovered.flows[0].scheme {
+        SchemeConfig::Vegas(p) => match p.per {
+            acclab_core::config::PerUnit::Time(u) => (p.alpha, u.as_secs_f64()),
+            acclab_core::config::PerUnit::Rtt => (p.alpha, d),
+        },
+        _ => return Err(ReproError::Other("vegas-table5 needs Vegas flows".into())),
+    };
+    let alpha_rate = alpha / alpha_unit; // packets per second
+    let runs: Vec<Result<common::Run, ReproError>> = [("fixed", fixed), ("discovered", discovered)]
+        .into_par_iter()
+        .map(|(label, sc)| simulate(ctx, label, sc))
+        .collect();
+    let mut runs = runs.into_iter();
+    let fixed_run = runs
+        .next()
+        .ok_or_else(|| ReproError::Other("missing run".into()))??;
+    let found_run = runs
+        .next()
+        .ok_or_else(|| ReproError::Other("missing run".into()))??;
 
-        let mut report = Report::new(self.id(), self.title(), ctx.quick);
-        // (a) fixed baseRTT = 10 ms: each source keeps α·10 ms = 20 packets; theory per period
-        // from the NUM problem with n identical sources (baseRTT error 10 ms − d, 002 Theorem 3).
-        // Each period is measured over its last quarter: the newest source raises its window by
-        // one packet per RTT and needs most of the period to reach its equilibrium.
-        let q_fixed = queue_series(&fixed_run.sim, bottleneck);
-        for n in 1..=5 {
-            let (t0, t1) = (period * (n as f64 - 0.25), period * n as f64);
-            let base = 0.010;
-            let p = Problem {
-                capacity: vec![c],
-                routes: vec![vec![0]; n],
-                weight: vec![alpha_rate * base; n],
-                linear: vec![base - d; n],
-                min_rate: vec![],
-            };
-            let sol = num::solve(&p)?;
-            report.rows.push(Row::close(
-                format!("(a) fixed baseRTT: queue with {n} sources (pkts)"),
-                Some(20.0 * n as f64),
-                Some(sol.price[0] * c),
-                period_mean(&q_fixed, t0, t1),
-                0.05,
-            ));
-        }
-        // (b) discovered baseRTT: the serial-arrival recursion (002 eqs. 27–29).
-        let (model, base_rtts) = serial_arrivals(c, alpha_rate, d, 5);
-        let q_found = queue_series(&found_run.sim, bottleneck);
-        for (t, m) in model.iter().enumerate() {
-            let (t0, t1) = (period * (t as f64 + 0.75), period * (t as f64 + 1.0));
-            report.rows.push(Row::close(
-                format!("(b) queue, period {} (pkts)", t + 1),
-                Some(TABLE5_QUEUES[t]),
-                Some(m.queue_pkts),
-                period_mean(&q_found, t0, t1),
-                0.05,
-            ));
-            for (n, x) in m.rates.iter().enumerate() {
-                let series = flow_series(&found_run.sim, &[n], |f| Some(kbps(f.throughput_bps)));
-                report.rows.push(Row::close(
-                    format!("(b) period {}: host{}a rate (KB/s)", t + 1, n + 1),
-                    Some(TABLE5_RATES[t][n]),
-                    Some(x * bits / 8000.0),
-                    period_mean(&series, t0, t1),
-                    0.05,
-                ));
-            }
-        }
-        for (n, b) in base_rtts.iter().enumerate() {
-            report.rows.push(Row::close(
-                format!("(b) host{}a baseRTT (ms)", n + 1),
-                Some(TABLE6_BASE_RTT_MS[n]),
-                Some(b * 1e3),
-                found_run.summary.flows[n].base_rtt_s.unwrap_or(f64::NAN) * 1e3,
-                0.05,
-            ));
-        }
-        let queue_chart = |what: &str, stem: &str, q: Vec<(f64, f64)>| {
-            write_chart(
-                &ctx.out,
-                stem,
-                &common::chart(
-                    format!("{}: queue, {what} (Fig. 6)", self.id()),
-                    "time (s)",
-                    "packets",
-                    vec![Series::new("queue at router 1", q)],
-                ),
-            )
+    let mut report = e.report();
+    // (a) fixed baseRTT = 10 ms: each source keeps α·10 ms = 20 packets; theory per period
+    // from the NUM problem with n identical sources (baseRTT error 10 ms − d, 002 Theorem 3).
+    // Each period is measured over its last quarter: the newest source raises its window by
+    // one packet per RTT and needs most of the period to reach its equilibrium.
+    let q_fixed = queue_series(&fixed_run.sim, bottleneck);
+    for n in 1..=5 {
+        let (t0, t1) = (period * (n as f64 - 0.25), period * n as f64);
+        let base = 0.010;
+        let p = Problem {
+            capacity: vec![c],
+            routes: vec![vec![0]; n],
+            weight: vec![alpha_rate * base; n],
+            linear: vec![base - d; n],
+            min_rate: vec![],
         };
-        report.files.extend(queue_chart(
-            "baseRTT fixed at 10 ms",
-            "queue-fixed",
-            q_fixed,
-        )?);
-        report.files.extend(queue_chart(
-            "baseRTT discovered",
-            "queue-discovered",
-            q_found,
-        )?);
-        let rates: Vec<Series> = (0..5)
-            .map(|n| {
-                Series::new(
-                    format!("host{}a", n + 1),
-                    flow_series(&found_run.sim, &[n], |f| Some(kbps(f.throughput_bps))),
-                )
-            })
-            .collect();
-        report.files.extend(write_chart(
-            &ctx.out,
-            "rates-discovered",
-            &common::chart(
-                format!("{}: rates with discovered baseRTT", self.id()),
-                "time (s)",
-                "KB/s",
-                rates,
-            ),
-        )?);
-        report.notes.push(format!(
-            "theory uses the simulated path's d = {:.3} ms (propagation + transmission); the paper's model uses 10 ms",
-            d * 1e3
+        let sol = num::solve(&p)?;
+        report.rows.push(Row::close(
+            format!("(a) fixed baseRTT: queue with {n} sources (pkts)"),
+            Some(20.0 * n as f64),
+            Some(sol.price[0] * c),
+            period_mean(&q_fixed, t0, t1),
+            0.05,
         ));
-        Ok(report)
     }
+    // (b) discovered baseRTT: the serial-arrival recursion (002 eqs. 27–29).
+    let (model, base_rtts) = serial_arrivals(c, alpha_rate, d, 5);
+    let q_found = queue_series(&found_run.sim, bottleneck);
+    for (t, m) in model.iter().enumerate() {
+        let (t0, t1) = (period * (t as f64 + 0.75), period * (t as f64 + 1.0));
+        report.rows.push(Row::close(
+            format!("(b) queue, period {} (pkts)", t + 1),
+            Some(TABLE5_QUEUES[t]),
+            Some(m.queue_pkts),
+            period_mean(&q_found, t0, t1),
+            0.05,
+        ));
+        for (n, x) in m.rates.iter().enumerate() {
+            let series = flow_series(&found_run.sim, &[n], |f| Some(kbps(f.throughput_bps)));
+            report.rows.push(Row::close(
+                format!("(b) period {}: host{}a rate (KB/s)", t + 1, n + 1),
+                Some(TABLE5_RATES[t][n]),
+                Some(x * bits / 8000.0),
+                period_mean(&series, t0, t1),
+                0.05,
+            ));
+        }
+    }
+    for (n, b) in base_rtts.iter().enumerate() {
+        report.rows.push(Row::close(
+            format!("(b) host{}a baseRTT (ms)", n + 1),
+            Some(TABLE6_BASE_RTT_MS[n]),
+            Some(b * 1e3),
+            found_run.summary.flows[n].base_rtt_s.unwrap_or(f64::NAN) * 1e3,
+            0.05,
+        ));
+    }
+    let queue_chart = |what: &str, stem: &str, q: Vec<(f64, f64)>| {
+        write_chart(
+            &ctx.out,
+            stem,
+            &common::chart(
+                format!("{}: queue, {what} (Fig. 6)", e.id()),
+                "time (s)",
+                "packets",
+                vec![Series::new("queue at router 1", q)],
+            ),
+        )
+    };
+    report.files.extend(queue_chart(
+        "baseRTT fixed at 10 ms",
+        "queue-fixed",
+        q_fixed,
+    )?);
+    report.files.extend(queue_chart(
+        "baseRTT discovered",
+        "queue-discovered",
+        q_found,
+    )?);
+    let rates: Vec<Series> = (0..5)
+        .map(|n| {
+            Series::new(
+                format!("host{}a", n + 1),
+                flow_series(&found_run.sim, &[n], |f| Some(kbps(f.throughput_bps))),
+            )
+        })
+        .collect();
+    report.files.extend(write_chart(
+        &ctx.out,
+        "rates-discovered",
+        &common::chart(
+            format!("{}: rates with discovered baseRTT", e.id()),
+            "time (s)",
+            "KB/s",
+            rates,
+        ),
+    )?);
+    report.notes.push(format!(
+        "theory uses the simulated path's d = {:.3} ms (propagation + transmission); the paper's model uses 10 ms",
+        d * 1e3
+    ));
+    Ok(report)
 }
 
 /// 002 Figure 8: retransmissions of Reno and Vegas against the buffer size.
-pub struct Fig8;
+pub const FIG8: Spec = Spec {
+    id: "vegas-fig8",
+    title: "002 Fig. 8: 100 flows, Reno vs Vegas (α 1, β 3) over bottleneck buffer sizes",
+    scenario: include_str!("../../../scenarios/repro/vegas-fig8.toml"),
+    quick: Some(include_str!(
+        "../../../scenarios/repro/vegas-fig8.quick.toml"
+    )),
+    reproduce: vegas_fig8,
+};
 
 /// One point of the Figure 8 sweep.
 struct Point {
@@ -524,158 +506,144 @@ fn with_buffer(sc: &Scenario, link: usize, buffer: u64, reno: bool) -> Scenario 
     sc
 }
 
-impl Experiment for Fig8 {
-    fn id(&self) -> &'static str {
-        "vegas-fig8"
-    }
-    fn title(&self) -> &'static str {
-        "002 Fig. 8: 100 flows, Reno vs Vegas (α 1, β 3) over bottleneck buffer sizes"
-    }
-    fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
-        let text = common::pick(
-            ctx,
-            include_str!("../../../scenarios/repro/vegas-fig8.toml"),
-            include_str!("../../../scenarios/repro/vegas-fig8.quick.toml"),
-        );
-        common::keep_scenario(&ctx.out, "scenario.toml", text)?;
-        let base = common::load(text, self.id())?;
-        let bottleneck = common::link(&base, BOTTLENECK)?;
-        let buffers: &[u64] = if ctx.quick {
-            &FIG8_BUFFERS_QUICK
-        } else {
-            &FIG8_BUFFERS
-        };
-        let n = base.flows.len() as f64;
-        // Vegas needs room for its backlog: between α and β packets per flow.
-        let backlog_max = 3.0 * n;
-        let points: Vec<(u64, bool)> = buffers
-            .iter()
-            .flat_map(|&b| [(b, false), (b, true)])
-            .collect();
-        let results: Vec<Result<Point, ReproError>> = points
-            .par_iter()
-            .map(|&(buffer, reno)| {
-                let label = format!("{}-{buffer}pkt", if reno { "reno" } else { "vegas" });
-                let run = simulate(ctx, &label, with_buffer(&base, bottleneck, buffer, reno))?;
-                let s = &run.summary;
-                let per_flow = |f: &dyn Fn(&acclab_sim::output::FlowSummary) -> u64| {
-                    s.flows.iter().map(|x| f(x) as f64).sum::<f64>() / n
-                };
-                Ok(Point {
-                    buffer,
-                    reno,
-                    retransmits: per_flow(&|f| f.retransmits),
-                    retransmits_steady: per_flow(&|f| f.retransmits_in_window),
-                    goodput_kbps: s
-                        .flows
-                        .iter()
-                        .map(|f| f.delivered_bytes as f64)
-                        .sum::<f64>()
-                        / s.sim_time_s
-                        / 1000.0,
-                })
+fn vegas_fig8(e: &Exp) -> Result<Report, ReproError> {
+    let ctx = e.ctx;
+    let base = e.scenario()?;
+    let bottleneck = common::link(&base, BOTTLENECK)?;
+    let buffers: &[u64] = if ctx.quick {
+        &FIG8_BUFFERS_QUICK
+    } else {
+        &FIG8_BUFFERS
+    };
+    let n = base.flows.len() as f64;
+    // Vegas needs room for its backlog: between α and β packets per flow.
+    let backlog_max = 3.0 * n;
+    let points: Vec<(u64, bool)> = buffers
+        .iter()
+        .flat_map(|&b| [(b, false), (b, true)])
+        .collect();
+    let results: Vec<Result<Point, ReproError>> = points
+        .par_iter()
+        .map(|&(buffer, reno)| {
+            let label = format!("{}-{buffer}pkt", if reno { "reno" } else { "vegas" });
+            let run = simulate(ctx, &label, with_buffer(&base, bottleneck, buffer, reno))?;
+            let s = &run.summary;
+            let per_flow = |f: &dyn Fn(&acclab_sim::output::FlowSummary) -> u64| {
+                s.flows.iter().map(|x| f(x) as f64).sum::<f64>() / n
+            };
+            Ok(Point {
+                buffer,
+                reno,
+                retransmits: per_flow(&|f| f.retransmits),
+                retransmits_steady: per_flow(&|f| f.retransmits_in_window),
+                goodput_kbps: s
+                    .flows
+                    .iter()
+                    .map(|f| f.delivered_bytes as f64)
+                    .sum::<f64>()
+                    / s.sim_time_s
+                    / 1000.0,
             })
-            .collect();
-        let results = results.into_iter().collect::<Result<Vec<_>, _>>()?;
-        let mut report = Report::new(self.id(), self.title(), ctx.quick);
-        // The paper's claim is about the steady state: with room for its backlog Vegas settles
-        // without loss, while Reno keeps probing into loss (002 §3.3, §6.4). The 100 flows start
-        // together, and the burst of their first windows can overflow even a large buffer in the
-        // first half second; those start-up losses are in the totals (retransmissions.png,
-        // sweep.csv) but the checks count retransmissions inside the window, after 5 s.
-        let (w0, w1) = base.output.window;
-        for p in &results {
-            let b = p.buffer;
-            let what = format!(
-                "retransmissions per flow in {}–{} s, buffer {b} pkts",
-                w0.as_secs_f64(),
-                w1.as_secs_f64()
-            );
-            if p.reno {
-                report.rows.push(Row::at_least(
-                    format!("Reno {what}"),
-                    None,
-                    None,
-                    p.retransmits_steady,
-                    1.0,
-                ));
-            } else if b as f64 >= backlog_max {
-                report.rows.push(Row::at_most(
-                    format!("Vegas {what}"),
-                    Some(0.0),
-                    None,
-                    p.retransmits_steady,
-                    0.0,
-                ));
-            }
+        })
+        .collect();
+    let results = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let mut report = e.report();
+    // The paper's claim is about the steady state: with room for its backlog Vegas settles
+    // without loss, while Reno keeps probing into loss (002 §3.3, §6.4). The 100 flows start
+    // together, and the burst of their first windows can overflow even a large buffer in the
+    // first half second; those start-up losses are in the totals (retransmissions.png,
+    // sweep.csv) but the checks count retransmissions inside the window, after 5 s.
+    let (w0, w1) = base.output.window;
+    for p in &results {
+        let b = p.buffer;
+        let what = format!(
+            "retransmissions per flow in {}–{} s, buffer {b} pkts",
+            w0.as_secs_f64(),
+            w1.as_secs_f64()
+        );
+        if p.reno {
+            report.rows.push(Row::at_least(
+                format!("Reno {what}"),
+                None,
+                None,
+                p.retransmits_steady,
+                1.0,
+            ));
+        } else if b as f64 >= backlog_max {
+            report.rows.push(Row::at_most(
+                format!("Vegas {what}"),
+                Some(0.0),
+                None,
+                p.retransmits_steady,
+                0.0,
+            ));
         }
-        let series = |reno: bool, f: &dyn Fn(&Point) -> f64| -> Vec<(f64, f64)> {
-            results
-                .iter()
-                .filter(|p| p.reno == reno)
-                .map(|p| (p.buffer as f64, f(p)))
-                .collect()
-        };
-        let chart = |what: &str, y: &str, f: &dyn Fn(&Point) -> f64| {
-            common::chart(
-                format!("{}: {what} against buffer size", self.id()),
-                "buffer (packets)",
-                y,
-                vec![
-                    Series::new("Reno", series(true, f)).with_markers(),
-                    Series::new("Vegas", series(false, f)).with_markers(),
-                ],
-            )
-        };
-        report.files.extend(write_chart(
-            &ctx.out,
-            "retransmissions",
-            &chart("retransmissions per flow", "packets per flow", &|p| {
-                p.retransmits
-            }),
-        )?);
-        report.files.extend(write_chart(
-            &ctx.out,
-            "retransmissions-steady",
-            &chart(
-                "retransmissions after the start-up transient",
-                "packets per flow",
-                &|p| p.retransmits_steady,
-            ),
-        )?);
-        report.files.extend(write_chart(
-            &ctx.out,
-            "goodput",
-            &chart("total goodput", "KB/s", &|p| p.goodput_kbps),
-        )?);
-        let mut w =
-            csv::Writer::from_path(ctx.out.join("sweep.csv")).map_err(std::io::Error::other)?;
+    }
+    let series = |reno: bool, f: &dyn Fn(&Point) -> f64| -> Vec<(f64, f64)> {
+        results
+            .iter()
+            .filter(|p| p.reno == reno)
+            .map(|p| (p.buffer as f64, f(p)))
+            .collect()
+    };
+    let chart = |what: &str, y: &str, f: &dyn Fn(&Point) -> f64| {
+        common::chart(
+            format!("{}: {what} against buffer size", e.id()),
+            "buffer (packets)",
+            y,
+            vec![
+                Series::new("Reno", series(true, f)).with_markers(),
+                Series::new("Vegas", series(false, f)).with_markers(),
+            ],
+        )
+    };
+    report.files.extend(write_chart(
+        &ctx.out,
+        "retransmissions",
+        &chart("retransmissions per flow", "packets per flow", &|p| {
+            p.retransmits
+        }),
+    )?);
+    report.files.extend(write_chart(
+        &ctx.out,
+        "retransmissions-steady",
+        &chart(
+            "retransmissions after the start-up transient",
+            "packets per flow",
+            &|p| p.retransmits_steady,
+        ),
+    )?);
+    report.files.extend(write_chart(
+        &ctx.out,
+        "goodput",
+        &chart("total goodput", "KB/s", &|p| p.goodput_kbps),
+    )?);
+    let mut w = csv::Writer::from_path(ctx.out.join("sweep.csv")).map_err(std::io::Error::other)?;
+    w.write_record([
+        "buffer_pkts",
+        "scheme",
+        "retransmissions_per_flow",
+        "retransmissions_in_window_per_flow",
+        "goodput_kBps",
+    ])
+    .map_err(std::io::Error::other)?;
+    for p in &results {
         w.write_record([
-            "buffer_pkts",
-            "scheme",
-            "retransmissions_per_flow",
-            "retransmissions_in_window_per_flow",
-            "goodput_kBps",
+            p.buffer.to_string(),
+            (if p.reno { "reno" } else { "vegas" }).into(),
+            p.retransmits.to_string(),
+            p.retransmits_steady.to_string(),
+            p.goodput_kbps.to_string(),
         ])
         .map_err(std::io::Error::other)?;
-        for p in &results {
-            w.write_record([
-                p.buffer.to_string(),
-                (if p.reno { "reno" } else { "vegas" }).into(),
-                p.retransmits.to_string(),
-                p.retransmits_steady.to_string(),
-                p.goodput_kbps.to_string(),
-            ])
-            .map_err(std::io::Error::other)?;
-        }
-        w.flush()?;
-        report.files.push("sweep.csv".into());
-        report.notes.push(format!(
-            "Vegas's backlog is between {} and {} packets (α·N … β·N)",
-            n, backlog_max
-        ));
-        Ok(report)
     }
+    w.flush()?;
+    report.files.push("sweep.csv".into());
+    report.notes.push(format!(
+        "Vegas's backlog is between {} and {} packets (α·N … β·N)",
+        n, backlog_max
+    ));
+    Ok(report)
 }
 
 /// The paper's per-period utilisation (Fig. 7 caption) and Table VII's model baseRTTs.
@@ -683,112 +651,109 @@ const FIG7_UTILISATION: [f64; 5] = [0.90, 0.96, 0.93, 0.91, 0.90];
 const TABLE7_BASE_RTT_MS: [f64; 5] = [10.18, 10.18, 20.18, 10.18, 30.18];
 
 /// 002 Fig. 7 and Table VII: Vegas+REM.
-pub struct RemFig7;
-impl Experiment for RemFig7 {
-    fn id(&self) -> &'static str {
-        "vegas-rem-fig7"
-    }
-    fn title(&self) -> &'static str {
-        "002 Fig. 7 / Table VII: Vegas+REM — weighted-PF shares, low queue, 90–96% utilisation, exact baseRTTs"
-    }
-    fn run(&self, ctx: &Ctx) -> Result<Report, ReproError> {
-        // 48 Mb/s for 100 s runs in a third of a second: quick is the full run.
-        let text = include_str!("../../../scenarios/repro/vegas-rem-fig7.toml");
-        common::keep_scenario(&ctx.out, "scenario.toml", text)?;
-        let sc = common::load(text, self.id())?;
-        let bottleneck = common::link(&sc, BOTTLENECK)?;
-        let period = sc.flows[1].start.as_secs_f64();
-        let run = simulate(ctx, "run", sc)?;
-        let s = &run.summary;
-        let mut report = Report::new(self.id(), self.title(), ctx.quick);
-        let q = queue_series(&run.sim, bottleneck);
-        let util: Vec<(f64, f64)> = run
-            .sim
-            .monitor()
-            .link_samples
-            .iter()
-            .filter(|x| x.link as usize == bottleneck)
-            .map(|x| (x.t_s, x.utilization))
-            .collect();
-        for (t, paper) in FIG7_UTILISATION.iter().enumerate() {
-            let (t0, t1) = (period * (t as f64 + 0.5), period * (t as f64 + 1.0));
-            // The paper's claim is the range 90–96%; checked as 93% ± 5.5% (the range ± 2 points).
-            report.rows.push(Row::close(
-                format!(
-                    "period {}: utilisation (paper {:.0}%, range 90–96%)",
-                    t + 1,
-                    paper * 100.0
-                ),
-                Some(0.93),
-                None,
-                period_mean(&util, t0, t1),
-                0.055,
-            ));
-            report.rows.push(Row::at_most(
-                format!("period {}: mean queue (pkts; stays low)", t + 1),
-                None,
-                Some(0.0),
-                period_mean(&q, t0, t1),
-                5.0,
-            ));
-        }
-        // With all five active: each source's share of the throughput against weighted PF (the
-        // shares, not the absolute rates: REM keeps the link ~90% busy, the model assumes 100%).
-        let total: f64 = s.flows.iter().map(|f| f.throughput_bps).sum();
-        let predicted: f64 = s
-            .flows
-            .iter()
-            .filter_map(|f| f.theory.as_ref().map(|t| t.throughput_bps))
-            .sum();
-        for f in &s.flows {
-            let share = f.throughput_bps / total;
-            let theory = f.theory.as_ref().map(|t| t.throughput_bps / predicted);
-            report.rows.push(Row::close(
-                format!("{}: share of the throughput, all active", f.id),
-                None,
-                theory,
-                share,
-                0.05,
-            ));
-        }
-        for (f, paper) in s.flows.iter().zip(TABLE7_BASE_RTT_MS) {
-            let theory = f.theory.as_ref().map(|t| t.base_rtt_s * 1e3);
-            report.rows.push(Row::close(
-                format!("{}: baseRTT (ms)", f.id),
-                Some(paper),
-                theory,
-                f.base_rtt_s.unwrap_or(f64::NAN) * 1e3,
-                0.01,
-            ));
-        }
-        let windows: Vec<Series> = (0..s.flows.len())
-            .map(|i| {
-                Series::new(
-                    s.flows[i].id.clone(),
-                    flow_series(&run.sim, &[i], |f| f.cwnd_bytes.map(|c| c as f64 / 1000.0)),
-                )
-            })
-            .collect();
-        report.files.extend(write_chart(
-            &ctx.out,
-            "windows",
-            &common::chart(
-                format!("{}: congestion windows", self.id()),
-                "time (s)",
-                "packets",
-                windows,
+pub const REM_FIG7: Spec = Spec {
+    id: "vegas-rem-fig7",
+    title: "002 Fig. 7 / Table VII: Vegas+REM — weighted-PF shares, low queue, 90–96% utilisation, exact baseRTTs",
+    scenario: include_str!("../../../scenarios/repro/vegas-rem-fig7.toml"),
+    quick: None,
+    reproduce: vegas_rem_fig7,
+};
+fn vegas_rem_fig7(e: &Exp) -> Result<Report, ReproError> {
+    let ctx = e.ctx;
+    // 48 Mb/s for 100 s runs in a third of a second: quick is the full run.
+    let sc = e.scenario()?;
+    let bottleneck = common::link(&sc, BOTTLENECK)?;
+    let period = sc.flows[1].start.as_secs_f64();
+    let run = simulate(ctx, "run", sc)?;
+    let s = &run.summary;
+    let mut report = e.report();
+    let q = queue_series(&run.sim, bottleneck);
+    let util: Vec<(f64, f64)> = run
+        .sim
+        .monitor()
+        .link_samples
+        .iter()
+        .filter(|x| x.link as usize == bottleneck)
+        .map(|x| (x.t_s, x.utilization))
+        .collect();
+    for (t, paper) in FIG7_UTILISATION.iter().enumerate() {
+        let (t0, t1) = (period * (t as f64 + 0.5), period * (t as f64 + 1.0));
+        // The paper's claim is the range 90–96%; checked as 93% ± 5.5% (the range ± 2 points).
+        report.rows.push(Row::close(
+            format!(
+                "period {}: utilisation (paper {:.0}%, range 90–96%)",
+                t + 1,
+                paper * 100.0
             ),
-        )?);
-        report.files.extend(write_chart(
-            &ctx.out,
-            "queue",
-            &common::chart(
-                format!("{}: queue at router 1", self.id()),
-                "time (s)",
-                "packets",
-                vec![Series::new("queue", q)],
-            ),
-        )?);
-        Ok(report)
+            Some(0.93),
+            None,
+            period_mean(&util, t0, t1),
+            0.055,
+        ));
+        report.rows.push(Row::at_most(
+            format!("period {}: mean queue (pkts; stays low)", t + 1),
+            None,
+            Some(0.0),
+            period_mean(&q, t0, t1),
+            5.0,
+        ));
     }
+    // With all five active: each source's share of the throughput against weighted PF (the
+    // shares, not the absolute rates: REM keeps the link ~90% busy, the model assumes 100%).
+    let total: f64 = s.flows.iter().map(|f| f.throughput_bps).sum();
+    let predicted: f64 = s
+        .flows
+        .iter()
+        .filter_map(|f| f.theory.as_ref().map(|t| t.throughput_bps))
+        .sum();
+    for f in &s.flows {
+        let share = f.throughput_bps / total;
+        let theory = f.theory.as_ref().map(|t| t.throughput_bps / predicted);
+        report.rows.push(Row::close(
+            format!("{}: share of the throughput, all active", f.id),
+            None,
+            theory,
+            share,
+            0.05,
+        ));
+    }
+    for (f, paper) in s.flows.iter().zip(TABLE7_BASE_RTT_MS) {
+        let theory = f.theory.as_ref().map(|t| t.base_rtt_s * 1e3);
+        report.rows.push(Row::close(
+            format!("{}: baseRTT (ms)", f.id),
+            Some(paper),
+            theory,
+            f.base_rtt_s.unwrap_or(f64::NAN) * 1e3,
+            0.01,
+        ));
+    }
+    let windows: Vec<Series> = (0..s.flows.len())
+        .map(|i| {
+            Series::new(
+                s.flows[i].id.clone(),
+                flow_series(&run.sim, &[i], |f| f.cwnd_bytes.map(|c| c as f64 / 1000.0)),
+            )
+        })
+        .collect();
+    report.files.extend(write_chart(
+        &ctx.out,
+        "windows",
+        &common::chart(
+            format!("{}: congestion windows", e.id()),
+            "time (s)",
+            "packets",
+            windows,
+        ),
+    )?);
+    report.files.extend(write_chart(
+        &ctx.out,
+        "queue",
+        &common::chart(
+            format!("{}: queue at router 1", e.id()),
+            "time (s)",
+            "packets",
+            vec![Series::new("queue", q)],
+        ),
+    )?);
+    Ok(report)
 }
