@@ -56,14 +56,13 @@ fn throughput_series(run: &Run) -> Vec<Series> {
 }
 
 /// 000 Fig. 2: three ACC policies, one equilibrium.
-pub const FIG2: Spec = Spec {
-    id: "acc-fig2",
-    title:
-        "000 Fig. 2: ACC-AIAD, ACC-MW, ACC-P on a 2×9 Mb/s parking lot reach long 3, shorts 6 Mb/s",
-    scenario: include_str!("../../../scenarios/repro/acc-fig2.toml"),
-    quick: Some(include_str!("../../../scenarios/repro/acc-fig2.quick.toml")),
-    reproduce: acc_fig2,
-};
+pub const FIG2: Spec = spec!(
+    "acc-fig2",
+    "000 Fig. 2: ACC-AIAD, ACC-MW, ACC-P on a 2×9 Mb/s parking lot reach long 3, shorts 6 Mb/s",
+    quick,
+    acc_fig2
+);
+
 fn acc_fig2(e: &Exp) -> Result<Report, ReproError> {
     let ctx = e.ctx;
     let base = e.scenario()?;
@@ -127,13 +126,12 @@ fn acc_fig2(e: &Exp) -> Result<Report, ReproError> {
 }
 
 /// 000 Fig. 4: reverse-path congestion.
-pub const FIG4: Spec = Spec {
-    id: "acc-fig4",
-    title: "000 Fig. 4: forward utilisation under reverse-path congestion, Vegas vs Monaco",
-    scenario: include_str!("../../../scenarios/repro/acc-fig4.toml"),
-    quick: Some(include_str!("../../../scenarios/repro/acc-fig4.quick.toml")),
-    reproduce: acc_fig4,
-};
+pub const FIG4: Spec = spec!(
+    "acc-fig4",
+    "000 Fig. 4: forward utilisation under reverse-path congestion, Vegas vs Monaco",
+    quick,
+    acc_fig4
+);
 const FIG4_REVERSE_MBPS: [u64; 6] = [5, 10, 15, 20, 30, 45];
 const FIG4_REVERSE_MBPS_QUICK: [u64; 3] = [5, 20, 45];
 
@@ -210,14 +208,12 @@ fn acc_fig4(e: &Exp) -> Result<Report, ReproError> {
 }
 
 /// 000 Fig. 5: a propagation-delay change.
-pub const FIG5: Spec = Spec {
-    id: "acc-fig5",
-    title:
-        "000 Fig. 5: Vegas, Vegas-k and Monaco when the propagation delay jumps from 12 to 52 ms",
-    scenario: include_str!("../../../scenarios/repro/acc-fig5.toml"),
-    quick: None,
-    reproduce: acc_fig5,
-};
+pub const FIG5: Spec = spec!(
+    "acc-fig5",
+    "000 Fig. 5: Vegas, Vegas-k and Monaco when the propagation delay jumps from 12 to 52 ms",
+    acc_fig5
+);
+
 fn acc_fig5(e: &Exp) -> Result<Report, ReproError> {
     let ctx = e.ctx;
     // One 10 Mb/s flow for 60 s runs in a fraction of a second: quick is the full run.
@@ -491,14 +487,12 @@ fn phase_throughput_rows(run: &Run, report: &mut Report) {
 }
 
 /// 000 Fig. 6.
-pub const FIG6: Spec = Spec {
-    id: "acc-fig6",
-    title:
-        "000 Fig. 6: Monaco under dynamic demands, droptail bottleneck with enough buffer (90 pkt)",
-    scenario: include_str!("../../../scenarios/repro/acc-fig6.toml"),
-    quick: None,
-    reproduce: acc_fig6,
-};
+pub const FIG6: Spec = spec!(
+    "acc-fig6",
+    "000 Fig. 6: Monaco under dynamic demands, droptail bottleneck with enough buffer (90 pkt)",
+    acc_fig6
+);
+
 fn acc_fig6(e: &Exp) -> Result<Report, ReproError> {
     // 30 Mb/s for 50 s runs in a fraction of a second: quick is the full run.
     let (run, b, mut report) = dynamic_demands(e)?;
@@ -537,13 +531,7 @@ fn acc_fig6(e: &Exp) -> Result<Report, ReproError> {
 }
 
 /// 000 Fig. 7.
-pub const FIG7: Spec = Spec {
-    id: "acc-fig7",
-    title: "000 Fig. 7: the same with an underprovisioned buffer (55 pkt): losses at 20–30 s, link still full",
-    scenario: include_str!("../../../scenarios/repro/acc-fig7.toml"),
-    quick: None,
-    reproduce: acc_fig7,
-};
+pub const FIG7: Spec = spec!("acc-fig7", "000 Fig. 7: the same with an underprovisioned buffer (55 pkt): losses at 20–30 s, link still full", acc_fig7);
 fn acc_fig7(e: &Exp) -> Result<Report, ReproError> {
     let (run, b, mut report) = dynamic_demands(e)?;
     let drops = link_series(&run, b, |x| x.drops as f64);
@@ -576,14 +564,12 @@ fn acc_fig7(e: &Exp) -> Result<Report, ReproError> {
 }
 
 /// 000 Fig. 8.
-pub const FIG8: Spec = Spec {
-    id: "acc-fig8",
-    title:
-        "000 Fig. 8: the same 55-packet buffer at an AVD bottleneck: low queue, ≈ 98% utilisation",
-    scenario: include_str!("../../../scenarios/repro/acc-fig8.toml"),
-    quick: None,
-    reproduce: acc_fig8,
-};
+pub const FIG8: Spec = spec!(
+    "acc-fig8",
+    "000 Fig. 8: the same 55-packet buffer at an AVD bottleneck: low queue, ≈ 98% utilisation",
+    acc_fig8
+);
+
 fn acc_fig8(e: &Exp) -> Result<Report, ReproError> {
     let (run, b, mut report) = dynamic_demands(e)?;
     phase_throughput_rows(&run, &mut report);
@@ -611,13 +597,11 @@ fn acc_fig8(e: &Exp) -> Result<Report, ReproError> {
 }
 
 /// 000 Fig. 10.
-pub const FIG10: Spec = Spec {
-    id: "acc-fig10",
-    title: "000 Fig. 10: three bottlenecks (AVD, DropTail, DropTail) with 1000 web users from 30 s",
-    scenario: include_str!("../../../scenarios/repro/acc-fig10.toml"),
-    quick: None,
-    reproduce: acc_fig10,
-};
+pub const FIG10: Spec = spec!(
+    "acc-fig10",
+    "000 Fig. 10: three bottlenecks (AVD, DropTail, DropTail) with 1000 web users from 30 s",
+    acc_fig10
+);
 
 /// Fig. 10's settled windows without web traffic: (from, to, active long flows).
 const FIG10_PHASES: [(f64, f64, f64); 2] = [(10.0, 20.0, 1.0), (25.0, 30.0, 2.0)];
@@ -734,13 +718,7 @@ fn acc_fig10(e: &Exp) -> Result<Report, ReproError> {
 }
 
 /// 000 Fig. 9: a line of N bottlenecks, all DropTail and a random DropTail/AVD mix.
-pub const FIG9: Spec = Spec {
-    id: "acc-fig9",
-    title: "000 Fig. 9: 3 long flows over N = 2…9 bottlenecks (all DropTail, and a DropTail/AVD mix) get 100/(3+N) Mb/s each",
-    scenario: include_str!("../../../scenarios/repro/acc-fig9.toml"),
-    quick: Some(include_str!("../../../scenarios/repro/acc-fig9.quick.toml")),
-    reproduce: acc_fig9,
-};
+pub const FIG9: Spec = spec!("acc-fig9", "000 Fig. 9: 3 long flows over N = 2…9 bottlenecks (all DropTail, and a DropTail/AVD mix) get 100/(3+N) Mb/s each", quick, acc_fig9);
 
 /// Every Fig. 9 flow counts its accumulation (the data that arrive between OB and IB, 000
 /// §IV-B.1's Little's-law definition) rather than taking x̄·ftt_q. The 40 B IB reaches each hop
@@ -957,13 +935,7 @@ fn mean_of_theory(s: &acclab_sim::Summary, prefix: &str) -> Option<f64> {
 }
 
 /// 000 Fig. 11: the Linux implementation's two-bottleneck run, here in simulation and live.
-pub const FIG11: Spec = Spec {
-    id: "acc-fig11",
-    title: "000 Fig. 11: two 1 Mb/s bottlenecks, long flows coming and going — live over UDP and simulated",
-    scenario: include_str!("../../../scenarios/repro/acc-fig11.toml"),
-    quick: Some(include_str!("../../../scenarios/repro/acc-fig11.quick.toml")),
-    reproduce: acc_fig11,
-};
+pub const FIG11: Spec = spec!("acc-fig11", "000 Fig. 11: two 1 Mb/s bottlenecks, long flows coming and going — live over UDP and simulated", quick, acc_fig11);
 
 /// Live time scale of the quick variant (the full one runs in real time).
 const FIG11_QUICK_SCALE: f64 = 5.0;

@@ -23,16 +23,13 @@ fn bat_mut(sc: &mut Scenario) -> Result<&mut acclab_core::config::BatParams, Rep
 }
 
 /// 004 Fig. 1: fairness of BAT between two CBR flows against their minimum guarantees.
-pub const FIG1: Spec = Spec {
-    id: "clcc-fig1",
-    title:
-        "004 Fig. 1: BAT with two 100 Mb/s CBR flows — fairness against their minimum guarantees",
-    scenario: include_str!("../../../scenarios/repro/clcc-fig1.toml"),
-    quick: Some(include_str!(
-        "../../../scenarios/repro/clcc-fig1.quick.toml"
-    )),
-    reproduce: clcc_fig1,
-};
+pub const FIG1: Spec = spec!(
+    "clcc-fig1",
+    "004 Fig. 1: BAT with two 100 Mb/s CBR flows — fairness against their minimum guarantees",
+    quick,
+    clcc_fig1
+);
+
 fn clcc_fig1(e: &Exp) -> Result<Report, ReproError> {
     let ctx = e.ctx;
     let base = e.scenario()?;
@@ -193,13 +190,12 @@ fn ratios(run: &Run) -> (f64, Vec<(f64, f64)>) {
 }
 
 /// 004 Fig. 8: BAT alone vs BAT + CLCC with 90 Mb/s UDP and greedy TCP.
-pub const FIG8: Spec = Spec {
-    id: "clcc-fig8",
-    title: "004 Fig. 8: 100 Reno flows (RTT 2–200 ms) + 90 Mb/s CBR; BAT alone vs BAT+CLCC, r_ref = 30/70",
-    scenario: include_str!("../../../scenarios/repro/clcc-fig8.toml"),
-    quick: None,
-    reproduce: clcc_fig8,
-};
+pub const FIG8: Spec = spec!(
+    "clcc-fig8",
+    "004 Fig. 8: 100 Reno flows (RTT 2–200 ms) + 90 Mb/s CBR; BAT alone vs BAT+CLCC, r_ref = 30/70",
+    clcc_fig8
+);
+
 fn clcc_fig8(e: &Exp) -> Result<Report, ReproError> {
     let ctx = e.ctx;
     // 100 flows at 100 Mb/s for 100 s run in about a second: quick is the full run (with
@@ -269,14 +265,12 @@ fn clcc_fig8(e: &Exp) -> Result<Report, ReproError> {
 }
 
 /// 004 Fig. 9: CLCC with a UDP load alternating 50 / 120 Mb/s every 5 s.
-pub const FIG9: Spec = Spec {
-    id: "clcc-fig9",
-    title:
-        "004 Fig. 9: BAT+CLCC, 100 Reno flows + UDP alternating 50/120 Mb/s every 5 s, r_ref = 0.4",
-    scenario: include_str!("../../../scenarios/repro/clcc-fig9.toml"),
-    quick: None,
-    reproduce: clcc_fig9,
-};
+pub const FIG9: Spec = spec!(
+    "clcc-fig9",
+    "004 Fig. 9: BAT+CLCC, 100 Reno flows + UDP alternating 50/120 Mb/s every 5 s, r_ref = 0.4",
+    clcc_fig9
+);
+
 fn clcc_fig9(e: &Exp) -> Result<Report, ReproError> {
     let ctx = e.ctx;
     // As clcc-fig8, the full run takes about a second: quick is the full run.
@@ -399,13 +393,12 @@ fn pair(
 }
 
 /// 004 Fig. 6: the bound on D_UDP shortens the recovery after a drop in UDP load.
-pub const FIG6: Spec = Spec {
-    id: "clcc-fig6",
-    title: "004 Fig. 6: CLCC with and without the bound on D_UDP; UDP drops from 200 to 30 Mb/s at 30 s",
-    scenario: include_str!("../../../scenarios/repro/clcc-fig6.toml"),
-    quick: None,
-    reproduce: clcc_fig6,
-};
+pub const FIG6: Spec = spec!(
+    "clcc-fig6",
+    "004 Fig. 6: CLCC with and without the bound on D_UDP; UDP drops from 200 to 30 Mb/s at 30 s",
+    clcc_fig6
+);
+
 fn clcc_fig6(e: &Exp) -> Result<Report, ReproError> {
     let ctx = e.ctx;
     // About a second of wall time: quick is the full run.
@@ -504,14 +497,12 @@ fn ratio_and_d_udp_charts(
 }
 
 /// 004 Fig. 7: control preemption while UDP offers less than its share.
-pub const FIG7: Spec = Spec {
-    id: "clcc-fig7",
-    title:
-        "004 Fig. 7: control preemption holds D_UDP while UDP offers less than its share (25–45 s)",
-    scenario: include_str!("../../../scenarios/repro/clcc-fig7.toml"),
-    quick: None,
-    reproduce: clcc_fig7,
-};
+pub const FIG7: Spec = spec!(
+    "clcc-fig7",
+    "004 Fig. 7: control preemption holds D_UDP while UDP offers less than its share (25–45 s)",
+    clcc_fig7
+);
+
 fn clcc_fig7(e: &Exp) -> Result<Report, ReproError> {
     let ctx = e.ctx;
     let base = with_hundred_tcp_flows(ctx, e.text, e.id())?;
@@ -560,13 +551,7 @@ fn clcc_fig7(e: &Exp) -> Result<Report, ReproError> {
 }
 
 /// 004 Fig. 3: BAT alone, one CBR flow against N Reno flows of equal RTT.
-pub const FIG3: Spec = Spec {
-    id: "clcc-fig3",
-    title: "004 Fig. 3: BAT with a 100 Mb/s CBR flow and N Reno flows — TCP share rises with N, falls with RTT",
-    scenario: include_str!("../../../scenarios/repro/clcc-fig3.toml"),
-    quick: None,
-    reproduce: clcc_fig3,
-};
+pub const FIG3: Spec = spec!("clcc-fig3", "004 Fig. 3: BAT with a 100 Mb/s CBR flow and N Reno flows — TCP share rises with N, falls with RTT", clcc_fig3);
 fn clcc_fig3(e: &Exp) -> Result<Report, ReproError> {
     let ctx = e.ctx;
     let template = e.def()?;

@@ -9,6 +9,34 @@
 //! Adding a reproduction: write its scenario files, declare its [`Spec`] with the function that
 //! runs its cases and checks (in the module of its paper), and add one line to [`registry`].
 
+/// The [`Spec`] of a reproduction whose scenario is `scenarios/repro/<id>.toml` and, with
+/// `quick`, whose quick variant is `<id>.quick.toml`: `spec!("acc-fig2", "000 Fig. 2: …", quick,
+/// acc_fig2)`.
+macro_rules! spec {
+    ($id:literal, $title:literal, $reproduce:path) => {
+        $crate::Spec {
+            id: $id,
+            title: $title,
+            scenario: include_str!(concat!("../../../scenarios/repro/", $id, ".toml")),
+            quick: None,
+            reproduce: $reproduce,
+        }
+    };
+    ($id:literal, $title:literal, quick, $reproduce:path) => {
+        $crate::Spec {
+            id: $id,
+            title: $title,
+            scenario: include_str!(concat!("../../../scenarios/repro/", $id, ".toml")),
+            quick: Some(include_str!(concat!(
+                "../../../scenarios/repro/",
+                $id,
+                ".quick.toml"
+            ))),
+            reproduce: $reproduce,
+        }
+    };
+}
+
 pub mod acc;
 pub mod clcc;
 pub mod common;

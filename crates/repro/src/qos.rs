@@ -474,13 +474,7 @@ fn qos_fig5(e: &Exp) -> Result<Report, ReproError> {
 
 /// qos-fig6: expected-rate, weighted and proportional loops multiplexed over three bottlenecks
 /// (003 §VI-A, Table I).
-pub const FIG6: Spec = Spec {
-    id: "qos-fig6",
-    title: "003 Fig. 6: expected-rate, weighted and proportional loops over 3 bottlenecks (one AVQ+VD), web traffic from 100 s",
-    scenario: include_str!("../../../scenarios/repro/qos-fig6.toml"),
-    quick: Some(include_str!("../../../scenarios/repro/qos-fig6.quick.toml")),
-    reproduce: qos_fig6,
-};
+pub const FIG6: Spec = spec!("qos-fig6", "003 Fig. 6: expected-rate, weighted and proportional loops over 3 bottlenecks (one AVQ+VD), web traffic from 100 s", quick, qos_fig6);
 
 /// Table I's long loops: id, expected rate (Mb/s).
 const LONG_LOOPS: [(&str, f64); 4] = [
@@ -688,13 +682,7 @@ fn climb_row(run: &Run, sc: &Scenario, i: usize) -> Result<Row, ReproError> {
 }
 
 /// 003 Fig. 7: all services on two 1 Mb/s bottlenecks, simulated and live.
-pub const FIG7: Spec = Spec {
-    id: "qos-fig7",
-    title: "003 Fig. 7: expected-rate, weighted (on-off) and plain loops on 2 bottlenecks — live over UDP and simulated",
-    scenario: include_str!("../../../scenarios/repro/qos-fig7.toml"),
-    quick: None,
-    reproduce: qos_fig7,
-};
+pub const FIG7: Spec = spec!("qos-fig7", "003 Fig. 7: expected-rate, weighted (on-off) and plain loops on 2 bottlenecks — live over UDP and simulated", qos_fig7);
 
 /// Live time scale of the quick variant (the full one runs in real time, like the testbed).
 const FIG7_QUICK_SCALE: f64 = 5.0;

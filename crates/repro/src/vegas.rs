@@ -166,40 +166,37 @@ fn single_link(e: &Exp, paper: &PaperTable) -> Result<Report, ReproError> {
 }
 
 /// 002 Table I.
-pub const TABLE1: Spec = Spec {
-    id: "vegas-table1",
-    title:
-        "002 Table I / Fig. 2: Vegas PF (α = β = 2 pkts per RTT), 5 classes × 50 flows on 2.4 Gb/s",
-    scenario: include_str!("../../../scenarios/repro/vegas-table1.toml"),
-    quick: Some(include_str!(
-        "../../../scenarios/repro/vegas-table1.quick.toml"
-    )),
-    reproduce: vegas_table1,
-};
+pub const TABLE1: Spec = spec!(
+    "vegas-table1",
+    "002 Table I / Fig. 2: Vegas PF (α = β = 2 pkts per RTT), 5 classes × 50 flows on 2.4 Gb/s",
+    quick,
+    vegas_table1
+);
+
 fn vegas_table1(e: &Exp) -> Result<Report, ReproError> {
     single_link(e, &PAPER_TABLE1)
 }
 
 /// 002 Table II.
-pub const TABLE2: Spec = Spec {
-    id: "vegas-table2",
-    title: "002 Table II / Fig. 3: Vegas WPF (α = β = 2 pkts per 10 ms), 5 classes × 50 flows on 2.4 Gb/s",
-    scenario: include_str!("../../../scenarios/repro/vegas-table2.toml"),
-    quick: Some(include_str!("../../../scenarios/repro/vegas-table2.quick.toml")),
-    reproduce: vegas_table2,
-};
+pub const TABLE2: Spec = spec!(
+    "vegas-table2",
+    "002 Table II / Fig. 3: Vegas WPF (α = β = 2 pkts per 10 ms), 5 classes × 50 flows on 2.4 Gb/s",
+    quick,
+    vegas_table2
+);
+
 fn vegas_table2(e: &Exp) -> Result<Report, ReproError> {
     single_link(e, &PAPER_TABLE2)
 }
 
 /// 002 Figure 5: elephants with mice.
-pub const FIG5: Spec = Spec {
-    id: "vegas-fig5",
-    title: "002 Fig. 5: Vegas persistent flows with 20% on-off mice converge to (capacity − mice load)/N",
-    scenario: include_str!("../../../scenarios/repro/vegas-fig5.toml"),
-    quick: Some(include_str!("../../../scenarios/repro/vegas-fig5.quick.toml")),
-    reproduce: vegas_fig5,
-};
+pub const FIG5: Spec = spec!(
+    "vegas-fig5",
+    "002 Fig. 5: Vegas persistent flows with 20% on-off mice converge to (capacity − mice load)/N",
+    quick,
+    vegas_fig5
+);
+
 fn vegas_fig5(e: &Exp) -> Result<Report, ReproError> {
     let ctx = e.ctx;
     let sc = e.scenario()?;
@@ -320,14 +317,12 @@ const TABLE5_QUEUES: [f64; 5] = [20.0, 60.0, 127.0, 238.0, 416.0];
 const TABLE6_BASE_RTT_MS: [f64; 5] = [10.18, 13.51, 20.18, 31.2, 49.80];
 
 /// 002 Tables V and VI (and Fig. 6): baseRTT error and persistent congestion.
-pub const TABLE5: Spec = Spec {
-    id: "vegas-table5",
-    title:
-        "002 Tables V–VI / Fig. 6: 5 Vegas sources starting serially; fixed vs discovered baseRTT",
-    scenario: include_str!("../../../scenarios/repro/vegas-table5.toml"),
-    quick: None,
-    reproduce: vegas_table5,
-};
+pub const TABLE5: Spec = spec!(
+    "vegas-table5",
+    "002 Tables V–VI / Fig. 6: 5 Vegas sources starting serially; fixed vs discovered baseRTT",
+    vegas_table5
+);
+
 fn vegas_table5(e: &Exp) -> Result<Report, ReproError> {
     let ctx = e.ctx;
     // 48 Mb/s for 100 s runs in well under a second: the quick variant is the full one.
@@ -468,15 +463,12 @@ fn vegas_table5(e: &Exp) -> Result<Report, ReproError> {
 }
 
 /// 002 Figure 8: retransmissions of Reno and Vegas against the buffer size.
-pub const FIG8: Spec = Spec {
-    id: "vegas-fig8",
-    title: "002 Fig. 8: 100 flows, Reno vs Vegas (α 1, β 3) over bottleneck buffer sizes",
-    scenario: include_str!("../../../scenarios/repro/vegas-fig8.toml"),
-    quick: Some(include_str!(
-        "../../../scenarios/repro/vegas-fig8.quick.toml"
-    )),
-    reproduce: vegas_fig8,
-};
+pub const FIG8: Spec = spec!(
+    "vegas-fig8",
+    "002 Fig. 8: 100 flows, Reno vs Vegas (α 1, β 3) over bottleneck buffer sizes",
+    quick,
+    vegas_fig8
+);
 
 /// One point of the Figure 8 sweep.
 struct Point {
@@ -651,13 +643,7 @@ const FIG7_UTILISATION: [f64; 5] = [0.90, 0.96, 0.93, 0.91, 0.90];
 const TABLE7_BASE_RTT_MS: [f64; 5] = [10.18, 10.18, 20.18, 10.18, 30.18];
 
 /// 002 Fig. 7 and Table VII: Vegas+REM.
-pub const REM_FIG7: Spec = Spec {
-    id: "vegas-rem-fig7",
-    title: "002 Fig. 7 / Table VII: Vegas+REM — weighted-PF shares, low queue, 90–96% utilisation, exact baseRTTs",
-    scenario: include_str!("../../../scenarios/repro/vegas-rem-fig7.toml"),
-    quick: None,
-    reproduce: vegas_rem_fig7,
-};
+pub const REM_FIG7: Spec = spec!("vegas-rem-fig7", "002 Fig. 7 / Table VII: Vegas+REM — weighted-PF shares, low queue, 90–96% utilisation, exact baseRTTs", vegas_rem_fig7);
 fn vegas_rem_fig7(e: &Exp) -> Result<Report, ReproError> {
     let ctx = e.ctx;
     // 48 Mb/s for 100 s runs in a third of a second: quick is the full run.
