@@ -71,14 +71,13 @@ fn acc_fig2(e: &Exp) -> Result<Report, ReproError> {
         ("acc-mw", AccPolicyName::AccMw),
         ("acc-p", AccPolicyName::AccP),
     ];
-    let runs: Vec<Result<Run, ReproError>> = policies
-        .par_iter()
-        .map(|(label, p)| simulate(ctx, label, with_scheme(&base, &monaco(*p))))
-        .collect();
+    let runs = common::simulate_all(
+        ctx,
+        policies.map(|(label, p)| (label, with_scheme(&base, &monaco(p)))),
+    )?;
     let mut report = e.report();
     let mut longs = Vec::new();
     for ((label, _), run) in policies.iter().zip(runs) {
-        let run = run?;
         for f in &run.summary.flows {
             let paper = if f.id == "long" { 3.0 } else { 6.0 };
             let theory = f.theory.as_ref().map(|t| mbps(t.throughput_bps));
@@ -228,16 +227,10 @@ fn acc_fig5(e: &Exp) -> Result<Report, ReproError> {
         ("vegas-k", vegas_k),
         ("monaco", monaco(AccPolicyName::AccP)),
     ];
-    let runs: Vec<Result<Run, ReproError>> = variants
-        .par_iter()
-        .map(|(label, s)| simulate(ctx, label, with_scheme(&base, s)))
-        .collect();
-    let mut runs = runs.into_iter();
-    let mut next = || {
-        runs.next()
-            .ok_or_else(|| ReproError::Other("missing run".into()))?
-    };
-    let (vegas, vegas_k, monaco_run) = (next()?, next()?, next()?);
+    let [vegas, vegas_k, monaco_run] = common::simulate_all(
+        ctx,
+        variants.map(|(label, s)| (label, with_scheme(&base, &s))),
+    )?;
     let util = |run: &Run, t0: f64, t1: f64| {
         let s: Vec<(f64, f64)> = run
             .sim

@@ -204,16 +204,7 @@ fn clcc_fig8(e: &Exp) -> Result<Report, ReproError> {
     let r_ref = 30.0 / 70.0;
     let mut with_clcc = base.clone();
     add_clcc(&mut with_clcc, r_ref, true, true)?;
-    let runs: Vec<Result<Run, ReproError>> = [("bat", base), ("bat-clcc", with_clcc)]
-        .into_par_iter()
-        .map(|(label, sc)| simulate(ctx, label, sc))
-        .collect();
-    let mut runs = runs.into_iter();
-    let mut next = || {
-        runs.next()
-            .ok_or_else(|| ReproError::Other("missing run".into()))?
-    };
-    let (bat, clcc) = (next()?, next()?);
+    let [bat, clcc] = common::simulate_all(ctx, [("bat", base), ("bat-clcc", with_clcc)])?;
     let (r_bat, s_bat) = ratios(&bat);
     let (r_clcc, s_clcc) = ratios(&clcc);
     let fairness = |r: f64| {
@@ -376,20 +367,12 @@ fn pair(
     variants: [(&str, bool, bool); 2],
     r_ref: f64,
 ) -> Result<(Run, Run), ReproError> {
-    let runs: Vec<Result<Run, ReproError>> = variants
-        .par_iter()
-        .map(|&(label, bound, preemption)| {
-            let mut sc = base.clone();
-            add_clcc(&mut sc, r_ref, bound, preemption)?;
-            simulate(ctx, label, sc)
-        })
-        .collect();
-    let mut runs = runs.into_iter();
-    let mut next = || {
-        runs.next()
-            .ok_or_else(|| ReproError::Other("missing run".into()))?
-    };
-    Ok((next()?, next()?))
+    let mut cases = variants.map(|(label, ..)| (label, base.clone()));
+    for ((_, sc), (_, bound, preemption)) in cases.iter_mut().zip(variants) {
+        add_clcc(sc, r_ref, bound, preemption)?;
+    }
+    let [a, b] = common::simulate_all(ctx, cases)?;
+    Ok((a, b))
 }
 
 /// 004 Fig. 6: the bound on D_UDP shortens the recovery after a drop in UDP load.

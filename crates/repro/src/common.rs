@@ -45,6 +45,22 @@ pub fn simulate(ctx: &Ctx, label: &str, sc: Scenario) -> Result<Run, ReproError>
     finish(ctx, label, sim, summary, eq)
 }
 
+/// Simulates every (label, scenario) case in parallel, as [`simulate`] does one, and returns
+/// the runs in the order given (or the first case's error, in that order).
+pub fn simulate_all<const N: usize>(
+    ctx: &Ctx,
+    cases: [(&str, Scenario); N],
+) -> Result<[Run; N], ReproError> {
+    use rayon::prelude::*;
+    let runs: Vec<Result<Run, ReproError>> = cases
+        .into_par_iter()
+        .map(|(label, sc)| simulate(ctx, label, sc))
+        .collect();
+    let runs: Vec<Run> = runs.into_iter().collect::<Result<_, _>>()?;
+    runs.try_into()
+        .map_err(|_| ReproError::Other("a parallel run went missing".into()))
+}
+
 /// Runs `sc` live (real sockets through the router emulator, `time_scale` scenario seconds per
 /// wall second), attaches the theory's prediction, and writes the standard outputs into
 /// `ctx.out/label`, like [`simulate`].

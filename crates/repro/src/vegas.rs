@@ -346,17 +346,8 @@ fn vegas_table5(e: &Exp) -> Result<Report, ReproError> {
         _ => return Err(ReproError::Other("vegas-table5 needs Vegas flows".into())),
     };
     let alpha_rate = alpha / alpha_unit; // packets per second
-    let runs: Vec<Result<common::Run, ReproError>> = [("fixed", fixed), ("discovered", discovered)]
-        .into_par_iter()
-        .map(|(label, sc)| simulate(ctx, label, sc))
-        .collect();
-    let mut runs = runs.into_iter();
-    let fixed_run = runs
-        .next()
-        .ok_or_else(|| ReproError::Other("missing run".into()))??;
-    let found_run = runs
-        .next()
-        .ok_or_else(|| ReproError::Other("missing run".into()))??;
+    let [fixed_run, found_run] =
+        common::simulate_all(ctx, [("fixed", fixed), ("discovered", discovered)])?;
 
     let mut report = e.report();
     // (a) fixed baseRTT = 10 ms: each source keeps α·10 ms = 20 packets; theory per period
