@@ -17,6 +17,7 @@
 pub mod cc;
 pub mod config;
 pub mod packet;
+pub mod params;
 pub mod queue;
 pub mod rng;
 pub mod rtt;

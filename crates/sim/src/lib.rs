@@ -4,12 +4,14 @@
 //! that crate).
 //!
 //! - [`simulator`]: the event loop driving `acclab-core` endpoints and queues.
-//! - [`monitor`]: periodic samples and measurement-window snapshots.
+//! - [`monitor`]: periodic samples and measurement-window snapshots, reading the simulator's
+//!   links and flows through [`observe`]'s probe traits.
 //! - [`output`]: `summary.json`, `flows.csv`, `links.csv`; [`plot`]: PNG/SVG plots.
 //! - [`events`]: the event queue.
 
 pub mod events;
 pub mod monitor;
+pub mod observe;
 pub mod output;
 pub mod plot;
 pub mod simulator;

@@ -8,7 +8,7 @@
 use acclab_core::transport::{Endpoint, EndpointStats};
 use acclab_core::{Rate, Time};
 
-use crate::simulator::{FlowState, Link};
+use crate::observe::{FlowProbe, LinkProbe};
 use acclab_scenario::Scenario;
 
 /// One row of `flows.csv`: flow `flow` over the sample interval ending at `t_s`.
@@ -102,12 +102,12 @@ fn merged(tx: &EndpointStats, rx: &EndpointStats) -> FlowSnap {
 }
 
 impl Monitor {
-    pub(crate) fn new(scenario: &Scenario, links: &[Link]) -> Monitor {
+    pub(crate) fn new(scenario: &Scenario, links: &[impl LinkProbe]) -> Monitor {
         let mut aqm_columns: Vec<String> = Vec::new();
         let mut scratch = Vec::new();
         for l in links {
             scratch.clear();
-            l.queue.aqm_state(&mut scratch);
+            l.queue().aqm_state(&mut scratch);
             for (name, _) in &scratch {
                 if !aqm_columns.contains(name) {
                     aqm_columns.push(name.clone());
@@ -137,8 +137,8 @@ impl Monitor {
     pub(crate) fn sample(
         &mut self,
         now: Time,
-        links: &[Link],
-        flows: &[FlowState],
+        links: &[impl LinkProbe],
+        flows: &[impl FlowProbe],
         endpoints: &[Box<dyn Endpoint>],
     ) {
         let dt = now - self.last_sample;
@@ -148,7 +148,7 @@ impl Monitor {
             let (tx, rx) = (endpoints[2 * i].stats(), endpoints[2 * i + 1].stats());
             let snap = merged(&tx, &rx);
             let prev = std::mem::replace(&mut self.prev_flows[i], snap);
-            let active = now > f.start && f.stop.is_none_or(|s| now <= s);
+            let active = now > f.start() && f.stop().is_none_or(|s| now <= s);
             if in_window && active {
                 if let Some(c) = tx.cwnd_bytes {
                     self.mean_cwnd[i].add(c as f64);
@@ -165,16 +165,16 @@ impl Monitor {
                 cwnd_bytes: tx.cwnd_bytes,
                 srtt_s: tx.srtt.map(|d| d.as_secs_f64()),
                 accumulation_bytes: tx.accumulation_bytes,
-                lost_packets: f.counts[0].dropped_data,
+                lost_packets: f.dropped_data(),
             });
         }
         for (i, l) in links.iter().enumerate() {
             let busy = l.busy_ns(now);
             let prev = std::mem::replace(&mut self.prev_busy[i], busy);
-            let b = l.queue.backlog();
-            let st = l.queue.stats();
+            let b = l.queue().backlog();
+            let st = l.queue().stats();
             self.scratch.clear();
-            l.queue.aqm_state(&mut self.scratch);
+            l.queue().aqm_state(&mut self.scratch);
             let aqm = self
                 .aqm_columns
                 .iter()
@@ -202,15 +202,15 @@ impl Monitor {
         &mut self,
         k: usize,
         now: Time,
-        links: &[Link],
-        flows: &[FlowState],
+        links: &[impl LinkProbe],
+        flows: &[impl FlowProbe],
         endpoints: &[Box<dyn Endpoint>],
     ) {
         for i in 0..flows.len() {
             self.win_flows[k][i] = merged(&endpoints[2 * i].stats(), &endpoints[2 * i + 1].stats());
         }
         for (i, l) in links.iter().enumerate() {
-            let st = l.queue.stats();
+            let st = l.queue().stats();
             self.win_links[k][i] = LinkSnap {
                 busy_ns: l.busy_ns(now),
                 queue_area: l.queue_area(now),
@@ -224,8 +224,8 @@ impl Monitor {
     pub(crate) fn window_start(
         &mut self,
         now: Time,
-        links: &[Link],
-        flows: &[FlowState],
+        links: &[impl LinkProbe],
+        flows: &[impl FlowProbe],
         endpoints: &[Box<dyn Endpoint>],
     ) {
         self.snapshot(0, now, links, flows, endpoints);
@@ -234,13 +234,13 @@ impl Monitor {
     pub(crate) fn window_end(
         &mut self,
         now: Time,
-        links: &[Link],
-        flows: &[FlowState],
+        links: &[impl LinkProbe],
+        flows: &[impl FlowProbe],
         endpoints: &[Box<dyn Endpoint>],
     ) {
         self.snapshot(1, now, links, flows, endpoints);
         for (i, l) in links.iter().enumerate() {
-            self.window_max_queue[i] = l.window_max_pkts;
+            self.window_max_queue[i] = l.window_max_pkts();
         }
     }
 }

@@ -23,6 +23,7 @@ use rand::RngExt;
 
 use crate::events::{Event, EventQueue};
 use crate::monitor::Monitor;
+use crate::observe::{FlowProbe, LinkProbe};
 use acclab_scenario::{EventAction, LinkId, Scenario};
 
 /// One unidirectional link.
@@ -49,17 +50,39 @@ pub(crate) struct Link {
     pub window_max_pkts: u64,
 }
 
-impl Link {
-    /// Busy time (ns) up to `now`, including the packet on the wire.
-    pub fn busy_ns(&self, now: Time) -> u64 {
+impl LinkProbe for Link {
+    fn busy_ns(&self, now: Time) -> u64 {
         self.busy_done + self.transmitting.map_or(0, |(_, t)| (now - t).0)
     }
 
-    /// ∫ queue length dt up to `now`.
-    pub fn queue_area(&self, now: Time) -> u128 {
+    fn queue_area(&self, now: Time) -> u128 {
         self.queue_area + self.queue.backlog().packets as u128 * (now - self.area_at).0 as u128
     }
 
+    fn queue(&self) -> &dyn QueueDiscipline {
+        &*self.queue
+    }
+
+    fn window_max_pkts(&self) -> u64 {
+        self.window_max_pkts
+    }
+}
+
+impl FlowProbe for FlowState {
+    fn start(&self) -> Time {
+        self.start
+    }
+
+    fn stop(&self) -> Option<Time> {
+        self.stop
+    }
+
+    fn dropped_data(&self) -> u64 {
+        self.counts[0].dropped_data
+    }
+}
+
+impl Link {
     fn account_queue(&mut self, now: Time) {
         self.queue_area = self.queue_area(now);
         self.area_at = now;

@@ -12,7 +12,7 @@ use super::{AckSample, CongestionController};
 use crate::units::Time;
 use serde::{Deserialize, Serialize};
 
-use crate::config::{FlowContext, ParamError, SchemeParams};
+use crate::params::{FlowContext, ParamError, SchemeParams};
 use crate::transport::tcp::{flow_receiver, flow_sender, TcpConfig};
 use crate::transport::Endpoint;
 use crate::units::{Bytes, Duration};

@@ -24,7 +24,7 @@ use crate::packet::{Packet, PacketKind};
 use crate::units::{Duration, Limit, Rate, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::config::{positive, ParamError, QueueContext, QueueParams};
+use crate::params::{positive, ParamError, QueueContext, QueueParams};
 
 /// What AVQ does when its virtual queue overflows (`mode = "mark" | "drop" | "delay"`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]

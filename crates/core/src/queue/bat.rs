@@ -24,8 +24,8 @@ use serde::{Deserialize, Serialize};
 
 use super::clcc::{Clcc, ClccConfig, ClccParams, ClccSample, RatioParam};
 use super::{Backlog, DropReason, Dropped, Fifo, QueueDiscipline, QueueStats};
-use crate::config::{ParamError, QueueContext, QueueParams};
 use crate::packet::Packet;
+use crate::params::{ParamError, QueueContext, QueueParams};
 use crate::rng::Rng;
 use crate::units::{Duration, Limit, Rate, Time};
 

@@ -167,10 +167,10 @@ pub struct ClccParams {
     /// β for |x_d| < 0.1, < 0.5 and above.
     pub betas: Option<[f64; 3]>,
     /// Bound D_UDP by min(d_max, 1/ΣO) (default true; false only to study its effect).
-    #[serde(default = "crate::config::yes")]
+    #[serde(default = "crate::params::yes")]
     pub bound: bool,
     /// Control preemption (default true; false only to study its effect).
-    #[serde(default = "crate::config::yes")]
+    #[serde(default = "crate::params::yes")]
     pub preemption: bool,
 }
 

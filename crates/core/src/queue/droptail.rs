@@ -5,7 +5,7 @@ use crate::packet::Packet;
 use crate::units::{Limit, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::config::{ParamError, QueueContext, QueueParams};
+use crate::params::{ParamError, QueueContext, QueueParams};
 
 /// The classic tail-drop FIFO.
 #[derive(Clone, Debug)]

@@ -7,7 +7,7 @@ use crate::packet::Packet;
 use crate::units::{Limit, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::config::{ParamError, QueueContext, QueueParams};
+use crate::params::{ParamError, QueueContext, QueueParams};
 
 /// Strict priority between two FIFOs.
 #[derive(Clone, Debug)]

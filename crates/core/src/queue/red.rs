@@ -17,7 +17,7 @@ use crate::rng::Rng;
 use crate::units::{Limit, Rate, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::config::{positive, ParamError, QueueContext, QueueParams};
+use crate::params::{positive, ParamError, QueueContext, QueueParams};
 
 /// RED settings; thresholds in packets, or in bytes for byte mode.
 #[derive(Clone, Debug, PartialEq)]
@@ -185,7 +185,7 @@ pub struct RedParams {
     pub max_p: f64,
     #[serde(default = "red_wq")]
     pub wq: f64,
-    #[serde(default = "crate::config::yes")]
+    #[serde(default = "crate::params::yes")]
     pub gentle: bool,
     #[serde(default)]
     pub ecn: bool,

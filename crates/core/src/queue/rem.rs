@@ -16,7 +16,7 @@ use crate::rng::Rng;
 use crate::units::{Duration, Limit, Rate, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::config::{positive, ParamError, QueueContext, QueueParams};
+use crate::params::{positive, ParamError, QueueContext, QueueParams};
 
 /// REM settings.
 #[derive(Clone, Debug, PartialEq)]

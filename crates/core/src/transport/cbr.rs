@@ -9,7 +9,7 @@ use crate::transport::{Endpoint, EndpointStats};
 use crate::units::{Duration, Rate, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::config::{FlowContext, ParamError, SchemeParams};
+use crate::params::{FlowContext, ParamError, SchemeParams};
 use crate::units::Bytes;
 
 /// One step of a CBR schedule: from `at` (since the flow's start) send at `rate`, or pause.

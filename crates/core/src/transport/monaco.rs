@@ -68,7 +68,7 @@ use crate::cc::acc::aiad::AccAiad;
 use crate::cc::acc::expected::ExpectedRate;
 use crate::cc::acc::mw::AccMw;
 use crate::cc::acc::p::AccP;
-use crate::config::{positive, FlowContext, ParamError, SchemeParams};
+use crate::params::{positive, FlowContext, ParamError, SchemeParams};
 use crate::units::{Bytes, Rate};
 
 /// Feedback flags on the reverse control packet.

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cc::reno::Reno;
 use crate::cc::vegas::{Vegas, VegasParams};
-use crate::config::{FlowContext, ParamError, SchemeParams};
+use crate::params::{FlowContext, ParamError, SchemeParams};
 use crate::transport::tcp::{flow_receiver, flow_sender};
 use crate::units::Bytes;
 

@@ -23,8 +23,8 @@
 //!   window of data (RFC 3168 §6.1.2); the receiver echoes every marked packet.
 
 use crate::cc::{AckSample, CongestionController};
-use crate::config::FlowContext;
 use crate::packet::{Ecn, FlowId, Packet, PacketKind};
+use crate::params::FlowContext;
 use crate::rtt::RttEstimator;
 use crate::transport::{Endpoint, EndpointStats, Outbox};
 use crate::units::Bytes;

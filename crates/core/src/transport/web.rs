@@ -24,7 +24,7 @@ use crate::transport::{Endpoint, EndpointStats, Outbox};
 use crate::units::{Duration, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::config::{FlowContext, ParamError, SchemeParams};
+use crate::params::{FlowContext, ParamError, SchemeParams};
 use crate::transport::monaco::MonacoParams;
 use crate::units::Bytes;
 
