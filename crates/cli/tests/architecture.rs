@@ -90,7 +90,11 @@ fn no_two_files_import_each_other() {
         checked += files.len();
     }
     assert!(checked > 50, "only {checked} files found");
-    assert!(pairs.is_empty(), "files that import each other:\n{}", pairs.join("\n"));
+    assert!(
+        pairs.is_empty(),
+        "files that import each other:\n{}",
+        pairs.join("\n")
+    );
 }
 
 #[test]

@@ -212,16 +212,11 @@ fn serde_error(
     span: Option<Range<usize>>,
 ) -> ScenarioError {
     let message = e.inner().message().trim().to_string();
-    let mut key = match e.path().to_string() {
+    let key = match e.path().to_string() {
         p if p == "." => String::new(),
         p => p,
     };
-    if let Some(field) = message
-        .strip_prefix("missing field `")
-        .and_then(|m| m.split('`').next())
-    {
-        key = join_key(&key, field);
-    }
+    let key = with_missing_field(&key, &message);
     if src.is_empty() {
         return ScenarioError {
             file: file.to_string(),
@@ -231,6 +226,17 @@ fn serde_error(
         };
     }
     located(src, file, span, key, message)
+}
+
+/// `key`, or for a "missing field `x`" message the key of the missing field, `key.x`.
+fn with_missing_field(key: &str, message: &str) -> String {
+    match message
+        .strip_prefix("missing field `")
+        .and_then(|m| m.split('`').next())
+    {
+        Some(field) => join_key(key, field),
+        None => key.to_string(),
+    }
 }
 
 /// A TOML syntax error: the key is the table the error is in, plus the key being written on the
@@ -605,7 +611,8 @@ fn tagged<T>(
             "." | "" => prefix.to_string(),
             p => format!("{prefix}.{p}"),
         };
-        (key, e.message().trim().to_string())
+        let message = e.message().trim().to_string();
+        (with_missing_field(&key, &message), message)
     })
 }
 

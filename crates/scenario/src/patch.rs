@@ -37,7 +37,7 @@ impl ScenarioDef {
             key: key.to_string(),
             message,
         };
-        let mut table = toml::Table::try_from(&*self).map_err(|e| err(e.to_string()))?;
+        let mut table = self.to_table();
         let segments = key_segments(key);
         let (item, rest) = self.item_of(&segments).map_err(err)?;
         let target: &mut toml::Value = match item {

@@ -199,7 +199,7 @@ fn every_rejected_mutation_names_file_line_and_key() {
                 .collect();
             let last = names.last().copied().unwrap_or("");
             let header = line.trim_start().starts_with('[') && line.contains(names[0]);
-            let missing = e.message.starts_with("missing");
+            let missing = e.message.contains("missing");
             let holder = match names.len() {
                 1 => e.line == Some(1),
                 n => line.contains(names[n - 2]),

@@ -245,6 +245,50 @@ fn patches_change_what_they_name() {
 }
 
 #[test]
+fn a_kind_patch_carries_what_was_chosen_not_what_was_defaulted() {
+    let mut def = parse_def(DUMBBELL, "d.toml").unwrap();
+    let queue = |def: &ScenarioDef| {
+        let sc = def.build().unwrap();
+        sc.links
+            .iter()
+            .find(|l| l.name == "r1->r2")
+            .unwrap()
+            .queue
+            .clone()
+    };
+    let bottleneck = "link.\"r1->r2\".queue";
+    for kind in ["avq", "droptail", "priority", "avq", "droptail"] {
+        def.set_str(&format!("{bottleneck}.kind"), kind)
+            .unwrap_or_else(|e| panic!("to {kind}: {e}"));
+        let q = queue(&def);
+        assert_eq!(q.kind(), kind);
+        assert_eq!(
+            q.params().limits()[0],
+            Limit::Packets(200),
+            "{kind} keeps the limit"
+        );
+    }
+    // A kind that needs more says what.
+    let e = def
+        .set_str(&format!("{bottleneck}.kind"), "red")
+        .unwrap_err();
+    assert_eq!(e.key, format!("{bottleneck}.min_th"), "{e}");
+    // A parameter chosen away from its default stays, and a kind that has no such parameter
+    // says so.
+    def.set_str(&format!("{bottleneck}.kind"), "avq").unwrap();
+    def.set_str(&format!("{bottleneck}.target_utilization"), "0.9")
+        .unwrap();
+    let e = def
+        .set_str(&format!("{bottleneck}.kind"), "droptail")
+        .unwrap_err();
+    assert!(e.message.contains("target_utilization"), "{e}");
+    for kind in ["vegas", "monaco", "reno"] {
+        def.set_str("flow.f0.kind", kind).unwrap();
+        assert_eq!(def.build().unwrap().flows[0].scheme.kind(), kind);
+    }
+}
+
+#[test]
 fn a_rejected_patch_leaves_the_scenario_as_it_was() {
     let mut def = parse_def(DUMBBELL, "d.toml").unwrap();
     let before = def.clone();
