@@ -17,4 +17,4 @@ pub mod run;
 pub mod wire;
 
 pub use clock::LiveClock;
-pub use run::{run, LiveError, LiveOptions, Network};
+pub use run::{run, run_with_router, LiveError, LiveOptions, Network};

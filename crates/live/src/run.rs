@@ -109,22 +109,7 @@ fn sockets(scenario: &Scenario, network: &Network) -> Result<Sockets, LiveError>
         Network::Local {
             router,
             endpoint_ip,
-        } => {
-            let router = bind_nonblocking(*router)?;
-            let router_addr = router.local_addr()?;
-            let endpoints = (0..n)
-                .map(|_| {
-                    let s = bind_nonblocking(SocketAddr::new(*endpoint_ip, 0))?;
-                    s.connect(router_addr)?;
-                    Ok(s)
-                })
-                .collect::<std::io::Result<_>>()?;
-            Ok(Sockets {
-                router,
-                endpoints,
-                testbed: None,
-            })
-        }
+        } => local_sockets(scenario, bind_nonblocking(*router)?, *endpoint_ip),
         Network::Namespaces => {
             let testbed = Testbed::create(scenario)?;
             let router = testbed.router_socket()?;
@@ -146,6 +131,29 @@ fn sockets(scenario: &Scenario, network: &Network) -> Result<Sockets, LiveError>
     }
 }
 
+/// The router's socket as given, and one endpoint socket per endpoint on `endpoint_ip`,
+/// connected to it.
+fn local_sockets(
+    scenario: &Scenario,
+    router: std::net::UdpSocket,
+    endpoint_ip: IpAddr,
+) -> Result<Sockets, LiveError> {
+    router.set_nonblocking(true)?;
+    let router_addr = router.local_addr()?;
+    let endpoints = (0..2 * scenario.flows.len())
+        .map(|_| {
+            let s = bind_nonblocking(SocketAddr::new(endpoint_ip, 0))?;
+            s.connect(router_addr)?;
+            Ok(s)
+        })
+        .collect::<std::io::Result<_>>()?;
+    Ok(Sockets {
+        router,
+        endpoints,
+        testbed: None,
+    })
+}
+
 fn bind_nonblocking(addr: SocketAddr) -> std::io::Result<std::net::UdpSocket> {
     let s = std::net::UdpSocket::bind(addr)?;
     s.set_nonblocking(true)?;
@@ -160,11 +168,36 @@ pub fn run(
     progress: &mut dyn FnMut(Time),
 ) -> Result<(Simulator, Summary), LiveError> {
     check_scale(opts.time_scale)?;
+    let sockets = sockets(&scenario, &opts.network)?;
+    run_with(scenario, sockets, opts, progress)
+}
+
+/// [`run`] on this machine's addresses with a router socket the caller has bound (and whose
+/// address it may already have told others): endpoints get free ports on `endpoint_ip`.
+/// `opts.network` is not used.
+pub fn run_with_router(
+    scenario: Scenario,
+    router: std::net::UdpSocket,
+    endpoint_ip: IpAddr,
+    opts: &LiveOptions,
+    progress: &mut dyn FnMut(Time),
+) -> Result<(Simulator, Summary), LiveError> {
+    check_scale(opts.time_scale)?;
+    let sockets = local_sockets(&scenario, router, endpoint_ip)?;
+    run_with(scenario, sockets, opts, progress)
+}
+
+fn run_with(
+    scenario: Scenario,
+    sockets: Sockets,
+    opts: &LiveOptions,
+    progress: &mut dyn FnMut(Time),
+) -> Result<(Simulator, Summary), LiveError> {
     let Sockets {
         router,
         endpoints,
         testbed,
-    } = sockets(&scenario, &opts.network)?;
+    } = sockets;
     let result =
         runtime(opts.threads)?.block_on(run_async(scenario, router, endpoints, opts, progress));
     // The namespaces go only once every socket in them has closed.

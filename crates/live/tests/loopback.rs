@@ -25,21 +25,6 @@ fn options(network: Network) -> LiveOptions {
     }
 }
 
-/// Loopback, with the router at `router`.
-fn on_loopback(router: SocketAddr) -> Network {
-    Network::Local {
-        router,
-        endpoint_ip: router.ip(),
-    }
-}
-
-/// A loopback address with a port that was free a moment ago.
-fn free_addr() -> SocketAddr {
-    UdpSocket::bind("127.0.0.1:0")
-        .and_then(|s| s.local_addr())
-        .expect("loopback")
-}
-
 /// Live runs share the machine's cores with their own router's polling loop; one at a time keeps
 /// them from measuring each other.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -145,15 +130,19 @@ fn junk(s: UdpSocket, router: SocketAddr, running: Arc<AtomicBool>) -> (u64, u64
 #[test]
 fn router_shrugs_off_junk_and_strangers() {
     let _turn = one_at_a_time();
-    // The attacker's socket is bound before the router's port is chosen, so the attacker cannot
-    // take that port in the moment between choosing it and the router binding it (CI once saw
-    // the router fail with "address in use").
+    // The router's socket is bound here and handed to the run, so its address is known to the
+    // attacker before the run starts, with no moment in which another socket could take the
+    // port (choosing a free port and binding it later failed in CI with "address in use").
+    let router_socket = UdpSocket::bind("127.0.0.1:0").expect("loopback");
+    let router = router_socket.local_addr().unwrap();
     let socket = UdpSocket::bind("127.0.0.1:0").expect("loopback");
-    let router = free_addr();
     let running = Arc::new(AtomicBool::new(true));
     let r = running.clone();
     let attacker = std::thread::spawn(move || junk(socket, router, r));
-    let s = run_dumbbell(on_loopback(router));
+    let sc = scenario::parse(DUMBBELL, "live-dumbbell").expect("scenario");
+    let opts = options(Network::loopback());
+    let (_, s) = acclab_live::run_with_router(sc, router_socket, router.ip(), &opts, &mut |_| {})
+        .expect("live run");
     running.store(false, Ordering::Relaxed);
     let (malformed, foreign) = attacker.join().unwrap();
     let live = s.live.as_ref().unwrap();
