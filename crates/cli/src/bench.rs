@@ -1,19 +1,64 @@
-//! `acclab bench`: simulator throughput on the fixed dumbbell that acclab is compared with ns-3 on
-//! (N NewReno flows, bottleneck 100 Mb/s 10 ms with a 1000-packet DropTail, access 1 Gb/s 1 ms,
-//! 1000-byte packets, 60 s simulated). Each case runs in a fresh process so that its peak memory
-//! (VmHWM) is its own.
+//! `acclab bench`: simulator throughput on the fixed Reno dumbbells acclab is held against ns-3
+//! and htsim on: N NewReno flows, a bottleneck of rate R and 10 ms with a 1000-packet DropTail,
+//! access links of 10 R and 1 ms, 1000-byte packets, flows starting within 100 ms. Each case
+//! runs in a fresh process so that its peak memory (VmHWM) is its own; the median of the
+//! repetitions is reported.
 
 use std::process::Command;
 
-use acclab_scenario::templates::reno_dumbbell;
+use acclab_scenario::templates::reno_dumbbell_at;
 use anyhow::{bail, Context, Result};
+
+/// A benchmark case: flows, bottleneck rate (Mb/s), simulated seconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Case {
+    pub flows: usize,
+    pub rate_mbps: u64,
+    pub duration_s: u64,
+}
+
+/// The named cases: the ns-3 comparison (100 Mb/s, 60 s) and the htsim comparison (issue 27).
+const NAMED: &[(&str, Case)] = &[
+    ("dumbbell-10", case(10, 100, 60)),
+    ("dumbbell-100", case(100, 100, 60)),
+    ("1g-1000", case(1000, 1000, 10)),
+    ("10g-10", case(10, 10_000, 20)),
+    ("10g-1000", case(1000, 10_000, 20)),
+    ("10g-10000", case(10_000, 10_000, 20)),
+];
+
+const fn case(flows: usize, rate_mbps: u64, duration_s: u64) -> Case {
+    Case {
+        flows,
+        rate_mbps,
+        duration_s,
+    }
+}
+
+fn parse_case(s: &str) -> Result<String, String> {
+    if s == "all" || NAMED.iter().any(|(n, _)| *n == s) {
+        Ok(s.to_string())
+    } else {
+        let names: Vec<&str> = NAMED.iter().map(|(n, _)| *n).collect();
+        Err(format!(
+            "unknown case {s:?}: one of {}, or all",
+            names.join(", ")
+        ))
+    }
+}
 
 #[derive(clap::Args)]
 pub struct BenchArgs {
-    /// Flow counts to run, comma-separated.
-    #[arg(long, value_delimiter = ',', default_values_t = [10usize, 100])]
+    /// Named cases, comma-separated: dumbbell-10, dumbbell-100 (100 Mb/s, 60 s: the ns-3
+    /// comparison), 1g-1000 (1000 flows at 1 Gb/s, 10 s), 10g-10, 10g-1000, 10g-10000 (10 Gb/s,
+    /// 20 s: the htsim comparison), or all.
+    #[arg(long, value_delimiter = ',', value_parser = parse_case,
+          default_values_t = ["dumbbell-10".to_string(), "dumbbell-100".to_string()])]
+    case: Vec<String>,
+    /// Instead of named cases: these flow counts on the 100 Mb/s dumbbell (with --duration-s).
+    #[arg(long, value_delimiter = ',')]
     flows: Vec<usize>,
-    /// Simulated seconds per case.
+    /// Simulated seconds of the --flows cases.
     #[arg(long, default_value_t = 60)]
     duration_s: u64,
     /// Repetitions per case; the median wall time is reported.
@@ -28,18 +73,29 @@ fn peak_rss_mb() -> Option<f64> {
     Some(kb / 1024.0)
 }
 
-/// One case, in this process: prints a single JSON line.
-pub fn case(n: usize, duration_s: u64) -> Result<()> {
-    let sc = acclab_scenario::parse(&reno_dumbbell(n, 1000, duration_s), "<bench>")?;
-    let (_, s) = acclab_sim::run(sc, &mut |_| {});
+/// One case, in this process: prints a single JSON line. Setup is reading the scenario and
+/// building the simulator; wall is the run alone.
+pub fn run_case(c: Case) -> Result<()> {
+    let t0 = std::time::Instant::now();
+    let text = reno_dumbbell_at(c.flows, c.rate_mbps, 1000, c.duration_s);
+    let sc = acclab_scenario::parse(&text, "<bench>")?;
+    let mut sim = acclab_sim::Simulator::new(sc);
+    let setup = t0.elapsed().as_secs_f64();
+    let t1 = std::time::Instant::now();
+    sim.run(&mut |_| {});
+    let wall = t1.elapsed().as_secs_f64();
+    let s = acclab_sim::Summary::of(&sim, wall);
     let bottleneck = s
         .links
         .iter()
         .find(|l| l.id == "r1->r2")
         .map_or(0, |l| l.transmitted_packets);
     let line = serde_json::json!({
-        "flows": n,
-        "wall_s": s.wall_time_s,
+        "flows": c.flows,
+        "rate_mbps": c.rate_mbps,
+        "duration_s": c.duration_s,
+        "setup_s": setup,
+        "wall_s": wall,
         "events": s.events,
         "packet_hops": s.packet_hops,
         "bottleneck_packets": bottleneck,
@@ -50,23 +106,45 @@ pub fn case(n: usize, duration_s: u64) -> Result<()> {
 }
 
 pub fn bench(args: BenchArgs) -> Result<()> {
+    let cases: Vec<(String, Case)> = if !args.flows.is_empty() {
+        args.flows
+            .iter()
+            .map(|&n| (format!("{n}@100M"), case(n, 100, args.duration_s)))
+            .collect()
+    } else if args.case.iter().any(|c| c == "all") {
+        NAMED.iter().map(|(n, c)| (n.to_string(), *c)).collect()
+    } else {
+        NAMED
+            .iter()
+            .filter(|(n, _)| args.case.iter().any(|c| c == n))
+            .map(|(n, c)| (n.to_string(), *c))
+            .collect()
+    };
     let exe = std::env::current_exe().context("cannot find the acclab executable")?;
     println!(
-        "{:>6} {:>9} {:>12} {:>11} {:>14} {:>16} {:>18} {:>10}",
+        "{:<13} {:>7} {:>8} {:>9} {:>12} {:>10} {:>11} {:>12} {:>14} {:>8}",
+        "case",
         "flows",
+        "setup s",
         "wall s",
         "events",
+        "ev/pkt-hop",
         "Mevents/s",
-        "Mpkt-hops/s",
-        "bottleneck pkts",
-        "bottleneck pkt/s",
+        "bottl. pkts",
+        "ns/bottl. pkt",
         "peak MB"
     );
-    for &n in &args.flows {
+    for (name, c) in &cases {
         let mut runs = Vec::new();
         for _ in 0..args.repeat.max(1) {
             let out = Command::new(&exe)
-                .args(["bench-case", &n.to_string(), &args.duration_s.to_string()])
+                .args([
+                    "bench-case",
+                    &c.flows.to_string(),
+                    &c.duration_s.to_string(),
+                    "--rate-mbps",
+                    &c.rate_mbps.to_string(),
+                ])
                 .output()
                 .context("cannot start a benchmark case")?;
             if !out.status.success() {
@@ -78,31 +156,34 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             let v: serde_json::Value = serde_json::from_slice(&out.stdout)?;
             runs.push(v);
         }
-        runs.sort_by(|a, b| {
-            a["wall_s"]
-                .as_f64()
-                .unwrap_or(0.0)
-                .total_cmp(&b["wall_s"].as_f64().unwrap_or(0.0))
-        });
-        let m = &runs[runs.len() / 2];
-        let wall = m["wall_s"].as_f64().unwrap_or(f64::NAN);
-        let num = |k: &str| m[k].as_f64().unwrap_or(f64::NAN);
+        let median = |key: &str| {
+            let mut v: Vec<f64> = runs.iter().filter_map(|r| r[key].as_f64()).collect();
+            v.sort_by(f64::total_cmp);
+            v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+        };
+        let (wall, setup) = (median("wall_s"), median("setup_s"));
+        let num = |k: &str| runs[0][k].as_f64().unwrap_or(f64::NAN);
         let peak = runs
             .iter()
             .filter_map(|r| r["peak_rss_mb"].as_f64())
             .fold(0.0, f64::max);
         println!(
-            "{:>6} {:>9.3} {:>12} {:>11.2} {:>14.2} {:>16} {:>18.0} {:>10.1}",
-            n,
+            "{:<13} {:>7} {:>8.3} {:>9.3} {:>12} {:>10.2} {:>11.2} {:>12} {:>14.1} {:>8.1}",
+            name,
+            c.flows,
+            setup,
             wall,
             num("events"),
+            num("events") / num("packet_hops"),
             num("events") / wall / 1e6,
-            num("packet_hops") / wall / 1e6,
             num("bottleneck_packets"),
-            num("bottleneck_packets") / wall,
+            wall * 1e9 / num("bottleneck_packets"),
             peak
         );
     }
-    println!("(median of {} runs per case; ns-3.48 on this machine kind: 10 flows ≈ 35 k, 100 flows ≈ 17 k bottleneck pkt/s)", args.repeat.max(1));
+    println!(
+        "(median of {} runs per case; ns-3.48 on this machine kind: 10 flows ≈ 35 k, 100 flows ≈ 17 k bottleneck pkt/s)",
+        args.repeat.max(1)
+    );
     Ok(())
 }

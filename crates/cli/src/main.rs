@@ -49,11 +49,16 @@ enum Command {
     /// Live mode: run a scenario over real UDP sockets through the router emulator.
     #[command(subcommand)]
     Live(live::LiveCommand),
-    /// Measure simulator throughput on fixed dumbbell scenarios (10 and 100 NewReno flows).
+    /// Measure simulator throughput on fixed Reno dumbbells (the ns-3 and htsim comparisons).
     Bench(bench::BenchArgs),
     /// Internal: one benchmark case in a fresh process (so its peak memory is its own).
     #[command(hide = true)]
-    BenchCase { flows: usize, duration_s: u64 },
+    BenchCase {
+        flows: usize,
+        duration_s: u64,
+        #[arg(long, default_value_t = 100)]
+        rate_mbps: u64,
+    },
 }
 
 #[derive(clap::Args)]
@@ -117,7 +122,15 @@ fn main() {
         Some(Command::Reproduce(args)) => reproduce(args),
         Some(Command::Live(cmd)) => live::live(cmd),
         Some(Command::Bench(args)) => bench::bench(args),
-        Some(Command::BenchCase { flows, duration_s }) => bench::case(flows, duration_s),
+        Some(Command::BenchCase {
+            flows,
+            duration_s,
+            rate_mbps,
+        }) => bench::run_case(bench::Case {
+            flows,
+            rate_mbps,
+            duration_s,
+        }),
     };
     if let Err(e) = result {
         eprintln!("error: {e:#}");

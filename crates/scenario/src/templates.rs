@@ -5,23 +5,34 @@
 /// Flows start within the first 100 ms (seeded jitter). This is the scenario acclab is held
 /// against ns-3 on (with 1000 packets of buffer and 60 s).
 pub fn reno_dumbbell(flows: usize, buffer_pkts: usize, duration_s: u64) -> String {
+    reno_dumbbell_at(flows, 100, buffer_pkts, duration_s)
+}
+
+/// [`reno_dumbbell`] with a bottleneck of `bottleneck_mbps` and access links ten times faster.
+pub fn reno_dumbbell_at(
+    flows: usize,
+    bottleneck_mbps: u64,
+    buffer_pkts: usize,
+    duration_s: u64,
+) -> String {
+    let access_mbps = 10 * bottleneck_mbps;
     format!(
         r#"name = "reno-dumbbell-{flows}"
 duration = "{duration_s}s"
 [[link]]
 between = ["r1", "r2"]
-rate = "100Mbps"
+rate = "{bottleneck_mbps}Mbps"
 delay = "10ms"
 queue = {{ kind = "droptail", limit = "{buffer_pkts}pkt" }}
 [[link]]
 count = {flows}
 between = ["s{{i}}", "r1"]
-rate = "1Gbps"
+rate = "{access_mbps}Mbps"
 delay = "1ms"
 [[link]]
 count = {flows}
 between = ["r2", "d{{i}}"]
-rate = "1Gbps"
+rate = "{access_mbps}Mbps"
 delay = "1ms"
 [[flow]]
 count = {flows}
