@@ -348,14 +348,23 @@ fn simulate(sc: acclab_scenario::Scenario, dir: &Path, plots: bool, quiet: bool)
         b.set_message("ms simulated");
     }
     let prediction = acclab_theory::predict(&sc);
-    let (sim, summary) = acclab_sim::run(sc, &mut |t| {
+    let mut sim = acclab_sim::Simulator::new(sc);
+    // Samples go to flows.csv / links.csv as they are taken; only plots need them in memory.
+    let samples = acclab_sim::output::CsvSamples::create(dir, &sim)
+        .with_context(|| format!("cannot write results into {}", dir.display()))?;
+    sim.stream_samples(Box::new(samples), plots);
+    let t0 = std::time::Instant::now();
+    sim.run(&mut |t| {
         if let Some(b) = &bar {
             b.set_position(t.0 / 1_000_000);
         }
     });
+    let summary = acclab_sim::Summary::of(&sim, t0.elapsed().as_secs_f64());
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    sim.finish_samples()
+        .with_context(|| format!("cannot write results into {}", dir.display()))?;
     write_results(&sim, summary, prediction, dir, plots, quiet)
 }
 

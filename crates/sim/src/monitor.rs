@@ -4,6 +4,10 @@
 //! The monitor only reads what endpoints and queues report through their `stats()`,
 //! `backlog()` and `aqm_state()` methods; it never reaches into protocol state. Counters are
 //! cumulative, so every rate or mean over an interval is a difference of two snapshots.
+//!
+//! Samples are kept in memory (for plots and the reproductions' charts) unless the run streams
+//! them to a [`SampleSink`] as they are taken and keeps none: then the monitor's memory depends
+//! on the number of flows and links only, not on the duration or the sampling rate.
 
 use acclab_core::transport::{Endpoint, EndpointStats};
 use acclab_core::{Rate, Time};
@@ -55,6 +59,14 @@ pub(crate) struct LinkSnap {
     pub marks: u64,
 }
 
+/// Where samples go as they are taken (e.g. `flows.csv` and `links.csv` written as the run goes).
+pub trait SampleSink: Send {
+    fn flow(&mut self, s: &FlowSample);
+    fn link(&mut self, s: &LinkSample);
+    /// The run is over: write out what is buffered; the first error of the run, if any.
+    fn finish(&mut self) -> std::io::Result<()>;
+}
+
 /// Time-average accumulators for sampled quantities inside the window.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Mean {
@@ -89,6 +101,10 @@ pub struct Monitor {
     pub(crate) mean_accumulation: Vec<Mean>,
     pub(crate) window_max_queue: Vec<u64>,
     scratch: Vec<(String, f64)>,
+    /// Where samples stream to, if anywhere.
+    sink: Option<Box<dyn SampleSink>>,
+    /// Whether samples are also kept in `flow_samples` / `link_samples`.
+    keep: bool,
 }
 
 fn merged(tx: &EndpointStats, rx: &EndpointStats) -> FlowSnap {
@@ -131,6 +147,45 @@ impl Monitor {
             mean_accumulation: vec![Mean::default(); nf],
             window_max_queue: vec![0; nl],
             scratch,
+            sink: None,
+            keep: true,
+        }
+    }
+
+    /// From now on, every sample goes to `sink`; it is also kept in memory only if `keep`.
+    pub(crate) fn stream_to(&mut self, sink: Box<dyn SampleSink>, keep: bool) {
+        self.sink = Some(sink);
+        self.keep = keep;
+    }
+
+    /// Whether samples stream to a sink (whose files then hold them).
+    pub fn streams(&self) -> bool {
+        self.sink.is_some()
+    }
+
+    /// Ends the stream: the sink writes out what it buffered.
+    pub(crate) fn finish_stream(&mut self) -> std::io::Result<()> {
+        match &mut self.sink {
+            Some(s) => s.finish(),
+            None => Ok(()),
+        }
+    }
+
+    fn record_flow(&mut self, s: FlowSample) {
+        if let Some(sink) = &mut self.sink {
+            sink.flow(&s);
+        }
+        if self.keep {
+            self.flow_samples.push(s);
+        }
+    }
+
+    fn record_link(&mut self, s: LinkSample) {
+        if let Some(sink) = &mut self.sink {
+            sink.link(&s);
+        }
+        if self.keep {
+            self.link_samples.push(s);
         }
     }
 
@@ -157,7 +212,7 @@ impl Monitor {
                     self.mean_accumulation[i].add(a);
                 }
             }
-            self.flow_samples.push(FlowSample {
+            self.record_flow(FlowSample {
                 t_s,
                 flow: i as u32,
                 throughput_bps: Rate::of(snap.delivered - prev.delivered, dt),
@@ -180,7 +235,7 @@ impl Monitor {
                 .iter()
                 .map(|c| self.scratch.iter().find(|(n, _)| n == c).map(|(_, v)| *v))
                 .collect();
-            self.link_samples.push(LinkSample {
+            self.record_link(LinkSample {
                 t_s,
                 link: i as u32,
                 queue_pkts: b.packets,

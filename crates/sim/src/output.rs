@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::monitor::Monitor;
+use crate::monitor::{FlowSample, LinkSample, Monitor, SampleSink};
 use crate::simulator::Simulator;
 
 /// `summary.json`.
@@ -267,38 +267,22 @@ fn opt<T: ToString>(x: Option<T>) -> String {
     x.map_or(String::new(), |v| v.to_string())
 }
 
-/// Writes `summary.json`, `flows.csv` and `links.csv` into `dir` (which must exist).
+/// Writes `summary.json`, `flows.csv` and `links.csv` into `dir` (which must exist). When the
+/// run streamed its samples ([`CsvSamples`]), the two CSV files are already there.
 pub fn write_files(dir: &Path, sim: &Simulator, summary: &Summary) -> std::io::Result<()> {
     let json = serde_json::to_string_pretty(summary).map_err(std::io::Error::other)?;
     std::fs::write(dir.join("summary.json"), json + "\n")?;
+    if sim.monitor().streams() {
+        return Ok(());
+    }
     let sc = sim.scenario();
     let m = sim.monitor();
-
     let mut w = csv::Writer::from_path(dir.join("flows.csv"))?;
-    w.write_record([
-        "time_s",
-        "flow",
-        "throughput_bps",
-        "send_rate_bps",
-        "cwnd_bytes",
-        "srtt_s",
-        "accumulation_bytes",
-        "lost_packets",
-    ])?;
+    w.write_record(FLOW_COLUMNS)?;
     for s in &m.flow_samples {
-        w.write_record([
-            s.t_s.to_string(),
-            sc.flows[s.flow as usize].id.clone(),
-            s.throughput_bps.to_string(),
-            s.send_rate_bps.to_string(),
-            opt(s.cwnd_bytes),
-            opt(s.srtt_s),
-            opt(s.accumulation_bytes),
-            s.lost_packets.to_string(),
-        ])?;
+        w.write_record(flow_record(s, &sc.flows[s.flow as usize].id))?;
     }
     w.flush()?;
-
     write_links_csv(dir, sim)
 }
 
@@ -307,6 +291,39 @@ pub fn write_links_csv(dir: &Path, sim: &Simulator) -> std::io::Result<()> {
     let sc = sim.scenario();
     let m = sim.monitor();
     let mut w = csv::Writer::from_path(dir.join("links.csv"))?;
+    w.write_record(link_columns(&m.aqm_columns))?;
+    for s in &m.link_samples {
+        w.write_record(link_record(s, &sc.links[s.link as usize].name))?;
+    }
+    w.flush()
+}
+
+const FLOW_COLUMNS: [&str; 8] = [
+    "time_s",
+    "flow",
+    "throughput_bps",
+    "send_rate_bps",
+    "cwnd_bytes",
+    "srtt_s",
+    "accumulation_bytes",
+    "lost_packets",
+];
+
+/// A row of `flows.csv`.
+fn flow_record(s: &FlowSample, id: &str) -> [String; 8] {
+    [
+        s.t_s.to_string(),
+        id.to_string(),
+        s.throughput_bps.to_string(),
+        s.send_rate_bps.to_string(),
+        opt(s.cwnd_bytes),
+        opt(s.srtt_s),
+        opt(s.accumulation_bytes),
+        s.lost_packets.to_string(),
+    ]
+}
+
+fn link_columns(aqm_columns: &[String]) -> Vec<String> {
     let mut header: Vec<String> = [
         "time_s",
         "link",
@@ -318,22 +335,94 @@ pub fn write_links_csv(dir: &Path, sim: &Simulator) -> std::io::Result<()> {
     ]
     .map(String::from)
     .to_vec();
-    header.extend(m.aqm_columns.iter().cloned());
-    w.write_record(&header)?;
-    for s in &m.link_samples {
-        let mut row = vec![
-            s.t_s.to_string(),
-            sc.links[s.link as usize].name.clone(),
-            s.queue_pkts.to_string(),
-            s.queue_bytes.to_string(),
-            s.utilization.to_string(),
-            s.drops.to_string(),
-            s.marks.to_string(),
-        ];
-        row.extend(s.aqm.iter().map(|v| opt(*v)));
-        w.write_record(&row)?;
+    header.extend(aqm_columns.iter().cloned());
+    header
+}
+
+/// A row of `links.csv`.
+fn link_record(s: &LinkSample, name: &str) -> Vec<String> {
+    let mut row = vec![
+        s.t_s.to_string(),
+        name.to_string(),
+        s.queue_pkts.to_string(),
+        s.queue_bytes.to_string(),
+        s.utilization.to_string(),
+        s.drops.to_string(),
+        s.marks.to_string(),
+    ];
+    row.extend(s.aqm.iter().map(|v| opt(*v)));
+    row
+}
+
+/// `flows.csv` and `links.csv` written as the run goes (a [`SampleSink`]), so that no sample
+/// stays in memory. They are written as `flows.csv.part` and `links.csv.part` and get their
+/// names only when [`SampleSink::finish`] has written everything: a run that dies leaves no
+/// file that looks complete.
+pub struct CsvSamples {
+    dir: std::path::PathBuf,
+    flows: csv::Writer<std::fs::File>,
+    links: csv::Writer<std::fs::File>,
+    flow_ids: Vec<String>,
+    link_names: Vec<String>,
+    /// The first write error; reported by `finish`.
+    error: Option<csv::Error>,
+}
+
+impl CsvSamples {
+    /// Opens the two files in `dir` for the run of `sim` (not yet run).
+    pub fn create(dir: &Path, sim: &Simulator) -> std::io::Result<CsvSamples> {
+        let sc = sim.scenario();
+        let mut flows = csv::Writer::from_path(dir.join("flows.csv.part"))?;
+        flows.write_record(FLOW_COLUMNS)?;
+        let mut links = csv::Writer::from_path(dir.join("links.csv.part"))?;
+        links.write_record(link_columns(&sim.monitor().aqm_columns))?;
+        Ok(CsvSamples {
+            dir: dir.to_path_buf(),
+            flows,
+            links,
+            flow_ids: sc.flows.iter().map(|f| f.id.clone()).collect(),
+            link_names: sc.links.iter().map(|l| l.name.clone()).collect(),
+            error: None,
+        })
     }
-    w.flush()
+
+    fn note(&mut self, r: csv::Result<()>) {
+        if let Err(e) = r {
+            self.error.get_or_insert(e);
+        }
+    }
+}
+
+impl SampleSink for CsvSamples {
+    fn flow(&mut self, s: &FlowSample) {
+        if self.error.is_none() {
+            let r = self
+                .flows
+                .write_record(flow_record(s, &self.flow_ids[s.flow as usize]));
+            self.note(r);
+        }
+    }
+
+    fn link(&mut self, s: &LinkSample) {
+        if self.error.is_none() {
+            let r = self
+                .links
+                .write_record(link_record(s, &self.link_names[s.link as usize]));
+            self.note(r);
+        }
+    }
+
+    fn finish(&mut self) -> std::io::Result<()> {
+        if let Some(e) = self.error.take() {
+            return Err(std::io::Error::other(e));
+        }
+        self.flows.flush()?;
+        self.links.flush()?;
+        for f in ["flows.csv", "links.csv"] {
+            std::fs::rename(self.dir.join(format!("{f}.part")), self.dir.join(f))?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -542,6 +542,18 @@ impl Simulator {
     }
 
     /// The samples and window snapshots taken so far.
+    /// Streams every sample to `sink` as it is taken, keeping them in memory too only if
+    /// `keep` (plots and charts need them there). Call before [`run`](Self::run), then
+    /// [`finish_samples`](Self::finish_samples) after it.
+    pub fn stream_samples(&mut self, sink: Box<dyn crate::monitor::SampleSink>, keep: bool) {
+        self.monitor.stream_to(sink, keep);
+    }
+
+    /// Ends the sample stream (flushes and closes its files).
+    pub fn finish_samples(&mut self) -> std::io::Result<()> {
+        self.monitor.finish_stream()
+    }
+
     pub fn monitor(&self) -> &Monitor {
         &self.monitor
     }
