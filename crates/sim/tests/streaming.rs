@@ -7,8 +7,11 @@ use acclab_scenario::{parse, templates::reno_dumbbell};
 use acclab_sim::monitor::{FlowSample, LinkSample, SampleSink};
 use acclab_sim::Simulator;
 
+/// Flow samples, link samples, and whether the stream was finished.
+type Collected = (Vec<FlowSample>, Vec<LinkSample>, bool);
+
 #[derive(Clone, Default)]
-struct Collect(Arc<Mutex<(Vec<FlowSample>, Vec<LinkSample>, bool)>>);
+struct Collect(Arc<Mutex<Collected>>);
 
 impl SampleSink for Collect {
     fn flow(&mut self, s: &FlowSample) {
