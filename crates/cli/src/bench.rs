@@ -73,6 +73,18 @@ fn peak_rss_mb() -> Option<f64> {
     Some(kb / 1024.0)
 }
 
+/// Samples are taken as in any run (every 100 ms) but neither kept nor written, so that the
+/// figures are the simulator's and peak memory does not grow with the duration.
+struct Discard;
+
+impl acclab_sim::monitor::SampleSink for Discard {
+    fn flow(&mut self, _: &acclab_sim::monitor::FlowSample) {}
+    fn link(&mut self, _: &acclab_sim::monitor::LinkSample) {}
+    fn finish(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// One case, in this process: prints a single JSON line. Setup is reading the scenario and
 /// building the simulator; wall is the run alone.
 pub fn run_case(c: Case) -> Result<()> {
@@ -80,6 +92,7 @@ pub fn run_case(c: Case) -> Result<()> {
     let text = reno_dumbbell_at(c.flows, c.rate_mbps, 1000, c.duration_s);
     let sc = acclab_scenario::parse(&text, "<bench>")?;
     let mut sim = acclab_sim::Simulator::new(sc);
+    sim.stream_samples(Box::new(Discard), false);
     let setup = t0.elapsed().as_secs_f64();
     let t1 = std::time::Instant::now();
     sim.run(&mut |_| {});

@@ -99,8 +99,9 @@ pub struct QueueContext {
     pub seed: u64,
     /// The link's name, which names its random stream.
     pub name: String,
-    /// The traffic class of each flow (by flow id), for class-based AQMs.
-    pub flow_classes: Vec<String>,
+    /// The traffic class of each flow (by flow id), for class-based AQMs; shared by every link
+    /// of a scenario (a clone is a reference count, not a copy of every flow's class).
+    pub flow_classes: std::sync::Arc<[String]>,
     /// The scenario's data packet size (for AQMs that count in packets).
     pub packet_size: u32,
 }

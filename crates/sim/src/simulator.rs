@@ -188,7 +188,8 @@ impl Simulator {
             "two endpoints per flow"
         );
         let seed = scenario.seed;
-        let flow_classes: Vec<String> = scenario.flows.iter().map(|f| f.class.clone()).collect();
+        let flow_classes: std::sync::Arc<[String]> =
+            scenario.flows.iter().map(|f| f.class.clone()).collect();
         let links: Vec<Link> = scenario
             .links
             .iter()
