@@ -60,11 +60,7 @@ impl Endpoint for Remote {
     fn handle_packet(&mut self, _now: Time, pkt: &Packet) {
         let _ = self.deliveries.send((self.index, *pkt));
     }
-    fn handle_timeout(&mut self, _now: Time) {}
     fn poll_transmit(&mut self, _now: Time) -> Option<Packet> {
-        None
-    }
-    fn poll_timeout(&self) -> Option<Time> {
         None
     }
     fn stats(&self) -> EndpointStats {

@@ -186,11 +186,7 @@ impl Endpoint for CbrSink {
             self.next_seq = pkt.seq + 1;
         }
     }
-    fn handle_timeout(&mut self, _now: Time) {}
     fn poll_transmit(&mut self, _now: Time) -> Option<Packet> {
-        None
-    }
-    fn poll_timeout(&self) -> Option<Time> {
         None
     }
     fn stats(&self) -> EndpointStats {

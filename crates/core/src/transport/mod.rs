@@ -24,11 +24,15 @@ pub trait Endpoint: Send {
     /// A packet of this flow arrived at this endpoint.
     fn handle_packet(&mut self, now: Time, pkt: &Packet);
     /// `now` has reached the time `poll_timeout` returned. Calling it early is harmless.
-    fn handle_timeout(&mut self, now: Time);
+    /// (Default: nothing, for endpoints without timers — receivers that only answer packets.)
+    fn handle_timeout(&mut self, _now: Time) {}
     /// The next packet to send at `now`, if any. Called until it returns `None`.
     fn poll_transmit(&mut self, now: Time) -> Option<Packet>;
-    /// When `handle_timeout` should next be called; `None` when nothing is pending.
-    fn poll_timeout(&self) -> Option<Time>;
+    /// When `handle_timeout` should next be called; `None` when nothing is pending. (Default:
+    /// never, for endpoints without timers; a sender with an RTO or pacing must override it.)
+    fn poll_timeout(&self) -> Option<Time> {
+        None
+    }
     /// The application starts (the flow's `start` time). Receivers ignore it.
     fn handle_start(&mut self, _now: Time) {}
     /// The application stops sending new data (the flow's `stop` time). In-flight data may still

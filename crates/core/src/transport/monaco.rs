@@ -549,14 +549,8 @@ impl Endpoint for MonacoReceiver {
         }
     }
 
-    fn handle_timeout(&mut self, _now: Time) {}
-
     fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
         self.pending.pop(now, &mut self.stats)
-    }
-
-    fn poll_timeout(&self) -> Option<Time> {
-        None
     }
 
     fn stats(&self) -> EndpointStats {

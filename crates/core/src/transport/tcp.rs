@@ -416,14 +416,8 @@ impl Endpoint for TcpReceiver {
         self.acks.push(ack);
     }
 
-    fn handle_timeout(&mut self, _now: Time) {}
-
     fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
         self.acks.pop(now, &mut self.stats)
-    }
-
-    fn poll_timeout(&self) -> Option<Time> {
-        None
     }
 
     fn stats(&self) -> EndpointStats {

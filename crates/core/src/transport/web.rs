@@ -421,14 +421,8 @@ impl Endpoint for WebReceiver {
         }
     }
 
-    fn handle_timeout(&mut self, _now: Time) {}
-
     fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
         self.outbox.pop(now, &mut self.stats)
-    }
-
-    fn poll_timeout(&self) -> Option<Time> {
-        None
     }
 
     fn stats(&self) -> EndpointStats {
