@@ -3,6 +3,7 @@
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 
+use acclab_core::transport::EndpointSlot;
 use acclab_live::{LiveOptions, Network};
 use acclab_scenario as scenario;
 use anyhow::{bail, Context, Result};
@@ -241,7 +242,11 @@ fn endpoints(a: EndpointArgs) -> Result<()> {
         .into_iter()
         .enumerate()
         .map(|(i, id)| {
-            let (tx, rx) = (&stats[2 * i], &stats[2 * i + 1]);
+            let f = acclab_core::FlowId(i as u32);
+            let (tx, rx) = (
+                &stats[EndpointSlot::sender(f).index()],
+                &stats[EndpointSlot::receiver(f).index()],
+            );
             EndpointFlow {
                 id,
                 sent_packets: tx.sent_packets,

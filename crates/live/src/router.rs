@@ -19,7 +19,7 @@ use std::net::SocketAddr;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 
-use acclab_core::transport::{Endpoint, EndpointStats};
+use acclab_core::transport::{Endpoint, EndpointSlot, EndpointStats};
 use acclab_core::{Packet, Time};
 use acclab_sim::Simulator;
 use tokio::net::UdpSocket;
@@ -166,8 +166,7 @@ impl Router {
             self.counters.rejected_malformed += 1;
             return;
         };
-        let f = pkt.flow.0 as usize;
-        let expected = 2 * f + usize::from(!pkt.kind.is_forward());
+        let expected = EndpointSlot::source(&pkt).index();
         if self.by_addr.get(&from) != Some(&expected) {
             self.counters.rejected_foreign += 1;
             return;

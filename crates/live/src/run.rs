@@ -7,8 +7,8 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc, Mutex};
 
-use acclab_core::transport::{Endpoint, EndpointStats};
-use acclab_core::{FlowId, Packet, Time};
+use acclab_core::transport::{Endpoint, EndpointSlot, EndpointStats, Side};
+use acclab_core::{Packet, Time};
 use acclab_scenario::Scenario;
 use acclab_sim::output::LiveSummary;
 use acclab_sim::simulator::{build_endpoints, flow_times};
@@ -104,7 +104,7 @@ struct Sockets {
 }
 
 fn sockets(scenario: &Scenario, network: &Network) -> Result<Sockets, LiveError> {
-    let n = 2 * scenario.flows.len();
+    let n = EndpointSlot::count(scenario.flows.len());
     match network {
         Network::Local {
             router,
@@ -116,8 +116,12 @@ fn sockets(scenario: &Scenario, network: &Network) -> Result<Sockets, LiveError>
             let port = router.local_addr()?.port();
             let mut endpoints = Vec::with_capacity(n);
             for i in 0..n {
-                let flow = &scenario.flows[i / 2];
-                let host = testbed.host(if i % 2 == 0 { flow.src } else { flow.dst });
+                let slot = EndpointSlot::at(i);
+                let flow = &scenario.flows[slot.flow().0 as usize];
+                let host = testbed.host(match slot.side() {
+                    Side::Sender => flow.src,
+                    Side::Receiver => flow.dst,
+                });
                 let s = testbed.host_socket(host)?;
                 s.connect(SocketAddr::new(IpAddr::V4(host.gateway), port))?;
                 endpoints.push(s);
@@ -140,7 +144,7 @@ fn local_sockets(
 ) -> Result<Sockets, LiveError> {
     router.set_nonblocking(true)?;
     let router_addr = router.local_addr()?;
-    let endpoints = (0..2 * scenario.flows.len())
+    let endpoints = (0..EndpointSlot::count(scenario.flows.len()))
         .map(|_| {
             let s = bind_nonblocking(SocketAddr::new(endpoint_ip, 0))?;
             s.connect(router_addr)?;
@@ -226,7 +230,7 @@ struct Remotes {
 
 fn remotes(scenario: &Scenario) -> Remotes {
     let (tx, deliveries) = mpsc::channel();
-    let n = 2 * scenario.flows.len();
+    let n = EndpointSlot::count(scenario.flows.len());
     let stats: Vec<SharedStats> = (0..n).map(|_| SharedStats::default()).collect();
     let endpoints = stats
         .iter()
@@ -252,11 +256,12 @@ fn endpoint_tasks(
         .zip(stats)
         .enumerate()
         .map(|(i, (endpoint, stats))| {
-            let is_sender = i % 2 == 0;
-            let (start, stop) = flow_times(scenario, i / 2);
+            let slot = EndpointSlot::at(i);
+            let is_sender = slot.side() == Side::Sender;
+            let (start, stop) = flow_times(scenario, slot.flow().0 as usize);
             EndpointTask {
                 endpoint,
-                flow: FlowId((i / 2) as u32),
+                flow: slot.flow(),
                 is_sender,
                 start: is_sender.then_some(start),
                 stop: stop.filter(|_| is_sender),
@@ -270,11 +275,12 @@ fn endpoint_tasks(
 
 /// The addresses `acclab live router` expects endpoints at: `base` port + i for endpoint i.
 fn planned_addrs(scenario: &Scenario, base: SocketAddr) -> Result<Vec<SocketAddr>, LiveError> {
-    (0..2 * scenario.flows.len())
+    let n = EndpointSlot::count(scenario.flows.len());
+    (0..n)
         .map(|i| {
             u16::try_from(base.port() as usize + i)
                 .map(|p| SocketAddr::new(base.ip(), p))
-                .map_err(|_| LiveError::PortRange(base, 2 * scenario.flows.len()))
+                .map_err(|_| LiveError::PortRange(base, n))
         })
         .collect()
 }

@@ -9,7 +9,8 @@
 //! them to a [`SampleSink`] as they are taken and keeps none: then the monitor's memory depends
 //! on the number of flows and links only, not on the duration or the sampling rate.
 
-use acclab_core::transport::{Endpoint, EndpointStats};
+use acclab_core::transport::{Endpoint, EndpointSlot, EndpointStats};
+use acclab_core::FlowId;
 use acclab_core::{Rate, Time};
 
 use crate::observe::{FlowProbe, LinkProbe};
@@ -107,6 +108,15 @@ pub struct Monitor {
     keep: bool,
 }
 
+/// The sender's and the receiver's statistics of flow `i`.
+fn flow_stats(endpoints: &[Box<dyn Endpoint>], i: usize) -> (EndpointStats, EndpointStats) {
+    let f = FlowId(i as u32);
+    (
+        endpoints[EndpointSlot::sender(f).index()].stats(),
+        endpoints[EndpointSlot::receiver(f).index()].stats(),
+    )
+}
+
 fn merged(tx: &EndpointStats, rx: &EndpointStats) -> FlowSnap {
     FlowSnap {
         delivered: rx.delivered_bytes,
@@ -200,7 +210,7 @@ impl Monitor {
         let t_s = now.as_secs_f64();
         let in_window = now > self.window.0 && now <= self.window.1;
         for (i, f) in flows.iter().enumerate() {
-            let (tx, rx) = (endpoints[2 * i].stats(), endpoints[2 * i + 1].stats());
+            let (tx, rx) = flow_stats(endpoints, i);
             let snap = merged(&tx, &rx);
             let prev = std::mem::replace(&mut self.prev_flows[i], snap);
             let active = now > f.start() && f.stop().is_none_or(|s| now <= s);
@@ -262,7 +272,8 @@ impl Monitor {
         endpoints: &[Box<dyn Endpoint>],
     ) {
         for i in 0..flows.len() {
-            self.win_flows[k][i] = merged(&endpoints[2 * i].stats(), &endpoints[2 * i + 1].stats());
+            let (tx, rx) = flow_stats(endpoints, i);
+            self.win_flows[k][i] = merged(&tx, &rx);
         }
         for (i, l) in links.iter().enumerate() {
             let st = l.queue().stats();

@@ -17,7 +17,7 @@ use std::collections::VecDeque;
 
 use acclab_core::config::{FlowContext, QueueContext};
 use acclab_core::queue::QueueDiscipline;
-use acclab_core::transport::Endpoint;
+use acclab_core::transport::{Endpoint, EndpointSlot};
 use acclab_core::{rng, Duration, FlowId, Packet, Rate, Time};
 use rand::RngExt;
 
@@ -127,7 +127,8 @@ struct TimerSlot {
 /// The sender and receiver of every flow of `scenario`, built from their scheme configurations:
 /// `[sender 0, receiver 0, sender 1, …]`.
 pub fn build_endpoints(scenario: &Scenario) -> Vec<Box<dyn Endpoint>> {
-    let mut endpoints: Vec<Box<dyn Endpoint>> = Vec::with_capacity(2 * scenario.flows.len());
+    let mut endpoints: Vec<Box<dyn Endpoint>> =
+        Vec::with_capacity(EndpointSlot::count(scenario.flows.len()));
     for (i, f) in scenario.flows.iter().enumerate() {
         let (tx, rx) = f.scheme.build(&FlowContext {
             flow: FlowId(i as u32),
@@ -178,13 +179,13 @@ impl Simulator {
         Simulator::with_endpoints(scenario, endpoints)
     }
 
-    /// Like [`Simulator::new`], with the endpoints given: `endpoints[2f]` is flow f's sender,
-    /// `endpoints[2f + 1]` its receiver. Live mode's router passes stand-ins here for endpoints
+    /// Like [`Simulator::new`], with the endpoints given, each at its [`EndpointSlot`] (flow
+    /// f's sender, then its receiver). Live mode's router passes stand-ins here for endpoints
     /// that run elsewhere, behind sockets.
     pub fn with_endpoints(scenario: Scenario, endpoints: Vec<Box<dyn Endpoint>>) -> Simulator {
         assert_eq!(
             endpoints.len(),
-            2 * scenario.flows.len(),
+            EndpointSlot::count(scenario.flows.len()),
             "two endpoints per flow"
         );
         let seed = scenario.seed;
@@ -312,13 +313,15 @@ impl Simulator {
             } => self.timer(endpoint as usize, generation),
             Event::FlowStart(f) => {
                 let now = self.now;
-                self.endpoints[2 * f as usize].handle_start(now);
-                self.service(2 * f as usize);
+                let e = EndpointSlot::sender(FlowId(f)).index();
+                self.endpoints[e].handle_start(now);
+                self.service(e);
             }
             Event::FlowStop(f) => {
                 let now = self.now;
-                self.endpoints[2 * f as usize].handle_stop(now);
-                self.service(2 * f as usize);
+                let e = EndpointSlot::sender(FlowId(f)).index();
+                self.endpoints[e].handle_stop(now);
+                self.service(e);
             }
             Event::Scheduled(i) => self.apply_event(i as usize),
             Event::Sample => {
@@ -480,9 +483,8 @@ impl Simulator {
                 self.enqueue(next, pkt);
             }
             None => {
-                // Forward packets are for the receiver, backward ones for the sender.
                 self.flows[flow].counts[usize::from(!forward)].arrived += 1;
-                let e = 2 * flow + usize::from(forward);
+                let e = EndpointSlot::destination(&pkt).index();
                 let now = self.now;
                 self.endpoints[e].handle_packet(now, &pkt);
                 self.service(e);
@@ -537,8 +539,8 @@ impl Simulator {
         acclab_core::transport::EndpointStats,
     ) {
         (
-            self.endpoints[2 * f].stats(),
-            self.endpoints[2 * f + 1].stats(),
+            self.endpoints[EndpointSlot::sender(FlowId(f as u32)).index()].stats(),
+            self.endpoints[EndpointSlot::receiver(FlowId(f as u32)).index()].stats(),
         )
     }
 

@@ -16,7 +16,7 @@ pub mod onoff;
 pub mod tcp;
 pub mod web;
 
-use crate::packet::Packet;
+use crate::packet::{FlowId, Packet};
 use crate::units::{Duration, Time};
 
 /// One end of a flow. See the module documentation for the calling protocol.
@@ -40,6 +40,81 @@ pub trait Endpoint: Send {
     fn handle_stop(&mut self, _now: Time) {}
     /// Counters and state for monitors. Cheap; called at every sample.
     fn stats(&self) -> EndpointStats;
+}
+
+/// Which end of its flow an endpoint is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Side {
+    /// Sends data (and forward control packets); takes ACKs and reverse control packets.
+    Sender,
+    /// Takes data; sends ACKs and reverse control packets.
+    Receiver,
+}
+
+/// An endpoint's place among the endpoints of a scenario. Flow f's sender is slot 2f and its
+/// receiver slot 2f + 1: this type is the one place that layout is written down; everything else
+/// names the flow and the side.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EndpointSlot(u64);
+
+impl EndpointSlot {
+    pub fn of(flow: FlowId, side: Side) -> EndpointSlot {
+        // u64: any flow id of a packet (even a forged one) has a slot, without overflow.
+        EndpointSlot(2 * u64::from(flow.0) + u64::from(side == Side::Receiver))
+    }
+
+    pub fn sender(flow: FlowId) -> EndpointSlot {
+        Self::of(flow, Side::Sender)
+    }
+
+    pub fn receiver(flow: FlowId) -> EndpointSlot {
+        Self::of(flow, Side::Receiver)
+    }
+
+    /// The endpoint a packet is for: forward packets go to the receiver, backward ones (ACKs,
+    /// reverse control) to the sender.
+    pub fn destination(pkt: &Packet) -> EndpointSlot {
+        let side = match pkt.kind.is_forward() {
+            true => Side::Receiver,
+            false => Side::Sender,
+        };
+        Self::of(pkt.flow, side)
+    }
+
+    /// The endpoint that sends a packet of this kind of this flow.
+    pub fn source(pkt: &Packet) -> EndpointSlot {
+        let side = match pkt.kind.is_forward() {
+            true => Side::Sender,
+            false => Side::Receiver,
+        };
+        Self::of(pkt.flow, side)
+    }
+
+    /// The slot of the endpoint at `index` in a scenario's list of endpoints.
+    pub fn at(index: usize) -> EndpointSlot {
+        EndpointSlot(index as u64)
+    }
+
+    pub fn flow(self) -> FlowId {
+        FlowId((self.0 / 2) as u32)
+    }
+
+    pub fn side(self) -> Side {
+        match self.0 % 2 {
+            0 => Side::Sender,
+            _ => Side::Receiver,
+        }
+    }
+
+    /// Its index in a scenario's list of endpoints.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+
+    /// How many endpoints `flows` flows have.
+    pub fn count(flows: usize) -> usize {
+        2 * flows
+    }
 }
 
 /// Packets an endpoint has decided to send and hands out on `poll_transmit`: a receiver's
@@ -95,4 +170,33 @@ pub struct EndpointStats {
     pub base_rtt: Option<Duration>,
     /// When a finite transfer completed (sender: last byte acknowledged).
     pub completed_at: Option<Time>,
+}
+
+#[cfg(test)]
+mod slot_tests {
+    use super::*;
+    use crate::packet::PacketKind;
+
+    #[test]
+    fn slots_name_flow_and_side() {
+        for f in [0, 1, 7, 1000] {
+            for side in [Side::Sender, Side::Receiver] {
+                let s = EndpointSlot::of(FlowId(f), side);
+                assert_eq!((s.flow(), s.side()), (FlowId(f), side));
+                assert_eq!(EndpointSlot::at(s.index()), s);
+            }
+        }
+        let data = Packet::new(FlowId(3), PacketKind::Data, 1000);
+        let ack = Packet::new(FlowId(3), PacketKind::Ack, 40);
+        assert_eq!(
+            EndpointSlot::destination(&data),
+            EndpointSlot::receiver(FlowId(3))
+        );
+        assert_eq!(EndpointSlot::source(&data), EndpointSlot::sender(FlowId(3)));
+        assert_eq!(
+            EndpointSlot::destination(&ack),
+            EndpointSlot::sender(FlowId(3))
+        );
+        assert_eq!(EndpointSlot::count(4), 8);
+    }
 }
