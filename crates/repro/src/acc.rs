@@ -103,16 +103,14 @@ fn acc_fig2(e: &Exp) -> Result<Report, ReproError> {
                 .sum(),
             0.0,
         ));
-        report.files.extend(write_chart(
-            &ctx.out,
+        e.draw(
+            &mut report,
             &format!("throughput-{label}"),
-            &chart(
-                format!("{}: {label}", e.id()),
-                "time (s)",
-                "Mb/s",
-                throughput_series(&run),
-            ),
-        )?);
+            label,
+            "time (s)",
+            "Mb/s",
+            throughput_series(&run),
+        )?;
     }
     let spread = longs.iter().cloned().fold(f64::MIN, f64::max)
         / longs.iter().cloned().fold(f64::MAX, f64::min)
@@ -187,19 +185,17 @@ fn acc_fig4(e: &Exp) -> Result<Report, ReproError> {
             .map(|r| (r.0 as f64, r.2))
             .collect()
     };
-    report.files.extend(write_chart(
-        &ctx.out,
+    e.draw(
+        &mut report,
         "utilisation",
-        &chart(
-            format!("{}: forward bottleneck utilisation", e.id()),
-            "reverse bandwidth (Mb/s)",
-            "utilisation",
-            vec![
-                Series::new("Vegas", series(0)).with_markers(),
-                Series::new("Monaco", series(1)).with_markers(),
-            ],
-        ),
-    )?);
+        "forward bottleneck utilisation",
+        "reverse bandwidth (Mb/s)",
+        "utilisation",
+        vec![
+            Series::new("Vegas", series(0)).with_markers(),
+            Series::new("Monaco", series(1)).with_markers(),
+        ],
+    )?;
     report
         .notes
         .push("paper: Vegas 10–60%, Monaco ≈ 100% at every reverse bandwidth".into());
@@ -337,20 +333,18 @@ fn acc_fig5(e: &Exp) -> Result<Report, ReproError> {
             ],
         ),
     )?);
-    report.files.extend(write_chart(
-        &ctx.out,
+    e.draw(
+        &mut report,
         "queue",
-        &chart(
-            format!("{}: bottleneck queue", e.id()),
-            "time (s)",
-            "packets",
-            vec![
-                Series::new("Vegas", queue_series(&vegas.sim, bottleneck)),
-                Series::new("Vegas-k", kq),
-                Series::new("Monaco", queue_series(&monaco_run.sim, bottleneck)),
-            ],
-        ),
-    )?);
+        "bottleneck queue",
+        "time (s)",
+        "packets",
+        vec![
+            Series::new("Vegas", queue_series(&vegas.sim, bottleneck)),
+            Series::new("Vegas-k", kq),
+            Series::new("Monaco", queue_series(&monaco_run.sim, bottleneck)),
+        ],
+    )?;
     Ok(report)
 }
 

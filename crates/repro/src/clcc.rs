@@ -107,16 +107,14 @@ fn clcc_fig1(e: &Exp) -> Result<Report, ReproError> {
             .with_markers()
         })
         .collect();
-    report.files.extend(write_chart(
-        &ctx.out,
+    e.draw(
+        &mut report,
         "fairness",
-        &chart(
-            format!("{}: weighted fairness index (004 eq. 2)", e.id()),
-            "f_min,2 (Mb/s)",
-            "fairness index",
-            series,
-        ),
-    )?);
+        "weighted fairness index (004 eq. 2)",
+        "f_min,2 (Mb/s)",
+        "fairness index",
+        series,
+    )?;
     Ok(report)
 }
 
@@ -238,20 +236,18 @@ fn clcc_fig8(e: &Exp) -> Result<Report, ReproError> {
     ));
     let mut ref_line = Series::level("r_ref = 30/70", r_ref, 0.0, bat.summary.sim_time_s);
     ref_line.reference = true;
-    report.files.extend(write_chart(
-        &ctx.out,
+    e.draw(
+        &mut report,
         "ratio",
-        &chart(
-            format!("{}: UDP/TCP ratio (100 ms samples)", e.id()),
-            "time (s)",
-            "ratio",
-            vec![
-                Series::new("BAT alone", s_bat),
-                Series::new("BAT + CLCC", s_clcc),
-                ref_line,
-            ],
-        ),
-    )?);
+        "UDP/TCP ratio (100 ms samples)",
+        "time (s)",
+        "ratio",
+        vec![
+            Series::new("BAT alone", s_bat),
+            Series::new("BAT + CLCC", s_clcc),
+            ref_line,
+        ],
+    )?;
     Ok(report)
 }
 
@@ -299,16 +295,14 @@ fn clcc_fig9(e: &Exp) -> Result<Report, ReproError> {
     }
     let mut ref_line = Series::level("r_ref = 0.4", r_ref, 0.0, end);
     ref_line.reference = true;
-    report.files.extend(write_chart(
-        &ctx.out,
+    e.draw(
+        &mut report,
         "ratio",
-        &chart(
-            format!("{}: UDP/TCP ratio (100 ms samples)", e.id()),
-            "time (s)",
-            "ratio",
-            vec![Series::new("BAT + CLCC", series), ref_line],
-        ),
-    )?);
+        "UDP/TCP ratio (100 ms samples)",
+        "time (s)",
+        "ratio",
+        vec![Series::new("BAT + CLCC", series), ref_line],
+    )?;
     Ok(report)
 }
 
@@ -623,15 +617,13 @@ fn clcc_fig3(e: &Exp) -> Result<Report, ReproError> {
             .with_markers()
         })
         .collect();
-    report.files.extend(write_chart(
-        &ctx.out,
+    e.draw(
+        &mut report,
         "tcp-share",
-        &chart(
-            format!("{}: TCP share of the link", e.id()),
-            "RTT (ms)",
-            "TCP share",
-            series,
-        ),
-    )?);
+        "TCP share of the link",
+        "RTT (ms)",
+        "TCP share",
+        series,
+    )?;
     Ok(report)
 }

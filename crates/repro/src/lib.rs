@@ -139,6 +139,24 @@ impl Exp<'_> {
         Ok(acclab_scenario::parse_def(self.text, self.spec.id)?)
     }
 
+    /// Draws a chart titled "`id`: `title`" into the run's directory and lists its files in
+    /// `report`.
+    pub fn draw(
+        &self,
+        report: &mut Report,
+        name: &str,
+        title: impl std::fmt::Display,
+        x: &str,
+        y: &str,
+        series: Vec<acclab_sim::plot::Series>,
+    ) -> Result<(), ReproError> {
+        let chart = common::chart(format!("{}: {title}", self.spec.id), x, y, series);
+        report
+            .files
+            .extend(acclab_sim::plot::write_chart(&self.ctx.out, name, &chart)?);
+        Ok(())
+    }
+
     /// An empty comparison for this run.
     pub fn report(&self) -> Report {
         Report::new(self.spec.id, self.spec.title, self.ctx.quick)

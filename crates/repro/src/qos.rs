@@ -617,42 +617,36 @@ fn qos_fig6(e: &Exp) -> Result<Report, ReproError> {
         .iter()
         .map(|(id, r)| Ok(Series::new(format!("{id} (r = {r} Mb/s)"), series(id)?)))
         .collect::<Result<_, ReproError>>()?;
-    report.files.extend(write_chart(
-        &ctx.out,
+    e.draw(
+        &mut report,
         "throughput-expected",
-        &chart(
-            format!("{}: loops with expected rates", e.id()),
-            "time (s)",
-            "throughput (Mb/s)",
-            long,
-        ),
-    )?);
-    report.files.extend(write_chart(
-        &ctx.out,
+        "loops with expected rates",
+        "time (s)",
+        "throughput (Mb/s)",
+        long,
+    )?;
+    e.draw(
+        &mut report,
         "throughput-weighted",
-        &chart(
-            format!("{}: weight 3 against weight 1 on the same path", e.id()),
-            "time (s)",
-            "throughput (Mb/s)",
-            vec![
-                Series::new("loop20 (weight 3)", series("loop20")?),
-                Series::new("loop21 (weight 1)", series("loop21")?),
-            ],
-        ),
-    )?);
-    report.files.extend(write_chart(
-        &ctx.out,
+        "weight 3 against weight 1 on the same path",
+        "time (s)",
+        "throughput (Mb/s)",
+        vec![
+            Series::new("loop20 (weight 3)", series("loop20")?),
+            Series::new("loop21 (weight 1)", series("loop21")?),
+        ],
+    )?;
+    e.draw(
+        &mut report,
         "queue",
-        &chart(
-            format!("{}: bottleneck queues", e.id()),
-            "time (s)",
-            "queue (packets)",
-            vec![
-                Series::new("b0->b1 (AVQ+VD)", q_avd),
-                Series::new("b2->b3 (FIFO)", q_fifo),
-            ],
-        ),
-    )?);
+        "bottleneck queues",
+        "time (s)",
+        "queue (packets)",
+        vec![
+            Series::new("b0->b1 (AVQ+VD)", q_avd),
+            Series::new("b2->b3 (FIFO)", q_fifo),
+        ],
+    )?;
     Ok(report)
 }
 

@@ -282,26 +282,22 @@ fn vegas_fig5(e: &Exp) -> Result<Report, ReproError> {
         })
         .collect();
     rates.push(Series::level("(capacity − mice)/N", fair, 0.0, end));
-    report.files.extend(write_chart(
-        &ctx.out,
+    e.draw(
+        &mut report,
         "rates",
-        &common::chart(
-            format!("{}: average sending rate of persistent flows", e.id()),
-            "time (s)",
-            "KB/s",
-            rates,
-        ),
-    )?);
-    report.files.extend(write_chart(
-        &ctx.out,
+        "average sending rate of persistent flows",
+        "time (s)",
+        "KB/s",
+        rates,
+    )?;
+    e.draw(
+        &mut report,
         "queue",
-        &common::chart(
-            format!("{}: queue at router 1", e.id()),
-            "time (s)",
-            "packets",
-            vec![Series::new("queue", q)],
-        ),
-    )?);
+        "queue at router 1",
+        "time (s)",
+        "packets",
+        vec![Series::new("queue", q)],
+    )?;
     Ok(report)
 }
 
@@ -436,16 +432,14 @@ fn vegas_table5(e: &Exp) -> Result<Report, ReproError> {
             )
         })
         .collect();
-    report.files.extend(write_chart(
-        &ctx.out,
+    e.draw(
+        &mut report,
         "rates-discovered",
-        &common::chart(
-            format!("{}: rates with discovered baseRTT", e.id()),
-            "time (s)",
-            "KB/s",
-            rates,
-        ),
-    )?);
+        "rates with discovered baseRTT",
+        "time (s)",
+        "KB/s",
+        rates,
+    )?;
     report.notes.push(format!(
         "theory uses the simulated path's d = {:.3} ms (propagation + transmission); the paper's model uses 10 ms",
         d * 1e3
@@ -712,25 +706,21 @@ fn vegas_rem_fig7(e: &Exp) -> Result<Report, ReproError> {
             )
         })
         .collect();
-    report.files.extend(write_chart(
-        &ctx.out,
+    e.draw(
+        &mut report,
         "windows",
-        &common::chart(
-            format!("{}: congestion windows", e.id()),
-            "time (s)",
-            "packets",
-            windows,
-        ),
-    )?);
-    report.files.extend(write_chart(
-        &ctx.out,
+        "congestion windows",
+        "time (s)",
+        "packets",
+        windows,
+    )?;
+    e.draw(
+        &mut report,
         "queue",
-        &common::chart(
-            format!("{}: queue at router 1", e.id()),
-            "time (s)",
-            "packets",
-            vec![Series::new("queue", q)],
-        ),
-    )?);
+        "queue at router 1",
+        "time (s)",
+        "packets",
+        vec![Series::new("queue", q)],
+    )?;
     Ok(report)
 }
