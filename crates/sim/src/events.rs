@@ -1,7 +1,7 @@
 //! The event queue: a binary heap ordered by (time, insertion sequence).
 //!
 //! The sequence number makes equal-time events come out in the order they were scheduled, so a
-//! run never depends on how the heap breaks ties. Entries are 24 bytes; cancelled timers are not
+//! run never depends on how the heap breaks ties. Entries are 32 bytes; cancelled timers are not
 //! removed but carry a generation number that the simulator checks when they come out.
 
 use std::cmp::Ordering;
@@ -32,16 +32,24 @@ pub enum Event {
     WindowEnd,
 }
 
+/// A pending event. `key` is the time in its high 64 bits and the insertion sequence in its low
+/// 64 bits, so that one branch-free 128-bit comparison orders entries (a `(time, seq)` tuple
+/// compares in two steps; the heap's sift-down does little else).
 #[derive(Clone, Copy, Debug)]
 struct Entry {
-    time: Time,
-    seq: u64,
+    key: u128,
     event: Event,
+}
+
+impl Entry {
+    fn time(&self) -> Time {
+        Time((self.key >> 64) as u64)
+    }
 }
 
 impl PartialEq for Entry {
     fn eq(&self, o: &Self) -> bool {
-        (self.time, self.seq) == (o.time, o.seq)
+        self.key == o.key
     }
 }
 impl Eq for Entry {}
@@ -53,7 +61,7 @@ impl PartialOrd for Entry {
 impl Ord for Entry {
     /// Reversed, so that `BinaryHeap` (a max-heap) pops the earliest entry first.
     fn cmp(&self, o: &Self) -> Ordering {
-        (o.time, o.seq).cmp(&(self.time, self.seq))
+        o.key.cmp(&self.key)
     }
 }
 
@@ -68,20 +76,23 @@ impl EventQueue {
     pub fn schedule(&mut self, time: Time, event: Event) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry { time, seq, event });
+        self.heap.push(Entry {
+            key: (u128::from(time.0) << 64) | u128::from(seq),
+            event,
+        });
     }
 
     /// The earliest event, if it is due no later than `limit`.
     pub fn pop_until(&mut self, limit: Time) -> Option<(Time, Event)> {
-        if self.heap.peek()?.time > limit {
+        if self.heap.peek()?.time() > limit {
             return None;
         }
-        self.heap.pop().map(|e| (e.time, e.event))
+        self.heap.pop().map(|e| (e.time(), e.event))
     }
 
     /// When the earliest pending event is due.
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|e| e.time)
+        self.heap.peek().map(Entry::time)
     }
 
     pub fn len(&self) -> usize {

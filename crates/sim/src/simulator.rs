@@ -170,6 +170,8 @@ pub struct Simulator {
     pub(crate) event_count: u64,
     pub(crate) packet_hops: u64,
     time_went_backwards: bool,
+    /// Scratch for the packets a queue drops at its head during one dequeue.
+    head_drops: Vec<acclab_core::queue::Dropped>,
 }
 
 impl Simulator {
@@ -254,6 +256,7 @@ impl Simulator {
             event_count: 0,
             packet_hops: 0,
             time_went_backwards: false,
+            head_drops: Vec::new(),
         }
     }
 
@@ -416,7 +419,7 @@ impl Simulator {
         }
         link.account_queue(now);
         match link.queue.enqueue(now, pkt) {
-            Ok(()) => {
+            Ok(_) => {
                 link.note_backlog();
                 if link.transmitting.is_none() {
                     self.start_tx(l);
@@ -424,6 +427,15 @@ impl Simulator {
             }
             Err(d) => self.count_drop(&d.packet),
         }
+    }
+
+    /// Packets the queue dropped at its head while `start_tx` took the next one.
+    fn count_head_drops(&mut self) {
+        let mut dropped = std::mem::take(&mut self.head_drops);
+        for d in dropped.drain(..) {
+            self.count_drop(&d.packet);
+        }
+        self.head_drops = dropped;
     }
 
     fn count_drop(&mut self, p: &Packet) {
@@ -437,10 +449,13 @@ impl Simulator {
         let now = self.now;
         let link = &mut self.links[l];
         link.account_queue(now);
-        if let Some(pkt) = link.queue.dequeue(now) {
-            let done = now + link.rate.tx_time(pkt.size as u64);
-            link.transmitting = Some((pkt, now));
+        if let Some(d) = link.queue.dequeue(now, &mut self.head_drops) {
+            let done = now + link.rate.tx_time(d.packet.size as u64);
+            link.transmitting = Some((d.packet, now));
             self.events.schedule(done, Event::TxDone(l as u32));
+        }
+        if !self.head_drops.is_empty() {
+            self.count_head_drops();
         }
     }
 

@@ -19,7 +19,8 @@
 //! the virtual queue grows with the total accumulation as a large DropTail queue would, while
 //! the physical queue stays short: 109 drops, shares 1.42 / 1.42 / 1.42.
 
-use super::{Backlog, DropReason, Dropped, Fifo, QueueDiscipline, QueueStats};
+use super::aqm::band_limits;
+use super::{Aqm, AqmQueue, Fifo, QueueDiscipline, Verdict};
 use crate::packet::{Packet, PacketKind};
 use crate::units::{Duration, Limit, Rate, Time};
 use serde::{Deserialize, Serialize};
@@ -51,24 +52,21 @@ pub enum AvdStamp {
 /// AVQ settings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AvqConfig {
-    pub limit: Limit,
     /// Virtual buffer B, bytes.
     pub virtual_buffer: f64,
     pub target_utilization: f64,
     pub alpha: f64,
     pub mode: AvqMode,
-    /// Priority-capable: Monaco's OB and reverse control packets go to a high band (same limit)
-    /// served first, so a full data queue neither delays nor drops them. At an AVD router the
-    /// physical queue is then also visible to Monaco (ftt_q) besides the virtual delay.
+    /// The queue is priority-capable (its container has the high band, aqm.rs): Monaco's OB
+    /// and reverse control packets skip the data queue, so at an AVD router the physical queue
+    /// is also visible to Monaco (ftt_q) besides the virtual delay.
     pub priority: bool,
     pub stamp: AvdStamp,
 }
 
-/// The AVQ discipline.
+/// The AVQ policy (in an [`AqmQueue`], which holds the buffer).
 pub struct Avq {
     cfg: AvqConfig,
-    fifo: Fifo,
-    high: Fifo,
     /// Link capacity and virtual capacity, bytes per second.
     capacity: f64,
     virtual_capacity: f64,
@@ -83,8 +81,6 @@ impl Avq {
     pub fn new(cfg: AvqConfig, rate: Rate) -> Avq {
         let capacity = rate.as_f64() / 8.0;
         Avq {
-            fifo: Fifo::new(cfg.limit),
-            high: Fifo::new(cfg.limit),
             capacity,
             virtual_capacity: cfg.target_utilization * capacity,
             vq: 0.0,
@@ -119,10 +115,10 @@ impl Avq {
     /// is stamped. Counting the physical queue twice (`Virtual`) doubles the loop gain of a
     /// loop that dominates the link: on qos-fig5 with w = 30 it oscillated (queue 0–200
     /// packets every ~0.4 s), held the link at 0.88 and pinned C̃ at C.
-    fn delay_to_stamp(&self) -> f64 {
+    fn delay_to_stamp(&self, data: &Fifo) -> f64 {
         let counts_physical = self.cfg.priority && self.cfg.stamp == AvdStamp::Excess;
         let physical = if counts_physical && self.capacity > 0.0 {
-            self.fifo.backlog().bytes as f64 / self.capacity
+            data.backlog().bytes as f64 / self.capacity
         } else {
             0.0
         };
@@ -146,56 +142,30 @@ impl Avq {
     }
 }
 
-impl QueueDiscipline for Avq {
-    fn enqueue(&mut self, now: Time, mut pkt: Packet) -> Result<(), Dropped> {
+impl Aqm for Avq {
+    fn on_arrival(&mut self, now: Time, pkt: &mut Packet, _fits: bool, data: &Fifo) -> Verdict {
         let overflow = self.arrive(now, pkt.size as f64);
         match self.cfg.mode {
             AvqMode::Delay if pkt.kind == PacketKind::ControlIb => {
-                pkt.virtual_delay += Duration::from_secs_f64(self.delay_to_stamp());
-                self.fifo.count_mark();
+                pkt.virtual_delay += Duration::from_secs_f64(self.delay_to_stamp(data));
+                Verdict::Marked
             }
-            AvqMode::Delay => {}
+            AvqMode::Delay => Verdict::Pass,
             AvqMode::Mark if overflow && pkt.ecn.is_capable() && !pkt.ecn.is_marked() => {
                 pkt.ecn.mark();
-                self.fifo.count_mark();
+                Verdict::Marked
             }
-            AvqMode::Mark if overflow && pkt.ecn.is_capable() => {}
-            AvqMode::Mark | AvqMode::Drop if overflow => {
-                return Err(self.fifo.drop(pkt, DropReason::Aqm))
-            }
-            _ => {}
+            AvqMode::Mark if overflow && pkt.ecn.is_capable() => Verdict::Pass,
+            AvqMode::Mark | AvqMode::Drop if overflow => Verdict::Drop,
+            _ => Verdict::Pass,
         }
-        if self.cfg.priority && pkt.kind.is_high_priority() {
-            return self.high.push(pkt);
-        }
-        self.fifo.push(pkt)
-    }
-
-    fn dequeue(&mut self, _now: Time) -> Option<Packet> {
-        self.high.pop().or_else(|| self.fifo.pop())
-    }
-
-    fn backlog(&self) -> Backlog {
-        let (h, l) = (self.high.backlog(), self.fifo.backlog());
-        Backlog {
-            packets: h.packets + l.packets,
-            bytes: h.bytes + l.bytes,
-        }
-    }
-
-    fn stats(&self) -> QueueStats {
-        self.high.stats().merged(self.fifo.stats())
-    }
-
-    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
-        self.high.iter().chain(self.fifo.iter()).for_each(f)
     }
 
     fn set_rate(&mut self, rate: Rate) {
         self.capacity = rate.as_f64() / 8.0;
     }
 
-    fn aqm_state(&self, out: &mut Vec<(String, f64)>) {
+    fn state(&self, out: &mut Vec<(String, f64)>) {
         out.push((
             "avq_virtual_capacity_bps".into(),
             self.virtual_capacity_bps(),
@@ -276,7 +246,6 @@ impl QueueParams for AvqParams {
             Limit::Unlimited => f64::INFINITY,
         };
         let cfg = AvqConfig {
-            limit: p.limit,
             virtual_buffer,
             target_utilization: p.target_utilization,
             alpha: p.alpha,
@@ -284,11 +253,15 @@ impl QueueParams for AvqParams {
             stamp: p.avd_stamp,
             mode: p.mode,
         };
-        Box::new(Avq::new(cfg, ctx.rate))
+        Box::new(AqmQueue::with_priority(
+            Avq::new(cfg, ctx.rate),
+            p.limit,
+            p.priority,
+        ))
     }
 
     fn limits(&self) -> Vec<Limit> {
-        vec![self.limit]
+        band_limits(self.limit, self.priority)
     }
 }
 
@@ -303,23 +276,31 @@ mod tests {
     }
     use crate::packet::{Ecn, FlowId};
 
-    fn avq(mode: AvqMode) -> Avq {
+    fn avq_with(mode: AvqMode, priority: bool) -> AqmQueue<Avq> {
         let cfg = AvqConfig {
-            limit: Limit::Packets(100),
             virtual_buffer: 10_000.0,
             target_utilization: 0.98,
             alpha: 0.15,
             mode,
-            priority: false,
+            priority,
             stamp: AvdStamp::Excess,
         };
-        Avq::new(cfg, Rate::from_mbps(8)) // 1 MB/s
+        let limit = Limit::Packets(100);
+        AqmQueue::with_priority(Avq::new(cfg, Rate::from_mbps(8)), limit, priority)
+        // 1 MB/s
+    }
+
+    fn avq(mode: AvqMode) -> AqmQueue<Avq> {
+        avq_with(mode, false)
+    }
+
+    fn pop(q: &mut AqmQueue<Avq>, now: Time) -> Option<Packet> {
+        q.dequeue(now, &mut Vec::new()).map(|d| d.packet)
     }
 
     #[test]
     fn a_priority_capable_avq_lets_control_packets_overtake_data() {
-        let mut a = avq(AvqMode::Delay);
-        a.cfg.priority = true;
+        let mut a = avq_with(AvqMode::Delay, true);
         for kind in [
             PacketKind::Data,
             PacketKind::ControlIb,
@@ -329,7 +310,7 @@ mod tests {
                 .unwrap();
         }
         assert_eq!(a.backlog().packets, 3);
-        let order: Vec<_> = std::iter::from_fn(|| a.dequeue(Time::ZERO))
+        let order: Vec<_> = std::iter::from_fn(|| pop(&mut a, Time::ZERO))
             .map(|p| p.kind)
             .collect();
         assert_eq!(
@@ -344,7 +325,8 @@ mod tests {
 
     #[test]
     fn virtual_queue_and_capacity_follow_the_update_rules() {
-        let mut a = avq(AvqMode::Mark);
+        let mut q = avq(AvqMode::Mark);
+        let a = q.aqm_mut();
         assert_eq!(a.virtual_capacity, 980_000.0);
         a.arrive(Time::ZERO, 1000.0);
         // VQ = 1000; C̃ = min(980000 + 0, 1e6) − 150 = 979 850.
@@ -383,30 +365,29 @@ mod tests {
                 .enqueue(Time::ZERO, Packet::new(FlowId(0), PacketKind::Data, 1000))
                 .unwrap();
         }
-        assert_eq!(mark.vq, 10_000.0);
-        assert_eq!(delay.vq, 20_000.0);
+        assert_eq!(mark.aqm().vq, 10_000.0);
+        assert_eq!(delay.aqm().vq, 20_000.0);
         assert_eq!(delay.stats().marked_packets, 0);
     }
 
     /// The IB stamped after `data` back-to-back 1000 B packets at a priority-capable AVD link.
     fn stamp_behind(data: usize, stamp: AvdStamp, virtual_capacity: f64) -> f64 {
-        let mut a = avq(AvqMode::Delay);
-        a.cfg.priority = true;
-        a.cfg.stamp = stamp;
-        a.cfg.virtual_buffer = 1e9;
+        let mut a = avq_with(AvqMode::Delay, true);
+        a.aqm_mut().cfg.stamp = stamp;
+        a.aqm_mut().cfg.virtual_buffer = 1e9;
         for _ in 0..data {
             a.enqueue(Time::ZERO, Packet::new(FlowId(0), PacketKind::Data, 1000))
                 .unwrap();
         }
         // Pin C̃ (arrivals at one instant do not let it grow back) to compare with the formula.
-        a.virtual_capacity = virtual_capacity;
-        a.cfg.alpha = 0.0;
+        a.aqm_mut().virtual_capacity = virtual_capacity;
+        a.aqm_mut().cfg.alpha = 0.0;
         a.enqueue(
             Time::ZERO,
             Packet::new(FlowId(0), PacketKind::ControlIb, 40),
         )
         .unwrap();
-        let ib = std::iter::from_fn(|| a.dequeue(Time::ZERO))
+        let ib = std::iter::from_fn(|| pop(&mut a, Time::ZERO))
             .find(|p| p.kind == PacketKind::ControlIb)
             .unwrap();
         ib.virtual_delay.as_secs_f64()
@@ -435,11 +416,11 @@ mod tests {
         }
         let ib = Packet::new(FlowId(0), PacketKind::ControlIb, 40);
         a.enqueue(Time::ZERO, ib).unwrap();
-        let stamped = std::iter::from_fn(|| a.dequeue(Time::ZERO))
+        let stamped = std::iter::from_fn(|| pop(&mut a, Time::ZERO))
             .find(|p| p.kind == PacketKind::ControlIb)
             .unwrap();
         // VQ = 5040 B over C̃ ≈ 979 244 B/s ≈ 5.15 ms.
-        let expected = 5040.0 / a.virtual_capacity;
+        let expected = 5040.0 / a.aqm().virtual_capacity;
         assert!((stamped.virtual_delay.as_secs_f64() - expected).abs() < 1e-6);
         assert_eq!(a.stats().dropped_packets, 0);
     }
@@ -457,12 +438,12 @@ mod tests {
             let mut p = Packet::new(FlowId(0), PacketKind::Data, 1000);
             p.ecn = Ecn::ECT;
             a.enqueue(t, p).unwrap();
-            if a.dequeue(t).unwrap().ecn.is_marked() && i >= n - last {
+            if pop(&mut a, t).unwrap().ecn.is_marked() && i >= n - last {
                 marked += 1;
             }
             t += gap;
         }
-        (a.virtual_capacity, marked as f64 / last as f64)
+        (a.aqm().virtual_capacity, marked as f64 / last as f64)
     }
 
     #[test]

@@ -22,8 +22,9 @@
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
+use super::aqm::band_limits;
 use super::clcc::{Clcc, ClccConfig, ClccParams, ClccSample, RatioParam};
-use super::{Backlog, DropReason, Dropped, Fifo, QueueDiscipline, QueueStats};
+use super::{Aqm, AqmQueue, Fifo, QueueDiscipline, Verdict};
 use crate::packet::Packet;
 use crate::params::{ParamError, QueueContext, QueueParams};
 use crate::rng::Rng;
@@ -42,7 +43,6 @@ pub struct BatClassConfig {
 /// BAT settings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BatConfig {
-    pub limit: Limit,
     pub classes: Vec<BatClassConfig>,
     pub interval: Duration,
     pub w: f64,
@@ -66,11 +66,10 @@ struct Class {
     f: f64,
 }
 
-/// The BAT discipline at one link.
+/// The BAT policy at one link (in an [`AqmQueue`], which holds the buffer).
 pub struct Bat {
     cfg: BatConfig,
     capacity: f64,
-    fifo: Fifo,
     classes: Vec<Class>,
     /// Class index of each flow (by flow id), `None` when the class is not configured here.
     flow_class: Vec<Option<usize>>,
@@ -108,7 +107,6 @@ impl Bat {
             Some((Clcc::new(c.clone(), classes[u].cfg.d), u, t))
         });
         Bat {
-            fifo: Fifo::new(cfg.limit),
             capacity: rate.as_f64(),
             next_update: Time::ZERO + cfg.interval,
             next_sample: Time::ZERO + CLCC_SAMPLE,
@@ -122,8 +120,8 @@ impl Bat {
         }
     }
 
-    fn low_queue(&self) -> u64 {
-        self.cfg.low_queue.unwrap_or(match self.cfg.limit {
+    fn low_queue(&self, data: &Fifo) -> u64 {
+        self.cfg.low_queue.unwrap_or(match data.limit() {
             Limit::Packets(n) => n / 4,
             Limit::Bytes(n) => n / 4000,
             Limit::Unlimited => 64,
@@ -131,7 +129,7 @@ impl Bat {
     }
 
     /// 004 eq. (1) for every class, once per Δt.
-    fn update(&mut self) {
+    fn update(&mut self, data: &Fifo) {
         let scale = self.capacity * self.cfg.interval.as_secs_f64() / 8.0; // bytes per Δt at C
         for c in &mut self.classes {
             c.o = c.offered as f64 / scale;
@@ -141,7 +139,7 @@ impl Bat {
         }
         let serviced: f64 = self.classes.iter().map(|c| c.f).sum();
         self.b = serviced < self.cfg.excess_utilization
-            && self.fifo.backlog().packets <= self.low_queue();
+            && data.backlog().packets <= self.low_queue(data);
         self.b_avg = (15.0 * self.b_avg + f64::from(u8::from(self.b))) / 16.0;
         let d_udp = self.clcc.as_ref().map(|(c, u, _)| (*u, c.d_udp()));
         let w = self.cfg.w;
@@ -188,9 +186,9 @@ impl Bat {
         }
     }
 
-    fn catch_up(&mut self, now: Time) {
+    fn catch_up(&mut self, now: Time, data: &Fifo) {
         while self.next_update <= now {
-            self.update();
+            self.update(data);
             self.next_update += self.cfg.interval;
         }
         while self.next_sample <= now {
@@ -200,48 +198,35 @@ impl Bat {
     }
 }
 
-impl QueueDiscipline for Bat {
-    fn enqueue(&mut self, now: Time, pkt: Packet) -> Result<(), Dropped> {
-        self.catch_up(now);
+impl Aqm for Bat {
+    fn on_arrival(&mut self, now: Time, pkt: &mut Packet, fits: bool, data: &Fifo) -> Verdict {
+        self.catch_up(now, data);
         let Some(i) = self.flow_class.get(pkt.flow.0 as usize).copied().flatten() else {
-            return self.fifo.push(pkt);
+            return Verdict::Pass;
         };
         let size = pkt.size as u64;
         let c = &mut self.classes[i];
         c.offered += size;
         c.offered_sample += size;
         if c.t < 1.0 && self.rng.random::<f64>() >= c.t {
-            return Err(self.fifo.drop(pkt, DropReason::Aqm));
+            return Verdict::Drop;
         }
-        self.fifo.push(pkt)?;
-        let c = &mut self.classes[i];
-        c.admitted += size;
-        c.admitted_sample += size;
-        Ok(())
+        if fits {
+            c.admitted += size;
+            c.admitted_sample += size;
+        }
+        Verdict::Pass
     }
 
-    fn dequeue(&mut self, now: Time) -> Option<Packet> {
-        self.catch_up(now);
-        self.fifo.pop()
-    }
-
-    fn backlog(&self) -> Backlog {
-        self.fifo.backlog()
-    }
-
-    fn stats(&self) -> QueueStats {
-        self.fifo.stats()
-    }
-
-    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
-        self.fifo.iter().for_each(f)
+    fn before_dequeue(&mut self, now: Time, data: &Fifo) {
+        self.catch_up(now, data);
     }
 
     fn set_rate(&mut self, rate: Rate) {
         self.capacity = rate.as_f64();
     }
 
-    fn aqm_state(&self, out: &mut Vec<(String, f64)>) {
+    fn state(&self, out: &mut Vec<(String, f64)>) {
         for c in &self.classes {
             out.push((format!("{}_offered_bps", c.cfg.name), c.o * self.capacity));
             out.push((format!("{}_serviced_bps", c.cfg.name), c.f * self.capacity));
@@ -273,6 +258,9 @@ pub struct BatParams {
     /// Queue length (packets) at or below which B(t) may be 1; default a quarter of the limit.
     pub low_queue: Option<u64>,
     pub clcc: Option<ClccParams>,
+    /// Monaco's out-of-band and reverse control packets skip the data queue (as for `droptail`).
+    #[serde(default)]
+    pub priority: bool,
 }
 
 fn bat_interval() -> Duration {
@@ -339,16 +327,13 @@ impl QueueParams for BatParams {
     }
 
     fn build(&self, ctx: &QueueContext) -> Box<dyn QueueDiscipline> {
-        Box::new(Bat::new(
-            self.config(),
-            ctx.rate,
-            &ctx.flow_classes,
-            crate::rng::stream(ctx.seed, &format!("{}:bat", ctx.name)),
-        ))
+        let rng = crate::rng::stream(ctx.seed, &format!("{}:bat", ctx.name));
+        let bat = Bat::new(self.config(), ctx.rate, &ctx.flow_classes, rng);
+        Box::new(AqmQueue::with_priority(bat, self.limit, self.priority))
     }
 
     fn limits(&self) -> Vec<Limit> {
-        vec![self.limit]
+        band_limits(self.limit, self.priority)
     }
 }
 
@@ -356,7 +341,6 @@ impl BatParams {
     /// The AQM's settings these parameters describe.
     fn config(&self) -> BatConfig {
         BatConfig {
-            limit: self.limit,
             classes: self
                 .classes
                 .iter()
@@ -411,7 +395,6 @@ mod tests {
 
     fn bat(classes: Vec<BatClassConfig>) -> Bat {
         let cfg = BatConfig {
-            limit: Limit::Packets(100),
             classes,
             interval: Duration::from_millis(4),
             w: 0.0625,
@@ -439,7 +422,7 @@ mod tests {
         let mut b = bat(vec![class("a", 60e6, None), class("b", 0.0, None)]);
         b.classes[0].t = 0.5;
         offer(&mut b, 0, 25_000); // f = 0.25 ≤ 0.6
-        b.update();
+        b.update(&Fifo::new(Limit::Packets(100)));
         assert_eq!(b.classes[0].t, 0.5625);
     }
 
@@ -447,7 +430,7 @@ mod tests {
     fn above_maximum_decreases_by_w() {
         let mut b = bat(vec![class("a", 0.0, Some(10e6)), class("b", 0.0, None)]);
         offer(&mut b, 0, 25_000); // f = 0.5 > 0.1
-        b.update();
+        b.update(&Fifo::new(Limit::Packets(100)));
         assert_eq!(b.classes[0].t, 1.0 - 0.0625);
     }
 
@@ -456,7 +439,7 @@ mod tests {
         let mut b = bat(vec![class("a", 0.0, None), class("b", 0.0, None)]);
         b.classes[0].t = 0.5;
         offer(&mut b, 0, 25_000); // Σf = 0.25 < 0.98 and the queue is empty: B = 1
-        b.update();
+        b.update(&Fifo::new(Limit::Packets(100)));
         // B̄ = 1/16 after one update: T += 0.0625 · 1/16.
         assert!(b.b);
         assert!((b.classes[0].t - (0.5 + 0.0625 / 16.0)).abs() < 1e-12);
@@ -467,7 +450,7 @@ mod tests {
         let mut b = bat(vec![class("a", 0.0, None), class("b", 0.0, None)]);
         offer(&mut b, 0, 30_000); // O = 0.6
         offer(&mut b, 1, 30_000); // Σf = 1.2 ≥ 0.98: B = 0
-        b.update();
+        b.update(&Fifo::new(Limit::Packets(100)));
         assert!(!b.b);
         assert!((b.classes[0].t - (1.0 - 0.0625 * 0.6)).abs() < 1e-12);
     }
@@ -478,15 +461,22 @@ mod tests {
         b.classes[0].t = 0.25;
         b.next_update = Time::MAX;
         b.next_sample = Time::MAX;
+        let mut q = AqmQueue::new(b, Limit::Packets(100));
         let mut passed = 0;
         for _ in 0..4000 {
-            if b.enqueue(Time::ZERO, Packet::new(FlowId(0), PacketKind::Data, 100))
+            if q.enqueue(Time::ZERO, Packet::new(FlowId(0), PacketKind::Data, 100))
                 .is_ok()
             {
                 passed += 1;
-                b.dequeue(Time::ZERO);
+                q.dequeue(Time::ZERO, &mut Vec::new());
             }
         }
+        let admitted: u64 = q.aqm().classes.iter().map(|c| c.admitted).sum();
+        assert_eq!(
+            admitted,
+            passed * 100,
+            "what BAT let through and the buffer took"
+        );
         assert!(
             (900..1100).contains(&passed),
             "{passed} of 4000 at T = 0.25"

@@ -1,41 +1,29 @@
 //! DropTail: a FIFO that drops arrivals when its packet or byte limit is reached.
 
-use super::{Backlog, Dropped, Fifo, QueueDiscipline, QueueStats};
+use super::aqm::band_limits;
+use super::{Aqm, AqmQueue, Fifo, QueueDiscipline, Verdict};
 use crate::packet::Packet;
 use crate::units::{Limit, Time};
 use serde::{Deserialize, Serialize};
 
 use crate::params::{ParamError, QueueContext, QueueParams};
 
-/// The classic tail-drop FIFO.
-#[derive(Clone, Debug)]
-pub struct DropTail {
-    fifo: Fifo,
+/// No active management: every arrival that fits is queued, the rest overflow.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TailDrop;
+
+impl Aqm for TailDrop {
+    fn on_arrival(&mut self, _now: Time, _pkt: &mut Packet, _fits: bool, _data: &Fifo) -> Verdict {
+        Verdict::Pass
+    }
 }
+
+/// The classic tail-drop FIFO.
+pub type DropTail = AqmQueue<TailDrop>;
 
 impl DropTail {
-    pub fn new(limit: Limit) -> DropTail {
-        DropTail {
-            fifo: Fifo::new(limit),
-        }
-    }
-}
-
-impl QueueDiscipline for DropTail {
-    fn enqueue(&mut self, _now: Time, pkt: Packet) -> Result<(), Dropped> {
-        self.fifo.push(pkt)
-    }
-    fn dequeue(&mut self, _now: Time) -> Option<Packet> {
-        self.fifo.pop()
-    }
-    fn backlog(&self) -> Backlog {
-        self.fifo.backlog()
-    }
-    fn stats(&self) -> QueueStats {
-        self.fifo.stats()
-    }
-    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
-        self.fifo.iter().for_each(f)
+    pub fn droptail(limit: Limit) -> DropTail {
+        AqmQueue::new(TailDrop, limit)
     }
 }
 
@@ -57,15 +45,11 @@ impl QueueParams for DroptailParams {
     }
 
     fn build(&self, _ctx: &QueueContext) -> Box<dyn QueueDiscipline> {
-        if self.priority {
-            Box::new(super::PriorityFifo::new(self.limit, self.limit))
-        } else {
-            Box::new(DropTail::new(self.limit))
-        }
+        Box::new(AqmQueue::with_priority(TailDrop, self.limit, self.priority))
     }
 
     fn limits(&self) -> Vec<Limit> {
-        vec![self.limit]
+        band_limits(self.limit, self.priority)
     }
 }
 
@@ -73,7 +57,11 @@ impl QueueParams for DroptailParams {
 mod tests {
     use super::*;
     use crate::packet::{FlowId, PacketKind};
-    use crate::queue::DropReason;
+    use crate::queue::{Backlog, DropReason};
+
+    fn dequeue(q: &mut DropTail) -> Option<Packet> {
+        q.dequeue(Time::ZERO, &mut Vec::new()).map(|d| d.packet)
+    }
 
     fn pkt(size: u32) -> Packet {
         Packet::new(FlowId(0), PacketKind::Data, size)
@@ -81,7 +69,7 @@ mod tests {
 
     #[test]
     fn packet_limit_drops_the_arrival_that_does_not_fit() {
-        let mut q = DropTail::new(Limit::Packets(2));
+        let mut q = DropTail::droptail(Limit::Packets(2));
         assert!(q.enqueue(Time::ZERO, pkt(1000)).is_ok());
         assert!(q.enqueue(Time::ZERO, pkt(1000)).is_ok());
         let e = q.enqueue(Time::ZERO, pkt(40)).unwrap_err();
@@ -98,7 +86,7 @@ mod tests {
 
     #[test]
     fn byte_limit_counts_bytes() {
-        let mut q = DropTail::new(Limit::Bytes(2500));
+        let mut q = DropTail::droptail(Limit::Bytes(2500));
         assert!(q.enqueue(Time::ZERO, pkt(1000)).is_ok());
         assert!(q.enqueue(Time::ZERO, pkt(1000)).is_ok());
         assert!(q.enqueue(Time::ZERO, pkt(1000)).is_err());
@@ -108,13 +96,13 @@ mod tests {
 
     #[test]
     fn fifo_order() {
-        let mut q = DropTail::new(Limit::Unlimited);
+        let mut q = DropTail::droptail(Limit::Unlimited);
         for s in 1..=5 {
             let mut p = pkt(100);
             p.seq = s;
             q.enqueue(Time::ZERO, p).unwrap();
         }
-        let order: Vec<u64> = std::iter::from_fn(|| q.dequeue(Time::ZERO))
+        let order: Vec<u64> = std::iter::from_fn(|| dequeue(&mut q))
             .map(|p| p.seq)
             .collect();
         assert_eq!(order, vec![1, 2, 3, 4, 5]);

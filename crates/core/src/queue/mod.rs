@@ -1,10 +1,16 @@
 //! Queue disciplines: one trait, one file per discipline (SPEC §4).
 //!
 //! A discipline sits at a link's output. The driver offers it each arriving packet with
-//! `enqueue(now, pkt)` and takes the next packet to serialise with `dequeue(now)`. Disciplines
-//! that need time to pass (price updates, virtual queues) work lazily from the `now` of these
-//! calls, so they need no timers of their own.
+//! `enqueue(now, pkt)` and takes the next packet to serialise with `dequeue(now, dropped)`; a
+//! discipline may drop at either end (CoDel and PIE drop at the head, handing those packets
+//! back in `dropped`). Disciplines that need time to pass (price updates, virtual queues) work
+//! lazily from the `now` of these calls, so they need no timers of their own.
+//!
+//! Every discipline here is an [`Aqm`] policy inside the one container
+//! [`AqmQueue`] (aqm.rs), which owns the FIFO, forwards to it, counts, and optionally adds the
+//! high-priority band for Monaco's control packets: the policy files hold only their algorithm.
 
+pub mod aqm;
 pub mod avq;
 pub mod bat;
 pub mod clcc;
@@ -14,12 +20,12 @@ pub mod priority;
 pub mod red;
 pub mod rem;
 
-pub use droptail::DropTail;
+pub use aqm::{Aqm, AqmQueue, Verdict};
+pub use droptail::{DropTail, TailDrop};
 pub use fifo::Fifo;
-pub use priority::PriorityFifo;
 
 use crate::packet::Packet;
-use crate::units::{Rate, Time};
+use crate::units::{Duration, Rate, Time};
 
 /// Packets and bytes held.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -54,13 +60,47 @@ impl QueueStats {
     }
 }
 
-/// Why a packet was refused.
+/// Why a packet was lost.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DropReason {
-    /// The buffer was full.
+    /// The buffer was full when it arrived.
     Overflow,
-    /// An active queue manager chose to drop it.
+    /// An active queue manager refused it on arrival (RED, REM, AVQ, BAT).
     Aqm,
+    /// An active queue manager dropped it at the head of the queue, after it had waited
+    /// (CoDel, PIE).
+    HeadDrop,
+    /// The link lost it at random (`loss` on a link; the driver's, never a queue's).
+    LinkLoss,
+}
+
+impl DropReason {
+    /// The name used in traces and files.
+    pub fn name(self) -> &'static str {
+        match self {
+            DropReason::Overflow => "overflow",
+            DropReason::Aqm => "aqm",
+            DropReason::HeadDrop => "head-drop",
+            DropReason::LinkLoss => "link-loss",
+        }
+    }
+}
+
+/// A packet accepted by [`QueueDiscipline::enqueue`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Enqueued {
+    /// The discipline marked it (ECN CE, or an AVD virtual-delay stamp).
+    pub marked: bool,
+}
+
+/// A packet handed out by [`QueueDiscipline::dequeue`] for transmission.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Dequeued {
+    pub packet: Packet,
+    /// How long it waited in the queue.
+    pub sojourn: Duration,
+    /// The discipline marked it on its way out (CoDel's ECN mode).
+    pub marked: bool,
 }
 
 /// A refused packet, handed back so that the driver can account for it.
@@ -73,9 +113,10 @@ pub struct Dropped {
 /// A queue discipline at a link output.
 pub trait QueueDiscipline: Send {
     /// Offers a packet arriving at `now`. On `Err` the packet is gone and counted as dropped.
-    fn enqueue(&mut self, now: Time, pkt: Packet) -> Result<(), Dropped>;
-    /// The next packet to transmit, if any.
-    fn dequeue(&mut self, now: Time) -> Option<Packet>;
+    fn enqueue(&mut self, now: Time, pkt: Packet) -> Result<Enqueued, Dropped>;
+    /// The next packet to transmit, if any. Packets the discipline drops at the head on the
+    /// way are appended to `dropped` (counted in its stats like any drop).
+    fn dequeue(&mut self, now: Time, dropped: &mut Vec<Dropped>) -> Option<Dequeued>;
     /// What the queue holds now.
     fn backlog(&self) -> Backlog;
     /// Cumulative counters.

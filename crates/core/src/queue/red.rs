@@ -11,7 +11,8 @@
 
 use rand::RngExt;
 
-use super::{Backlog, DropReason, Dropped, Fifo, QueueDiscipline, QueueStats};
+use super::aqm::band_limits;
+use super::{Aqm, AqmQueue, Fifo, QueueDiscipline, Verdict};
 use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::units::{Limit, Rate, Time};
@@ -22,7 +23,6 @@ use crate::params::{positive, ParamError, QueueContext, QueueParams};
 /// RED settings; thresholds in packets, or in bytes for byte mode.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RedConfig {
-    pub limit: Limit,
     pub min_th: f64,
     pub max_th: f64,
     pub bytes: bool,
@@ -34,10 +34,9 @@ pub struct RedConfig {
     pub mean_packet: f64,
 }
 
-/// The RED discipline.
+/// The RED policy (in an [`AqmQueue`], which holds the buffer).
 pub struct Red {
     cfg: RedConfig,
-    fifo: Fifo,
     rate: Rate,
     rng: Rng,
     avg: f64,
@@ -48,7 +47,6 @@ pub struct Red {
 impl Red {
     pub fn new(cfg: RedConfig, rate: Rate, rng: Rng) -> Red {
         Red {
-            fifo: Fifo::new(cfg.limit),
             cfg,
             rate,
             rng,
@@ -63,8 +61,8 @@ impl Red {
         self.avg
     }
 
-    fn current(&self) -> f64 {
-        let b = self.fifo.backlog();
+    fn current(&self, data: &Fifo) -> f64 {
+        let b = data.backlog();
         if self.cfg.bytes {
             b.bytes as f64
         } else {
@@ -72,7 +70,7 @@ impl Red {
         }
     }
 
-    fn update_average(&mut self, now: Time) {
+    fn update_average(&mut self, now: Time, data: &Fifo) {
         let wq = self.cfg.wq;
         if let Some(since) = self.idle_since.take() {
             // Idle: decay as if m packets of mean size had been sent meanwhile.
@@ -84,7 +82,7 @@ impl Red {
             let m = (now - since).as_secs_f64() / tx;
             self.avg *= (1.0 - wq).powf(m);
         }
-        self.avg = (1.0 - wq) * self.avg + wq * self.current();
+        self.avg = (1.0 - wq) * self.avg + wq * self.current(data);
     }
 
     /// The base probability p_b for the current average.
@@ -130,45 +128,31 @@ impl Red {
     }
 }
 
-impl QueueDiscipline for Red {
-    fn enqueue(&mut self, now: Time, mut pkt: Packet) -> Result<(), Dropped> {
-        self.update_average(now);
-        match self.decide(&pkt) {
+impl Aqm for Red {
+    fn on_arrival(&mut self, now: Time, pkt: &mut Packet, _fits: bool, data: &Fifo) -> Verdict {
+        self.update_average(now, data);
+        match self.decide(pkt) {
             Some(true) => {
                 pkt.ecn.mark();
-                self.fifo.count_mark();
+                Verdict::Marked
             }
-            Some(false) => return Err(self.fifo.drop(pkt, DropReason::Aqm)),
-            None => {}
+            Some(false) => Verdict::Drop,
+            None => Verdict::Pass,
         }
-        self.fifo.push(pkt)
     }
 
-    fn dequeue(&mut self, now: Time) -> Option<Packet> {
-        let p = self.fifo.pop();
-        if self.fifo.is_empty() && self.idle_since.is_none() {
+    fn after_dequeue(&mut self, now: Time, data: &Fifo) {
+        // The queue went idle: the average decays from here at the next arrival.
+        if data.is_empty() && self.idle_since.is_none() {
             self.idle_since = Some(now);
         }
-        p
-    }
-
-    fn backlog(&self) -> Backlog {
-        self.fifo.backlog()
-    }
-
-    fn stats(&self) -> QueueStats {
-        self.fifo.stats()
-    }
-
-    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
-        self.fifo.iter().for_each(f)
     }
 
     fn set_rate(&mut self, rate: Rate) {
         self.rate = rate;
     }
 
-    fn aqm_state(&self, out: &mut Vec<(String, f64)>) {
+    fn state(&self, out: &mut Vec<(String, f64)>) {
         out.push(("red_avg".into(), self.avg));
         out.push(("red_prob".into(), self.base_probability()));
     }
@@ -189,6 +173,9 @@ pub struct RedParams {
     pub gentle: bool,
     #[serde(default)]
     pub ecn: bool,
+    /// Monaco's out-of-band and reverse control packets skip the data queue (as for `droptail`).
+    #[serde(default)]
+    pub priority: bool,
 }
 
 fn red_max_p() -> f64 {
@@ -218,7 +205,6 @@ impl QueueParams for RedParams {
             _ => (0.0, f64::INFINITY, false), // refused by `validate`
         };
         let cfg = RedConfig {
-            limit: p.limit,
             min_th: min,
             max_th: max,
             bytes,
@@ -228,15 +214,17 @@ impl QueueParams for RedParams {
             ecn: p.ecn,
             mean_packet: ctx.packet_size as f64,
         };
-        Box::new(Red::new(
-            cfg,
-            ctx.rate,
-            crate::rng::stream(ctx.seed, &format!("{}:red", ctx.name)),
+        let limit = p.limit;
+        let rng = crate::rng::stream(ctx.seed, &format!("{}:red", ctx.name));
+        Box::new(AqmQueue::with_priority(
+            Red::new(cfg, ctx.rate, rng),
+            limit,
+            p.priority,
         ))
     }
 
     fn limits(&self) -> Vec<Limit> {
-        vec![self.limit]
+        band_limits(self.limit, self.priority)
     }
 }
 
@@ -247,7 +235,6 @@ mod tests {
 
     fn red(gentle: bool) -> Red {
         let cfg = RedConfig {
-            limit: Limit::Packets(100),
             min_th: 5.0,
             max_th: 15.0,
             bytes: false,
@@ -264,17 +251,17 @@ mod tests {
     fn average_is_an_ewma_with_idle_decay() {
         let mut r = red(true);
         r.idle_since = None;
+        let mut fifo = Fifo::new(Limit::Unlimited);
         for _ in 0..10 {
-            r.fifo
-                .push(Packet::new(FlowId(0), PacketKind::Data, 1000))
+            fifo.push(Time::ZERO, Packet::new(FlowId(0), PacketKind::Data, 1000))
                 .unwrap();
         }
-        r.update_average(Time::ZERO);
+        r.update_average(Time::ZERO, &fifo);
         assert!((r.average() - 0.02).abs() < 1e-12, "{}", r.average());
         // Idle for 80 ms = 100 packet times at 10 Mb/s: avg × 0.998^100, then one arrival at q=0.
         r.idle_since = Some(Time::ZERO);
-        while r.fifo.pop().is_some() {}
-        r.update_average(Time(80_000_000));
+        while fifo.pop().is_some() {}
+        r.update_average(Time(80_000_000), &fifo);
         let expected = 0.02 * 0.998f64.powf(100.0) * 0.998;
         assert!(
             (r.average() - expected).abs() < 1e-12,
@@ -325,5 +312,33 @@ mod tests {
         assert!(gaps.iter().all(|&g| g <= 21), "{:?}", gaps.iter().max());
         let mean = gaps.iter().sum::<i32>() as f64 / gaps.len() as f64;
         assert!((8.0..14.0).contains(&mean), "mean gap {mean}");
+    }
+
+    #[test]
+    fn priority_puts_the_high_band_in_front_of_red() {
+        let p: RedParams = toml::from_str(
+            r#"limit = "10pkt"
+min_th = "2pkt"
+max_th = "6pkt"
+priority = true"#,
+        )
+        .unwrap();
+        let mut q = p.build(&QueueContext {
+            rate: Rate::from_mbps(10),
+            seed: 1,
+            name: "link:r1->r2".into(),
+            flow_classes: std::sync::Arc::from(Vec::<String>::new()),
+            packet_size: 1000,
+        });
+        for kind in [PacketKind::Data, PacketKind::ControlOb] {
+            q.enqueue(Time::ZERO, Packet::new(FlowId(0), kind, 40))
+                .unwrap();
+        }
+        let first = q.dequeue(Time::ZERO, &mut Vec::new()).unwrap();
+        assert_eq!(first.packet.kind, PacketKind::ControlOb);
+        let mut state = Vec::new();
+        q.aqm_state(&mut state);
+        let names: Vec<&str> = state.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["red_avg", "red_prob", "high_queue_pkts"]);
     }
 }

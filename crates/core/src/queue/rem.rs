@@ -10,7 +10,8 @@
 
 use rand::RngExt;
 
-use super::{Backlog, DropReason, Dropped, Fifo, QueueDiscipline, QueueStats};
+use super::aqm::band_limits;
+use super::{Aqm, AqmQueue, Fifo, QueueDiscipline, Verdict};
 use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::units::{Duration, Limit, Rate, Time};
@@ -21,7 +22,6 @@ use crate::params::{positive, ParamError, QueueContext, QueueParams};
 /// REM settings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RemConfig {
-    pub limit: Limit,
     pub phi: f64,
     pub mu: f64,
     pub gamma: f64,
@@ -30,10 +30,9 @@ pub struct RemConfig {
     pub packet_size: u32,
 }
 
-/// The REM discipline.
+/// The REM policy (in an [`AqmQueue`], which holds the buffer).
 pub struct Rem {
     cfg: RemConfig,
-    fifo: Fifo,
     rate: Rate,
     rng: Rng,
     price: f64,
@@ -44,7 +43,6 @@ pub struct Rem {
 impl Rem {
     pub fn new(cfg: RemConfig, rate: Rate, rng: Rng) -> Rem {
         Rem {
-            fifo: Fifo::new(cfg.limit),
             next_update: Time::ZERO + cfg.interval,
             cfg,
             rate,
@@ -64,58 +62,45 @@ impl Rem {
     }
 
     /// 002 eq. (30) for one period.
-    fn update(&mut self) {
+    fn update(&mut self, data: &Fifo) {
         let capacity = self.rate.bytes_in(self.cfg.interval) as f64 / self.cfg.packet_size as f64;
-        let backlog = self.fifo.backlog().packets as f64;
+        let backlog = data.backlog().packets as f64;
         let x = std::mem::take(&mut self.arrivals) as f64;
         self.price =
             (self.price + self.cfg.gamma * (self.cfg.mu * backlog + x - capacity)).max(0.0);
     }
 
-    fn catch_up(&mut self, now: Time) {
+    fn catch_up(&mut self, now: Time, data: &Fifo) {
         while self.next_update <= now {
-            self.update();
+            self.update(data);
             self.next_update += self.cfg.interval;
         }
     }
 }
 
-impl QueueDiscipline for Rem {
-    fn enqueue(&mut self, now: Time, mut pkt: Packet) -> Result<(), Dropped> {
-        self.catch_up(now);
+impl Aqm for Rem {
+    fn on_arrival(&mut self, now: Time, pkt: &mut Packet, _fits: bool, data: &Fifo) -> Verdict {
+        self.catch_up(now, data);
         self.arrivals += 1;
         if !pkt.ecn.is_marked() && self.rng.random::<f64>() < self.mark_probability() {
             if !pkt.ecn.is_capable() {
-                return Err(self.fifo.drop(pkt, DropReason::Aqm));
+                return Verdict::Drop;
             }
             pkt.ecn.mark();
-            self.fifo.count_mark();
+            return Verdict::Marked;
         }
-        self.fifo.push(pkt)
+        Verdict::Pass
     }
 
-    fn dequeue(&mut self, now: Time) -> Option<Packet> {
-        self.catch_up(now);
-        self.fifo.pop()
-    }
-
-    fn backlog(&self) -> Backlog {
-        self.fifo.backlog()
-    }
-
-    fn stats(&self) -> QueueStats {
-        self.fifo.stats()
-    }
-
-    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
-        self.fifo.iter().for_each(f)
+    fn before_dequeue(&mut self, now: Time, data: &Fifo) {
+        self.catch_up(now, data);
     }
 
     fn set_rate(&mut self, rate: Rate) {
         self.rate = rate;
     }
 
-    fn aqm_state(&self, out: &mut Vec<(String, f64)>) {
+    fn state(&self, out: &mut Vec<(String, f64)>) {
         out.push(("rem_price".into(), self.price));
         out.push(("rem_mark_prob".into(), self.mark_probability()));
     }
@@ -134,6 +119,9 @@ pub struct RemParams {
     pub gamma: f64,
     #[serde(default = "rem_interval")]
     pub interval: Duration,
+    /// Monaco's out-of-band and reverse control packets skip the data queue (as for `droptail`).
+    #[serde(default)]
+    pub priority: bool,
 }
 
 fn rem_phi() -> f64 {
@@ -164,22 +152,22 @@ impl QueueParams for RemParams {
     fn build(&self, ctx: &QueueContext) -> Box<dyn QueueDiscipline> {
         let p = self;
         let cfg = RemConfig {
-            limit: p.limit,
             phi: p.phi,
             mu: p.mu,
             gamma: p.gamma,
             interval: p.interval,
             packet_size: ctx.packet_size,
         };
-        Box::new(Rem::new(
-            cfg,
-            ctx.rate,
-            crate::rng::stream(ctx.seed, &format!("{}:rem", ctx.name)),
+        let rng = crate::rng::stream(ctx.seed, &format!("{}:rem", ctx.name));
+        Box::new(AqmQueue::with_priority(
+            Rem::new(cfg, ctx.rate, rng),
+            p.limit,
+            p.priority,
         ))
     }
 
     fn limits(&self) -> Vec<Limit> {
-        vec![self.limit]
+        band_limits(self.limit, self.priority)
     }
 }
 
@@ -188,9 +176,8 @@ mod tests {
     use super::*;
     use crate::packet::{Ecn, FlowId, PacketKind};
 
-    fn rem() -> Rem {
+    fn rem() -> AqmQueue<Rem> {
         let cfg = RemConfig {
-            limit: Limit::Unlimited,
             phi: 1.1,
             mu: 0.5,
             gamma: 0.005,
@@ -198,7 +185,12 @@ mod tests {
             packet_size: 1000,
         };
         // 8 Mb/s: one 1000 B packet per ms.
-        Rem::new(cfg, Rate::from_mbps(8), crate::rng::stream(1, "rem"))
+        let rem = Rem::new(cfg, Rate::from_mbps(8), crate::rng::stream(1, "rem"));
+        AqmQueue::new(rem, Limit::Unlimited)
+    }
+
+    fn pop(q: &mut AqmQueue<Rem>, now: Time) -> Option<Packet> {
+        q.dequeue(now, &mut Vec::new()).map(|d| d.packet)
     }
 
     #[test]
@@ -210,28 +202,30 @@ mod tests {
             p.ecn = Ecn::ECT;
             r.enqueue(Time::ZERO, p).unwrap();
         }
-        r.fifo.pop();
-        r.fifo.pop();
-        r.catch_up(Time(1_000_000));
-        assert!((r.price() - 0.0275).abs() < 1e-12, "{}", r.price());
+        pop(&mut r, Time::ZERO);
+        pop(&mut r, Time::ZERO);
+        pop(&mut r, Time(1_000_000)); // the period ends with 3 queued: the update sees them
+        let rem = r.aqm();
+        assert!((rem.price() - 0.0275).abs() < 1e-12, "{}", rem.price());
         // An idle period with an empty queue lowers it by γ·c.
-        while r.fifo.pop().is_some() {}
-        r.catch_up(Time(2_000_000));
-        assert!((r.price() - 0.0225).abs() < 1e-12);
-        assert!((r.mark_probability() - (1.0 - 1.1f64.powf(-0.0225))).abs() < 1e-15);
+        while pop(&mut r, Time(1_000_000)).is_some() {}
+        pop(&mut r, Time(2_000_000));
+        let rem = r.aqm();
+        assert!((rem.price() - 0.0225).abs() < 1e-12);
+        assert!((rem.mark_probability() - (1.0 - 1.1f64.powf(-0.0225))).abs() < 1e-15);
     }
 
     #[test]
     fn marks_at_the_exponential_probability() {
         let mut r = rem();
-        r.price = 5.0; // 1 − 1.1^−5 = 0.379
-        r.next_update = Time::MAX;
+        r.aqm_mut().price = 5.0; // 1 − 1.1^−5 = 0.379
+        r.aqm_mut().next_update = Time::MAX;
         let mut marked = 0;
         for _ in 0..10_000 {
             let mut p = Packet::new(FlowId(0), PacketKind::Data, 1000);
             p.ecn = Ecn::ECT;
             r.enqueue(Time::ZERO, p).unwrap();
-            if r.fifo.pop().unwrap().ecn.is_marked() {
+            if pop(&mut r, Time::ZERO).unwrap().ecn.is_marked() {
                 marked += 1;
             }
         }
