@@ -1,20 +1,23 @@
 //! Measurement: periodic samples for `flows.csv` / `links.csv`, and the snapshots at the edges
 //! of the measurement window from which `summary.json` is computed (SPEC §7).
 //!
-//! The monitor only reads what endpoints and queues report through their `stats()`,
-//! `backlog()` and `aqm_state()` methods; it never reaches into protocol state. Counters are
-//! cumulative, so every rate or mean over an interval is a difference of two snapshots.
+//! The monitor is an [`Observer`]: it learns of the run only from what the simulator reports —
+//! queue events as they happen (from which it integrates each link's busy time and queue
+//! length, and counts losses per flow and per cause) and, at samples and window edges, what
+//! endpoints and queues report through their `stats()`, `backlog()` and `aqm_state()` methods.
+//! It never reaches into protocol or simulator state. Counters are cumulative, so every rate or
+//! mean over an interval is a difference of two snapshots.
 //!
 //! Samples are kept in memory (for plots and the reproductions' charts) unless the run streams
 //! them to a [`SampleSink`] as they are taken and keeps none: then the monitor's memory depends
 //! on the number of flows and links only, not on the duration or the sampling rate.
 
-use acclab_core::transport::{Endpoint, EndpointSlot, EndpointStats};
-use acclab_core::FlowId;
-use acclab_core::{Rate, Time};
+use acclab_core::queue::{Backlog, DropReason};
+use acclab_core::transport::EndpointStats;
+use acclab_core::{Packet, PacketKind, Rate, Time};
 
-use crate::observe::{FlowProbe, LinkProbe};
-use acclab_scenario::Scenario;
+use crate::observe::{NetworkView, Observer, Transmit};
+use acclab_scenario::{LinkId, Scenario};
 
 /// One row of `flows.csv`: flow `flow` over the sample interval ending at `t_s`.
 #[derive(Clone, Debug, PartialEq)]
@@ -60,6 +63,43 @@ pub(crate) struct LinkSnap {
     pub marks: u64,
 }
 
+/// What the monitor integrates of one link from the queue events it is told of.
+#[derive(Clone, Copy, Debug, Default)]
+struct LinkTrack {
+    /// Transmission time of the packets sent before the current one, ns.
+    busy_done: u64,
+    /// The current (or last) transmission: when it started and when it ends.
+    tx: Option<(Time, Time)>,
+    /// ∫ queue length (packets) dt in packet·ns up to `area_at`, and the length since then.
+    area: u128,
+    area_at: Time,
+    backlog: u64,
+    /// Largest backlog over the whole run, packets and bytes.
+    peak: (u64, u64),
+    /// Largest backlog in packets since the measurement window opened.
+    window_max: u64,
+    random_losses: u64,
+}
+
+impl LinkTrack {
+    /// Time spent transmitting up to `now`, ns.
+    fn busy_ns(&self, now: Time) -> u64 {
+        self.busy_done + self.tx.map_or(0, |(s, d)| (now.min(d) - s).0)
+    }
+
+    /// ∫ queue length dt up to `now`, packet·ns.
+    fn area(&self, now: Time) -> u128 {
+        self.area + self.backlog as u128 * (now - self.area_at).0 as u128
+    }
+
+    /// The backlog is `b` from `now` on.
+    fn backlog_is(&mut self, now: Time, b: Backlog) {
+        self.area = self.area(now);
+        self.area_at = now;
+        self.backlog = b.packets;
+    }
+}
+
 /// Where samples go as they are taken (e.g. `flows.csv` and `links.csv` written as the run goes).
 pub trait SampleSink: Send {
     fn flow(&mut self, s: &FlowSample);
@@ -101,20 +141,14 @@ pub struct Monitor {
     pub(crate) mean_cwnd: Vec<Mean>,
     pub(crate) mean_accumulation: Vec<Mean>,
     pub(crate) window_max_queue: Vec<u64>,
+    tracks: Vec<LinkTrack>,
+    /// Data packets of each flow lost so far (at queues or on lossy links).
+    lost_data: Vec<u64>,
     scratch: Vec<(String, f64)>,
     /// Where samples stream to, if anywhere.
     sink: Option<Box<dyn SampleSink>>,
     /// Whether samples are also kept in `flow_samples` / `link_samples`.
     keep: bool,
-}
-
-/// The sender's and the receiver's statistics of flow `i`.
-fn flow_stats(endpoints: &[Box<dyn Endpoint>], i: usize) -> (EndpointStats, EndpointStats) {
-    let f = FlowId(i as u32);
-    (
-        endpoints[EndpointSlot::sender(f).index()].stats(),
-        endpoints[EndpointSlot::receiver(f).index()].stats(),
-    )
 }
 
 fn merged(tx: &EndpointStats, rx: &EndpointStats) -> FlowSnap {
@@ -128,12 +162,12 @@ fn merged(tx: &EndpointStats, rx: &EndpointStats) -> FlowSnap {
 }
 
 impl Monitor {
-    pub(crate) fn new(scenario: &Scenario, links: &[impl LinkProbe]) -> Monitor {
+    pub(crate) fn new(scenario: &Scenario, net: &dyn NetworkView) -> Monitor {
         let mut aqm_columns: Vec<String> = Vec::new();
         let mut scratch = Vec::new();
-        for l in links {
+        for l in 0..net.link_count() {
             scratch.clear();
-            l.queue().aqm_state(&mut scratch);
+            net.queue(LinkId(l as u32)).aqm_state(&mut scratch);
             for (name, _) in &scratch {
                 if !aqm_columns.contains(name) {
                     aqm_columns.push(name.clone());
@@ -141,7 +175,7 @@ impl Monitor {
             }
         }
         let nf = scenario.flows.len();
-        let nl = links.len();
+        let nl = net.link_count();
         Monitor {
             flow_samples: Vec::new(),
             link_samples: Vec::new(),
@@ -156,6 +190,8 @@ impl Monitor {
             mean_cwnd: vec![Mean::default(); nf],
             mean_accumulation: vec![Mean::default(); nf],
             window_max_queue: vec![0; nl],
+            tracks: vec![LinkTrack::default(); nl],
+            lost_data: vec![0; nf],
             scratch,
             sink: None,
             keep: true,
@@ -199,21 +235,31 @@ impl Monitor {
         }
     }
 
-    pub(crate) fn sample(
-        &mut self,
-        now: Time,
-        links: &[impl LinkProbe],
-        flows: &[impl FlowProbe],
-        endpoints: &[Box<dyn Endpoint>],
-    ) {
+    /// Data packets of flow `f` lost so far.
+    pub fn lost_data(&self, f: usize) -> u64 {
+        self.lost_data[f]
+    }
+
+    /// Packets link `l` lost at random so far.
+    pub fn random_losses(&self, l: usize) -> u64 {
+        self.tracks[l].random_losses
+    }
+
+    /// Largest backlog each link's queue ever held, (packets, bytes).
+    pub fn peak_backlogs(&self) -> Vec<(u64, u64)> {
+        self.tracks.iter().map(|t| t.peak).collect()
+    }
+
+    fn sample(&mut self, now: Time, net: &dyn NetworkView) {
         let dt = now - self.last_sample;
         let t_s = now.as_secs_f64();
         let in_window = now > self.window.0 && now <= self.window.1;
-        for (i, f) in flows.iter().enumerate() {
-            let (tx, rx) = flow_stats(endpoints, i);
+        for i in 0..net.flow_count() {
+            let (tx, rx) = net.endpoint_stats(i);
             let snap = merged(&tx, &rx);
             let prev = std::mem::replace(&mut self.prev_flows[i], snap);
-            let active = now > f.start() && f.stop().is_none_or(|s| now <= s);
+            let (start, stop) = net.flow_times(i);
+            let active = now > start && stop.is_none_or(|s| now <= s);
             if in_window && active {
                 if let Some(c) = tx.cwnd_bytes {
                     self.mean_cwnd[i].add(c as f64);
@@ -230,16 +276,17 @@ impl Monitor {
                 cwnd_bytes: tx.cwnd_bytes,
                 srtt_s: tx.srtt.map(|d| d.as_secs_f64()),
                 accumulation_bytes: tx.accumulation_bytes,
-                lost_packets: f.dropped_data(),
+                lost_packets: self.lost_data[i],
             });
         }
-        for (i, l) in links.iter().enumerate() {
-            let busy = l.busy_ns(now);
+        for i in 0..net.link_count() {
+            let busy = self.tracks[i].busy_ns(now);
             let prev = std::mem::replace(&mut self.prev_busy[i], busy);
-            let b = l.queue().backlog();
-            let st = l.queue().stats();
+            let q = net.queue(LinkId(i as u32));
+            let b = q.backlog();
+            let st = q.stats();
             self.scratch.clear();
-            l.queue().aqm_state(&mut self.scratch);
+            q.aqm_state(&mut self.scratch);
             let aqm = self
                 .aqm_columns
                 .iter()
@@ -263,50 +310,71 @@ impl Monitor {
         self.last_sample = now;
     }
 
-    fn snapshot(
-        &mut self,
-        k: usize,
-        now: Time,
-        links: &[impl LinkProbe],
-        flows: &[impl FlowProbe],
-        endpoints: &[Box<dyn Endpoint>],
-    ) {
-        for i in 0..flows.len() {
-            let (tx, rx) = flow_stats(endpoints, i);
+    fn snapshot(&mut self, k: usize, now: Time, net: &dyn NetworkView) {
+        for i in 0..net.flow_count() {
+            let (tx, rx) = net.endpoint_stats(i);
             self.win_flows[k][i] = merged(&tx, &rx);
         }
-        for (i, l) in links.iter().enumerate() {
-            let st = l.queue().stats();
+        for i in 0..net.link_count() {
+            let st = net.queue(LinkId(i as u32)).stats();
+            let t = &self.tracks[i];
             self.win_links[k][i] = LinkSnap {
-                busy_ns: l.busy_ns(now),
-                queue_area: l.queue_area(now),
+                busy_ns: t.busy_ns(now),
+                queue_area: t.area(now),
                 drops: st.dropped_packets,
                 marks: st.marked_packets,
             };
         }
         self.win_times[k] = Some(now);
     }
+}
 
-    pub(crate) fn window_start(
-        &mut self,
-        now: Time,
-        links: &[impl LinkProbe],
-        flows: &[impl FlowProbe],
-        endpoints: &[Box<dyn Endpoint>],
-    ) {
-        self.snapshot(0, now, links, flows, endpoints);
+impl Observer for Monitor {
+    fn on_enqueue(&mut self, now: Time, link: LinkId, _: &Packet, _: bool, b: Backlog) {
+        let t = &mut self.tracks[link.0 as usize];
+        t.backlog_is(now, b);
+        t.peak = (t.peak.0.max(b.packets), t.peak.1.max(b.bytes));
+        t.window_max = t.window_max.max(b.packets);
     }
 
-    pub(crate) fn window_end(
-        &mut self,
-        now: Time,
-        links: &[impl LinkProbe],
-        flows: &[impl FlowProbe],
-        endpoints: &[Box<dyn Endpoint>],
-    ) {
-        self.snapshot(1, now, links, flows, endpoints);
-        for (i, l) in links.iter().enumerate() {
-            self.window_max_queue[i] = l.window_max_pkts();
+    fn on_transmit(&mut self, now: Time, link: LinkId, _: &Packet, tx: Transmit, b: Backlog) {
+        let t = &mut self.tracks[link.0 as usize];
+        t.backlog_is(now, b);
+        if let Some((s, d)) = t.tx {
+            t.busy_done += (d - s).0;
         }
+        t.tx = Some((now, tx.done));
+    }
+
+    fn on_drop(&mut self, now: Time, link: LinkId, p: &Packet, why: DropReason, b: Backlog) {
+        let t = &mut self.tracks[link.0 as usize];
+        match why {
+            DropReason::LinkLoss => t.random_losses += 1,
+            DropReason::HeadDrop => t.backlog_is(now, b),
+            DropReason::Overflow | DropReason::Aqm => {}
+        }
+        self.lost_data[p.flow.0 as usize] += u64::from(p.kind == PacketKind::Data);
+    }
+
+    fn on_sample(&mut self, now: Time, net: &dyn NetworkView) {
+        self.sample(now, net);
+    }
+
+    fn on_window_start(&mut self, now: Time, net: &dyn NetworkView) {
+        for (i, t) in self.tracks.iter_mut().enumerate() {
+            t.window_max = net.queue(LinkId(i as u32)).backlog().packets;
+        }
+        self.snapshot(0, now, net);
+    }
+
+    fn on_window_end(&mut self, now: Time, net: &dyn NetworkView) {
+        self.snapshot(1, now, net);
+        for (i, t) in self.tracks.iter().enumerate() {
+            self.window_max_queue[i] = t.window_max;
+        }
+    }
+
+    fn finish(&mut self) -> std::io::Result<()> {
+        self.finish_stream()
     }
 }

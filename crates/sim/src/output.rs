@@ -10,7 +10,9 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::monitor::{FlowSample, LinkSample, Monitor, SampleSink};
+use crate::observe::NetworkView;
 use crate::simulator::Simulator;
+use acclab_scenario::LinkId;
 
 /// `summary.json`.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -170,7 +172,8 @@ impl Summary {
     /// Computes the summary of a finished run.
     pub fn of(sim: &Simulator, wall_time_s: f64) -> Summary {
         let sc = sim.scenario();
-        let m: &Monitor = &sim.monitor;
+        let m: &Monitor = sim.monitor();
+        let net = sim.network();
         let (from, to) = sc.output.window;
         let w0 = m.win_times[0].unwrap_or(from);
         let w1 = m.win_times[1].unwrap_or(to);
@@ -178,14 +181,14 @@ impl Summary {
         let mut flows = Vec::with_capacity(sc.flows.len());
         let mut active_rates = Vec::new();
         for (i, f) in sc.flows.iter().enumerate() {
-            let (tx, rx) = sim.endpoint_stats(i);
-            let st = &sim.flows[i];
-            let end = [Some(w1), st.stop, tx.completed_at]
+            let (tx, rx) = net.endpoint_stats(i);
+            let (start, stop) = net.flow_times(i);
+            let end = [Some(w1), stop, tx.completed_at]
                 .into_iter()
                 .flatten()
                 .min()
                 .unwrap_or(w1);
-            let begin = w0.max(st.start);
+            let begin = w0.max(start);
             let active = end - begin;
             let (a, b) = (m.win_flows[0][i], m.win_flows[1][i]);
             let throughput = acclab_core::Rate::of(b.delivered - a.delivered, active);
@@ -201,7 +204,7 @@ impl Summary {
                 throughput_bps: throughput,
                 sent_bytes: tx.sent_bytes,
                 delivered_bytes: rx.delivered_bytes,
-                lost_packets: st.counts[0].dropped_data,
+                lost_packets: m.lost_data(i),
                 mean_rtt_s: (rtt_n > 0)
                     .then(|| (b.rtt_sum_ns - a.rtt_sum_ns) as f64 / rtt_n as f64 / 1e9),
                 mean_cwnd_bytes: m.mean_cwnd[i].get(),
@@ -222,7 +225,7 @@ impl Summary {
             .enumerate()
             .map(|(i, l)| {
                 let (a, b) = (m.win_links[0][i], m.win_links[1][i]);
-                let st = sim.links[i].queue.stats();
+                let st = net.queue(LinkId(i as u32)).stats();
                 LinkSummary {
                     id: l.name.clone(),
                     rate_bps: l.rate.bps(),
@@ -233,7 +236,7 @@ impl Summary {
                     marks: st.marked_packets,
                     drops_in_window: b.drops - a.drops,
                     marks_in_window: b.marks - a.marks,
-                    random_losses: sim.links[i].random_losses,
+                    random_losses: m.random_losses(i),
                     transmitted_packets: st.dequeued_packets,
                     theory: None,
                 }
@@ -246,7 +249,7 @@ impl Summary {
             sim_time_s: sim.now().as_secs_f64(),
             wall_time_s,
             events: sim.events_processed(),
-            packet_hops: sim.packet_hops,
+            packet_hops: sim.packet_hops(),
             window: WindowSummary {
                 from_s: from.as_secs_f64(),
                 to_s: to.as_secs_f64(),

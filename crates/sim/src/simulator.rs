@@ -16,86 +16,27 @@
 use std::collections::VecDeque;
 
 use acclab_core::config::{FlowContext, QueueContext};
-use acclab_core::queue::QueueDiscipline;
-use acclab_core::transport::{Endpoint, EndpointSlot};
+use acclab_core::queue::{Backlog, DropReason, Dropped, QueueDiscipline};
+use acclab_core::transport::{Endpoint, EndpointSlot, EndpointStats};
 use acclab_core::{rng, Duration, FlowId, Packet, Rate, Time};
 use rand::RngExt;
 
 use crate::events::{Event, EventQueue};
 use crate::monitor::Monitor;
-use crate::observe::{FlowProbe, LinkProbe};
+use crate::observe::{NetworkView, Observer, Transmit};
 use acclab_scenario::{EventAction, LinkId, Scenario};
 
 /// One unidirectional link.
-pub(crate) struct Link {
-    pub rate: Rate,
-    pub delay: Duration,
-    pub queue: Box<dyn QueueDiscipline>,
+struct Link {
+    rate: Rate,
+    delay: Duration,
+    queue: Box<dyn QueueDiscipline>,
     /// Random loss probability and its stream (None when the link is lossless).
     loss: Option<(f64, rng::Rng)>,
-    /// Packets lost at random.
-    pub random_losses: u64,
-    /// The packet being serialised and when it started.
-    transmitting: Option<(Packet, Time)>,
+    /// The packet being serialised.
+    transmitting: Option<Packet>,
     /// Packets propagating, with their arrival times (non-decreasing).
     pipe: VecDeque<(Time, Packet)>,
-    /// Serialisation time of finished packets, ns.
-    busy_done: u64,
-    /// ∫ queue length (packets) dt in packet·ns, up to `area_at`.
-    queue_area: u128,
-    area_at: Time,
-    /// Largest backlog over the whole run, packets and bytes (for invariant checks).
-    pub peak_backlog: (u64, u64),
-    /// Largest backlog in packets since the measurement window opened.
-    pub window_max_pkts: u64,
-}
-
-impl LinkProbe for Link {
-    fn busy_ns(&self, now: Time) -> u64 {
-        self.busy_done + self.transmitting.map_or(0, |(_, t)| (now - t).0)
-    }
-
-    fn queue_area(&self, now: Time) -> u128 {
-        self.queue_area + self.queue.backlog().packets as u128 * (now - self.area_at).0 as u128
-    }
-
-    fn queue(&self) -> &dyn QueueDiscipline {
-        &*self.queue
-    }
-
-    fn window_max_pkts(&self) -> u64 {
-        self.window_max_pkts
-    }
-}
-
-impl FlowProbe for FlowState {
-    fn start(&self) -> Time {
-        self.start
-    }
-
-    fn stop(&self) -> Option<Time> {
-        self.stop
-    }
-
-    fn dropped_data(&self) -> u64 {
-        self.counts[0].dropped_data
-    }
-}
-
-impl Link {
-    fn account_queue(&mut self, now: Time) {
-        self.queue_area = self.queue_area(now);
-        self.area_at = now;
-    }
-
-    fn note_backlog(&mut self) {
-        let b = self.queue.backlog();
-        self.peak_backlog = (
-            self.peak_backlog.0.max(b.packets),
-            self.peak_backlog.1.max(b.bytes),
-        );
-        self.window_max_pkts = self.window_max_pkts.max(b.packets);
-    }
 }
 
 /// Packet counts of one flow in one direction, for conservation checks.
@@ -105,17 +46,116 @@ pub struct PacketCounts {
     pub arrived: u64,
     pub dropped: u64,
     pub dropped_bytes: u64,
-    /// Dropped data packets (control packets and ACKs excluded).
-    pub dropped_data: u64,
 }
 
-pub(crate) struct FlowState {
-    pub forward: Box<[LinkId]>,
-    pub reverse: Box<[LinkId]>,
-    pub start: Time,
-    pub stop: Option<Time>,
-    /// [0] forward packets (data, OB, IB), [1] backward packets (ACKs, reverse control).
-    pub counts: [PacketCounts; 2],
+struct FlowState {
+    forward: Box<[LinkId]>,
+    reverse: Box<[LinkId]>,
+    start: Time,
+    stop: Option<Time>,
+    /// [0] forward packets (data, OB, IB), [1] backward packets (ACKs, reverse control): the
+    /// simulator's own bookkeeping, checked against the packets found in the network.
+    counts: [PacketCounts; 2],
+}
+
+/// The [`View`] of a simulator `$s`, borrowing only its links, flows and endpoints (so that its
+/// observers can be borrowed mutably beside it).
+macro_rules! view {
+    ($s:expr) => {
+        View {
+            links: &$s.links,
+            flows: &$s.flows,
+            endpoints: &$s.endpoints,
+        }
+    };
+}
+
+/// What an observer reads of the simulator: borrowed parts of its state.
+struct View<'a> {
+    links: &'a [Link],
+    flows: &'a [FlowState],
+    endpoints: &'a [Box<dyn Endpoint>],
+}
+
+impl NetworkView for View<'_> {
+    fn link_count(&self) -> usize {
+        self.links.len()
+    }
+    fn queue(&self, l: LinkId) -> &dyn QueueDiscipline {
+        &*self.links[l.0 as usize].queue
+    }
+    fn flow_count(&self) -> usize {
+        self.flows.len()
+    }
+    fn flow_times(&self, f: usize) -> (Time, Option<Time>) {
+        (self.flows[f].start, self.flows[f].stop)
+    }
+    fn endpoint_stats(&self, f: usize) -> (EndpointStats, EndpointStats) {
+        let f = FlowId(f as u32);
+        (
+            self.endpoints[EndpointSlot::sender(f).index()].stats(),
+            self.endpoints[EndpointSlot::receiver(f).index()].stats(),
+        )
+    }
+}
+
+/// Whom the simulator reports to: the monitor, then every observer added, in order.
+struct Observers {
+    monitor: Monitor,
+    extra: Vec<Box<dyn Observer>>,
+}
+
+impl Observer for Observers {
+    fn on_enqueue(&mut self, now: Time, l: LinkId, p: &Packet, marked: bool, b: Backlog) {
+        self.monitor.on_enqueue(now, l, p, marked, b);
+        for o in &mut self.extra {
+            o.on_enqueue(now, l, p, marked, b);
+        }
+    }
+    fn on_transmit(&mut self, now: Time, l: LinkId, p: &Packet, tx: Transmit, b: Backlog) {
+        self.monitor.on_transmit(now, l, p, tx, b);
+        for o in &mut self.extra {
+            o.on_transmit(now, l, p, tx, b);
+        }
+    }
+    fn on_drop(&mut self, now: Time, l: LinkId, p: &Packet, why: DropReason, b: Backlog) {
+        self.monitor.on_drop(now, l, p, why, b);
+        for o in &mut self.extra {
+            o.on_drop(now, l, p, why, b);
+        }
+    }
+    fn on_deliver(&mut self, now: Time, p: &Packet) {
+        self.monitor.on_deliver(now, p);
+        for o in &mut self.extra {
+            o.on_deliver(now, p);
+        }
+    }
+    fn on_sample(&mut self, now: Time, net: &dyn NetworkView) {
+        self.monitor.on_sample(now, net);
+        for o in &mut self.extra {
+            o.on_sample(now, net);
+        }
+    }
+    fn on_window_start(&mut self, now: Time, net: &dyn NetworkView) {
+        self.monitor.on_window_start(now, net);
+        for o in &mut self.extra {
+            o.on_window_start(now, net);
+        }
+    }
+    fn on_window_end(&mut self, now: Time, net: &dyn NetworkView) {
+        self.monitor.on_window_end(now, net);
+        for o in &mut self.extra {
+            o.on_window_end(now, net);
+        }
+    }
+    fn finish(&mut self) -> std::io::Result<()> {
+        let mut first = self.monitor.finish();
+        for o in &mut self.extra {
+            let r = o.finish();
+            first = first.and(r);
+        }
+        first
+    }
 }
 
 #[derive(Clone, Copy, Default)]
@@ -157,21 +197,21 @@ pub fn flow_times(scenario: &Scenario, i: usize) -> (Time, Option<Time>) {
 
 /// A simulation in progress.
 pub struct Simulator {
-    pub(crate) scenario: Scenario,
-    pub(crate) now: Time,
+    scenario: Scenario,
+    now: Time,
     end: Time,
     events: EventQueue,
-    pub(crate) links: Vec<Link>,
-    pub(crate) flows: Vec<FlowState>,
-    /// Endpoint 2f is flow f's sender, 2f+1 its receiver.
-    pub(crate) endpoints: Vec<Box<dyn Endpoint>>,
+    links: Vec<Link>,
+    flows: Vec<FlowState>,
+    /// Each flow's endpoints, at their [`EndpointSlot`].
+    endpoints: Vec<Box<dyn Endpoint>>,
     timers: Vec<TimerSlot>,
-    pub(crate) monitor: Monitor,
-    pub(crate) event_count: u64,
-    pub(crate) packet_hops: u64,
+    observers: Observers,
+    event_count: u64,
+    packet_hops: u64,
     time_went_backwards: bool,
     /// Scratch for the packets a queue drops at its head during one dequeue.
-    head_drops: Vec<acclab_core::queue::Dropped>,
+    head_drops: Vec<Dropped>,
 }
 
 impl Simulator {
@@ -208,14 +248,8 @@ impl Simulator {
                 }),
                 loss: (l.loss > 0.0)
                     .then(|| (l.loss, rng::stream(seed, &format!("link:{}:loss", l.name)))),
-                random_losses: 0,
                 transmitting: None,
                 pipe: VecDeque::new(),
-                busy_done: 0,
-                queue_area: 0,
-                area_at: Time::ZERO,
-                peak_backlog: (0, 0),
-                window_max_pkts: 0,
             })
             .collect();
         let mut flows = Vec::with_capacity(scenario.flows.len());
@@ -242,7 +276,12 @@ impl Simulator {
         events.schedule(to, Event::WindowEnd);
         events.schedule(Time::ZERO + scenario.output.sample_interval, Event::Sample);
         let timers = vec![TimerSlot::default(); endpoints.len()];
-        let monitor = Monitor::new(&scenario, &links);
+        let view = View {
+            links: &links,
+            flows: &flows,
+            endpoints: &endpoints,
+        };
+        let monitor = Monitor::new(&scenario, &view);
         Simulator {
             end: Time(scenario.duration.0),
             scenario,
@@ -252,7 +291,10 @@ impl Simulator {
             flows,
             endpoints,
             timers,
-            monitor,
+            observers: Observers {
+                monitor,
+                extra: Vec::new(),
+            },
             event_count: 0,
             packet_hops: 0,
             time_went_backwards: false,
@@ -328,24 +370,14 @@ impl Simulator {
             }
             Event::Scheduled(i) => self.apply_event(i as usize),
             Event::Sample => {
-                self.monitor
-                    .sample(self.now, &self.links, &self.flows, &self.endpoints);
+                self.observers.on_sample(self.now, &view!(self));
                 let next = self.now + self.scenario.output.sample_interval;
                 if next <= self.end {
                     self.events.schedule(next, Event::Sample);
                 }
             }
-            Event::WindowStart => {
-                for l in &mut self.links {
-                    l.window_max_pkts = l.queue.backlog().packets;
-                }
-                self.monitor
-                    .window_start(self.now, &self.links, &self.flows, &self.endpoints);
-            }
-            Event::WindowEnd => {
-                self.monitor
-                    .window_end(self.now, &self.links, &self.flows, &self.endpoints)
-            }
+            Event::WindowStart => self.observers.on_window_start(self.now, &view!(self)),
+            Event::WindowEnd => self.observers.on_window_end(self.now, &view!(self)),
         }
     }
 
@@ -410,62 +442,71 @@ impl Simulator {
     fn enqueue(&mut self, l: usize, pkt: Packet) {
         let now = self.now;
         let link = &mut self.links[l];
+        let id = LinkId(l as u32);
         if let Some((p, rng)) = &mut link.loss {
             if rng.random::<f64>() < *p {
-                link.random_losses += 1;
-                self.count_drop(&pkt);
+                let backlog = link.queue.backlog();
+                self.drop(id, &pkt, DropReason::LinkLoss, backlog);
                 return;
             }
         }
-        link.account_queue(now);
         match link.queue.enqueue(now, pkt) {
-            Ok(_) => {
-                link.note_backlog();
-                if link.transmitting.is_none() {
+            Ok(e) => {
+                let backlog = link.queue.backlog();
+                let idle = link.transmitting.is_none();
+                self.observers.on_enqueue(now, id, &pkt, e.marked, backlog);
+                if idle {
                     self.start_tx(l);
                 }
             }
-            Err(d) => self.count_drop(&d.packet),
+            Err(d) => {
+                let backlog = link.queue.backlog();
+                self.drop(id, &d.packet, d.reason, backlog);
+            }
         }
     }
 
-    /// Packets the queue dropped at its head while `start_tx` took the next one.
-    fn count_head_drops(&mut self) {
-        let mut dropped = std::mem::take(&mut self.head_drops);
-        for d in dropped.drain(..) {
-            self.count_drop(&d.packet);
-        }
-        self.head_drops = dropped;
-    }
-
-    fn count_drop(&mut self, p: &Packet) {
+    /// `p` is lost at link `l`: counted for conservation, reported to the observers.
+    fn drop(&mut self, l: LinkId, p: &Packet, why: DropReason, backlog: Backlog) {
         let c = &mut self.flows[p.flow.0 as usize].counts[usize::from(!p.kind.is_forward())];
         c.dropped += 1;
         c.dropped_bytes += p.size as u64;
-        c.dropped_data += u64::from(p.kind == acclab_core::PacketKind::Data);
+        self.observers.on_drop(self.now, l, p, why, backlog);
     }
 
     fn start_tx(&mut self, l: usize) {
         let now = self.now;
         let link = &mut self.links[l];
-        link.account_queue(now);
-        if let Some(d) = link.queue.dequeue(now, &mut self.head_drops) {
-            let done = now + link.rate.tx_time(d.packet.size as u64);
-            link.transmitting = Some((d.packet, now));
-            self.events.schedule(done, Event::TxDone(l as u32));
-        }
+        let id = LinkId(l as u32);
+        let next = link.queue.dequeue(now, &mut self.head_drops);
+        let backlog = link.queue.backlog();
         if !self.head_drops.is_empty() {
-            self.count_head_drops();
+            let mut dropped = std::mem::take(&mut self.head_drops);
+            for d in dropped.drain(..) {
+                self.drop(id, &d.packet, d.reason, backlog);
+            }
+            self.head_drops = dropped;
+        }
+        if let Some(d) = next {
+            let link = &mut self.links[l];
+            let done = now + link.rate.tx_time(d.packet.size as u64);
+            link.transmitting = Some(d.packet);
+            self.events.schedule(done, Event::TxDone(l as u32));
+            let tx = Transmit {
+                sojourn: d.sojourn,
+                marked: d.marked,
+                done,
+            };
+            self.observers.on_transmit(now, id, &d.packet, tx, backlog);
         }
     }
 
     fn tx_done(&mut self, l: usize) {
         let now = self.now;
         let link = &mut self.links[l];
-        let Some((pkt, started)) = link.transmitting.take() else {
+        let Some(pkt) = link.transmitting.take() else {
             return;
         };
-        link.busy_done += (now - started).0;
         self.packet_hops += 1;
         // FIFO propagation: a delay decrease never lets a packet overtake the one ahead.
         let arrival = (now + link.delay).max(link.pipe.back().map_or(Time::ZERO, |b| b.0));
@@ -501,6 +542,7 @@ impl Simulator {
                 self.flows[flow].counts[usize::from(!forward)].arrived += 1;
                 let e = EndpointSlot::destination(&pkt).index();
                 let now = self.now;
+                self.observers.on_deliver(now, &pkt);
                 self.endpoints[e].handle_packet(now, &pkt);
                 self.service(e);
             }
@@ -529,7 +571,7 @@ impl Simulator {
         let mut count = |p: &Packet| out[p.flow.0 as usize][usize::from(!p.kind.is_forward())] += 1;
         for l in &self.links {
             l.queue.for_each_packet(&mut count);
-            l.transmitting.iter().for_each(|(p, _)| count(p));
+            l.transmitting.iter().for_each(&mut count);
             l.pipe.iter().for_each(|(_, p)| count(p));
         }
         out
@@ -540,40 +582,47 @@ impl Simulator {
         self.flows[f].counts
     }
 
-    /// Largest backlog each link's queue ever held, (packets, bytes).
+    /// Largest backlog each link's queue ever held, (packets, bytes), as the monitor saw it.
     pub fn peak_backlogs(&self) -> Vec<(u64, u64)> {
-        self.links.iter().map(|l| l.peak_backlog).collect()
+        self.observers.monitor.peak_backlogs()
     }
 
     /// The sender's and receiver's statistics of flow `f`.
-    pub fn endpoint_stats(
-        &self,
-        f: usize,
-    ) -> (
-        acclab_core::transport::EndpointStats,
-        acclab_core::transport::EndpointStats,
-    ) {
-        (
-            self.endpoints[EndpointSlot::sender(FlowId(f as u32)).index()].stats(),
-            self.endpoints[EndpointSlot::receiver(FlowId(f as u32)).index()].stats(),
-        )
+    pub fn endpoint_stats(&self, f: usize) -> (EndpointStats, EndpointStats) {
+        self.network().endpoint_stats(f)
     }
 
-    /// The samples and window snapshots taken so far.
+    /// What observers read of the network: queues, endpoint statistics, flow times.
+    pub fn network(&self) -> impl NetworkView + '_ {
+        view!(self)
+    }
+
+    /// Adds an observer: from now on it is told of everything the monitor is told of (after
+    /// the monitor), and finished with it.
+    pub fn observe(&mut self, o: Box<dyn Observer>) {
+        self.observers.extra.push(o);
+    }
+
+    /// Packets forwarded over one hop (transmissions completed), so far.
+    pub fn packet_hops(&self) -> u64 {
+        self.packet_hops
+    }
+
     /// Streams every sample to `sink` as it is taken, keeping them in memory too only if
     /// `keep` (plots and charts need them there). Call before [`run`](Self::run), then
     /// [`finish_samples`](Self::finish_samples) after it.
     pub fn stream_samples(&mut self, sink: Box<dyn crate::monitor::SampleSink>, keep: bool) {
-        self.monitor.stream_to(sink, keep);
+        self.observers.monitor.stream_to(sink, keep);
     }
 
-    /// Ends the sample stream (flushes and closes its files).
+    /// Ends the run's outputs: the sample stream and every observer added (flushes and
+    /// closes their files); the first error, if any.
     pub fn finish_samples(&mut self) -> std::io::Result<()> {
-        self.monitor.finish_stream()
+        self.observers.finish()
     }
 
     pub fn monitor(&self) -> &Monitor {
-        &self.monitor
+        &self.observers.monitor
     }
 
     pub fn scenario(&self) -> &Scenario {
