@@ -349,10 +349,10 @@ fn simulate(sc: acclab_scenario::Scenario, dir: &Path, plots: bool, quiet: bool)
     }
     let prediction = acclab_theory::predict(&sc);
     let mut sim = acclab_sim::Simulator::new(sc);
-    // Samples go to flows.csv / links.csv as they are taken; only plots need them in memory.
-    let samples = acclab_sim::output::CsvSamples::create(dir, &sim)
+    // Samples go to flows.csv / links.csv (and packets to the trace, if asked for) as they are
+    // taken; only plots need the samples in memory.
+    acclab_sim::output::stream_outputs(dir, &mut sim, plots)
         .with_context(|| format!("cannot write results into {}", dir.display()))?;
-    sim.stream_samples(Box::new(samples), plots);
     let t0 = std::time::Instant::now();
     sim.run(&mut |t| {
         if let Some(b) = &bar {

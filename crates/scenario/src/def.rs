@@ -11,7 +11,10 @@ use acclab_core::config::{QueueConfig, SchemeConfig};
 use acclab_core::{Bytes, Duration, Rate, Time};
 use serde::Serialize;
 
-use crate::model::{EventAction, EventDef, FlowDef, LinkDef, LinkId, NodeId, OutputDef, Scenario};
+use crate::model::{
+    EventAction, EventDef, FlowDef, LinkDef, LinkId, NodeId, OutputDef, Scenario, TraceDef,
+    TraceFormat,
+};
 use crate::routing;
 
 /// Default data packet size, headers included (SPEC §9 `[defaults]`).
@@ -157,6 +160,21 @@ pub struct OutputSpec {
     pub window: Option<[Duration; 2]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sample_interval: Option<Duration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceSpec>,
+}
+
+/// `[output] trace = { links = ["r1->r2"], flows = ["f0"], format = "pcap" }`: trace the named
+/// links, and the named flows' packets on every link.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceSpec {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<String>,
+    #[serde(default)]
+    pub format: TraceFormat,
 }
 
 impl OutputSpec {
@@ -276,7 +294,10 @@ impl ScenarioDef {
             .enumerate()
             .map(|(i, e)| resolve_event(&topo, i, e, duration))
             .collect::<Result<Vec<_>, _>>()?;
-        let output = resolve_output(&self.output, duration)?;
+        let mut output = resolve_output(&self.output, duration)?;
+        if let Some(t) = &self.output.trace {
+            output.trace = Some(resolve_trace(&topo, &self.flows, t)?);
+        }
         Ok(Scenario {
             name: self.name.clone(),
             duration,
@@ -708,6 +729,54 @@ fn resolve_output(o: &OutputSpec, duration: Duration) -> Result<OutputDef, Fault
     Ok(OutputDef {
         window,
         sample_interval,
+        trace: None,
+    })
+}
+
+fn resolve_trace(topo: &Topology, flows: &[FlowSpec], t: &TraceSpec) -> Result<TraceDef, Fault> {
+    if t.links.is_empty() && t.flows.is_empty() {
+        return Err(fault(
+            Item::Top,
+            "output.trace",
+            "name the links (links = [\"r1->r2\"]) or the flows (flows = [\"f0\"]) to trace",
+        ));
+    }
+    let links = t
+        .links
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            topo.link_ids.get(name).copied().ok_or_else(|| {
+                fault(
+                    Item::Top,
+                    &format!("output.trace.links[{i}]"),
+                    format!("unknown link {name:?} (links are named \"a->b\")"),
+                )
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    let flows = t
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(i, id)| {
+            flows
+                .iter()
+                .position(|f| &f.id == id)
+                .map(|f| f as u32)
+                .ok_or_else(|| {
+                    fault(
+                        Item::Top,
+                        &format!("output.trace.flows[{i}]"),
+                        format!("unknown flow {id:?}"),
+                    )
+                })
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(TraceDef {
+        links,
+        flows,
+        format: t.format,
     })
 }
 

@@ -21,7 +21,7 @@ use toml::Spanned;
 
 use crate::def::{
     join_key, key_segments, DefaultsDef, EventSpec, EventSpecAction, FlowSpec, Item, LinkSpec,
-    OutputSpec, ScenarioDef,
+    OutputSpec, ScenarioDef, TraceSpec,
 };
 use crate::error::ScenarioError;
 use crate::model::Scenario;
@@ -114,6 +114,7 @@ struct RawOutput {
     // A list rather than `[Duration; 2]`, so that a third value is an error, not dropped.
     window: Option<Vec<Duration>>,
     sample_interval: Option<Duration>,
+    trace: Option<TraceSpec>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -508,6 +509,7 @@ fn expand(raw: RawScenario) -> Result<(ScenarioDef, Origins), Finding> {
         output: OutputSpec {
             window,
             sample_interval: raw.output.sample_interval,
+            trace: raw.output.trace,
         },
     };
     Ok((def, origins))

@@ -22,8 +22,11 @@ pub mod routing;
 pub mod templates;
 
 pub use builder::ScenarioBuilder;
-pub use def::{EventSpec, EventSpecAction, FlowSpec, LinkSpec, OutputSpec, ScenarioDef};
+pub use def::{EventSpec, EventSpecAction, FlowSpec, LinkSpec, OutputSpec, ScenarioDef, TraceSpec};
 pub use error::ScenarioError;
 pub use file::{load, load_def, parse, parse_def};
-pub use model::{EventAction, EventDef, FlowDef, LinkDef, LinkId, NodeId, OutputDef, Scenario};
+pub use model::{
+    EventAction, EventDef, FlowDef, LinkDef, LinkId, NodeId, OutputDef, Scenario, TraceDef,
+    TraceFormat,
+};
 pub use patch::value_of;

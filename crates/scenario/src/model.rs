@@ -77,4 +77,28 @@ pub enum EventAction {
 pub struct OutputDef {
     pub window: (Time, Time),
     pub sample_interval: Duration,
+    /// Per-packet traces, off unless asked for.
+    pub trace: Option<TraceDef>,
+}
+
+/// A packet trace's file format.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TraceFormat {
+    /// pcapng with synthesised IPv4/TCP/UDP headers (`trace.pcapng`): Wireshark, tshark and
+    /// tcpdump read it.
+    #[default]
+    Pcap,
+    /// One row per event (`trace.csv`).
+    Csv,
+}
+
+/// What to trace: every enqueue, transmission, drop and mark at the chosen links, and of the
+/// chosen flows' packets wherever they are.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TraceDef {
+    pub links: Vec<LinkId>,
+    /// Flows by index.
+    pub flows: Vec<u32>,
+    pub format: TraceFormat,
 }

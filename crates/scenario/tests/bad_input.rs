@@ -230,3 +230,42 @@ fn a_validation_error_in_params_names_the_parameter() {
     );
     assert_eq!(e.key, "flow[0].params.monaco.weight", "{e}");
 }
+
+#[test]
+fn trace_names_what_it_cannot_find() {
+    let with = |t: &str| {
+        error_with(
+            "start = \"1s\"\n",
+            &format!("start = \"1s\"\n[output]\n{t}\n"),
+        )
+    };
+    expect(
+        &with(r#"trace = { links = ["a->b", "b->z"] }"#),
+        23,
+        "output.trace.links[1]",
+        &["unknown link \"b->z\""],
+    );
+    expect(
+        &with(r#"trace = { flows = ["g"] }"#),
+        23,
+        "output.trace.flows[0]",
+        &["unknown flow \"g\""],
+    );
+    expect(&with("trace = {}"), 23, "output.trace", &["name the links"]);
+    expect(
+        &with(r#"trace = { links = ["a->b"], format = "pdf" }"#),
+        23,
+        "output.trace.format",
+        &["pcap", "csv"],
+    );
+    let ok = BASE.replacen(
+        "start = \"1s\"\n",
+        "start = \"1s\"\n[output]\ntrace = { links = [\"b->a\"], flows = [\"f\"], format = \"csv\" }\n",
+        1,
+    );
+    let t = parse(&ok, "ok.toml").unwrap().output.trace.unwrap();
+    assert_eq!(
+        (t.links.len(), t.flows, t.format),
+        (1, vec![0], acclab_scenario::TraceFormat::Csv)
+    );
+}

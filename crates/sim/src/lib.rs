@@ -15,6 +15,7 @@ pub mod observe;
 pub mod output;
 pub mod plot;
 pub mod simulator;
+pub mod trace;
 
 pub use output::Summary;
 pub use simulator::Simulator;

@@ -357,6 +357,18 @@ fn link_record(s: &LinkSample, name: &str) -> Vec<String> {
     row
 }
 
+/// Streams a run's files into `dir` as it goes: `flows.csv` and `links.csv` (samples kept in
+/// memory too only if `keep`), and the packet trace if the scenario asks for one. Call before
+/// running `sim`; [`Simulator::finish_samples`] completes them.
+pub fn stream_outputs(dir: &Path, sim: &mut Simulator, keep: bool) -> std::io::Result<()> {
+    let samples = CsvSamples::create(dir, sim)?;
+    sim.stream_samples(Box::new(samples), keep);
+    if let Some(t) = crate::trace::Tracer::create(dir, sim.scenario())? {
+        sim.observe(Box::new(t));
+    }
+    Ok(())
+}
+
 /// `flows.csv` and `links.csv` written as the run goes (a [`SampleSink`]), so that no sample
 /// stays in memory. They are written as `flows.csv.part` and `links.csv.part` and get their
 /// names only when [`SampleSink::finish`] has written everything: a run that dies leaves no

@@ -130,11 +130,11 @@ impl<A: Aqm> QueueDiscipline for AqmQueue<A> {
         };
         let verdict = self.aqm.on_arrival(now, &mut pkt, fits, &self.data);
         // Drops and marks the policy decides are counted on the data band whichever band the
-        // packet was for; overflows on the band that overflowed. `stats` adds the bands up.
-        match verdict {
-            Verdict::Drop => return Err(self.data.drop(pkt, DropReason::Aqm)),
-            Verdict::Marked => self.data.count_mark(),
-            Verdict::Pass => {}
+        // packet was for; overflows on the band that overflowed. `stats` adds the bands up. A
+        // packet marked and then refused for want of room counts as a drop only: its mark
+        // reaches nobody.
+        if verdict == Verdict::Drop {
+            return Err(self.data.drop(pkt, DropReason::Aqm));
         }
         let band = match &mut self.high {
             Some(h) if high => h,
@@ -144,6 +144,9 @@ impl<A: Aqm> QueueDiscipline for AqmQueue<A> {
             return Err(band.drop(pkt, DropReason::Overflow));
         }
         band.push_fitting(now, pkt);
+        if verdict == Verdict::Marked {
+            self.data.count_mark();
+        }
         Ok(Enqueued {
             marked: verdict == Verdict::Marked,
         })

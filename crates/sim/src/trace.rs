@@ -1,0 +1,376 @@
+//! Packet traces (`[output] trace = { links = [...], flows = [...], format = "pcap" | "csv" }`):
+//! every enqueue, transmission, drop and mark at the chosen links, and of the chosen flows'
+//! packets on every link. An [`Observer`] like the monitor, added only when a scenario asks for
+//! a trace, so that a run without one pays nothing for it.
+//!
+//! `trace.pcapng` (pcapng, read by Wireshark, tshark and tcpdump): one interface per link, named
+//! after it (`r1->r2`), timestamps in ns. Each event is one packet record with synthesised
+//! headers and no payload (the captured length is the headers; the original length is the
+//! packet's size on the wire):
+//! - IPv4: node i of the scenario is 10.(i/65536).(i/256 mod 256).(i mod 256); forward packets
+//!   go from the flow's source to its destination, ACKs and reverse control packets back. ECN
+//!   bits: ECT(0) for ECN-capable packets, CE once marked. DSCP: CS6 for Monaco's out-of-band
+//!   and reverse control packets (the high band), CS5 for its in-band ones, 0 otherwise.
+//! - TCP for data and ACKs of every window-based scheme; UDP for CBR data and for Monaco's
+//!   control packets. Ports: 10000 + flow index (mod 50000) at the flow's source, 5001 + the
+//!   connection number at its destination (web users' transfers are separate connections).
+//!   Sequence numbers count payload bytes: segment n starts at n·MSS, with MSS the scenario's
+//!   packet size less 40 bytes of headers; an ACK of segment n acknowledges n·MSS; ACKs carry
+//!   ECE when they echo a mark.
+//! - The record's comment says what happened — `enqueue`, `dequeue sojourn_ns=…`,
+//!   `drop overflow|aqm|head-drop|link-loss`, `mark` — and its flags the direction (inbound for
+//!   an enqueue, outbound for a transmission), as a capture at the queue would.
+//!
+//! `trace.csv`: one row per event: `time_s, event, link, flow, kind, conn, seq, ack, size, ecn,
+//! sojourn_s, queue_pkts, reason`.
+//!
+//! Both are written as `….part` and renamed when the run finishes.
+
+use std::borrow::Cow;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use acclab_core::queue::{Backlog, DropReason};
+use acclab_core::{Packet, PacketKind, Time};
+use acclab_scenario::{LinkId, Scenario, TraceDef, TraceFormat};
+use etherparse::{IpDscp, IpEcn, IpNumber, Ipv4Header, TcpHeader, UdpHeader};
+use pcap_file::pcapng::blocks::enhanced_packet::{EnhancedPacketBlock, EnhancedPacketOption};
+use pcap_file::pcapng::blocks::interface_description::{
+    InterfaceDescriptionBlock, InterfaceDescriptionOption,
+};
+use pcap_file::pcapng::PcapNgWriter;
+use pcap_file::DataLink;
+
+use crate::observe::{Observer, Transmit};
+
+/// What happened to a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum What {
+    Enqueue,
+    Dequeue(Transmit),
+    Drop(DropReason),
+    Mark,
+}
+
+enum Sink {
+    Pcap(PcapNgWriter<BufWriter<File>>),
+    Csv(Box<csv::Writer<BufWriter<File>>>),
+}
+
+/// Writes the trace a scenario asks for.
+pub struct Tracer {
+    links: Vec<bool>,
+    flows: Vec<bool>,
+    sink: Sink,
+    path: PathBuf,
+    /// Per flow: source and destination addresses, and whether it speaks UDP.
+    ends: Vec<([u8; 4], [u8; 4], bool)>,
+    link_names: Vec<String>,
+    flow_ids: Vec<String>,
+    mss: u64,
+    buf: Vec<u8>,
+    error: Option<std::io::Error>,
+}
+
+/// Zero bytes standing for payloads in checksums (the capture holds headers only).
+static ZEROS: [u8; 65_535] = [0; 65_535];
+
+fn address(node: u32) -> [u8; 4] {
+    [10, (node >> 16) as u8, (node >> 8) as u8, node as u8]
+}
+
+impl Tracer {
+    /// The tracer for `scenario`'s `[output] trace`, writing into `dir`; `None` if it asks for
+    /// none.
+    pub fn create(dir: &Path, scenario: &Scenario) -> std::io::Result<Option<Tracer>> {
+        let Some(def) = &scenario.output.trace else {
+            return Ok(None);
+        };
+        Tracer::new(dir, scenario, def).map(Some)
+    }
+
+    fn new(dir: &Path, sc: &Scenario, def: &TraceDef) -> std::io::Result<Tracer> {
+        let name = match def.format {
+            TraceFormat::Pcap => "trace.pcapng",
+            TraceFormat::Csv => "trace.csv",
+        };
+        let path = dir.join(name);
+        let file = BufWriter::new(File::create(part(&path))?);
+        let sink = match def.format {
+            TraceFormat::Pcap => {
+                let mut w = PcapNgWriter::new(file).map_err(std::io::Error::other)?;
+                for l in &sc.links {
+                    let idb = InterfaceDescriptionBlock {
+                        linktype: DataLink::IPV4,
+                        snaplen: 0,
+                        options: vec![
+                            InterfaceDescriptionOption::IfName(Cow::Owned(l.name.clone())),
+                            InterfaceDescriptionOption::IfSpeed(l.rate.bps()),
+                            InterfaceDescriptionOption::IfTsResol(9),
+                        ],
+                    };
+                    w.write_pcapng_block(idb).map_err(std::io::Error::other)?;
+                }
+                Sink::Pcap(w)
+            }
+            TraceFormat::Csv => {
+                let mut w = csv::Writer::from_writer(file);
+                w.write_record([
+                    "time_s",
+                    "event",
+                    "link",
+                    "flow",
+                    "kind",
+                    "conn",
+                    "seq",
+                    "ack",
+                    "size",
+                    "ecn",
+                    "sojourn_s",
+                    "queue_pkts",
+                    "reason",
+                ])?;
+                Sink::Csv(Box::new(w))
+            }
+        };
+        let mut links = vec![false; sc.links.len()];
+        def.links.iter().for_each(|l| links[l.0 as usize] = true);
+        let mut flows = vec![false; sc.flows.len()];
+        def.flows.iter().for_each(|&f| flows[f as usize] = true);
+        Ok(Tracer {
+            links,
+            flows,
+            sink,
+            path,
+            ends: sc
+                .flows
+                .iter()
+                .map(|f| (address(f.src.0), address(f.dst.0), f.scheme.kind() == "cbr"))
+                .collect(),
+            link_names: sc.links.iter().map(|l| l.name.clone()).collect(),
+            flow_ids: sc.flows.iter().map(|f| f.id.clone()).collect(),
+            mss: u64::from(sc.packet_size.saturating_sub(40).max(1)),
+            buf: Vec::with_capacity(64),
+            error: None,
+        })
+    }
+
+    fn wanted(&self, link: LinkId, p: &Packet) -> bool {
+        self.links[link.0 as usize] || self.flows[p.flow.0 as usize]
+    }
+
+    fn record(&mut self, now: Time, link: LinkId, p: &Packet, what: What, backlog: Backlog) {
+        if self.error.is_some() || !self.wanted(link, p) {
+            return;
+        }
+        if let Err(e) = self.write(now, link, p, what, backlog) {
+            self.error = Some(e);
+        }
+    }
+
+    /// A packet the queue marked, and what it recorded on its way: the mark, then `then`.
+    fn marked(&mut self, now: Time, link: LinkId, p: &Packet, then: What, backlog: Backlog) {
+        let mut m = *p;
+        if m.ecn.is_capable() {
+            m.ecn.mark(); // an AVD stamp marks no ECN bit; an AQM marks only ECN-capable packets
+        }
+        self.record(now, link, &m, What::Mark, backlog);
+        self.record(now, link, &m, then, backlog);
+    }
+
+    fn write(
+        &mut self,
+        now: Time,
+        link: LinkId,
+        p: &Packet,
+        what: What,
+        backlog: Backlog,
+    ) -> std::io::Result<()> {
+        match &mut self.sink {
+            Sink::Csv(w) => {
+                let (event, sojourn, reason) = match what {
+                    What::Enqueue => ("enqueue", String::new(), ""),
+                    What::Dequeue(tx) => ("dequeue", tx.sojourn.as_secs_f64().to_string(), ""),
+                    What::Drop(r) => ("drop", String::new(), r.name()),
+                    What::Mark => ("mark", String::new(), ""),
+                };
+                let ecn = if p.ecn.is_marked() {
+                    "ce"
+                } else if p.ecn.is_capable() {
+                    "ect"
+                } else {
+                    ""
+                };
+                w.write_record([
+                    now.as_secs_f64().to_string().as_str(),
+                    event,
+                    &self.link_names[link.0 as usize],
+                    &self.flow_ids[p.flow.0 as usize],
+                    kind_name(p.kind),
+                    &p.conn.to_string(),
+                    &p.seq.to_string(),
+                    &p.ack.to_string(),
+                    &p.size.to_string(),
+                    ecn,
+                    &sojourn,
+                    &backlog.packets.to_string(),
+                    reason,
+                ])?;
+                Ok(())
+            }
+            Sink::Pcap(_) => {
+                let orig = self.headers(p)?;
+                let (comment, flags) = match what {
+                    What::Enqueue => (Cow::Borrowed("enqueue"), 0b01),
+                    What::Dequeue(tx) => (
+                        Cow::Owned(format!("dequeue sojourn_ns={}", tx.sojourn.0)),
+                        0b10,
+                    ),
+                    What::Drop(r) => (Cow::Owned(format!("drop {}", r.name())), 0),
+                    What::Mark => (Cow::Borrowed("mark"), 0),
+                };
+                let epb = EnhancedPacketBlock {
+                    interface_id: link.0,
+                    timestamp: std::time::Duration::from_nanos(now.0),
+                    original_len: orig,
+                    data: Cow::Borrowed(&self.buf),
+                    options: vec![
+                        EnhancedPacketOption::Comment(comment),
+                        EnhancedPacketOption::Flags(flags),
+                    ],
+                };
+                let Sink::Pcap(w) = &mut self.sink else {
+                    unreachable!()
+                };
+                w.write_pcapng_block(epb).map_err(std::io::Error::other)?;
+                Ok(())
+            }
+        }
+    }
+
+    /// Writes `p`'s synthesised IPv4 and TCP/UDP headers into `buf`; returns its length on the
+    /// wire.
+    fn headers(&mut self, p: &Packet) -> std::io::Result<u32> {
+        let (src, dst, udp_flow) = self.ends[p.flow.0 as usize];
+        let (from, to) = if p.kind.is_forward() {
+            (src, dst)
+        } else {
+            (dst, src)
+        };
+        let control = matches!(
+            p.kind,
+            PacketKind::ControlOb | PacketKind::ControlIb | PacketKind::ControlReverse
+        );
+        let udp = udp_flow || control;
+        let l4 = if udp {
+            UdpHeader::LEN
+        } else {
+            TcpHeader::MIN_LEN
+        };
+        let headers = Ipv4Header::MIN_LEN + l4;
+        let total = (p.size as usize).clamp(headers, usize::from(u16::MAX));
+        let payload = &ZEROS[..total - headers];
+        let mut ip = Ipv4Header::new(
+            (total - Ipv4Header::MIN_LEN) as u16,
+            64,
+            if udp { IpNumber::UDP } else { IpNumber::TCP },
+            from,
+            to,
+        )
+        .map_err(std::io::Error::other)?;
+        ip.ecn = if p.ecn.is_marked() {
+            IpEcn::CongestionExperienced
+        } else if p.ecn.is_capable() {
+            IpEcn::Ect0
+        } else {
+            IpEcn::NotEct
+        };
+        ip.dscp = match p.kind {
+            PacketKind::ControlOb | PacketKind::ControlReverse => IpDscp::CS6,
+            PacketKind::ControlIb => IpDscp::CS5,
+            _ => IpDscp::ZERO,
+        };
+        ip.header_checksum = ip.calc_header_checksum();
+        let flow_port = 10_000 + (p.flow.0 % 50_000) as u16;
+        let conn_port = 5001u16.wrapping_add(p.conn as u16);
+        let (sport, dport) = if p.kind.is_forward() {
+            (flow_port, conn_port)
+        } else {
+            (conn_port, flow_port)
+        };
+        self.buf.clear();
+        ip.write(&mut self.buf)?;
+        if udp {
+            UdpHeader::with_ipv4_checksum(sport, dport, &ip, payload)
+                .map_err(std::io::Error::other)?
+                .write(&mut self.buf)?;
+        } else {
+            let bytes = |n: u64| (n.wrapping_mul(self.mss)) as u32; // TCP sequence space wraps
+            let mut tcp = TcpHeader::new(sport, dport, 0, u16::MAX);
+            if p.kind == PacketKind::Ack {
+                tcp.ack = true;
+                tcp.acknowledgment_number = bytes(p.ack);
+                tcp.ece = p.ecn.is_echo();
+            } else {
+                tcp.sequence_number = bytes(p.seq);
+                tcp.psh = true;
+            }
+            tcp.checksum = tcp
+                .calc_checksum_ipv4(&ip, payload)
+                .map_err(std::io::Error::other)?;
+            tcp.write(&mut self.buf)?;
+        }
+        Ok(total as u32)
+    }
+}
+
+fn kind_name(k: PacketKind) -> &'static str {
+    match k {
+        PacketKind::Data => "data",
+        PacketKind::Ack => "ack",
+        PacketKind::ControlOb => "control-ob",
+        PacketKind::ControlIb => "control-ib",
+        PacketKind::ControlReverse => "control-reverse",
+    }
+}
+
+/// Where `path` is written until it is complete.
+fn part(path: &Path) -> PathBuf {
+    let mut p = path.as_os_str().to_owned();
+    p.push(".part");
+    PathBuf::from(p)
+}
+
+impl Observer for Tracer {
+    fn on_enqueue(&mut self, now: Time, l: LinkId, p: &Packet, marked: bool, b: Backlog) {
+        if marked {
+            self.marked(now, l, p, What::Enqueue, b);
+        } else {
+            self.record(now, l, p, What::Enqueue, b);
+        }
+    }
+
+    fn on_transmit(&mut self, now: Time, l: LinkId, p: &Packet, tx: Transmit, b: Backlog) {
+        // The packet handed out is the one the queue marked: no copy to mark here.
+        if tx.marked {
+            self.record(now, l, p, What::Mark, b);
+        }
+        self.record(now, l, p, What::Dequeue(tx), b);
+    }
+
+    fn on_drop(&mut self, now: Time, l: LinkId, p: &Packet, why: DropReason, b: Backlog) {
+        self.record(now, l, p, What::Drop(why), b);
+    }
+
+    fn finish(&mut self) -> std::io::Result<()> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        match &mut self.sink {
+            Sink::Pcap(w) => w.get_mut().flush()?,
+            Sink::Csv(w) => w.flush()?,
+        }
+        std::fs::rename(part(&self.path), &self.path)
+    }
+}
