@@ -9,7 +9,39 @@ pub mod acc;
 pub mod reno;
 pub mod vegas;
 
+use crate::transport::rate_sample::RateSample;
 use crate::units::{Duration, Rate, Time};
+
+/// A segment the transport has just sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SentSample {
+    /// Segment number.
+    pub seq: u64,
+    /// Its size on the wire.
+    pub bytes: u64,
+    /// Bytes in flight before it was sent.
+    pub in_flight: u64,
+    /// It was sent before (a repair).
+    pub retransmission: bool,
+}
+
+/// What the transport took as a sign of congestion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Congestion {
+    /// Three duplicate ACKs: the transport enters fast recovery and retransmits.
+    Loss,
+    /// An ECN echo, at most once per RTT (RFC 3168 §6.1.2): no retransmission.
+    Ecn,
+    /// The retransmission timer fired: the transport goes back N.
+    Timeout,
+}
+
+/// One congestion event: what happened and the bytes in flight when it did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CongestionEvent {
+    pub kind: Congestion,
+    pub in_flight: u64,
+}
 
 /// What one acknowledgement of new data tells the controller.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -29,22 +61,23 @@ pub struct AckSample {
     pub cumulative_ack: u64,
     /// The ACK echoes an ECN mark (the data it acknowledges was marked).
     pub ecn_echo: bool,
+    /// The delivery-rate sample this ACK yields, for controllers that ask for samples
+    /// ([`CongestionController::wants_rate_samples`]) and when the ACK gives a valid one.
+    pub rate: Option<RateSample>,
 }
 
 /// A congestion controller: a pure state machine over ACK, loss and timeout events.
 pub trait CongestionController: Send {
+    /// A segment left (the send hook: BBR counts its rounds and app-limited spells here).
+    fn on_sent(&mut self, _now: Time, _sent: &SentSample) {}
     /// New data was acknowledged.
     fn on_ack(&mut self, now: Time, ack: &AckSample);
-    /// Three duplicate ACKs: the transport enters fast recovery. The controller sets its reduced
-    /// window (RFC 5681 eq. (4): ssthresh = max(FlightSize/2, 2·SMSS), cwnd = ssthresh); the
-    /// transport adds the temporary inflation of fast recovery on top.
-    fn on_fast_retransmit(&mut self, now: Time, in_flight: u64);
-    /// An ECN echo, at most once per RTT (RFC 3168 §6.1.2): reduce as for a loss, no retransmit.
-    fn on_ecn_echo(&mut self, now: Time, in_flight: u64) {
-        self.on_fast_retransmit(now, in_flight);
-    }
-    /// The retransmission timer fired (RFC 5681 §3.1: ssthresh as above, cwnd = one segment).
-    fn on_timeout(&mut self, now: Time, in_flight: u64);
+    /// A congestion signal. On `Loss` the controller sets its reduced window (RFC 5681
+    /// eq. (4): ssthresh = max(FlightSize/2, 2·SMSS), cwnd = ssthresh) and the transport adds
+    /// the temporary inflation of fast recovery on top; on `Ecn` it reduces as for a loss
+    /// (RFC 3168 §6.1.2); on `Timeout` ssthresh as for a loss and cwnd = one segment (RFC 5681
+    /// §3.1).
+    fn on_congestion_event(&mut self, now: Time, event: &CongestionEvent);
     /// Fast recovery ended with a full acknowledgement.
     fn on_recovery_end(&mut self, _now: Time) {}
     /// The congestion window in bytes.
@@ -57,9 +90,15 @@ pub trait CongestionController: Send {
     fn ssthresh(&self) -> Option<u64> {
         None
     }
-    /// A pacing rate, for controllers that pace; window-only controllers return `None`.
+    /// A pacing rate, for controllers that pace; window-only controllers return `None`. The
+    /// transport's [`Pacer`](crate::transport::pacer::Pacer) spaces its segments at this rate.
     fn pacing_rate(&self) -> Option<Rate> {
         None
+    }
+    /// Whether the controller wants a delivery-rate sample with each ACK (BBR does); the
+    /// transport keeps per-segment send records only for those that do.
+    fn wants_rate_samples(&self) -> bool {
+        false
     }
     /// The controller's own estimate of its backlog in the network (bytes), if it has one.
     fn accumulation(&self) -> Option<f64> {

@@ -8,7 +8,7 @@
 //! is what RFC 5681 and ns-2's Reno do with delayed ACKs off); the window is kept as an f64 so
 //! that the 1/cwnd increments of congestion avoidance add up exactly.
 
-use super::{AckSample, CongestionController};
+use super::{AckSample, Congestion, CongestionController, CongestionEvent};
 use crate::units::Time;
 use serde::{Deserialize, Serialize};
 
@@ -53,14 +53,13 @@ impl CongestionController for Reno {
         }
     }
 
-    fn on_fast_retransmit(&mut self, _now: Time, in_flight: u64) {
-        self.ssthresh = self.reduced(in_flight);
-        self.cwnd = self.ssthresh as f64;
-    }
-
-    fn on_timeout(&mut self, _now: Time, in_flight: u64) {
-        self.ssthresh = self.reduced(in_flight);
-        self.cwnd = self.mss as f64;
+    fn on_congestion_event(&mut self, _now: Time, ev: &CongestionEvent) {
+        self.ssthresh = self.reduced(ev.in_flight); // RFC 5681 eq. (4)
+        self.cwnd = match ev.kind {
+            // RFC 5681 §3.2 step 2 (loss) and RFC 3168 §6.1.2 (ECN: as for a loss).
+            Congestion::Loss | Congestion::Ecn => self.ssthresh as f64,
+            Congestion::Timeout => self.mss as f64, // RFC 5681 §3.1: LW = 1 segment
+        };
     }
 
     fn window(&self) -> u64 {
@@ -131,6 +130,10 @@ impl SchemeParams for RenoParams {
 mod tests {
     use super::*;
 
+    fn loss(kind: Congestion, in_flight: u64) -> CongestionEvent {
+        CongestionEvent { kind, in_flight }
+    }
+
     fn ack(bytes: u64) -> AckSample {
         AckSample {
             acked_bytes: bytes,
@@ -140,6 +143,7 @@ mod tests {
             highest_sent: 0,
             cumulative_ack: 0,
             ecn_echo: false,
+            rate: None,
         }
     }
 
@@ -155,7 +159,7 @@ mod tests {
     #[test]
     fn congestion_avoidance_adds_one_segment_per_window() {
         let mut r = Reno::new(1000, 10);
-        r.on_fast_retransmit(Time::ZERO, 20_000); // ssthresh = cwnd = 10 segments
+        r.on_congestion_event(Time::ZERO, &loss(Congestion::Loss, 20_000)); // ssthresh = cwnd = 10 segments
         assert_eq!(r.window(), 10_000);
         for _ in 0..10 {
             r.on_ack(Time::ZERO, &ack(1000));
@@ -166,9 +170,9 @@ mod tests {
     #[test]
     fn losses_halve_and_timeouts_collapse() {
         let mut r = Reno::new(1000, 1);
-        r.on_fast_retransmit(Time::ZERO, 3000);
+        r.on_congestion_event(Time::ZERO, &loss(Congestion::Loss, 3000));
         assert_eq!(r.window(), 2000, "ssthresh floor is two segments");
-        r.on_timeout(Time::ZERO, 50_000);
+        r.on_congestion_event(Time::ZERO, &loss(Congestion::Timeout, 50_000));
         assert_eq!((r.window(), r.ssthresh()), (1000, Some(25_000)));
     }
 

@@ -31,7 +31,7 @@
 
 use std::collections::VecDeque;
 
-use super::{AckSample, CongestionController};
+use super::{AckSample, Congestion, CongestionController, CongestionEvent};
 use crate::units::{Duration, Time};
 use serde::{Deserialize, Serialize};
 
@@ -241,24 +241,23 @@ impl CongestionController for Vegas {
         }
     }
 
-    fn on_fast_retransmit(&mut self, _now: Time, in_flight: u64) {
-        self.cwnd = self.whole_segments((in_flight / 2) as f64);
-        self.ssthresh = self.cwnd as u64;
-        self.slow_start = false;
-    }
-
-    fn on_ecn_echo(&mut self, _now: Time, in_flight: u64) {
-        // Vegas+REM reads marks as a price, not as congestion events.
-        if self.cfg.marks.is_none() {
-            self.on_fast_retransmit(_now, in_flight);
+    fn on_congestion_event(&mut self, _now: Time, ev: &CongestionEvent) {
+        let half = self.whole_segments((ev.in_flight / 2) as f64);
+        match ev.kind {
+            // Vegas+REM reads marks as a price, not as congestion events.
+            Congestion::Ecn if self.cfg.marks.is_some() => {}
+            Congestion::Loss | Congestion::Ecn => {
+                self.cwnd = half;
+                self.ssthresh = self.cwnd as u64;
+                self.slow_start = false;
+            }
+            Congestion::Timeout => {
+                self.ssthresh = half as u64;
+                self.cwnd = self.mss();
+                self.slow_start = true;
+                self.growing_round = true;
+            }
         }
-    }
-
-    fn on_timeout(&mut self, _now: Time, in_flight: u64) {
-        self.ssthresh = self.whole_segments((in_flight / 2) as f64) as u64;
-        self.cwnd = self.mss();
-        self.slow_start = true;
-        self.growing_round = true;
     }
 
     fn window(&self) -> u64 {
@@ -482,6 +481,10 @@ impl SchemeParams for VegasRemParams {
 mod tests {
     use super::*;
 
+    fn event(kind: Congestion, in_flight: u64) -> CongestionEvent {
+        CongestionEvent { kind, in_flight }
+    }
+
     const MSS: u64 = 1000;
 
     fn cfg(base_rtt: BaseRtt) -> VegasConfig {
@@ -511,6 +514,7 @@ mod tests {
             highest_sent: next_round_end,
             cumulative_ack: v.round_end.map_or(1, |e| e + 1),
             ecn_echo: false,
+            rate: None,
         };
         v.on_ack(Time::ZERO, &ack);
     }
@@ -579,6 +583,7 @@ mod tests {
             highest_sent: hs,
             cumulative_ack: cum,
             ecn_echo: false,
+            rate: None,
         };
         // The first round grows: +1 segment per ACK (the first ACK starts the round).
         v.on_ack(Time::ZERO, &ack(1, 4));
@@ -608,9 +613,9 @@ mod tests {
     #[test]
     fn losses_fall_back_to_reno() {
         let mut v = in_avoidance(20, BaseRtt::Min);
-        v.on_fast_retransmit(Time::ZERO, 20 * MSS);
+        v.on_congestion_event(Time::ZERO, &event(Congestion::Loss, 20 * MSS));
         assert_eq!(v.window(), 10 * MSS);
-        v.on_timeout(Time::ZERO, 20 * MSS);
+        v.on_congestion_event(Time::ZERO, &event(Congestion::Timeout, 20 * MSS));
         assert_eq!(v.window(), MSS);
         assert!(v.slow_start);
     }
@@ -638,6 +643,7 @@ mod tests {
                 highest_sent: 100,
                 cumulative_ack: if i == 9 { 1 } else { 0 },
                 ecn_echo: false,
+                rate: None,
             };
             v.on_ack(Time::ZERO, &ack);
         }
@@ -650,7 +656,7 @@ mod tests {
         );
         assert_eq!(v.window(), 21 * MSS);
         // Marks are a price here, not a congestion event: no halving.
-        v.on_ecn_echo(Time::ZERO, 21 * MSS);
+        v.on_congestion_event(Time::ZERO, &event(Congestion::Ecn, 21 * MSS));
         assert_eq!(v.window(), 21 * MSS);
     }
 }

@@ -13,6 +13,8 @@
 pub mod cbr;
 pub mod monaco;
 pub mod onoff;
+pub mod pacer;
+pub mod rate_sample;
 pub mod tcp;
 pub mod web;
 

@@ -60,6 +60,7 @@ use crate::cc::acc::{self, AccPolicy, Feedback};
 use crate::packet::{FlowId, Packet, PacketKind};
 use crate::rng::Rng;
 use crate::rtt::RttEstimator;
+use crate::transport::pacer::Pacer;
 use crate::transport::{Endpoint, EndpointStats, Outbox};
 use crate::units::{Duration, Time};
 use serde::{Deserialize, Serialize};
@@ -112,7 +113,7 @@ pub struct MonacoSender {
     rtt: RttEstimator,
     running: bool,
     /// When the leaky bucket lets the next data packet go.
-    next_data: Time,
+    pacer: Pacer,
     data_seq: u64,
     /// Data bytes sent in this control period (since the last IB).
     bytes_since_ib: u64,
@@ -151,7 +152,7 @@ impl MonacoSender {
             rtt: RttEstimator::new(cfg.min_rto, Duration::from_secs(1)),
             cfg,
             running: false,
-            next_data: Time::ZERO,
+            pacer: Pacer::default(),
             data_seq: 0,
             bytes_since_ib: 0,
             allowance: 0.0,
@@ -239,7 +240,8 @@ impl MonacoSender {
 
     /// When the next data packet may leave, if the window allows one this period.
     fn next_data(&self) -> Option<Time> {
-        (self.running && !self.window_full() && self.budget != Some(0)).then_some(self.next_data)
+        (self.running && !self.window_full() && self.budget != Some(0))
+            .then_some(self.pacer.release_time())
     }
 
     /// Queues the next OB/IB pair.
@@ -276,7 +278,7 @@ impl MonacoSender {
         let busy = self.data_interval().as_secs_f64() * packets;
         let idle = (self.pace_rtt().as_secs_f64() - busy).max(0.0);
         let u: f64 = self.cfg.rng.random();
-        self.next_data = self.next_data.max(now) + Duration::from_secs_f64(u * idle);
+        self.pacer.hold(now, Duration::from_secs_f64(u * idle));
     }
 
     fn on_reverse(&mut self, now: Time, pkt: &Packet) {
@@ -323,7 +325,7 @@ impl MonacoSender {
                 (true, false) => {}
                 (false, _) => {
                     if self.pace_share < 1.0 {
-                        self.next_data = self.next_data.min(now);
+                        self.pacer.release_by(now);
                     }
                     self.pace_share = 1.0;
                 }
@@ -390,7 +392,7 @@ impl Endpoint for MonacoSender {
             *b = b.saturating_sub(p.size as u64);
         }
         // Leaky bucket with a one-packet burst: after an idle spell one packet goes at once.
-        self.next_data = self.next_data.max(now) + self.data_interval();
+        self.pacer.on_sent(now, self.data_interval());
         self.stats.sent_packets += 1;
         self.stats.sent_bytes += p.size as u64;
         Some(p)
@@ -405,7 +407,7 @@ impl Endpoint for MonacoSender {
 
     fn handle_start(&mut self, now: Time) {
         self.running = true;
-        self.next_data = now;
+        self.pacer = Pacer::starting_at(now);
         self.send_pair(now);
     }
 

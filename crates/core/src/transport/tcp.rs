@@ -22,10 +22,12 @@
 //! - ECN: with `ecn` on, data are sent ECN-capable and an echo reduces the window at most once per
 //!   window of data (RFC 3168 §6.1.2); the receiver echoes every marked packet.
 
-use crate::cc::{AckSample, CongestionController};
+use crate::cc::{AckSample, Congestion, CongestionController, CongestionEvent, SentSample};
 use crate::packet::{Ecn, FlowId, Packet, PacketKind};
 use crate::params::FlowContext;
 use crate::rtt::RttEstimator;
+use crate::transport::pacer::Pacer;
+use crate::transport::rate_sample::RateSampler;
 use crate::transport::{Endpoint, EndpointStats, Outbox};
 use crate::units::Bytes;
 use crate::units::{Duration, Time};
@@ -92,6 +94,13 @@ pub struct TcpSender {
     /// No ECN reaction until the cumulative ACK passes this segment.
     ecn_recover: u64,
     rto_deadline: Option<Time>,
+    /// Delivery-rate sampling, kept only for a controller that wants samples.
+    rates: Option<RateSampler>,
+    /// Spaces segments when the controller gives a pacing rate; `paced` caches whether it
+    /// does (a pacing controller gives a rate from its creation on), so that window-only
+    /// controllers cost no query per packet.
+    pacer: Pacer,
+    paced: bool,
     stats: EndpointStats,
 }
 
@@ -103,7 +112,6 @@ impl TcpSender {
         TcpSender {
             flow,
             rtt: RttEstimator::new(cfg.min_rto, cfg.initial_rto),
-            cc,
             snd_una: 0,
             snd_nxt: 0,
             snd_max: 0,
@@ -118,6 +126,10 @@ impl TcpSender {
             ecn_recover: 0,
             loss_in_avoidance: false,
             rto_deadline: None,
+            rates: cc_rates(&*cc),
+            pacer: Pacer::default(),
+            paced: cc.pacing_rate().is_some(),
+            cc,
             stats: EndpointStats::default(),
             cfg,
         }
@@ -145,7 +157,8 @@ impl TcpSender {
         (self.cc.window() as i64 + self.inflation).max(self.mss() as i64) as u64
     }
 
-    fn data_packet(&mut self, now: Time, seq: u64) -> Packet {
+    /// Segment `seq` leaves at `now`, with `in_flight` bytes already in flight.
+    fn data_packet(&mut self, now: Time, seq: u64, in_flight: u64) -> Packet {
         let mut p = Packet::new(self.flow, PacketKind::Data, self.segment_size(seq));
         p.conn = self.cfg.conn;
         p.seq = seq;
@@ -155,9 +168,23 @@ impl TcpSender {
         }
         self.stats.sent_packets += 1;
         self.stats.sent_bytes += p.size as u64;
-        if seq < self.snd_max {
+        let retransmission = seq < self.snd_max;
+        if retransmission {
             self.stats.retransmits += 1;
             self.stats.retransmits_in_avoidance += u64::from(self.loss_in_avoidance);
+        }
+        let sent = SentSample {
+            seq,
+            bytes: p.size as u64,
+            in_flight,
+            retransmission,
+        };
+        self.cc.on_sent(now, &sent);
+        if let Some(r) = &mut self.rates {
+            r.on_sent(now, seq, in_flight);
+        }
+        if let Some(rate) = self.paced.then(|| self.cc.pacing_rate()).flatten() {
+            self.pacer.on_sent_at_rate(now, sent.bytes, rate);
         }
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
@@ -175,6 +202,10 @@ impl TcpSender {
             self.stats.rtt_samples += 1;
         }
         let in_flight = self.in_flight();
+        let rate = self
+            .rates
+            .as_mut()
+            .and_then(|r| r.on_ack(now, self.snd_una, ack.ack, acked_bytes, rtt));
         let mut in_recovery = false;
         let mut rearm = true;
         if let Some(end) = self.recovery_end {
@@ -209,6 +240,7 @@ impl TcpSender {
                 highest_sent: self.snd_max,
                 cumulative_ack: ack.ack,
                 ecn_echo: ack.ecn.is_echo(),
+                rate,
             },
         );
         if self.snd_una >= self.snd_max {
@@ -232,16 +264,27 @@ impl TcpSender {
             self.recovery_end = Some(self.snd_max);
             self.partial_ack_seen = false;
             self.recover = self.snd_max;
-            self.cc.on_fast_retransmit(now, in_flight);
+            self.congestion(now, Congestion::Loss, in_flight);
             self.inflation = 3 * self.mss() as i64;
             self.retransmit = Some(self.snd_una);
             self.stats.detected_losses += 1;
         }
     }
 
+    /// Tells the controller of a congestion signal: the one entry for loss, ECN and timeout.
+    fn congestion(&mut self, now: Time, kind: Congestion, in_flight: u64) {
+        self.cc
+            .on_congestion_event(now, &CongestionEvent { kind, in_flight });
+    }
+
+    /// Whether the pacer holds new data back at `now`.
+    fn paced_out(&self, now: Time) -> bool {
+        self.paced && !self.pacer.ready(now)
+    }
+
     fn on_ecn_echo(&mut self, now: Time) {
         if self.recovery_end.is_none() && self.snd_una >= self.ecn_recover {
-            self.cc.on_ecn_echo(now, self.in_flight());
+            self.congestion(now, Congestion::Ecn, self.in_flight());
             self.ecn_recover = self.snd_max;
         }
     }
@@ -258,6 +301,8 @@ impl TcpSender {
     /// continue where the last transfer ended, so one receiver serves every transfer. Meant for
     /// an idle sender (see [`TcpSender::is_idle`]); data still outstanding is kept.
     pub fn start_transfer(&mut self, bytes: u64, cc: Box<dyn CongestionController>) {
+        self.rates = cc_rates(&*cc);
+        self.paced = cc.pacing_rate().is_some();
         self.cc = cc;
         self.rtt = RttEstimator::new(self.cfg.min_rto, self.cfg.initial_rto);
         self.dupacks = 0;
@@ -300,7 +345,7 @@ impl Endpoint for TcpSender {
         // RFC 6298 §5.4–5.6 and RFC 5681 §3.1: back off, collapse the window, go back N.
         let in_flight = (self.snd_max - self.snd_una) * self.mss();
         self.loss_in_avoidance = !self.cc.in_slow_start();
-        self.cc.on_timeout(now, in_flight);
+        self.congestion(now, Congestion::Timeout, in_flight);
         self.rtt.on_timeout();
         self.recovery_end = None;
         self.inflation = 0;
@@ -316,23 +361,44 @@ impl Endpoint for TcpSender {
     fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
         if let Some(seq) = self.retransmit.take() {
             if seq >= self.snd_una && seq < self.snd_max {
-                return Some(self.data_packet(now, seq));
+                // Repairs go at once; the pacer counts them against what follows.
+                return Some(self.data_packet(now, seq, self.in_flight()));
             }
         }
         // New data up to the application's limit; after a timeout, old segments below snd_max.
         let limit = self.app_limit.max(self.snd_max);
-        if self.snd_nxt >= limit || self.in_flight() + self.mss() > self.window() {
+        let in_flight = self.in_flight();
+        if in_flight + self.mss() > self.window() {
+            return None;
+        }
+        if self.snd_nxt >= limit {
+            // Room in the window and nothing to send: the application limits the rate.
+            if let Some(r) = &mut self.rates {
+                r.on_app_limited(in_flight);
+            }
+            return None;
+        }
+        if self.paced_out(now) {
             return None;
         }
         let seq = self.snd_nxt;
         self.snd_nxt += 1;
-        let p = self.data_packet(now, seq);
+        let p = self.data_packet(now, seq, in_flight);
         self.snd_max = self.snd_max.max(self.snd_nxt);
         Some(p)
     }
 
     fn poll_timeout(&self) -> Option<Time> {
-        self.rto_deadline
+        // A paced sender with data and window waits for its pacer too.
+        let limit = self.app_limit.max(self.snd_max);
+        let paced = (self.paced
+            && self.snd_nxt < limit
+            && self.in_flight() + self.mss() <= self.window())
+        .then(|| self.pacer.release_time());
+        match (self.rto_deadline, paced) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     fn handle_start(&mut self, _now: Time) {
@@ -352,6 +418,11 @@ impl Endpoint for TcpSender {
             ..self.stats
         }
     }
+}
+
+/// A rate sampler if controller `cc` wants delivery-rate samples.
+fn cc_rates(cc: &dyn CongestionController) -> Option<RateSampler> {
+    cc.wants_rate_samples().then(RateSampler::default)
 }
 
 /// The receiving side: cumulative ACKs and in-order delivery.
@@ -639,5 +710,96 @@ mod tests {
             "no second reduction in one window"
         );
         assert_eq!(s.stats().retransmits, 0);
+    }
+
+    /// A fixed 200-segment window paced at 8 Mb/s (one 1000 B segment per ms), recording what
+    /// the transport tells it.
+    #[derive(Default)]
+    struct Probe {
+        sent: std::sync::Arc<std::sync::Mutex<Vec<(Time, SentSample)>>>,
+        rates: std::sync::Arc<std::sync::Mutex<Vec<crate::units::Rate>>>,
+        events: std::sync::Arc<std::sync::Mutex<Vec<Congestion>>>,
+    }
+
+    impl CongestionController for Probe {
+        fn on_sent(&mut self, now: Time, s: &SentSample) {
+            self.sent.lock().unwrap().push((now, *s));
+        }
+        fn on_ack(&mut self, _: Time, a: &AckSample) {
+            if let Some(r) = a.rate {
+                self.rates.lock().unwrap().push(r.delivery_rate);
+            }
+        }
+        fn on_congestion_event(&mut self, _: Time, e: &CongestionEvent) {
+            self.events.lock().unwrap().push(e.kind);
+        }
+        fn window(&self) -> u64 {
+            200 * MSS
+        }
+        fn pacing_rate(&self) -> Option<crate::units::Rate> {
+            Some(crate::units::Rate::from_mbps(8))
+        }
+        fn wants_rate_samples(&self) -> bool {
+            true
+        }
+    }
+
+    #[test]
+    fn a_pacing_controller_is_paced_told_of_each_send_and_given_rate_samples() {
+        let probe = Probe::default();
+        let (sent, rates, events) = (
+            probe.sent.clone(),
+            probe.rates.clone(),
+            probe.events.clone(),
+        );
+        let mut s = TcpSender::new(FlowId(0), TcpConfig::default(), Box::new(probe));
+        s.handle_start(Time::ZERO);
+        // The window allows 200 segments at once, the pacer one per ms.
+        let mut t = Time::ZERO;
+        while t < ms(20) {
+            drain(&mut s, t);
+            t = s.poll_timeout().unwrap().min(ms(20));
+        }
+        let times: Vec<Time> = sent.lock().unwrap().iter().map(|(t, _)| *t).collect();
+        assert_eq!(times, (0..20).map(ms).collect::<Vec<_>>());
+        assert!(sent
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|(_, x)| !x.retransmission && x.bytes == MSS));
+        assert_eq!(sent.lock().unwrap()[5].1.in_flight, 5 * MSS);
+        // Each segment is ACKed 50 ms after it left; run 200 ms, 1 ms at a time. From the
+        // second round on (the 51st sample), every delivery-rate sample is the paced rate (the first round's
+        // samples measure from the flight's start, DRE §3.3, and ramp up).
+        for t in 20..200 {
+            let due: Vec<u64> = sent
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|(at, _)| *at + Duration::from_millis(50) == ms(t))
+                .map(|(_, x)| x.seq)
+                .collect();
+            for seq in due {
+                s.handle_packet(ms(t), &ack(seq + 1, ms(t - 50)));
+            }
+            drain(&mut s, ms(t));
+        }
+        let r = rates.lock().unwrap();
+        assert!(r.len() > 100, "{}", r.len());
+        assert!(
+            r[50..]
+                .iter()
+                .all(|r| r.bps().abs_diff(8_000_000) < 200_000),
+            "{r:?}"
+        );
+        drop(r);
+        let last = sent.lock().unwrap().last().unwrap().1.seq;
+        // Three duplicate ACKs: one congestion event, of kind Loss.
+        let una = s.snd_una;
+        assert!(una < last);
+        for _ in 0..3 {
+            s.handle_packet(ms(200), &ack(una, ms(150)));
+        }
+        assert_eq!(*events.lock().unwrap(), [Congestion::Loss]);
     }
 }
