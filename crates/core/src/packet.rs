@@ -4,6 +4,7 @@
 //! queues, so moving one never allocates. The fields are the ones SPEC §3 lists; which sequence
 //! fields mean what depends on the packet kind and is documented on each field.
 
+use crate::transport::monaco::control::{InBand, Reverse};
 use crate::units::{Duration, Time};
 
 /// Index of a flow in its scenario (dense, 0-based; the scenario keeps the names).
@@ -110,18 +111,28 @@ pub struct Packet {
     pub size: u32,
     /// Data: segment number. Control packets: control sequence number.
     pub seq: u64,
-    /// Ack: next segment expected (cumulative). In-band control: bytes sent since the previous
-    /// in-band control packet.
-    pub ack: u64,
     /// When the sender created this packet (or this retransmission of it).
     pub sent_at: Time,
-    /// Ack: the `sent_at` of the data packet that caused it (timestamp echo, RFC 7323 style).
-    pub echo: Time,
-    /// Sum of virtual queueing delays added by AVD routers along the path (000 §IV-D).
+    /// Sum of virtual queueing delays added by AVD routers along the path (000 §IV-D); a Monaco
+    /// reverse control packet echoes its IB's sum here.
     pub virtual_delay: Duration,
-    /// Scheme-specific value: a Monaco reverse control packet carries the accumulation estimate in
-    /// bytes here.
-    pub value: f64,
+    /// What the packet says beyond its kind and sequence number.
+    pub payload: Payload,
+}
+
+/// What a packet says beyond its kind and sequence number, typed by what it is.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum Payload {
+    /// Data and Monaco's out-of-band control packets.
+    #[default]
+    None,
+    /// An acknowledgement: the next segment expected (cumulative) and the `sent_at` of the
+    /// data packet that caused it (timestamp echo, RFC 7323 style).
+    Ack { next: u64, echo: Time },
+    /// A Monaco in-band control packet.
+    InBand(InBand),
+    /// A Monaco reverse control packet.
+    Reverse(Reverse),
 }
 
 impl Packet {
@@ -135,11 +146,25 @@ impl Packet {
             conn: 0,
             size,
             seq: 0,
-            ack: 0,
             sent_at: Time::ZERO,
-            echo: Time::ZERO,
             virtual_delay: Duration::ZERO,
-            value: 0.0,
+            payload: Payload::None,
+        }
+    }
+
+    /// An acknowledgement of `flow` expecting segment `next` next, echoing `echo`.
+    pub fn ack(flow: FlowId, size: u32, next: u64, echo: Time) -> Packet {
+        Packet {
+            payload: Payload::Ack { next, echo },
+            ..Packet::new(flow, PacketKind::Ack, size)
+        }
+    }
+
+    /// The cumulative ACK and timestamp echo, if this is an acknowledgement.
+    pub fn ack_info(&self) -> Option<(u64, Time)> {
+        match self.payload {
+            Payload::Ack { next, echo } => Some((next, echo)),
+            _ => None,
         }
     }
 }
@@ -150,6 +175,7 @@ mod tests {
 
     #[test]
     fn packet_stays_small() {
+        assert_eq!(std::mem::size_of::<Payload>(), 24);
         assert!(std::mem::size_of::<Packet>() <= 64);
     }
 

@@ -1,42 +1,49 @@
 //! The wire format: one acclab [`Packet`] per UDP datagram.
 //!
-//! Version 1, all integers big-endian (network order):
+//! Version 2, all integers big-endian (network order):
 //!
 //! | offset | size | field |
 //! |---:|---:|---|
 //! | 0 | 2 | magic `"AL"` (0x41 0x4C) |
-//! | 2 | 1 | version, 1 |
+//! | 2 | 1 | version, 2 |
 //! | 3 | 1 | kind: 0 data, 1 ACK, 2 control OB, 3 control IB, 4 control reverse |
 //! | 4 | 1 | ECN bits: 1 ECN-capable, 2 congestion experienced, 4 ECN-echo |
-//! | 5 | 1 | reserved, must be 0 |
+//! | 5 | 1 | payload: 0 none (data, OB), 1 ACK, 2 in-band control, 3 reverse control — it must be the kind's |
 //! | 6 | 4 | flow index in the scenario |
 //! | 10 | 4 | connection within the flow (web users) |
 //! | 14 | 4 | packet size in bytes as the scenario counts it |
 //! | 18 | 8 | seq: data segment number, or control sequence number |
-//! | 26 | 8 | ack: next segment expected, or (IB) bytes sent since the previous IB |
-//! | 34 | 8 | sent_at, ns of scenario time |
-//! | 42 | 8 | echo, ns (ACK: the `sent_at` of the data it acknowledges) |
-//! | 50 | 8 | virtual delay added by AVD routers, ns |
-//! | 58 | 8 | value: IEEE 754 binary64 (Monaco reverse control: accumulation estimate, bytes) |
+//! | 26 | 8 | sent_at, ns of scenario time |
+//! | 34 | 8 | virtual delay added by AVD routers (a reverse packet: its IB's, echoed), ns |
+//! | 42 | 24 | the payload, zero-filled after its fields: |
+//! | | | ACK: next segment expected (8), the echoed `sent_at`, ns (8) |
+//! | | | in-band control: data bytes sent since the previous IB (8) |
+//! | | | reverse control: signal (1: 0 increase, 1 decrease, 2 loss; then 7 zero bytes), accumulation estimate â in bytes as IEEE 754 binary64 (8), ftt_q, ns (8) |
 //! | 66 | … | zero padding up to the packet size |
 //!
 //! A datagram is `max(size, 66)` bytes long, so a 1000-byte data packet is a 1000-byte UDP
 //! payload and the router's emulated links and the real sockets carry the same bytes; ACKs and
 //! control packets smaller than the header are sent as 66 bytes, but links still count their
-//! declared size. The router keeps the hop index itself; it is not on the wire.
+//! declared size. The router keeps the hop index itself; it is not on the wire. Version 1
+//! (untyped `ack`, `echo` and `value` fields, control flags in `ack`) is no longer read.
 //!
 //! [`decode`] checks every field that can be wrong and returns a [`WireError`] naming what was;
 //! it never panics, whatever the bytes (a proptest in this file and `tests/wire_fuzz.rs` feed it
 //! random, truncated and mutated datagrams).
 
+use acclab_core::packet::Payload;
+use acclab_core::transport::monaco::control::{InBand, Reverse, Signal};
 use acclab_core::{Duration, Ecn, FlowId, Packet, PacketKind, Time};
 
 /// The first two bytes of every acclab datagram.
 pub const MAGIC: [u8; 2] = *b"AL";
 /// The version this code writes and reads.
-pub const VERSION: u8 = 1;
+pub const VERSION: u8 = 2;
 /// Header length: the smallest datagram.
 pub const HEADER_LEN: usize = 66;
+/// Where the payload starts, and its length.
+const PAYLOAD_AT: usize = 42;
+const PAYLOAD_LEN: usize = 24;
 /// The largest UDP payload over IPv4; no packet may declare more.
 pub const MAX_DATAGRAM: usize = 65_507;
 
@@ -53,8 +60,12 @@ pub enum WireError {
     UnknownKind(u8),
     #[error("undefined ECN bits {0:#04x}")]
     BadEcn(u8),
-    #[error("reserved byte is {0}, must be 0")]
-    Reserved(u8),
+    #[error("payload type {payload} does not belong to packet kind {kind}")]
+    PayloadMismatch { kind: u8, payload: u8 },
+    #[error("unknown control signal {0}")]
+    BadSignal(u8),
+    #[error("payload byte {0} past its fields is not zero")]
+    NonZeroPadding(usize),
     #[error("declared packet size {0} is zero or larger than a UDP datagram")]
     BadSize(u32),
     #[error("datagram is {actual} bytes, its declared size {declared} needs {expected}")]
@@ -63,7 +74,7 @@ pub enum WireError {
         expected: usize,
         actual: usize,
     },
-    #[error("value field is not a finite number")]
+    #[error("accumulation estimate is not a finite number")]
     NonFiniteValue,
 }
 
@@ -72,26 +83,42 @@ pub fn datagram_len(size: u32) -> usize {
     (size as usize).max(HEADER_LEN)
 }
 
-/// Writes `pkt` into `buf` (cleared first) as one datagram.
+/// The payload type byte a packet of `kind` carries.
+fn payload_type(kind: PacketKind) -> u8 {
+    match kind {
+        PacketKind::Data | PacketKind::ControlOb => 0,
+        PacketKind::Ack => 1,
+        PacketKind::ControlIb => 2,
+        PacketKind::ControlReverse => 3,
+    }
+}
+
+/// Writes `pkt` into `buf` (cleared first) as one datagram. A payload that does not belong to
+/// the packet's kind is written as the kind's empty one (nothing sends such a packet).
 pub fn encode(pkt: &Packet, buf: &mut Vec<u8>) {
     buf.clear();
     buf.extend_from_slice(&MAGIC);
     buf.push(VERSION);
     buf.push(pkt.kind as u8);
     buf.push(pkt.ecn.bits());
-    buf.push(0);
+    buf.push(payload_type(pkt.kind));
     buf.extend_from_slice(&pkt.flow.0.to_be_bytes());
     buf.extend_from_slice(&pkt.conn.to_be_bytes());
     buf.extend_from_slice(&pkt.size.to_be_bytes());
-    for x in [
-        pkt.seq,
-        pkt.ack,
-        pkt.sent_at.0,
-        pkt.echo.0,
-        pkt.virtual_delay.0,
-        pkt.value.to_bits(),
-    ] {
+    for x in [pkt.seq, pkt.sent_at.0, pkt.virtual_delay.0] {
         buf.extend_from_slice(&x.to_be_bytes());
+    }
+    let words: [u64; 3] = match (pkt.kind, pkt.payload) {
+        (PacketKind::Ack, Payload::Ack { next, echo }) => [next, echo.0, 0],
+        (PacketKind::ControlIb, Payload::InBand(m)) => [m.sent_bytes, 0, 0],
+        (PacketKind::ControlReverse, Payload::Reverse(r)) => {
+            let signal = Signal::ALL.iter().position(|s| *s == r.signal).unwrap_or(0) as u64;
+            [signal << 56, r.accumulation.to_bits(), r.ftt_q.0]
+        }
+        _ => [0, 0, 0],
+    };
+    for w in words {
+        buf.extend_from_slice(&w.to_be_bytes());
     }
     debug_assert_eq!(buf.len(), HEADER_LEN);
     buf.resize(datagram_len(pkt.size), 0);
@@ -118,8 +145,11 @@ pub fn decode(d: &[u8]) -> Result<Packet, WireError> {
     }
     let kind = PacketKind::from_u8(header[3]).ok_or(WireError::UnknownKind(header[3]))?;
     let ecn = Ecn::from_bits(header[4]).ok_or(WireError::BadEcn(header[4]))?;
-    if header[5] != 0 {
-        return Err(WireError::Reserved(header[5]));
+    if header[5] != payload_type(kind) {
+        return Err(WireError::PayloadMismatch {
+            kind: header[3],
+            payload: header[5],
+        });
     }
     let size = u32_at(14);
     if size == 0 || size as usize > MAX_DATAGRAM {
@@ -132,19 +162,50 @@ pub fn decode(d: &[u8]) -> Result<Packet, WireError> {
             actual: d.len(),
         });
     }
-    let value = f64::from_bits(u64_at(58));
-    if !value.is_finite() {
-        return Err(WireError::NonFiniteValue);
+    // The bytes of the payload area its type uses; the rest must be zero.
+    let (payload, used) = match kind {
+        PacketKind::Data | PacketKind::ControlOb => (Payload::None, 0),
+        PacketKind::Ack => (
+            Payload::Ack {
+                next: u64_at(PAYLOAD_AT),
+                echo: Time(u64_at(PAYLOAD_AT + 8)),
+            },
+            16,
+        ),
+        PacketKind::ControlIb => (
+            Payload::InBand(InBand {
+                sent_bytes: u64_at(PAYLOAD_AT),
+            }),
+            8,
+        ),
+        PacketKind::ControlReverse => {
+            let b = header[PAYLOAD_AT];
+            let signal = *Signal::ALL.get(b as usize).ok_or(WireError::BadSignal(b))?;
+            if let Some(i) = (1..8).find(|&i| header[PAYLOAD_AT + i] != 0) {
+                return Err(WireError::NonZeroPadding(PAYLOAD_AT + i));
+            }
+            let accumulation = f64::from_bits(u64_at(PAYLOAD_AT + 8));
+            if !accumulation.is_finite() {
+                return Err(WireError::NonFiniteValue);
+            }
+            let r = Reverse {
+                signal,
+                accumulation,
+                ftt_q: Duration(u64_at(PAYLOAD_AT + 16)),
+            };
+            (Payload::Reverse(r), PAYLOAD_LEN)
+        }
+    };
+    if let Some(i) = (PAYLOAD_AT + used..HEADER_LEN).find(|&i| header[i] != 0) {
+        return Err(WireError::NonZeroPadding(i));
     }
     let mut pkt = Packet::new(FlowId(u32_at(6)), kind, size);
     pkt.ecn = ecn;
     pkt.conn = u32_at(10);
     pkt.seq = u64_at(18);
-    pkt.ack = u64_at(26);
-    pkt.sent_at = Time(u64_at(34));
-    pkt.echo = Time(u64_at(42));
-    pkt.virtual_delay = Duration(u64_at(50));
-    pkt.value = value;
+    pkt.sent_at = Time(u64_at(26));
+    pkt.virtual_delay = Duration(u64_at(34));
+    pkt.payload = payload;
     Ok(pkt)
 }
 
@@ -157,19 +218,30 @@ mod tests {
         (
             (0u32..1000, 0usize..5, 0u8..8, any::<u32>(), 1u32..9000),
             (any::<u64>(), any::<u64>(), any::<u64>(), any::<u64>()),
-            (any::<u64>(), -1e12f64..1e12),
+            (any::<u64>(), -1e12f64..1e12, 0usize..3),
         )
             .prop_map(
-                |((flow, kind, ecn, conn, size), (seq, ack, sent, echo), (vd, value))| {
-                    let mut p = Packet::new(FlowId(flow), PacketKind::ALL[kind], size);
+                |((flow, kind, ecn, conn, size), (seq, a, sent, b), (vd, value, signal))| {
+                    let kind = PacketKind::ALL[kind];
+                    let mut p = Packet::new(FlowId(flow), kind, size);
                     p.ecn = Ecn::from_bits(ecn).unwrap();
                     p.conn = conn;
                     p.seq = seq;
-                    p.ack = ack;
                     p.sent_at = Time(sent);
-                    p.echo = Time(echo);
                     p.virtual_delay = Duration(vd);
-                    p.value = value;
+                    p.payload = match kind {
+                        PacketKind::Ack => Payload::Ack {
+                            next: a,
+                            echo: Time(b),
+                        },
+                        PacketKind::ControlIb => Payload::InBand(InBand { sent_bytes: a }),
+                        PacketKind::ControlReverse => Payload::Reverse(Reverse {
+                            signal: Signal::ALL[signal],
+                            accumulation: value,
+                            ftt_q: Duration(b),
+                        }),
+                        _ => Payload::None,
+                    };
                     p
                 },
             )
@@ -213,7 +285,14 @@ mod tests {
         assert_eq!(with(2, 9), Err(WireError::UnsupportedVersion(9)));
         assert_eq!(with(3, 7), Err(WireError::UnknownKind(7)));
         assert_eq!(with(4, 0x10), Err(WireError::BadEcn(0x10)));
-        assert_eq!(with(5, 1), Err(WireError::Reserved(1)));
+        assert_eq!(
+            with(5, 1),
+            Err(WireError::PayloadMismatch {
+                kind: 0,
+                payload: 1
+            })
+        );
+        assert_eq!(with(50, 1), Err(WireError::NonZeroPadding(50)));
         assert!(matches!(
             decode(&buf[..999]),
             Err(WireError::LengthMismatch {
@@ -222,9 +301,17 @@ mod tests {
                 actual: 999
             })
         ));
-        let mut nan = buf.clone();
-        nan[58..66].copy_from_slice(&f64::NAN.to_bits().to_be_bytes());
+        let mut rev = Packet::new(FlowId(3), PacketKind::ControlReverse, 40);
+        rev.payload = Payload::Reverse(Reverse {
+            signal: Signal::Loss,
+            accumulation: f64::NAN,
+            ftt_q: Duration::ZERO,
+        });
+        let mut nan = Vec::new();
+        encode(&rev, &mut nan);
         assert_eq!(decode(&nan), Err(WireError::NonFiniteValue));
+        nan[PAYLOAD_AT] = 3;
+        assert_eq!(decode(&nan), Err(WireError::BadSignal(3)));
         let mut zero = buf.clone();
         zero[14..18].copy_from_slice(&0u32.to_be_bytes());
         assert_eq!(decode(&zero), Err(WireError::BadSize(0)));
@@ -233,7 +320,7 @@ mod tests {
     #[test]
     fn small_packets_travel_as_a_header() {
         let mut buf = Vec::new();
-        encode(&Packet::new(FlowId(0), PacketKind::Ack, 40), &mut buf);
+        encode(&Packet::ack(FlowId(0), 40, 7, Time(5)), &mut buf);
         assert_eq!(buf.len(), HEADER_LEN);
         assert_eq!(decode(&buf).unwrap().size, 40);
     }

@@ -22,7 +22,7 @@
 //!   an enqueue, outbound for a transmission), as a capture at the queue would.
 //!
 //! `trace.csv`: one row per event: `time_s, event, link, flow, kind, conn, seq, ack, size, ecn,
-//! sojourn_s, queue_pkts, reason`.
+//! sojourn_s, queue_pkts, reason` (`ack`: the next segment an ACK expects, empty otherwise).
 //!
 //! Both are written as `….part` and renamed when the run finishes.
 
@@ -210,7 +210,8 @@ impl Tracer {
                     kind_name(p.kind),
                     &p.conn.to_string(),
                     &p.seq.to_string(),
-                    &p.ack.to_string(),
+                    &p.ack_info()
+                        .map_or(String::new(), |(next, _)| next.to_string()),
                     &p.size.to_string(),
                     ecn,
                     &sojourn,
@@ -308,9 +309,9 @@ impl Tracer {
         } else {
             let bytes = |n: u64| (n.wrapping_mul(self.mss)) as u32; // TCP sequence space wraps
             let mut tcp = TcpHeader::new(sport, dport, 0, u16::MAX);
-            if p.kind == PacketKind::Ack {
+            if let Some((next, _)) = p.ack_info() {
                 tcp.ack = true;
-                tcp.acknowledgment_number = bytes(p.ack);
+                tcp.acknowledgment_number = bytes(next);
                 tcp.ece = p.ecn.is_echo();
             } else {
                 tcp.sequence_number = bytes(p.seq);

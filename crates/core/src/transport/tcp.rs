@@ -192,10 +192,11 @@ impl TcpSender {
         p
     }
 
-    fn on_new_ack(&mut self, now: Time, ack: &Packet) {
-        let acked = ack.ack - self.snd_una;
+    /// An ACK `ack` of new data: everything below segment `next`; `echo` is its timestamp.
+    fn on_new_ack(&mut self, now: Time, ack: &Packet, next: u64, echo: Time) {
+        let acked = next - self.snd_una;
         let acked_bytes = acked * self.mss();
-        let rtt = Some(now - ack.echo);
+        let rtt = Some(now - echo);
         if let Some(r) = rtt {
             self.rtt.on_sample(r);
             self.stats.rtt_sum += r;
@@ -205,13 +206,13 @@ impl TcpSender {
         let rate = self
             .rates
             .as_mut()
-            .and_then(|r| r.on_ack(now, self.snd_una, ack.ack, acked_bytes, rtt));
+            .and_then(|r| r.on_ack(now, self.snd_una, next, acked_bytes, rtt));
         let mut in_recovery = false;
         let mut rearm = true;
         if let Some(end) = self.recovery_end {
             // Neither partial ACKs nor the one that ends recovery grow the window.
             in_recovery = true;
-            if ack.ack >= end {
+            if next >= end {
                 // Full acknowledgement: leave fast recovery (RFC 6582 §3.2 step 6).
                 self.recovery_end = None;
                 self.inflation = 0;
@@ -220,14 +221,14 @@ impl TcpSender {
                 // Partial acknowledgement: retransmit the next hole, deflate (step 5).
                 rearm = !self.partial_ack_seen;
                 self.partial_ack_seen = true;
-                self.retransmit = Some(ack.ack);
+                self.retransmit = Some(next);
                 self.inflation -= acked_bytes as i64;
                 if acked_bytes >= self.mss() {
                     self.inflation += self.mss() as i64;
                 }
             }
         }
-        self.snd_una = ack.ack;
+        self.snd_una = next;
         self.snd_nxt = self.snd_nxt.max(self.snd_una);
         self.dupacks = 0;
         self.cc.on_ack(
@@ -238,7 +239,7 @@ impl TcpSender {
                 in_flight,
                 in_recovery,
                 highest_sent: self.snd_max,
-                cumulative_ack: ack.ack,
+                cumulative_ack: next,
                 ecn_echo: ack.ecn.is_echo(),
                 rate,
             },
@@ -253,11 +254,11 @@ impl TcpSender {
         }
     }
 
-    fn on_duplicate_ack(&mut self, now: Time, ack: &Packet) {
+    fn on_duplicate_ack(&mut self, now: Time, next: u64) {
         self.dupacks += 1;
         if self.recovery_end.is_some() {
             self.inflation += self.mss() as i64; // RFC 6582 §3.2 step 4
-        } else if self.dupacks == 3 && ack.ack >= self.recover {
+        } else if self.dupacks == 3 && next >= self.recover {
             // Fast retransmit (RFC 6582 §3.2 step 2).
             let in_flight = self.in_flight();
             self.loss_in_avoidance = !self.cc.in_slow_start();
@@ -318,13 +319,13 @@ impl TcpSender {
 
 impl Endpoint for TcpSender {
     fn handle_packet(&mut self, now: Time, pkt: &Packet) {
-        if pkt.kind != PacketKind::Ack {
+        let Some((next, echo)) = pkt.ack_info() else {
             return;
-        }
-        if pkt.ack > self.snd_una && pkt.ack <= self.snd_max {
-            self.on_new_ack(now, pkt);
-        } else if pkt.ack == self.snd_una && self.snd_una < self.snd_max {
-            self.on_duplicate_ack(now, pkt);
+        };
+        if next > self.snd_una && next <= self.snd_max {
+            self.on_new_ack(now, pkt, next, echo);
+        } else if next == self.snd_una && self.snd_una < self.snd_max {
+            self.on_duplicate_ack(now, next);
         }
         if self.cfg.ecn && pkt.ecn.is_echo() {
             self.on_ecn_echo(now);
@@ -391,10 +392,9 @@ impl Endpoint for TcpSender {
     fn poll_timeout(&self) -> Option<Time> {
         // A paced sender with data and window waits for its pacer too.
         let limit = self.app_limit.max(self.snd_max);
-        let paced = (self.paced
-            && self.snd_nxt < limit
-            && self.in_flight() + self.mss() <= self.window())
-        .then(|| self.pacer.release_time());
+        let paced =
+            (self.paced && self.snd_nxt < limit && self.in_flight() + self.mss() <= self.window())
+                .then(|| self.pacer.release_time());
         match (self.rto_deadline, paced) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -477,10 +477,8 @@ impl Endpoint for TcpReceiver {
             return;
         }
         self.accept(pkt.seq, pkt.size);
-        let mut ack = Packet::new(self.flow, PacketKind::Ack, self.ack_size);
+        let mut ack = Packet::ack(self.flow, self.ack_size, self.rcv_nxt, pkt.sent_at);
         ack.conn = pkt.conn;
-        ack.ack = self.rcv_nxt;
-        ack.echo = pkt.sent_at;
         if pkt.ecn.is_marked() {
             ack.ecn.set_echo();
         }
@@ -546,10 +544,7 @@ mod tests {
     }
 
     fn ack(next: u64, echo: Time) -> Packet {
-        let mut a = Packet::new(FlowId(0), PacketKind::Ack, 40);
-        a.ack = next;
-        a.echo = echo;
-        a
+        Packet::ack(FlowId(0), 40, next, echo)
     }
 
     fn ms(x: u64) -> Time {
@@ -678,8 +673,9 @@ mod tests {
             p.sent_at = ms(seq);
             r.handle_packet(ms(10), &p);
             let a = r.poll_transmit(ms(10)).unwrap();
-            assert_eq!(a.echo, ms(seq));
-            acks.push(a.ack);
+            let (next, echo) = a.ack_info().unwrap();
+            assert_eq!(echo, ms(seq));
+            acks.push(next);
         }
         assert_eq!(acks, vec![1, 1, 1, 4, 4]);
         assert_eq!(r.stats().delivered_bytes, 4000);
