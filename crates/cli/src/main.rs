@@ -350,8 +350,8 @@ fn simulate(sc: acclab_scenario::Scenario, dir: &Path, plots: bool, quiet: bool)
     let prediction = acclab_theory::predict(&sc);
     let mut sim = acclab_sim::Simulator::new(sc);
     // Samples go to flows.csv / links.csv (and packets to the trace, if asked for) as they are
-    // taken; only plots need the samples in memory.
-    acclab_sim::output::stream_outputs(dir, &mut sim, plots)
+    // taken and are not kept: plots read them back from the files.
+    acclab_sim::output::stream_outputs(dir, &mut sim, false)
         .with_context(|| format!("cannot write results into {}", dir.display()))?;
     let t0 = std::time::Instant::now();
     sim.run(&mut |t| {
@@ -385,7 +385,7 @@ fn write_results(
     acclab_sim::output::write_files(dir, sim, &summary)
         .with_context(|| format!("cannot write results into {}", dir.display()))?;
     let plot_files = if plots {
-        acclab_sim::plot::write_plots(dir, sim)
+        acclab_sim::plot::write_plots(dir, sim.scenario())
             .with_context(|| format!("cannot write plots into {}", dir.display()))?
     } else {
         Vec::new()

@@ -10,7 +10,7 @@ use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::simulator::Simulator;
+use acclab_scenario::Scenario;
 
 /// At most this many lines per plot, so that the legend stays readable.
 const MAX_SERIES: usize = 12;
@@ -211,52 +211,82 @@ pub fn write_chart(dir: &Path, stem: &str, chart: &Chart) -> std::io::Result<Vec
     Ok(vec![format!("{stem}.png"), format!("{stem}.svg")])
 }
 
-/// Writes the four standard plots of a run and returns their file names.
-pub fn write_plots(dir: &Path, sim: &Simulator) -> std::io::Result<Vec<String>> {
-    let sc = sim.scenario();
-    let m = sim.monitor();
-    let pkt = sc.packet_size as f64;
-    let flow_series = |f: &dyn Fn(&crate::monitor::FlowSample) -> Option<f64>| -> Vec<Series> {
-        let mut out: Vec<Series> = sc
-            .flows
-            .iter()
-            .map(|fl| Series::new(fl.id.clone(), Vec::new()))
-            .collect();
-        for s in &m.flow_samples {
-            if let Some(v) = f(s) {
-                out[s.flow as usize].points.push((s.t_s, v));
-            }
+/// The most points a run plot draws per series: longer series are thinned to every k-th
+/// sample, so that plotting a run needs memory for its picture, not for its duration.
+const MAX_POINTS: usize = 4000;
+
+/// Reads the series to plot from a run's CSV file: for each row whose `key` column is one of
+/// `keys` (in that order), `(time_s, value(row))` for every `stride`-th row of that key.
+fn read_series(
+    path: &Path,
+    key: usize,
+    keys: &[String],
+    stride: usize,
+    value: &dyn Fn(&csv::StringRecord) -> Option<f64>,
+) -> std::io::Result<Vec<Series>> {
+    let mut out: Vec<Series> = keys.iter().map(|k| Series::new(k.clone(), vec![])).collect();
+    let mut seen = vec![0usize; keys.len()];
+    let index: std::collections::HashMap<&str, usize> =
+        keys.iter().enumerate().map(|(i, k)| (k.as_str(), i)).collect();
+    let mut r = csv::Reader::from_path(path).map_err(std::io::Error::other)?;
+    for row in r.records() {
+        let row = row.map_err(std::io::Error::other)?;
+        let Some(&i) = row.get(key).and_then(|k| index.get(k)) else {
+            continue;
+        };
+        seen[i] += 1;
+        if (seen[i] - 1) % stride != 0 {
+            continue;
         }
-        out.retain(|s| !s.points.is_empty());
-        out.truncate(MAX_SERIES);
-        out
+        let t = row.get(0).and_then(|t| t.parse().ok());
+        if let (Some(t), Some(v)) = (t, value(&row)) {
+            out[i].points.push((t, v));
+        }
+    }
+    out.retain(|s| !s.points.is_empty());
+    Ok(out)
+}
+
+/// A number in column `i` of `row`, if there is one.
+fn num(row: &csv::StringRecord, i: usize) -> Option<f64> {
+    row.get(i).and_then(|v| v.parse().ok())
+}
+
+/// Writes the four standard plots of a run from its `flows.csv` and `links.csv` in `dir` (so
+/// that a run need not keep its samples in memory to be plotted) and returns their file names.
+pub fn write_plots(dir: &Path, sc: &Scenario) -> std::io::Result<Vec<String>> {
+    let pkt = sc.packet_size as f64;
+    let samples = (sc.duration.0 / sc.output.sample_interval.0.max(1)) as usize;
+    let stride = samples.div_ceil(MAX_POINTS).max(1);
+    let flows_csv = dir.join("flows.csv");
+    let links_csv = dir.join("links.csv");
+    let flow_ids: Vec<String> = sc.flows.iter().take(MAX_SERIES).map(|f| f.id.clone()).collect();
+    // flows.csv: time_s, flow, throughput_bps, send_rate_bps, cwnd_bytes, …
+    let flow_series = |value: &dyn Fn(&csv::StringRecord) -> Option<f64>| {
+        read_series(&flows_csv, 1, &flow_ids, stride, value)
     };
-    // Links worth showing: the busiest ones that ever carried traffic.
-    let mut busy: Vec<(usize, f64)> = (0..sc.links.len())
-        .map(|i| {
-            let u = m
-                .link_samples
-                .iter()
-                .filter(|s| s.link as usize == i)
-                .map(|s| s.utilization)
-                .sum();
-            (i, u)
-        })
+    // Links worth showing: the busiest ones that ever carried traffic (links.csv: time_s, link,
+    // queue_pkts, queue_bytes, utilization, …).
+    let mut load = std::collections::HashMap::<String, f64>::new();
+    let mut r = csv::Reader::from_path(&links_csv).map_err(std::io::Error::other)?;
+    for row in r.records() {
+        let row = row.map_err(std::io::Error::other)?;
+        if let (Some(l), Some(u)) = (row.get(1), num(&row, 4)) {
+            *load.entry(l.to_string()).or_default() += u;
+        }
+    }
+    let mut busy: Vec<(usize, f64)> = sc
+        .links
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (i, load.get(&l.name).copied().unwrap_or(0.0)))
         .filter(|&(_, u)| u > 0.0)
         .collect();
     busy.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     busy.truncate(6);
-    let link_series = |f: &dyn Fn(&crate::monitor::LinkSample) -> f64| -> Vec<Series> {
-        busy.iter()
-            .map(|&(i, _)| {
-                let pts = m
-                    .link_samples
-                    .iter()
-                    .filter(|s| s.link as usize == i)
-                    .map(|s| (s.t_s, f(s)));
-                Series::new(sc.links[i].name.clone(), pts.collect())
-            })
-            .collect()
+    let busy: Vec<String> = busy.iter().map(|&(i, _)| sc.links[i].name.clone()).collect();
+    let link_series = |value: &dyn Fn(&csv::StringRecord) -> Option<f64>| {
+        read_series(&links_csv, 1, &busy, stride, value)
     };
     let chart = |title: &str, y: &str, series: Vec<Series>| Chart {
         title: format!("{}: {title}", sc.name),
@@ -272,7 +302,7 @@ pub fn write_plots(dir: &Path, sim: &Simulator) -> std::io::Result<Vec<String>> 
         &chart(
             "throughput per flow",
             "Mb/s",
-            flow_series(&|s| Some(s.throughput_bps / 1e6)),
+            flow_series(&|r| num(r, 2).map(|b| b / 1e6))?,
         ),
     )?);
     files.extend(write_chart(
@@ -281,7 +311,7 @@ pub fn write_plots(dir: &Path, sim: &Simulator) -> std::io::Result<Vec<String>> 
         &chart(
             "congestion window",
             "packets",
-            flow_series(&|s| s.cwnd_bytes.map(|c| c as f64 / pkt)),
+            flow_series(&|r| num(r, 4).map(|c| c / pkt))?,
         ),
     )?);
     files.extend(write_chart(
@@ -290,7 +320,7 @@ pub fn write_plots(dir: &Path, sim: &Simulator) -> std::io::Result<Vec<String>> 
         &chart(
             "queue at the busiest links",
             "packets",
-            link_series(&|s| s.queue_pkts as f64),
+            link_series(&|r| num(r, 2))?,
         ),
     )?);
     files.extend(write_chart(
@@ -299,7 +329,7 @@ pub fn write_plots(dir: &Path, sim: &Simulator) -> std::io::Result<Vec<String>> 
         &chart(
             "utilisation of the busiest links",
             "fraction of capacity",
-            link_series(&|s| s.utilization),
+            link_series(&|r| num(r, 4))?,
         ),
     )?);
     Ok(files)
