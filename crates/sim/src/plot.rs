@@ -224,10 +224,16 @@ fn read_series(
     stride: usize,
     value: &dyn Fn(&csv::StringRecord) -> Option<f64>,
 ) -> std::io::Result<Vec<Series>> {
-    let mut out: Vec<Series> = keys.iter().map(|k| Series::new(k.clone(), vec![])).collect();
+    let mut out: Vec<Series> = keys
+        .iter()
+        .map(|k| Series::new(k.clone(), vec![]))
+        .collect();
     let mut seen = vec![0usize; keys.len()];
-    let index: std::collections::HashMap<&str, usize> =
-        keys.iter().enumerate().map(|(i, k)| (k.as_str(), i)).collect();
+    let index: std::collections::HashMap<&str, usize> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| (k.as_str(), i))
+        .collect();
     let mut r = csv::Reader::from_path(path).map_err(std::io::Error::other)?;
     for row in r.records() {
         let row = row.map_err(std::io::Error::other)?;
@@ -235,7 +241,7 @@ fn read_series(
             continue;
         };
         seen[i] += 1;
-        if (seen[i] - 1) % stride != 0 {
+        if !(seen[i] - 1).is_multiple_of(stride) {
             continue;
         }
         let t = row.get(0).and_then(|t| t.parse().ok());
@@ -260,7 +266,12 @@ pub fn write_plots(dir: &Path, sc: &Scenario) -> std::io::Result<Vec<String>> {
     let stride = samples.div_ceil(MAX_POINTS).max(1);
     let flows_csv = dir.join("flows.csv");
     let links_csv = dir.join("links.csv");
-    let flow_ids: Vec<String> = sc.flows.iter().take(MAX_SERIES).map(|f| f.id.clone()).collect();
+    let flow_ids: Vec<String> = sc
+        .flows
+        .iter()
+        .take(MAX_SERIES)
+        .map(|f| f.id.clone())
+        .collect();
     // flows.csv: time_s, flow, throughput_bps, send_rate_bps, cwnd_bytes, …
     let flow_series = |value: &dyn Fn(&csv::StringRecord) -> Option<f64>| {
         read_series(&flows_csv, 1, &flow_ids, stride, value)
@@ -284,7 +295,10 @@ pub fn write_plots(dir: &Path, sc: &Scenario) -> std::io::Result<Vec<String>> {
         .collect();
     busy.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     busy.truncate(6);
-    let busy: Vec<String> = busy.iter().map(|&(i, _)| sc.links[i].name.clone()).collect();
+    let busy: Vec<String> = busy
+        .iter()
+        .map(|&(i, _)| sc.links[i].name.clone())
+        .collect();
     let link_series = |value: &dyn Fn(&csv::StringRecord) -> Option<f64>| {
         read_series(&links_csv, 1, &busy, stride, value)
     };
