@@ -134,4 +134,38 @@ mod tests {
         assert_eq!(q.pop_until(Time(6)), None);
         assert_eq!(q.len(), 1);
     }
+
+    #[test]
+    fn pops_in_key_order_whatever_the_schedule() {
+        // Pseudo-random times with many ties, interleaved pushes and pops, against a sort.
+        let mut q = EventQueue::default();
+        let mut model: Vec<(u64, u64)> = Vec::new();
+        let mut x = 12345u64;
+        let mut seq = 0u64;
+        let mut out = Vec::new();
+        let mut expected = Vec::new();
+        for round in 0..2000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let t = (x >> 33) % 50 + round / 10;
+            q.schedule(Time(t), Event::Scheduled(seq as u32));
+            model.push((t, seq));
+            seq += 1;
+            if x % 3 == 0 {
+                model.sort();
+                let (t, s) = model.remove(0);
+                expected.push((Time(t), Event::Scheduled(s as u32)));
+                out.push(q.pop_until(Time::MAX).unwrap());
+            }
+        }
+        model.sort();
+        expected.extend(
+            model
+                .iter()
+                .map(|&(t, s)| (Time(t), Event::Scheduled(s as u32))),
+        );
+        out.extend(std::iter::from_fn(|| q.pop_until(Time::MAX)));
+        assert_eq!(out, expected);
+    }
 }

@@ -63,28 +63,32 @@ pub(crate) struct LinkSnap {
     pub marks: u64,
 }
 
-/// What the monitor integrates of one link from the queue events it is told of.
+/// What the monitor integrates of one link from the queue events it is told of: one cache
+/// line (64 bytes), touched at each enqueue and transmission of the link.
 #[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(64))]
 struct LinkTrack {
-    /// Transmission time of the packets sent before the current one, ns.
-    busy_done: u64,
-    /// The current (or last) transmission: when it started and when it ends.
-    tx: Option<(Time, Time)>,
     /// ∫ queue length (packets) dt in packet·ns up to `area_at`, and the length since then.
     area: u128,
     area_at: Time,
-    backlog: u64,
-    /// Largest backlog over the whole run, packets and bytes.
-    peak: (u64, u64),
+    /// Transmission time of the packets sent before the current one, ns.
+    busy_done: u64,
+    /// The current (or last) transmission: when it started and when it ends (both zero
+    /// before the first).
+    tx_start: Time,
+    tx_end: Time,
+    backlog: u32,
     /// Largest backlog in packets since the measurement window opened.
-    window_max: u64,
-    random_losses: u64,
+    window_max: u32,
+    /// Largest backlog over the whole run, packets and bytes (bytes saturate at 4 GiB).
+    peak_pkts: u32,
+    peak_bytes: u32,
 }
 
 impl LinkTrack {
     /// Time spent transmitting up to `now`, ns.
     fn busy_ns(&self, now: Time) -> u64 {
-        self.busy_done + self.tx.map_or(0, |(s, d)| (now.min(d) - s).0)
+        self.busy_done + (now.min(self.tx_end) - self.tx_start).0
     }
 
     /// ∫ queue length dt up to `now`, packet·ns.
@@ -96,7 +100,7 @@ impl LinkTrack {
     fn backlog_is(&mut self, now: Time, b: Backlog) {
         self.area = self.area(now);
         self.area_at = now;
-        self.backlog = b.packets;
+        self.backlog = b.packets as u32;
     }
 }
 
@@ -142,6 +146,8 @@ pub struct Monitor {
     pub(crate) mean_accumulation: Vec<Mean>,
     pub(crate) window_max_queue: Vec<u64>,
     tracks: Vec<LinkTrack>,
+    /// Packets each link lost at random.
+    random_losses: Vec<u64>,
     /// Data packets of each flow lost so far (at queues or on lossy links).
     lost_data: Vec<u64>,
     scratch: Vec<(String, f64)>,
@@ -191,6 +197,7 @@ impl Monitor {
             mean_accumulation: vec![Mean::default(); nf],
             window_max_queue: vec![0; nl],
             tracks: vec![LinkTrack::default(); nl],
+            random_losses: vec![0; nl],
             lost_data: vec![0; nf],
             scratch,
             sink: None,
@@ -242,12 +249,15 @@ impl Monitor {
 
     /// Packets link `l` lost at random so far.
     pub fn random_losses(&self, l: usize) -> u64 {
-        self.tracks[l].random_losses
+        self.random_losses[l]
     }
 
     /// Largest backlog each link's queue ever held, (packets, bytes).
     pub fn peak_backlogs(&self) -> Vec<(u64, u64)> {
-        self.tracks.iter().map(|t| t.peak).collect()
+        self.tracks
+            .iter()
+            .map(|t| (u64::from(t.peak_pkts), u64::from(t.peak_bytes)))
+            .collect()
     }
 
     fn sample(&mut self, now: Time, net: &dyn NetworkView) {
@@ -333,24 +343,23 @@ impl Observer for Monitor {
     fn on_enqueue(&mut self, now: Time, link: LinkId, _: &Packet, _: bool, b: Backlog) {
         let t = &mut self.tracks[link.0 as usize];
         t.backlog_is(now, b);
-        t.peak = (t.peak.0.max(b.packets), t.peak.1.max(b.bytes));
-        t.window_max = t.window_max.max(b.packets);
+        t.peak_pkts = t.peak_pkts.max(t.backlog);
+        t.peak_bytes = t.peak_bytes.max(b.bytes.min(u64::from(u32::MAX)) as u32);
+        t.window_max = t.window_max.max(t.backlog);
     }
 
     fn on_transmit(&mut self, now: Time, link: LinkId, _: &Packet, tx: Transmit, b: Backlog) {
         let t = &mut self.tracks[link.0 as usize];
         t.backlog_is(now, b);
-        if let Some((s, d)) = t.tx {
-            t.busy_done += (d - s).0;
-        }
-        t.tx = Some((now, tx.done));
+        t.busy_done += (t.tx_end - t.tx_start).0;
+        (t.tx_start, t.tx_end) = (now, tx.done);
     }
 
     fn on_drop(&mut self, now: Time, link: LinkId, p: &Packet, why: DropReason, b: Backlog) {
-        let t = &mut self.tracks[link.0 as usize];
+        let l = link.0 as usize;
         match why {
-            DropReason::LinkLoss => t.random_losses += 1,
-            DropReason::HeadDrop => t.backlog_is(now, b),
+            DropReason::LinkLoss => self.random_losses[l] += 1,
+            DropReason::HeadDrop => self.tracks[l].backlog_is(now, b),
             DropReason::Overflow | DropReason::Aqm => {}
         }
         self.lost_data[p.flow.0 as usize] += u64::from(p.kind == PacketKind::Data);
@@ -362,7 +371,7 @@ impl Observer for Monitor {
 
     fn on_window_start(&mut self, now: Time, net: &dyn NetworkView) {
         for (i, t) in self.tracks.iter_mut().enumerate() {
-            t.window_max = net.queue(LinkId(i as u32)).backlog().packets;
+            t.window_max = net.queue(LinkId(i as u32)).backlog().packets as u32;
         }
         self.snapshot(0, now, net);
     }
@@ -370,7 +379,7 @@ impl Observer for Monitor {
     fn on_window_end(&mut self, now: Time, net: &dyn NetworkView) {
         self.snapshot(1, now, net);
         for (i, t) in self.tracks.iter().enumerate() {
-            self.window_max_queue[i] = t.window_max;
+            self.window_max_queue[i] = u64::from(t.window_max);
         }
     }
 

@@ -105,29 +105,49 @@ struct Observers {
     extra: Vec<Box<dyn Observer>>,
 }
 
+impl Observers {
+    /// The observers added, for the per-packet hooks: out of line, so that a run with the
+    /// monitor alone keeps its hot path as tight as if there were no others (an inline loop
+    /// over an empty list cost 8% on the 10-flow bench: its arguments had to be kept in
+    /// memory for the calls in it).
+    #[cold]
+    #[inline(never)]
+    fn extra(&mut self) -> &mut [Box<dyn Observer>] {
+        &mut self.extra
+    }
+}
+
 impl Observer for Observers {
     fn on_enqueue(&mut self, now: Time, l: LinkId, p: &Packet, marked: bool, b: Backlog) {
         self.monitor.on_enqueue(now, l, p, marked, b);
-        for o in &mut self.extra {
-            o.on_enqueue(now, l, p, marked, b);
+        if !self.extra.is_empty() {
+            for o in self.extra() {
+                o.on_enqueue(now, l, p, marked, b);
+            }
         }
     }
     fn on_transmit(&mut self, now: Time, l: LinkId, p: &Packet, tx: Transmit, b: Backlog) {
         self.monitor.on_transmit(now, l, p, tx, b);
-        for o in &mut self.extra {
-            o.on_transmit(now, l, p, tx, b);
+        if !self.extra.is_empty() {
+            for o in self.extra() {
+                o.on_transmit(now, l, p, tx, b);
+            }
         }
     }
     fn on_drop(&mut self, now: Time, l: LinkId, p: &Packet, why: DropReason, b: Backlog) {
         self.monitor.on_drop(now, l, p, why, b);
-        for o in &mut self.extra {
-            o.on_drop(now, l, p, why, b);
+        if !self.extra.is_empty() {
+            for o in self.extra() {
+                o.on_drop(now, l, p, why, b);
+            }
         }
     }
     fn on_deliver(&mut self, now: Time, p: &Packet) {
         self.monitor.on_deliver(now, p);
-        for o in &mut self.extra {
-            o.on_deliver(now, p);
+        if !self.extra.is_empty() {
+            for o in self.extra() {
+                o.on_deliver(now, p);
+            }
         }
     }
     fn on_sample(&mut self, now: Time, net: &dyn NetworkView) {
