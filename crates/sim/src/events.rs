@@ -141,18 +141,17 @@ mod tests {
         let mut q = EventQueue::default();
         let mut model: Vec<(u64, u64)> = Vec::new();
         let mut x = 12345u64;
-        let mut seq = 0u64;
         let mut out = Vec::new();
         let mut expected = Vec::new();
-        for round in 0..2000 {
+        for (seq, round) in (0..2000u64).enumerate() {
+            let seq = seq as u64;
             x = x
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             let t = (x >> 33) % 50 + round / 10;
             q.schedule(Time(t), Event::Scheduled(seq as u32));
             model.push((t, seq));
-            seq += 1;
-            if x % 3 == 0 {
+            if x.is_multiple_of(3) {
                 model.sort();
                 let (t, s) = model.remove(0);
                 expected.push((Time(t), Event::Scheduled(s as u32)));
