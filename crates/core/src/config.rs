@@ -24,6 +24,7 @@ pub use crate::cc::vegas::{BaseRttParam, PerUnit, VegasParams, VegasRemParams};
 pub use crate::queue::avq::{AvdStamp, AvqMode, AvqParams};
 pub use crate::queue::bat::{BatClassParams, BatParams};
 pub use crate::queue::clcc::{ClccParams, RatioParam};
+pub use crate::queue::codel::CodelParams;
 pub use crate::queue::droptail::DroptailParams;
 pub use crate::queue::priority::PriorityParams;
 pub use crate::queue::red::RedParams;
@@ -136,6 +137,8 @@ tagged_enum! {
     Rem(RemParams) = "rem",
     /// AVQ (Kunniyur–Srikant); `mode = "delay"` is AVD / AVQ+VD for Monaco.
     Avq(AvqParams) = "avq",
+    /// CoDel (RFC 8289): drops (or marks) at the head against a standing queue delay.
+    Codel(CodelParams) = "codel",
 }
 
 impl SchemeConfig {

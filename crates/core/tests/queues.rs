@@ -55,6 +55,16 @@ classes = [{ name = "a" }, { name = "b", d = 0.5 }]
 interval = "1ms"
 priority = true
 clcc = { r_ref = 1.0, udp_class = "a", tcp_class = "b" }"#,
+    r#"kind = "codel"
+limit = "20pkt"
+target = "1ms"
+interval = "4ms""#,
+    r#"kind = "codel"
+limit = "20pkt"
+target = "1ms"
+interval = "4ms"
+ecn = true
+priority = true"#,
 ];
 
 /// Drops every head that waited longer than 3 ms, as CoDel and PIE may.

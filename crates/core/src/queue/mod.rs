@@ -14,6 +14,7 @@ pub mod aqm;
 pub mod avq;
 pub mod bat;
 pub mod clcc;
+pub mod codel;
 pub mod droptail;
 pub mod fifo;
 pub mod priority;
