@@ -150,7 +150,7 @@ proptest! {
                     if ect {
                         p.ecn = Ecn::ECT;
                     }
-                    match q.enqueue(now, p) {
+                    match q.enqueue(now, &p) {
                         Ok(_) => {
                             accepted += 1;
                             in_bytes += size as u64;

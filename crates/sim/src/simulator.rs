@@ -456,17 +456,17 @@ impl Simulator {
         f.counts[dir].injected += 1;
         pkt.hop = 0;
         let first = if dir == 0 { f.forward[0] } else { f.reverse[0] };
-        self.enqueue(first.0 as usize, pkt);
+        self.enqueue(first.0 as usize, &pkt);
     }
 
-    fn enqueue(&mut self, l: usize, pkt: Packet) {
+    fn enqueue(&mut self, l: usize, pkt: &Packet) {
         let now = self.now;
         let link = &mut self.links[l];
         let id = LinkId(l as u32);
         if let Some((p, rng)) = &mut link.loss {
             if rng.random::<f64>() < *p {
                 let backlog = link.queue.backlog();
-                self.drop(id, &pkt, DropReason::LinkLoss, backlog);
+                self.drop(id, pkt, DropReason::LinkLoss, backlog);
                 return;
             }
         }
@@ -474,7 +474,7 @@ impl Simulator {
             Ok(e) => {
                 let backlog = link.queue.backlog();
                 let idle = link.transmitting.is_none();
-                self.observers.on_enqueue(now, id, &pkt, e.marked, backlog);
+                self.observers.on_enqueue(now, id, pkt, e.marked, backlog);
                 if idle {
                     self.start_tx(l);
                 }
@@ -556,7 +556,7 @@ impl Simulator {
         match route.get(pkt.hop as usize) {
             Some(next) => {
                 let next = next.0 as usize;
-                self.enqueue(next, pkt);
+                self.enqueue(next, &pkt);
             }
             None => {
                 self.flows[flow].counts[usize::from(!forward)].arrived += 1;

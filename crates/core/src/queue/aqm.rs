@@ -122,7 +122,8 @@ impl<A: Aqm> AqmQueue<A> {
 }
 
 impl<A: Aqm> QueueDiscipline for AqmQueue<A> {
-    fn enqueue(&mut self, now: Time, mut pkt: Packet) -> Result<Enqueued, Dropped> {
+    fn enqueue(&mut self, now: Time, pkt: &Packet) -> Result<Enqueued, Dropped> {
+        let mut pkt = *pkt;
         let high = self.high.is_some() && pkt.kind.is_high_priority();
         let fits = match &self.high {
             Some(h) if high => h.fits(&pkt),
@@ -252,7 +253,7 @@ mod tests {
             PacketKind::ControlIb,
             PacketKind::ControlOb,
         ] {
-            q.enqueue(Time::ZERO, Packet::new(FlowId(0), kind, 40))
+            q.enqueue(Time::ZERO, &Packet::new(FlowId(0), kind, 40))
                 .unwrap();
         }
         let order: Vec<_> = drain(&mut q, Time::ZERO).iter().map(|p| p.kind).collect();
@@ -272,10 +273,10 @@ mod tests {
         let mut q = AqmQueue::new(TailDrop, Limit::Packets(1)).with_high_band(Limit::Packets(1));
         let data = Packet::new(FlowId(0), PacketKind::Data, 1000);
         let ob = Packet::new(FlowId(0), PacketKind::ControlOb, 40);
-        assert!(q.enqueue(Time::ZERO, data).is_ok());
-        assert!(q.enqueue(Time::ZERO, data).is_err());
-        assert!(q.enqueue(Time::ZERO, ob).is_ok());
-        assert!(q.enqueue(Time::ZERO, ob).is_err());
+        assert!(q.enqueue(Time::ZERO, &data).is_ok());
+        assert!(q.enqueue(Time::ZERO, &data).is_err());
+        assert!(q.enqueue(Time::ZERO, &ob).is_ok());
+        assert!(q.enqueue(Time::ZERO, &ob).is_err());
         assert_eq!(q.backlog().packets, 2);
         assert_eq!(q.stats().dropped_packets, 2);
     }
@@ -284,7 +285,7 @@ mod tests {
     fn without_a_high_band_control_packets_wait_in_line() {
         let mut q = AqmQueue::new(TailDrop, Limit::Packets(10));
         for kind in [PacketKind::Data, PacketKind::ControlOb] {
-            q.enqueue(Time::ZERO, Packet::new(FlowId(0), kind, 40))
+            q.enqueue(Time::ZERO, &Packet::new(FlowId(0), kind, 40))
                 .unwrap();
         }
         let order: Vec<_> = drain(&mut q, Time::ZERO).iter().map(|p| p.kind).collect();
@@ -314,7 +315,7 @@ mod tests {
         for (i, ms) in [0, 1, 8, 9].into_iter().enumerate() {
             let mut p = Packet::new(FlowId(0), PacketKind::Data, 100);
             p.seq = i as u64;
-            q.enqueue(at(ms), p).unwrap();
+            q.enqueue(at(ms), &p).unwrap();
         }
         let mut dropped = Vec::new();
         let d = q.dequeue(at(10), &mut dropped).unwrap();

@@ -306,7 +306,7 @@ mod tests {
             PacketKind::ControlIb,
             PacketKind::ControlOb,
         ] {
-            a.enqueue(Time::ZERO, Packet::new(FlowId(0), kind, 40))
+            a.enqueue(Time::ZERO, &Packet::new(FlowId(0), kind, 40))
                 .unwrap();
         }
         assert_eq!(a.backlog().packets, 3);
@@ -345,12 +345,12 @@ mod tests {
         ect.ecn = Ecn::ECT;
         // Eleven back-to-back 1000 B arrivals overflow the 10 000 B virtual buffer.
         for _ in 0..10 {
-            a.enqueue(Time::ZERO, ect).unwrap();
+            a.enqueue(Time::ZERO, &ect).unwrap();
         }
-        a.enqueue(Time::ZERO, ect).unwrap();
+        a.enqueue(Time::ZERO, &ect).unwrap();
         assert_eq!(a.stats().marked_packets, 1);
         let plain = Packet::new(FlowId(0), PacketKind::Data, 1000);
-        assert!(a.enqueue(Time::ZERO, plain).is_err());
+        assert!(a.enqueue(Time::ZERO, &plain).is_err());
     }
 
     #[test]
@@ -360,9 +360,9 @@ mod tests {
         let mut mark = avq(AvqMode::Mark);
         let mut delay = avq(AvqMode::Delay);
         for _ in 0..20 {
-            let _ = mark.enqueue(Time::ZERO, Packet::new(FlowId(0), PacketKind::Data, 1000));
+            let _ = mark.enqueue(Time::ZERO, &Packet::new(FlowId(0), PacketKind::Data, 1000));
             delay
-                .enqueue(Time::ZERO, Packet::new(FlowId(0), PacketKind::Data, 1000))
+                .enqueue(Time::ZERO, &Packet::new(FlowId(0), PacketKind::Data, 1000))
                 .unwrap();
         }
         assert_eq!(mark.aqm().vq, 10_000.0);
@@ -376,7 +376,7 @@ mod tests {
         a.aqm_mut().cfg.stamp = stamp;
         a.aqm_mut().cfg.virtual_buffer = 1e9;
         for _ in 0..data {
-            a.enqueue(Time::ZERO, Packet::new(FlowId(0), PacketKind::Data, 1000))
+            a.enqueue(Time::ZERO, &Packet::new(FlowId(0), PacketKind::Data, 1000))
                 .unwrap();
         }
         // Pin C̃ (arrivals at one instant do not let it grow back) to compare with the formula.
@@ -384,7 +384,7 @@ mod tests {
         a.aqm_mut().cfg.alpha = 0.0;
         a.enqueue(
             Time::ZERO,
-            Packet::new(FlowId(0), PacketKind::ControlIb, 40),
+            &Packet::new(FlowId(0), PacketKind::ControlIb, 40),
         )
         .unwrap();
         let ib = std::iter::from_fn(|| pop(&mut a, Time::ZERO))
@@ -411,11 +411,11 @@ mod tests {
     fn delay_mode_stamps_in_band_control_packets() {
         let mut a = avq(AvqMode::Delay);
         for _ in 0..5 {
-            a.enqueue(Time::ZERO, Packet::new(FlowId(0), PacketKind::Data, 1000))
+            a.enqueue(Time::ZERO, &Packet::new(FlowId(0), PacketKind::Data, 1000))
                 .unwrap();
         }
         let ib = Packet::new(FlowId(0), PacketKind::ControlIb, 40);
-        a.enqueue(Time::ZERO, ib).unwrap();
+        a.enqueue(Time::ZERO, &ib).unwrap();
         let stamped = std::iter::from_fn(|| pop(&mut a, Time::ZERO))
             .find(|p| p.kind == PacketKind::ControlIb)
             .unwrap();
@@ -437,7 +437,7 @@ mod tests {
         for i in 0..n {
             let mut p = Packet::new(FlowId(0), PacketKind::Data, 1000);
             p.ecn = Ecn::ECT;
-            a.enqueue(t, p).unwrap();
+            a.enqueue(t, &p).unwrap();
             if pop(&mut a, t).unwrap().ecn.is_marked() && i >= n - last {
                 marked += 1;
             }

@@ -464,7 +464,7 @@ mod tests {
         let mut q = AqmQueue::new(b, Limit::Packets(100));
         let mut passed = 0;
         for _ in 0..4000 {
-            if q.enqueue(Time::ZERO, Packet::new(FlowId(0), PacketKind::Data, 100))
+            if q.enqueue(Time::ZERO, &Packet::new(FlowId(0), PacketKind::Data, 100))
                 .is_ok()
             {
                 passed += 1;

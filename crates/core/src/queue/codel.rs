@@ -306,7 +306,7 @@ mod tests {
                 if ect {
                     p.ecn = Ecn::ECT;
                 }
-                q.enqueue(next_arrival, p).unwrap();
+                q.enqueue(next_arrival, &p).unwrap();
                 next_arrival += Duration(gap_us * 1000);
             }
             dropped.clear();

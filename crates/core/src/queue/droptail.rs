@@ -70,9 +70,9 @@ mod tests {
     #[test]
     fn packet_limit_drops_the_arrival_that_does_not_fit() {
         let mut q = DropTail::droptail(Limit::Packets(2));
-        assert!(q.enqueue(Time::ZERO, pkt(1000)).is_ok());
-        assert!(q.enqueue(Time::ZERO, pkt(1000)).is_ok());
-        let e = q.enqueue(Time::ZERO, pkt(40)).unwrap_err();
+        assert!(q.enqueue(Time::ZERO, &pkt(1000)).is_ok());
+        assert!(q.enqueue(Time::ZERO, &pkt(1000)).is_ok());
+        let e = q.enqueue(Time::ZERO, &pkt(40)).unwrap_err();
         assert_eq!(e.reason, DropReason::Overflow);
         assert_eq!(
             q.backlog(),
@@ -87,10 +87,10 @@ mod tests {
     #[test]
     fn byte_limit_counts_bytes() {
         let mut q = DropTail::droptail(Limit::Bytes(2500));
-        assert!(q.enqueue(Time::ZERO, pkt(1000)).is_ok());
-        assert!(q.enqueue(Time::ZERO, pkt(1000)).is_ok());
-        assert!(q.enqueue(Time::ZERO, pkt(1000)).is_err());
-        assert!(q.enqueue(Time::ZERO, pkt(500)).is_ok());
+        assert!(q.enqueue(Time::ZERO, &pkt(1000)).is_ok());
+        assert!(q.enqueue(Time::ZERO, &pkt(1000)).is_ok());
+        assert!(q.enqueue(Time::ZERO, &pkt(1000)).is_err());
+        assert!(q.enqueue(Time::ZERO, &pkt(500)).is_ok());
         assert_eq!(q.backlog().bytes, 2500);
     }
 
@@ -100,7 +100,7 @@ mod tests {
         for s in 1..=5 {
             let mut p = pkt(100);
             p.seq = s;
-            q.enqueue(Time::ZERO, p).unwrap();
+            q.enqueue(Time::ZERO, &p).unwrap();
         }
         let order: Vec<u64> = std::iter::from_fn(|| dequeue(&mut q))
             .map(|p| p.seq)

@@ -113,8 +113,9 @@ pub struct Dropped {
 
 /// A queue discipline at a link output.
 pub trait QueueDiscipline: Send {
-    /// Offers a packet arriving at `now`. On `Err` the packet is gone and counted as dropped.
-    fn enqueue(&mut self, now: Time, pkt: Packet) -> Result<Enqueued, Dropped>;
+    /// Offers a packet arriving at `now` (the queue keeps a copy). On `Err` the packet is
+    /// counted as dropped.
+    fn enqueue(&mut self, now: Time, pkt: &Packet) -> Result<Enqueued, Dropped>;
     /// The next packet to transmit, if any. Packets the discipline drops at the head on the
     /// way are appended to `dropped` (counted in its stats like any drop).
     fn dequeue(&mut self, now: Time, dropped: &mut Vec<Dropped>) -> Option<Dequeued>;

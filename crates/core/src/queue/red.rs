@@ -331,7 +331,7 @@ priority = true"#,
             packet_size: 1000,
         });
         for kind in [PacketKind::Data, PacketKind::ControlOb] {
-            q.enqueue(Time::ZERO, Packet::new(FlowId(0), kind, 40))
+            q.enqueue(Time::ZERO, &Packet::new(FlowId(0), kind, 40))
                 .unwrap();
         }
         let first = q.dequeue(Time::ZERO, &mut Vec::new()).unwrap();

@@ -200,7 +200,7 @@ mod tests {
         for _ in 0..5 {
             let mut p = Packet::new(FlowId(0), PacketKind::Data, 1000);
             p.ecn = Ecn::ECT;
-            r.enqueue(Time::ZERO, p).unwrap();
+            r.enqueue(Time::ZERO, &p).unwrap();
         }
         pop(&mut r, Time::ZERO);
         pop(&mut r, Time::ZERO);
@@ -224,7 +224,7 @@ mod tests {
         for _ in 0..10_000 {
             let mut p = Packet::new(FlowId(0), PacketKind::Data, 1000);
             p.ecn = Ecn::ECT;
-            r.enqueue(Time::ZERO, p).unwrap();
+            r.enqueue(Time::ZERO, &p).unwrap();
             if pop(&mut r, Time::ZERO).unwrap().ecn.is_marked() {
                 marked += 1;
             }
