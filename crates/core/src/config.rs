@@ -29,6 +29,7 @@ pub use crate::queue::droptail::DroptailParams;
 pub use crate::queue::priority::PriorityParams;
 pub use crate::queue::red::RedParams;
 pub use crate::queue::rem::RemParams;
+pub use crate::queue::step_ecn::StepEcnParams;
 pub use crate::transport::cbr::{CbrParams, CbrStep};
 pub use crate::transport::monaco::{AccPolicyName, Estimator, MonacoParams};
 pub use crate::transport::onoff::{OnOffParams, OnOffScheme};
@@ -139,6 +140,8 @@ tagged_enum! {
     Avq(AvqParams) = "avq",
     /// CoDel (RFC 8289): drops (or marks) at the head against a standing queue delay.
     Codel(CodelParams) = "codel",
+    /// Step ECN marking above a threshold K (DCTCP's switch, RFC 8257 §3.1).
+    StepEcn(StepEcnParams) = "step-ecn",
 }
 
 impl SchemeConfig {

@@ -65,6 +65,9 @@ target = "1ms"
 interval = "4ms"
 ecn = true
 priority = true"#,
+    r#"kind = "step-ecn"
+limit = "12pkt"
+threshold = "4pkt""#,
 ];
 
 /// Drops every head that waited longer than 3 ms, as CoDel and PIE may.

@@ -183,3 +183,32 @@ fn reno_over_codel_keeps_the_standing_queue_near_its_target() {
         link.mean_queue_pkts
     );
 }
+
+#[test]
+fn reno_with_ecn_over_step_marking_holds_the_queue_near_k() {
+    // 8 ECN-capable Reno flows, K = 60 packets (one bandwidth-delay product: 20 Mb/s × 24 ms;
+    // Reno halves on a mark, so a smaller K idles the link — K = 20 gave 0.85): marks, not
+    // drops, control them, the queue stays about K and the link busy.
+    let src = dumbbell(
+        "20Mbps",
+        r#"{ kind = "step-ecn", limit = "200pkt", threshold = "60pkt" }"#,
+        "reno",
+        "ecn = true",
+        8,
+    );
+    let (_, s) = acclab_sim::run(parse(&src, "step").unwrap(), &mut |_| {});
+    let link = &s.links[0];
+    assert!(link.marks > 100, "marks {}", link.marks);
+    assert!(
+        link.drops < link.marks / 10,
+        "drops {} marks {}",
+        link.drops,
+        link.marks
+    );
+    assert!(
+        link.mean_queue_pkts < 80.0,
+        "mean queue {}",
+        link.mean_queue_pkts
+    );
+    assert!(link.utilization > 0.9, "utilisation {}", link.utilization);
+}

@@ -20,6 +20,7 @@ pub mod fifo;
 pub mod priority;
 pub mod red;
 pub mod rem;
+pub mod step_ecn;
 
 pub use aqm::{Aqm, AqmQueue, Verdict};
 pub use droptail::{DropTail, TailDrop};
