@@ -77,3 +77,44 @@ params = { size = "2.5MB" }
     // 2.5 MB at 10 Mb/s takes 2 s at best.
     assert!(done > 2.0 && done < 6.0, "completion at {done} s");
 }
+
+#[test]
+fn delayed_acks_halve_the_acks_and_keep_the_link_busy() {
+    let scenario = |params: &str| {
+        format!(
+            r#"name = "delack"
+duration = "20s"
+[[link]]
+between = ["a", "r"]
+rate = "100Mbps"
+delay = "1ms"
+[[link]]
+between = ["r", "b"]
+rate = "10Mbps"
+delay = "10ms"
+queue = {{ kind = "droptail", limit = "100pkt" }}
+[[flow]]
+id = "f"
+kind = "reno"
+from = "a"
+to = "b"
+params = {{ {params} }}
+"#
+        )
+    };
+    let run = |params: &str| {
+        let mut sim = acclab_sim::Simulator::new(
+            acclab_scenario::parse(&scenario(params), "delack.toml").unwrap(),
+        );
+        sim.run(&mut |_| {});
+        let [fwd, back] = sim.packet_counts(0);
+        let s = acclab_sim::Summary::of(&sim, 0.0);
+        (fwd.arrived, back.injected, s.links[2].utilization)
+    };
+    let (data, acks, _) = run("");
+    let (ddata, dacks, util) = run(r#"delayed_ack = "40ms""#);
+    assert_eq!(acks, data, "an ACK per segment received, by default");
+    let ratio = dacks as f64 / ddata as f64;
+    assert!((0.45..0.6).contains(&ratio), "ACKs per segment {ratio}");
+    assert!(util > 0.9, "bottleneck utilisation {util}");
+}

@@ -13,7 +13,7 @@ use crate::units::Time;
 use serde::{Deserialize, Serialize};
 
 use crate::params::{FlowContext, ParamError, SchemeParams};
-use crate::transport::tcp::{flow_receiver, flow_sender, TcpConfig};
+use crate::transport::tcp::{check_delayed_ack, flow_receiver, flow_sender, TcpConfig};
 use crate::transport::Endpoint;
 use crate::units::{Bytes, Duration};
 
@@ -87,6 +87,10 @@ pub struct RenoParams {
     pub min_rto: Duration,
     /// Initial window in segments.
     pub initial_window: u64,
+    /// Delayed ACKs at the receiver: an ACK per two segments or after this delay (e.g.
+    /// "40ms" as Linux, "200ms" as ns-3); absent = an ACK per segment.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delayed_ack: Option<Duration>,
 }
 
 impl Default for RenoParams {
@@ -97,6 +101,7 @@ impl Default for RenoParams {
             size: None,
             min_rto: d.min_rto,
             initial_window: d.initial_window,
+            delayed_ack: None,
         }
     }
 }
@@ -109,7 +114,7 @@ impl SchemeParams for RenoParams {
                 "reno `initial_window` must be at least 1",
             ));
         }
-        Ok(())
+        check_delayed_ack(self.delayed_ack)
     }
 
     fn build(&self, ctx: &FlowContext) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
@@ -122,7 +127,7 @@ impl SchemeParams for RenoParams {
             self.ecn,
             cc,
         );
-        (Box::new(tx), flow_receiver(ctx))
+        (Box::new(tx), flow_receiver(ctx, self.delayed_ack))
     }
 }
 

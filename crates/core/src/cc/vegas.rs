@@ -36,7 +36,7 @@ use crate::units::{Duration, Time};
 use serde::{Deserialize, Serialize};
 
 use crate::params::{FlowContext, ParamError, SchemeParams};
-use crate::transport::tcp::{flow_receiver, flow_sender, TcpConfig};
+use crate::transport::tcp::{check_delayed_ack, flow_receiver, flow_sender, TcpConfig};
 use crate::transport::Endpoint;
 use crate::units::Bytes;
 
@@ -303,6 +303,9 @@ pub struct VegasParams {
     pub size: Option<Bytes>,
     pub min_rto: Duration,
     pub initial_window: u64,
+    /// Delayed ACKs at the receiver, as for `reno`; absent = an ACK per segment.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delayed_ack: Option<Duration>,
 }
 
 impl Default for VegasParams {
@@ -319,6 +322,7 @@ impl Default for VegasParams {
             size: None,
             min_rto: d.min_rto,
             initial_window: d.initial_window,
+            delayed_ack: None,
         }
     }
 }
@@ -356,6 +360,7 @@ impl VegasParams {
                 ),
             ));
         }
+        check_delayed_ack(self.delayed_ack)?;
         if matches!(self.per, PerUnit::Time(d) if d.0 == 0) {
             return Err(ParamError::at(
                 "per",
@@ -442,7 +447,7 @@ impl VegasParams {
         let cc = Box::new(Vegas::new(self.controller(ctx.packet_size as u64, rem)));
         // Vegas+REM sends ECN-capable packets: REM marks them instead of dropping.
         let tx = flow_sender(ctx, self.size, self.min_rto, self.initial_window, rem, cc);
-        (Box::new(tx), flow_receiver(ctx))
+        (Box::new(tx), flow_receiver(ctx, self.delayed_ack))
     }
 }
 

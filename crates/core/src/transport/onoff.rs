@@ -192,7 +192,7 @@ impl SchemeParams for OnOffParams {
         );
         let rng = crate::rng::stream(ctx.seed, &format!("flow:{}:onoff", ctx.name));
         let src = OnOffSender::new(tx, factory, rng, self.mean_size.0 as f64, self.mean_off);
-        (Box::new(src), flow_receiver(ctx))
+        (Box::new(src), flow_receiver(ctx, None))
     }
 }
 

@@ -429,6 +429,11 @@ fn cc_rates(cc: &dyn CongestionController) -> Option<RateSampler> {
 pub struct TcpReceiver {
     flow: FlowId,
     ack_size: u32,
+    /// Delayed ACKs: the longest an ACK waits for a second segment (`None`: an ACK per segment).
+    delayed_ack: Option<Duration>,
+    /// The ACK being delayed: when it must go, the timestamp it will echo (the earliest
+    /// unacknowledged segment's, RFC 7323 §4.3) and the connection.
+    pending: Option<(Time, Time, u32)>,
     rcv_nxt: u64,
     /// Segments received above `rcv_nxt`, sorted, with their sizes.
     out_of_order: Vec<(u64, u32)>,
@@ -438,9 +443,16 @@ pub struct TcpReceiver {
 
 impl TcpReceiver {
     pub fn new(flow: FlowId, ack_size: u32) -> TcpReceiver {
+        TcpReceiver::with_delayed_ack(flow, ack_size, None)
+    }
+
+    /// A receiver that delays ACKs by up to `delay` (RFC 1122 §4.2.3.2, RFC 5681 §4.2).
+    pub fn with_delayed_ack(flow: FlowId, ack_size: u32, delay: Option<Duration>) -> TcpReceiver {
         TcpReceiver {
             flow,
             ack_size,
+            delayed_ack: delay,
+            pending: None,
             rcv_nxt: 0,
             out_of_order: Vec::new(),
             acks: Outbox::default(),
@@ -471,18 +483,50 @@ impl TcpReceiver {
     }
 }
 
-impl Endpoint for TcpReceiver {
-    fn handle_packet(&mut self, _now: Time, pkt: &Packet) {
-        if pkt.kind != PacketKind::Data {
-            return;
-        }
-        self.accept(pkt.seq, pkt.size);
-        let mut ack = Packet::ack(self.flow, self.ack_size, self.rcv_nxt, pkt.sent_at);
-        ack.conn = pkt.conn;
-        if pkt.ecn.is_marked() {
+impl TcpReceiver {
+    /// Acknowledges everything received so far, echoing `echo`.
+    fn send_ack(&mut self, echo: Time, conn: u32, ecn_echo: bool) {
+        let mut ack = Packet::ack(self.flow, self.ack_size, self.rcv_nxt, echo);
+        ack.conn = conn;
+        if ecn_echo {
             ack.ecn.set_echo();
         }
         self.acks.push(ack);
+    }
+}
+
+impl Endpoint for TcpReceiver {
+    fn handle_packet(&mut self, now: Time, pkt: &Packet) {
+        if pkt.kind != PacketKind::Data {
+            return;
+        }
+        let in_order = pkt.seq == self.rcv_nxt && self.out_of_order.is_empty();
+        self.accept(pkt.seq, pkt.size);
+        match self.delayed_ack {
+            // RFC 1122 §4.2.3.2 / RFC 5681 §4.2: an in-order segment may wait for a second
+            // one (at most `delay`); an out-of-order or duplicate segment, one that fills a
+            // hole, or a marked one (its echo must not wait) is acknowledged at once.
+            Some(delay) if in_order && self.pending.is_none() && !pkt.ecn.is_marked() => {
+                self.pending = Some((now + delay, pkt.sent_at, pkt.conn));
+            }
+            _ => {
+                let echo = self.pending.take().map_or(pkt.sent_at, |(_, e, _)| e);
+                self.send_ack(echo, pkt.conn, pkt.ecn.is_marked());
+            }
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Time) {
+        if let Some((at, echo, conn)) = self.pending {
+            if at <= now {
+                self.pending = None;
+                self.send_ack(echo, conn, false);
+            }
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        self.pending.map(|(at, _, _)| at)
     }
 
     fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
@@ -516,8 +560,26 @@ pub fn flow_sender(
 }
 
 /// The TCP receiver of one scenario flow.
-pub fn flow_receiver(ctx: &FlowContext) -> Box<dyn Endpoint> {
-    Box::new(TcpReceiver::new(ctx.flow, ctx.ack_size))
+pub fn flow_receiver(ctx: &FlowContext, delayed_ack: Option<Duration>) -> Box<dyn Endpoint> {
+    Box::new(TcpReceiver::with_delayed_ack(
+        ctx.flow,
+        ctx.ack_size,
+        delayed_ack,
+    ))
+}
+
+/// Checks a `delayed_ack` parameter: RFC 1122 §4.2.3.2, "the delay MUST be less than 0.5
+/// seconds".
+pub fn check_delayed_ack(delay: Option<Duration>) -> Result<(), crate::params::ParamError> {
+    match delay {
+        Some(d) if d.0 == 0 || d >= Duration::from_millis(500) => {
+            Err(crate::params::ParamError::at(
+                "delayed_ack",
+                format!("`delayed_ack` must be above 0 and below 500ms (RFC 1122), not {d}"),
+            ))
+        }
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]
@@ -797,5 +859,56 @@ mod tests {
             s.handle_packet(ms(200), &ack(una, ms(150)));
         }
         assert_eq!(*events.lock().unwrap(), [Congestion::Loss]);
+    }
+
+    fn data(seq: u64, sent: Time) -> Packet {
+        let mut p = Packet::new(FlowId(0), PacketKind::Data, 1000);
+        p.seq = seq;
+        p.sent_at = sent;
+        p
+    }
+
+    #[test]
+    fn delayed_acks_cover_two_segments_or_wait_at_most_the_delay() {
+        let mut r = TcpReceiver::with_delayed_ack(FlowId(0), 40, Some(Duration::from_millis(40)));
+        // Two in-order segments: one ACK, for both, echoing the first one's timestamp.
+        r.handle_packet(ms(10), &data(0, ms(1)));
+        assert!(r.poll_transmit(ms(10)).is_none());
+        assert_eq!(r.poll_timeout(), Some(ms(50)));
+        r.handle_packet(ms(11), &data(1, ms(2)));
+        let a = r.poll_transmit(ms(11)).unwrap();
+        assert_eq!(a.ack_info(), Some((2, ms(1))));
+        assert!(r.poll_transmit(ms(11)).is_none() && r.poll_timeout().is_none());
+        // A lone segment: acknowledged when the delay runs out.
+        r.handle_packet(ms(20), &data(2, ms(3)));
+        r.handle_timeout(ms(59));
+        assert!(r.poll_transmit(ms(59)).is_none());
+        r.handle_timeout(ms(60));
+        assert_eq!(
+            r.poll_transmit(ms(60)).unwrap().ack_info(),
+            Some((3, ms(3)))
+        );
+        // Out of order: at once (a duplicate ACK); the segment that fills the hole: at once.
+        r.handle_packet(ms(70), &data(4, ms(4)));
+        assert_eq!(
+            r.poll_transmit(ms(70)).unwrap().ack_info(),
+            Some((3, ms(4)))
+        );
+        r.handle_packet(ms(71), &data(3, ms(5)));
+        assert_eq!(
+            r.poll_transmit(ms(71)).unwrap().ack_info(),
+            Some((5, ms(5)))
+        );
+        // A marked segment is echoed at once.
+        let mut marked = data(5, ms(6));
+        marked.ecn = Ecn::ECT;
+        marked.ecn.mark();
+        r.handle_packet(ms(80), &marked);
+        let a = r.poll_transmit(ms(80)).unwrap();
+        assert!(a.ecn.is_echo());
+        assert_eq!(a.ack_info(), Some((6, ms(6))));
+        assert!(check_delayed_ack(Some(Duration::from_millis(500))).is_err());
+        assert!(check_delayed_ack(Some(Duration::ZERO)).is_err());
+        assert!(check_delayed_ack(Some(Duration::from_millis(200))).is_ok());
     }
 }
