@@ -80,39 +80,21 @@ params = { size = "2.5MB" }
 
 #[test]
 fn delayed_acks_halve_the_acks_and_keep_the_link_busy() {
-    let scenario = |params: &str| {
-        format!(
-            r#"name = "delack"
-duration = "20s"
-[[link]]
-between = ["a", "r"]
-rate = "100Mbps"
-delay = "1ms"
-[[link]]
-between = ["r", "b"]
-rate = "10Mbps"
-delay = "10ms"
-queue = {{ kind = "droptail", limit = "100pkt" }}
-[[flow]]
-id = "f"
-kind = "reno"
-from = "a"
-to = "b"
-params = {{ {params} }}
-"#
-        )
-    };
-    let run = |params: &str| {
-        let mut sim = acclab_sim::Simulator::new(
-            acclab_scenario::parse(&scenario(params), "delack.toml").unwrap(),
-        );
+    // One flow on the standard dumbbell, with delayed ACKs patched in or not.
+    let run = |delayed_ack: Option<&str>| {
+        let mut def = acclab_scenario::parse_def(&reno_dumbbell(1, 300, 20), "delack").unwrap();
+        if let Some(d) = delayed_ack {
+            def.set_str("flow.f0.params.delayed_ack", d).unwrap();
+        }
+        let mut sim = acclab_sim::Simulator::new(def.build().unwrap());
         sim.run(&mut |_| {});
         let [fwd, back] = sim.packet_counts(0);
         let s = acclab_sim::Summary::of(&sim, 0.0);
-        (fwd.arrived, back.injected, s.links[2].utilization)
+        let bottleneck = s.links.iter().find(|l| l.id == "r1->r2").unwrap();
+        (fwd.arrived, back.injected, bottleneck.utilization)
     };
-    let (data, acks, _) = run("");
-    let (ddata, dacks, util) = run(r#"delayed_ack = "40ms""#);
+    let (data, acks, _) = run(None);
+    let (ddata, dacks, util) = run(Some("40ms"));
     assert_eq!(acks, data, "an ACK per segment received, by default");
     let ratio = dacks as f64 / ddata as f64;
     assert!((0.45..0.6).contains(&ratio), "ACKs per segment {ratio}");
