@@ -1,7 +1,8 @@
 //! A TCP-like reliable transport: NewReno loss recovery around a pluggable congestion controller.
 //!
 //! Sender (RFC 5681, RFC 6582, RFC 6298): cumulative ACKs, fast retransmit on the third duplicate
-//! ACK, NewReno fast recovery with partial ACKs (each partial ACK retransmits the next hole; only
+//! ACK (which restarts the retransmission timer, as ns-2 and Linux do), NewReno fast recovery
+//! with partial ACKs (each partial ACK retransmits the next hole; only
 //! the first one re-arms the timer — the "Impatient" variant RFC 6582 §3.2 step 5 specifies, so a
 //! window with many losses ends in a timeout instead of one RTT per hole), the RFC 6298
 //! retransmission timer with exponential backoff, and go-back-N after a timeout. The congestion window itself
@@ -268,6 +269,11 @@ impl TcpSender {
             self.congestion(now, Congestion::Loss, in_flight);
             self.inflation = 3 * self.mss() as i64;
             self.retransmit = Some(self.snd_una);
+            // Restart the retransmission timer with the repair, as ns-2 (`reset_rtx_timer`
+            // in dupack_action) and Linux (the head's retransmission rearms the RTO) do:
+            // with a steady RTT the RTO is close to the RTT, and a timer left running from
+            // the lost segment's first transmission fires just before the repair's ACK.
+            self.rto_deadline = Some(now + self.rtt.rto());
             self.stats.detected_losses += 1;
         }
     }
@@ -659,6 +665,8 @@ mod tests {
         );
         assert_eq!(s.stats().retransmits, 1);
         assert_eq!(s.stats().detected_losses, 1);
+        // The repair restarts the retransmission timer (last armed by the new ACK at 20 ms).
+        assert_eq!(s.poll_timeout(), Some(ms(21) + s.rtt.rto()));
         // ssthresh = FlightSize/2 = 13/2 segments (RFC 5681 eq. (4)).
         assert_eq!(s.stats().cwnd_bytes, Some(6500));
     }
