@@ -19,6 +19,7 @@ pub use crate::params::{
     positive, FlowContext, ParamError, QueueContext, QueueParams, SchemeParams,
 };
 
+pub use crate::cc::cubic::CubicParams;
 pub use crate::cc::reno::RenoParams;
 pub use crate::cc::vegas::{BaseRttParam, PerUnit, VegasParams, VegasRemParams};
 pub use crate::queue::avq::{AvdStamp, AvqMode, AvqParams};
@@ -109,6 +110,8 @@ tagged_enum! {
     SchemeConfig: dyn SchemeParams, adjacent;
     /// TCP Reno with NewReno loss recovery.
     Reno(RenoParams) = "reno",
+    /// CUBIC (RFC 9438) over NewReno loss recovery, optionally with HyStart++ (RFC 9406).
+    Cubic(CubicParams) = "cubic",
     /// TCP Vegas (PF or WPF, baseRTT min / Vegas-k / fixed) over NewReno loss recovery.
     Vegas(VegasParams) = "vegas",
     /// Vegas+REM (002 §5): Vegas whose congestion avoidance follows the price REM marks convey.

@@ -15,9 +15,20 @@ pub fn reno_dumbbell_at(
     buffer_pkts: usize,
     duration_s: u64,
 ) -> String {
+    dumbbell("reno", flows, bottleneck_mbps, buffer_pkts, duration_s)
+}
+
+/// The dumbbell of [`reno_dumbbell_at`] with flows of scheme `kind` (default parameters).
+pub fn dumbbell(
+    kind: &str,
+    flows: usize,
+    bottleneck_mbps: u64,
+    buffer_pkts: usize,
+    duration_s: u64,
+) -> String {
     let access_mbps = 10 * bottleneck_mbps;
     format!(
-        r#"name = "reno-dumbbell-{flows}"
+        r#"name = "{kind}-dumbbell-{flows}"
 duration = "{duration_s}s"
 [[link]]
 between = ["r1", "r2"]
@@ -37,7 +48,7 @@ delay = "1ms"
 [[flow]]
 count = {flows}
 id = "f{{i}}"
-kind = "reno"
+kind = "{kind}"
 from = "s{{i}}"
 to = "d{{i}}"
 start_jitter = "100ms"

@@ -6,6 +6,8 @@
 //! delay-based controllers therefore share one loss-recovery machinery, as Vegas shares Reno's.
 
 pub mod acc;
+pub mod cubic;
+pub mod hystart;
 pub mod reno;
 pub mod vegas;
 

@@ -1,0 +1,490 @@
+//! CUBIC (RFC 9438), under the transport's NewReno loss recovery.
+//!
+//! In congestion avoidance the window follows W_cubic(t) = C·(t − K)³ + W_max (eq. (1)), t being
+//! the time since the current congestion-avoidance stage began and K the time the curve takes
+//! back to W_max (eq. (2)). Each ACK moves cwnd towards W_cubic(t + RTT), clamped to
+//! [cwnd, 1.5·cwnd] (§4.2), unless the Reno-friendly estimate W_est is larger (§4.3). A loss or
+//! an ECN echo sets ssthresh = β·FlightSize with β = 0.7 (§4.6) and, with fast convergence,
+//! releases bandwidth by lowering W_max when the window is still below the previous one
+//! (§4.7). Windows are in segments in the equations, as in the RFC, and in bytes elsewhere.
+//!
+//! Departures, all deliberate:
+//! - ssthresh uses FlightSize as the RFC's pseudocode does; Linux multiplies cwnd (they agree
+//!   for a bulk sender, whose flight fills its window).
+//! - Each ACK's increment is scaled by the segments it acknowledges (as Linux's
+//!   `tcp_cong_avoid_ai` and W_est's `segments_acked` do), so delayed ACKs do not slow growth.
+//! - Slow start is the transport's standard one (one segment per ACK, as this crate's Reno),
+//!   optionally with HyStart++ (RFC 9406, `hystart = true`; off by default, as ns-3's TcpCubic
+//!   has its own HyStart, and Linux's is the older delay/ACK-train HyStart, not HyStart++).
+//! - No spurious-congestion undo (§4.9): the transport detects no spurious events; no
+//!   application-limited epoch shift (bulk and finite transfers only, §5.8 of Linux's cubic).
+//! - RTT in W_cubic(t + RTT) is the smoothed RTT (RFC 6298's filter, α = 1/8) of the ACKs'
+//!   samples; Linux uses the minimum RTT.
+
+use serde::{Deserialize, Serialize};
+
+use super::hystart::{HyStart, Phase, CSS_GROWTH_DIVISOR};
+use super::{AckSample, Congestion, CongestionController, CongestionEvent};
+use crate::params::{positive, FlowContext, ParamError, SchemeParams};
+use crate::transport::tcp::{check_delayed_ack, flow_receiver, flow_sender, TcpConfig};
+use crate::transport::Endpoint;
+use crate::units::{Bytes, Duration, Time};
+
+/// CUBIC's constants and options.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CubicConfig {
+    pub mss: u64,
+    pub initial_window: u64,
+    /// C, segments/s³ (RFC 9438 §5: 0.4).
+    pub c: f64,
+    /// β_cubic, the multiplicative decrease factor (§4.6: 0.7).
+    pub beta: f64,
+    /// Fast convergence (§4.7), on by default.
+    pub fast_convergence: bool,
+    /// HyStart++ (RFC 9406) in the initial slow start.
+    pub hystart: bool,
+}
+
+/// CUBIC's window state.
+#[derive(Clone, Debug)]
+pub struct Cubic {
+    cfg: CubicConfig,
+    /// Congestion window, bytes.
+    cwnd: f64,
+    ssthresh: u64,
+    /// W_max, segments; `None` before the first congestion event and after a timeout (§4.8,
+    /// §4.10: then W_max is the window at the start of congestion avoidance and K = 0).
+    w_max: Option<f64>,
+    /// cwnd before the last reduction, segments (W_est's α switches to 1 beyond it, §4.3).
+    cwnd_prior: f64,
+    /// Start of the current congestion-avoidance stage, and K for it (seconds).
+    epoch: Option<(Time, f64)>,
+    /// W_est, the Reno-friendly window, segments (§4.3).
+    w_est: f64,
+    srtt: Option<Duration>,
+    hystart: Option<HyStart>,
+}
+
+impl Cubic {
+    pub fn new(cfg: CubicConfig) -> Cubic {
+        Cubic {
+            cwnd: (cfg.initial_window.max(1) * cfg.mss) as f64,
+            ssthresh: u64::MAX,
+            w_max: None,
+            cwnd_prior: 0.0,
+            epoch: None,
+            w_est: 0.0,
+            srtt: None,
+            hystart: cfg.hystart.then(HyStart::default),
+            cfg,
+        }
+    }
+
+    fn segments(&self) -> f64 {
+        self.cwnd / self.cfg.mss as f64
+    }
+
+    /// RFC 9438 eq. (1): W_cubic(t) = C·(t − K)³ + W_max.
+    fn w_cubic(&self, t: f64, k: f64, w_max: f64) -> f64 {
+        self.cfg.c * (t - k).powi(3) + w_max
+    }
+
+    /// §4.3 eq. (3): α_cubic = 3(1 − β)/(1 + β), TCP-friendly with Reno's AIMD.
+    fn alpha(&self) -> f64 {
+        3.0 * (1.0 - self.cfg.beta) / (1.0 + self.cfg.beta)
+    }
+
+    fn slow_start(&mut self, ack: &AckSample) {
+        let grow = (self.cfg.mss.min(ack.acked_bytes)) as f64;
+        let phase = self.hystart.as_mut().map(|h| h.on_ack(ack));
+        match phase {
+            None | Some(Phase::SlowStart | Phase::Done) => self.cwnd += grow,
+            // RFC 9406 §4.2: in CSS, cwnd += bytes_acked / CSS_GROWTH_DIVISOR.
+            Some(Phase::Conservative) => self.cwnd += grow / CSS_GROWTH_DIVISOR as f64,
+            // RFC 9406 §4.2: after CSS_ROUNDS, "enter congestion avoidance by setting the
+            // ssthresh to the current cwnd"; RFC 9438 §4.10: W_max stays undefined.
+            Some(Phase::Exit) => {
+                self.ssthresh = self.cwnd as u64;
+                self.cwnd_prior = self.segments();
+            }
+        }
+    }
+
+    fn congestion_avoidance(&mut self, now: Time, ack: &AckSample) {
+        let cwnd = self.segments();
+        let (start, k) = match self.epoch {
+            Some(e) => e,
+            None => {
+                // The stage begins: cwnd_epoch = cwnd, K from eq. (2), W_est = cwnd_epoch
+                // (§4.3). With W_max undefined (after a timeout, §4.8, or a slow start left
+                // without loss, §4.10): W_max = cwnd_epoch and K = 0.
+                let w_max = *self.w_max.get_or_insert(cwnd);
+                let k = ((w_max - cwnd) / self.cfg.c).cbrt(); // RFC 9438 eq. (2)
+                self.epoch = Some((now, k));
+                self.w_est = cwnd;
+                (now, k)
+            }
+        };
+        let w_max = self.w_max.unwrap_or(cwnd);
+        let acked = ack.acked_bytes as f64 / self.cfg.mss as f64;
+        let t = now.since(start).as_secs_f64();
+        let rtt = self.srtt.map_or(0.0, Duration::as_secs_f64);
+        // §4.3 eq. (4): W_est += α_cubic · segments_acked / cwnd; "once W_est has grown to
+        // reach the cwnd at the time of most recently setting ssthresh ... α_cubic = 1".
+        let alpha = if self.w_est >= self.cwnd_prior {
+            1.0
+        } else {
+            self.alpha()
+        };
+        self.w_est += alpha * acked / cwnd;
+        if self.w_cubic(t, k, w_max) < self.w_est {
+            // §4.3: the Reno-friendly region: cwnd = W_est.
+            self.cwnd = self.w_est * self.cfg.mss as f64;
+            return;
+        }
+        // §4.2: target = W_cubic(t + RTT), no less than cwnd and no more than 1.5·cwnd;
+        // §4.4/4.5: cwnd += (target − cwnd)/cwnd per ACK (per segment acknowledged here).
+        let target = self.w_cubic(t + rtt, k, w_max).clamp(cwnd, 1.5 * cwnd);
+        self.cwnd += (target - cwnd) / cwnd * acked * self.cfg.mss as f64;
+    }
+}
+
+impl CongestionController for Cubic {
+    fn on_ack(&mut self, now: Time, ack: &AckSample) {
+        if let Some(r) = ack.rtt {
+            // RFC 6298 §2.3: SRTT ← 7/8·SRTT + 1/8·R'.
+            self.srtt = Some(self.srtt.map_or(r, |s| Duration((7 * s.0 + r.0) / 8)));
+        }
+        if ack.in_recovery {
+            return;
+        }
+        if (self.cwnd as u64) < self.ssthresh {
+            self.slow_start(ack);
+        } else {
+            self.congestion_avoidance(now, ack);
+        }
+    }
+
+    fn on_congestion_event(&mut self, _now: Time, ev: &CongestionEvent) {
+        let mss = self.cfg.mss as f64;
+        let cwnd = self.segments();
+        if let Some(h) = &mut self.hystart {
+            h.on_congestion();
+        }
+        // §4.6: ssthresh = flight_size · β_cubic, at least 2 segments.
+        let ssthresh = (ev.in_flight as f64 * self.cfg.beta).max(2.0 * mss);
+        self.ssthresh = ssthresh as u64;
+        self.epoch = None;
+        if ev.kind == Congestion::Timeout {
+            // §4.8: cwnd as Reno's (one segment, RFC 5681 §3.1); the next congestion
+            // avoidance starts a fresh curve at its own window (W_max undefined, K = 0).
+            self.w_max = None;
+            self.cwnd_prior = cwnd;
+            self.cwnd = mss;
+            return;
+        }
+        // §4.7 fast convergence: a window below the last W_max releases bandwidth.
+        let below = self.w_max.is_some_and(|w| cwnd < w);
+        self.w_max = Some(if self.cfg.fast_convergence && below {
+            cwnd * (1.0 + self.cfg.beta) / 2.0
+        } else {
+            cwnd
+        });
+        self.cwnd_prior = cwnd;
+        // §4.6: cwnd = max(ssthresh, 2) on loss; on ECE cwnd = max(ssthresh, 1), which the
+        // 2-segment floor of ssthresh above already exceeds.
+        self.cwnd = ssthresh;
+    }
+
+    fn window(&self) -> u64 {
+        self.cwnd as u64
+    }
+
+    fn in_slow_start(&self) -> bool {
+        (self.cwnd as u64) < self.ssthresh
+    }
+
+    fn ssthresh(&self) -> Option<u64> {
+        Some(self.ssthresh)
+    }
+}
+
+/// `cubic` parameters.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CubicParams {
+    /// C, segments/s³ (RFC 9438: 0.4).
+    pub c: f64,
+    /// β_cubic (RFC 9438: 0.7), in (0, 1).
+    pub beta: f64,
+    /// Fast convergence (RFC 9438 §4.7).
+    pub fast_convergence: bool,
+    /// HyStart++ (RFC 9406) in the initial slow start.
+    pub hystart: bool,
+    /// Send ECN-capable packets and react to echoes as to a loss (RFC 3168, RFC 9438 §4.6).
+    pub ecn: bool,
+    /// Bytes to transfer; absent = bulk.
+    pub size: Option<Bytes>,
+    pub min_rto: Duration,
+    /// Initial window in segments.
+    pub initial_window: u64,
+    /// Delayed ACKs at the receiver, as for `reno`; absent = an ACK per segment.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delayed_ack: Option<Duration>,
+}
+
+impl Default for CubicParams {
+    fn default() -> Self {
+        let d = TcpConfig::default();
+        CubicParams {
+            c: 0.4,
+            beta: 0.7,
+            fast_convergence: true,
+            hystart: false,
+            ecn: false,
+            size: None,
+            min_rto: d.min_rto,
+            initial_window: d.initial_window,
+            delayed_ack: None,
+        }
+    }
+}
+
+impl SchemeParams for CubicParams {
+    fn validate(&self) -> Result<(), ParamError> {
+        positive("c", self.c)?;
+        if !(self.beta > 0.0 && self.beta < 1.0) {
+            return Err(ParamError::at(
+                "beta",
+                format!("cubic `beta` must be in (0, 1), not {}", self.beta),
+            ));
+        }
+        if self.initial_window == 0 {
+            return Err(ParamError::at(
+                "initial_window",
+                "cubic `initial_window` must be at least 1",
+            ));
+        }
+        check_delayed_ack(self.delayed_ack)
+    }
+
+    fn build(&self, ctx: &FlowContext) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
+        let cc = Box::new(Cubic::new(CubicConfig {
+            mss: ctx.packet_size as u64,
+            initial_window: self.initial_window,
+            c: self.c,
+            beta: self.beta,
+            fast_convergence: self.fast_convergence,
+            hystart: self.hystart,
+        }));
+        let tx = flow_sender(
+            ctx,
+            self.size,
+            self.min_rto,
+            self.initial_window,
+            self.ecn,
+            cc,
+        );
+        (Box::new(tx), flow_receiver(ctx, self.delayed_ack))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 1000;
+
+    fn cubic() -> Cubic {
+        Cubic::new(CubicConfig {
+            mss: MSS,
+            initial_window: 2,
+            c: 0.4,
+            beta: 0.7,
+            fast_convergence: true,
+            hystart: false,
+        })
+    }
+
+    fn ack(rtt_ms: u64) -> AckSample {
+        AckSample {
+            acked_bytes: MSS,
+            rtt: Some(Duration::from_millis(rtt_ms)),
+            in_flight: 0,
+            in_recovery: false,
+            highest_sent: 0,
+            cumulative_ack: 0,
+            ecn_echo: false,
+            rate: None,
+        }
+    }
+
+    fn event(kind: Congestion, in_flight: u64) -> CongestionEvent {
+        CongestionEvent { kind, in_flight }
+    }
+
+    fn secs(s: f64) -> Time {
+        Time::from_secs_f64(s)
+    }
+
+    #[test]
+    fn loss_sets_ssthresh_to_beta_flight_and_w_max_to_cwnd() {
+        let mut c = cubic();
+        c.cwnd = 100.0 * MSS as f64;
+        c.on_congestion_event(Time::ZERO, &event(Congestion::Loss, 100 * MSS));
+        assert_eq!(c.ssthresh(), Some(70 * MSS)); // §4.6
+        assert_eq!(c.window(), 70 * MSS);
+        assert_eq!(c.w_max, Some(100.0));
+        // A second loss below W_max: fast convergence, W_max = 70·(1 + 0.7)/2 = 59.5 (§4.7).
+        c.on_congestion_event(Time::ZERO, &event(Congestion::Loss, 70 * MSS));
+        assert!((c.w_max.unwrap() - 59.5).abs() < 1e-9);
+        assert_eq!(c.window(), 49 * MSS);
+    }
+
+    /// ACKs one segment each, cwnd of them per 100 ms RTT (the ACK clock), from `t` to `until`.
+    fn ack_clock(c: &mut Cubic, mut t: f64, until: f64) -> f64 {
+        while t < until {
+            t += 0.1 / c.segments();
+            c.on_ack(secs(t), &ack(100));
+        }
+        t
+    }
+
+    #[test]
+    fn k_is_the_time_back_to_w_max_and_the_window_follows_the_cubic() {
+        let mut c = cubic();
+        c.cwnd = 100.0 * MSS as f64;
+        c.on_congestion_event(Time::ZERO, &event(Congestion::Loss, 100 * MSS));
+        // eq. (2): K = ∛((100 − 70)/0.4) = ∛75 ≈ 4.217 s.
+        c.on_ack(secs(0.0), &ack(100));
+        let (_, k) = c.epoch.unwrap();
+        assert!((k - 75f64.cbrt()).abs() < 1e-9, "K = {k}");
+        // Halfway to K, cwnd tracks W_cubic(t + RTT) = 100 + 0.4·(K/2 + 0.1 − K)³ ≈ 96.8
+        // (concave region, well above W_est), within a segment.
+        let t = ack_clock(&mut c, 0.0, k / 2.0);
+        let expected = 0.4 * (t + 0.1 - k).powi(3) + 100.0;
+        assert!(
+            (c.segments() - expected).abs() < 1.0,
+            "{} vs {expected}",
+            c.segments()
+        );
+        // At K it has reached the plateau W_max = 100.
+        let t = ack_clock(&mut c, t, k);
+        assert!((c.segments() - 100.0).abs() < 1.0, "{}", c.segments());
+        // Two seconds later the cubic gives 100 + 0.4·2.1³ ≈ 103.7, but after 62 RTTs of
+        // α ≈ 0.53 segments, then 1 (W_est passed cwnd_prior), W_est ≈ 105.5 is larger: the
+        // Reno-friendly region governs (§4.3) and cwnd = W_est.
+        ack_clock(&mut c, t, k + 2.0);
+        assert!(c.w_cubic(k + 2.0, k, 100.0) < c.w_est);
+        assert!(
+            (c.segments() - c.w_est).abs() < 1e-9,
+            "{} vs W_est {}",
+            c.segments(),
+            c.w_est
+        );
+        assert!((c.w_est - 105.5).abs() < 1.0, "W_est {}", c.w_est);
+    }
+
+    #[test]
+    fn the_reno_friendly_region_governs_small_windows_at_long_times() {
+        // Right after a reduction the cubic starts flat at cwnd_epoch, while W_est grows by
+        // α per window from there: W_est wins (§4.3) and cwnd = W_est.
+        let mut c = cubic();
+        c.cwnd = 10.0 * MSS as f64;
+        c.on_congestion_event(Time::ZERO, &event(Congestion::Loss, 10 * MSS));
+        let alpha = 3.0 * 0.3 / 1.7;
+        c.on_ack(secs(0.0), &ack(10));
+        let before = c.w_est;
+        assert!((before - 7.0 - alpha / 7.0).abs() < 1e-9, "{before}");
+        // One more ACK in the Reno-friendly region sets cwnd = W_est exactly.
+        c.on_ack(secs(0.001), &ack(10));
+        assert!(c.w_est > before);
+        // W_cubic(0) = cwnd_epoch = 7 by eq. (2); a millisecond later it has hardly moved.
+        let w_cubic = c.w_cubic(0.001, c.epoch.unwrap().1, 10.0);
+        assert!(w_cubic < c.w_est, "{w_cubic} vs {}", c.w_est);
+        assert!((c.segments() - c.w_est).abs() < 1e-9);
+    }
+
+    #[test]
+    fn convex_growth_is_clamped_to_half_a_window_per_rtt() {
+        let mut c = cubic();
+        c.w_max = Some(10.0);
+        c.ssthresh = 10 * MSS;
+        c.cwnd = 10.0 * MSS as f64;
+        // Far into the convex region (t ≫ K): W_cubic(t + RTT) is huge, the target is 1.5·cwnd.
+        c.on_ack(secs(0.0), &ack(100));
+        let before = c.segments();
+        c.on_ack(secs(100.0), &ack(100));
+        let grew = c.segments() - before;
+        // (target − cwnd)/cwnd per ACK = 0.5 segment.
+        assert!((grew - 0.5).abs() < 1e-6, "{grew}");
+    }
+
+    #[test]
+    fn timeout_collapses_to_one_segment_and_restarts_the_curve_at_its_window() {
+        let mut c = cubic();
+        c.cwnd = 50.0 * MSS as f64;
+        c.on_congestion_event(Time::ZERO, &event(Congestion::Loss, 50 * MSS));
+        c.on_congestion_event(Time::ZERO, &event(Congestion::Timeout, 35 * MSS));
+        assert_eq!(c.window(), MSS);
+        assert_eq!(c.ssthresh(), Some(24_500)); // 35 segments · 0.7
+        assert_eq!(c.w_max, None);
+        // Slow start back to ssthresh, then a fresh curve with K = 0 (§4.8).
+        let mut t = 0.0;
+        while c.in_slow_start() {
+            t += 0.001;
+            c.on_ack(secs(t), &ack(10));
+        }
+        c.on_ack(secs(t), &ack(10));
+        assert_eq!(c.epoch.map(|e| e.1), Some(0.0));
+    }
+
+    #[test]
+    fn hystart_leaves_slow_start_on_a_rising_rtt() {
+        let mut c = Cubic::new(CubicConfig {
+            hystart: true,
+            ..cubic().cfg
+        });
+        let mut seq = 0;
+        let mut rtt = 50;
+        // Rounds of cwnd ACKs; the RTT rises 20 ms per round once the queue builds.
+        for round in 0..20 {
+            let n = c.window() / MSS;
+            let end = seq + 2 * n;
+            for _ in 0..n {
+                seq += 1;
+                let mut a = ack(rtt);
+                a.cumulative_ack = seq;
+                a.highest_sent = end;
+                c.on_ack(secs(round as f64 * 0.1), &a);
+                if !c.in_slow_start() {
+                    break;
+                }
+            }
+            if round >= 3 {
+                rtt += 20;
+            }
+            if !c.in_slow_start() {
+                break;
+            }
+        }
+        assert!(!c.in_slow_start(), "HyStart++ never left slow start");
+        assert!(c.ssthresh().unwrap() < u64::MAX);
+        assert_eq!(c.w_max, None, "no loss: W_max undefined until CA begins");
+    }
+
+    #[test]
+    fn parameters_are_checked() {
+        let bad = CubicParams {
+            beta: 1.0,
+            ..CubicParams::default()
+        };
+        assert!(bad.validate().unwrap_err().to_string().contains("beta"));
+        let bad = CubicParams {
+            c: f64::NAN,
+            ..CubicParams::default()
+        };
+        assert!(bad.validate().is_err());
+        assert!(CubicParams::default().validate().is_ok());
+    }
+}

@@ -1,0 +1,64 @@
+//! Today's schemes end to end (issue 24): each fills a BDP-buffered bottleneck and shares it
+//! with itself.
+
+use acclab_scenario::parse;
+use acclab_scenario::templates::dumbbell;
+use acclab_sim::output::Summary;
+
+/// `flows` flows of `kind` on the 100 Mb/s dumbbell (BDP 300 packets) with `queue`, measured
+/// from 10 s to the end of `duration_s`.
+fn run(kind: &str, flows: usize, queue: &str, duration_s: u64) -> Summary {
+    let text = dumbbell(kind, flows, 100, 300, duration_s)
+        .replace(r#"{ kind = "droptail", limit = "300pkt" }"#, queue)
+        + &format!("[output]\nwindow = [\"10s\", \"{duration_s}s\"]\n");
+    let (_, s) = acclab_sim::run(parse(&text, kind).unwrap(), &mut |_| {});
+    s
+}
+
+fn bottleneck(s: &Summary) -> &acclab_sim::output::LinkSummary {
+    s.links.iter().find(|l| l.id == "r1->r2").unwrap()
+}
+
+/// Fills the bottleneck (≥ 95%) and shares it with itself (Jain ≥ 0.95).
+fn fills_and_shares(kind: &str, queue: &str) -> Summary {
+    let s = run(kind, 2, queue, 60);
+    let u = bottleneck(&s).utilization;
+    assert!(u >= 0.95, "{kind}: bottleneck utilisation {u} < 0.95");
+    let jain = s.fairness.jain.unwrap();
+    assert!(jain >= 0.95, "{kind}: Jain index {jain} < 0.95");
+    s
+}
+
+const DROPTAIL_BDP: &str = r#"{ kind = "droptail", limit = "300pkt" }"#;
+
+#[test]
+fn cubic_fills_a_bdp_buffer_and_shares_it() {
+    let s = fills_and_shares("cubic", DROPTAIL_BDP);
+    // β = 0.7: the queue drains less after a loss than Reno's, so it stays fuller on average.
+    let reno = run("reno", 2, DROPTAIL_BDP, 60);
+    let (q, qr) = (
+        bottleneck(&s).mean_queue_pkts,
+        bottleneck(&reno).mean_queue_pkts,
+    );
+    assert!(q > qr, "CUBIC mean queue {q} not above Reno's {qr}");
+}
+
+#[test]
+fn cubic_with_hystart_leaves_slow_start_before_the_buffer_overflows() {
+    // One flow, a 1000-packet buffer: plain slow start overshoots to ~2× BDP + buffer and
+    // loses hundreds of packets; HyStart++ sees the queue's delay and leaves slow start early.
+    let with = |hystart: bool| {
+        let text = dumbbell("cubic", 1, 100, 1000, 10).replace(
+            "start_jitter = \"100ms\"",
+            &format!("start_jitter = \"100ms\"\nparams = {{ hystart = {hystart} }}"),
+        );
+        let (_, s) = acclab_sim::run(parse(&text, "hystart").unwrap(), &mut |_| {});
+        s.flows[0].lost_packets
+    };
+    let (plain, hystart) = (with(false), with(true));
+    assert!(plain > 100, "plain slow start lost only {plain}");
+    assert!(
+        hystart * 10 < plain,
+        "HyStart++ lost {hystart}, plain {plain}"
+    );
+}
