@@ -20,6 +20,7 @@ pub use crate::params::{
 };
 
 pub use crate::cc::cubic::CubicParams;
+pub use crate::cc::dctcp::DctcpParams;
 pub use crate::cc::reno::RenoParams;
 pub use crate::cc::vegas::{BaseRttParam, PerUnit, VegasParams, VegasRemParams};
 pub use crate::queue::avq::{AvdStamp, AvqMode, AvqParams};
@@ -112,6 +113,8 @@ tagged_enum! {
     Reno(RenoParams) = "reno",
     /// CUBIC (RFC 9438) over NewReno loss recovery, optionally with HyStart++ (RFC 9406).
     Cubic(CubicParams) = "cubic",
+    /// DCTCP (RFC 8257): Reno growth, ECN reaction in proportion to the marked fraction.
+    Dctcp(DctcpParams) = "dctcp",
     /// TCP Vegas (PF or WPF, baseRTT min / Vegas-k / fixed) over NewReno loss recovery.
     Vegas(VegasParams) = "vegas",
     /// Vegas+REM (002 §5): Vegas whose congestion avoidance follows the price REM marks convey.

@@ -5,14 +5,22 @@ use acclab_scenario::parse;
 use acclab_scenario::templates::dumbbell;
 use acclab_sim::output::Summary;
 
-/// `flows` flows of `kind` on the 100 Mb/s dumbbell (BDP 300 packets) with `queue`, measured
-/// from 10 s to the end of `duration_s`.
-fn run(kind: &str, flows: usize, queue: &str, duration_s: u64) -> Summary {
+/// `flows` flows of `kind` with `params` (a TOML inline table) on the 100 Mb/s dumbbell (BDP
+/// 300 packets) with `queue`, measured from 10 s to the end of `duration_s`.
+fn run_with(kind: &str, params: &str, flows: usize, queue: &str, duration_s: u64) -> Summary {
     let text = dumbbell(kind, flows, 100, 300, duration_s)
         .replace(r#"{ kind = "droptail", limit = "300pkt" }"#, queue)
+        .replace(
+            "start_jitter = \"100ms\"",
+            &format!("start_jitter = \"100ms\"\nparams = {params}"),
+        )
         + &format!("[output]\nwindow = [\"10s\", \"{duration_s}s\"]\n");
     let (_, s) = acclab_sim::run(parse(&text, kind).unwrap(), &mut |_| {});
     s
+}
+
+fn run(kind: &str, flows: usize, queue: &str, duration_s: u64) -> Summary {
+    run_with(kind, "{}", flows, queue, duration_s)
 }
 
 fn bottleneck(s: &Summary) -> &acclab_sim::output::LinkSummary {
@@ -48,12 +56,9 @@ fn cubic_with_hystart_leaves_slow_start_before_the_buffer_overflows() {
     // One flow, a 1000-packet buffer: plain slow start overshoots to ~2× BDP + buffer and
     // loses hundreds of packets; HyStart++ sees the queue's delay and leaves slow start early.
     let with = |hystart: bool| {
-        let text = dumbbell("cubic", 1, 100, 1000, 10).replace(
-            "start_jitter = \"100ms\"",
-            &format!("start_jitter = \"100ms\"\nparams = {{ hystart = {hystart} }}"),
-        );
-        let (_, s) = acclab_sim::run(parse(&text, "hystart").unwrap(), &mut |_| {});
-        s.flows[0].lost_packets
+        let queue = r#"{ kind = "droptail", limit = "1000pkt" }"#;
+        let params = format!("{{ hystart = {hystart} }}");
+        run_with("cubic", &params, 1, queue, 20).flows[0].lost_packets
     };
     let (plain, hystart) = (with(false), with(true));
     assert!(plain > 100, "plain slow start lost only {plain}");
@@ -61,4 +66,26 @@ fn cubic_with_hystart_leaves_slow_start_before_the_buffer_overflows() {
         hystart * 10 < plain,
         "HyStart++ lost {hystart}, plain {plain}"
     );
+}
+
+#[test]
+fn dctcp_over_step_marking_keeps_the_queue_near_k_without_losses() {
+    // RFC 8257 §3.1 guidance: K > C·RTT/7 ≈ 43 packets here; K = 50.
+    let step = r#"{ kind = "step-ecn", limit = "300pkt", threshold = "50pkt" }"#;
+    let s = fills_and_shares("dctcp", step);
+    let b = bottleneck(&s);
+    assert!(b.marks > 0, "no marks");
+    assert_eq!(b.drops, 0, "DCTCP over step marking lost packets");
+    // The queue oscillates just above K with amplitude O(√(C·RTT)) (DCTCP paper §3.3).
+    assert!(
+        b.mean_queue_pkts > 30.0 && b.mean_queue_pkts < 80.0,
+        "mean queue {} packets, K = 50",
+        b.mean_queue_pkts
+    );
+    assert!(b.max_queue_pkts < 120, "max queue {}", b.max_queue_pkts);
+    // Reno with ECN over the same switch halves its window on a mark, from about BDP + K to
+    // below the BDP: the link idles after each cut, where DCTCP's α/2 cut keeps it busy.
+    let reno = run_with("reno", "{ ecn = true }", 2, step, 60);
+    let (u, ur) = (b.utilization, bottleneck(&reno).utilization);
+    assert!(ur < u - 0.02, "Reno-ECN utilisation {ur}, DCTCP {u}");
 }

@@ -7,6 +7,7 @@
 
 pub mod acc;
 pub mod cubic;
+pub mod dctcp;
 pub mod hystart;
 pub mod reno;
 pub mod vegas;

@@ -35,6 +35,13 @@ impl Reno {
         }
     }
 
+    /// Sets ssthresh and cwnd to `bytes` (at least two segments): a reduction decided by a
+    /// controller that uses Reno's window growth with a reaction of its own (DCTCP).
+    pub fn reduce_to(&mut self, bytes: u64) {
+        self.ssthresh = bytes.max(2 * self.mss);
+        self.cwnd = self.ssthresh as f64;
+    }
+
     fn reduced(&self, in_flight: u64) -> u64 {
         (in_flight / 2).max(2 * self.mss) // RFC 5681 eq. (4)
     }

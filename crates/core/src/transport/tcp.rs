@@ -10,7 +10,9 @@
 //! of fast recovery (RFC 6582 §3.2 steps 3–5).
 //!
 //! Receiver: in-order delivery with an out-of-order buffer, one cumulative ACK per data packet
-//! (delayed ACK off, SPEC §5), echoing the data packet's timestamp and its ECN mark.
+//! (delayed ACK off, SPEC §5; optionally one per two segments), echoing the data packet's
+//! timestamp and its ECN mark: every ACK's ECE says whether the segments it acknowledges were
+//! CE-marked (DCTCP's receiver, RFC 8257 §3.2, which an RFC 3168 sender reads as well).
 //!
 //! Departures, all deliberate:
 //! - Sequence numbers count segments, not bytes; every segment is `packet_size` bytes on the wire
@@ -440,6 +442,8 @@ pub struct TcpReceiver {
     /// The ACK being delayed: when it must go, the timestamp it will echo (the earliest
     /// unacknowledged segment's, RFC 7323 §4.3) and the connection.
     pending: Option<(Time, Time, u32)>,
+    /// The CE state: the last data segment received was CE-marked (RFC 8257 §3.2).
+    ce: bool,
     rcv_nxt: u64,
     /// Segments received above `rcv_nxt`, sorted, with their sizes.
     out_of_order: Vec<(u64, u32)>,
@@ -459,6 +463,7 @@ impl TcpReceiver {
             ack_size,
             delayed_ack: delay,
             pending: None,
+            ce: false,
             rcv_nxt: 0,
             out_of_order: Vec::new(),
             acks: Outbox::default(),
@@ -506,18 +511,28 @@ impl Endpoint for TcpReceiver {
         if pkt.kind != PacketKind::Data {
             return;
         }
+        let marked = pkt.ecn.is_marked();
+        if marked != self.ce {
+            // RFC 8257 §3.2: when the CE state changes, the delayed ACK of the segments
+            // before goes at once with their state, so that every ACK's ECE tells exactly
+            // whether the segments it acknowledges were marked.
+            if let Some((_, echo, conn)) = self.pending.take() {
+                self.send_ack(echo, conn, self.ce);
+            }
+            self.ce = marked;
+        }
         let in_order = pkt.seq == self.rcv_nxt && self.out_of_order.is_empty();
         self.accept(pkt.seq, pkt.size);
         match self.delayed_ack {
             // RFC 1122 §4.2.3.2 / RFC 5681 §4.2: an in-order segment may wait for a second
-            // one (at most `delay`); an out-of-order or duplicate segment, one that fills a
-            // hole, or a marked one (its echo must not wait) is acknowledged at once.
-            Some(delay) if in_order && self.pending.is_none() && !pkt.ecn.is_marked() => {
+            // one (at most `delay`); an out-of-order or duplicate segment, or one that fills
+            // a hole, is acknowledged at once.
+            Some(delay) if in_order && self.pending.is_none() => {
                 self.pending = Some((now + delay, pkt.sent_at, pkt.conn));
             }
             _ => {
                 let echo = self.pending.take().map_or(pkt.sent_at, |(_, e, _)| e);
-                self.send_ack(echo, pkt.conn, pkt.ecn.is_marked());
+                self.send_ack(echo, pkt.conn, marked);
             }
         }
     }
@@ -526,7 +541,7 @@ impl Endpoint for TcpReceiver {
         if let Some((at, echo, conn)) = self.pending {
             if at <= now {
                 self.pending = None;
-                self.send_ack(echo, conn, false);
+                self.send_ack(echo, conn, self.ce);
             }
         }
     }
@@ -907,14 +922,29 @@ mod tests {
             r.poll_transmit(ms(71)).unwrap().ack_info(),
             Some((5, ms(5)))
         );
-        // A marked segment is echoed at once.
-        let mut marked = data(5, ms(6));
-        marked.ecn = Ecn::ECT;
-        marked.ecn.mark();
-        r.handle_packet(ms(80), &marked);
+        // RFC 8257 §3.2: an unmarked segment waits; a marked one changes the CE state, which
+        // sends the waiting ACK at once without ECE; the marked one then waits in turn and
+        // its ACK, covering two marked segments, carries ECE.
+        let marked = |seq, sent| {
+            let mut p = data(seq, sent);
+            p.ecn = Ecn::ECT;
+            p.ecn.mark();
+            p
+        };
+        r.handle_packet(ms(79), &data(5, ms(6)));
+        assert!(r.poll_transmit(ms(79)).is_none());
+        r.handle_packet(ms(80), &marked(6, ms(7)));
         let a = r.poll_transmit(ms(80)).unwrap();
-        assert!(a.ecn.is_echo());
-        assert_eq!(a.ack_info(), Some((6, ms(6))));
+        assert_eq!((a.ack_info(), a.ecn.is_echo()), (Some((6, ms(6))), false));
+        assert!(r.poll_transmit(ms(80)).is_none());
+        r.handle_packet(ms(81), &marked(7, ms(8)));
+        let a = r.poll_transmit(ms(81)).unwrap();
+        assert_eq!((a.ack_info(), a.ecn.is_echo()), (Some((8, ms(7))), true));
+        // Back to unmarked: a lone segment's delayed ACK, without ECE.
+        r.handle_packet(ms(90), &data(8, ms(9)));
+        r.handle_timeout(ms(130));
+        let a = r.poll_transmit(ms(130)).unwrap();
+        assert_eq!((a.ack_info(), a.ecn.is_echo()), (Some((9, ms(9))), false));
         assert!(check_delayed_ack(Some(Duration::from_millis(500))).is_err());
         assert!(check_delayed_ack(Some(Duration::ZERO)).is_err());
         assert!(check_delayed_ack(Some(Duration::from_millis(200))).is_ok());
