@@ -28,6 +28,7 @@ pub use crate::queue::bat::{BatClassParams, BatParams};
 pub use crate::queue::clcc::{ClccParams, RatioParam};
 pub use crate::queue::codel::CodelParams;
 pub use crate::queue::droptail::DroptailParams;
+pub use crate::queue::pie::PieParams;
 pub use crate::queue::priority::PriorityParams;
 pub use crate::queue::red::RedParams;
 pub use crate::queue::rem::RemParams;
@@ -146,6 +147,8 @@ tagged_enum! {
     Avq(AvqParams) = "avq",
     /// CoDel (RFC 8289): drops (or marks) at the head against a standing queue delay.
     Codel(CodelParams) = "codel",
+    /// PIE (RFC 8033): random early drops (or marks) from a PI controller of the queueing delay.
+    Pie(PieParams) = "pie",
     /// Step ECN marking above a threshold K (DCTCP's switch, RFC 8257 §3.1).
     StepEcn(StepEcnParams) = "step-ecn",
 }

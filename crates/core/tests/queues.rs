@@ -68,6 +68,18 @@ priority = true"#,
     r#"kind = "step-ecn"
 limit = "12pkt"
 threshold = "4pkt""#,
+    r#"kind = "pie"
+limit = "20pkt"
+target = "1ms"
+t_update = "1ms"
+max_burst = "0ms""#,
+    r#"kind = "pie"
+limit = "20pkt"
+target = "1ms"
+t_update = "1ms"
+max_burst = "2ms"
+ecn = true
+priority = true"#,
 ];
 
 /// Drops every head that waited longer than 3 ms, as CoDel and PIE may.

@@ -185,6 +185,30 @@ fn reno_over_codel_keeps_the_standing_queue_near_its_target() {
 }
 
 #[test]
+fn reno_over_pie_holds_the_queueing_delay_near_its_target() {
+    // The CoDel dumbbell above with PIE: its PI law settles the queueing delay near the
+    // 15 ms target (37 packets at 20 Mb/s); bounded here at 60 packets (24 ms), and above
+    // CoDel's 5 ms. Tail drop fills the 400-packet buffer.
+    let pie = dumbbell(
+        "20Mbps",
+        r#"{ kind = "pie", limit = "400pkt" }"#,
+        "reno",
+        "",
+        8,
+    );
+    let (_, s) = acclab_sim::run(parse(&pie, "pie").unwrap(), &mut |_| {});
+    let link = &s.links[0];
+    let delay_ms = link.mean_queue_pkts * 0.4;
+    assert!(
+        (7.0..24.0).contains(&delay_ms),
+        "PIE mean queueing delay {delay_ms} ms ({} packets)",
+        link.mean_queue_pkts
+    );
+    assert!(link.utilization > 0.9, "utilisation {}", link.utilization);
+    assert!(link.drops > 0);
+}
+
+#[test]
 fn reno_with_ecn_over_step_marking_holds_the_queue_near_k() {
     // 8 ECN-capable Reno flows, K = 60 packets (one bandwidth-delay product: 20 Mb/s × 24 ms;
     // Reno halves on a mark, so a smaller K idles the link — K = 20 gave 0.85): marks, not

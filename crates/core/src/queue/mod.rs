@@ -17,6 +17,7 @@ pub mod clcc;
 pub mod codel;
 pub mod droptail;
 pub mod fifo;
+pub mod pie;
 pub mod priority;
 pub mod red;
 pub mod rem;
