@@ -19,6 +19,7 @@ pub use crate::params::{
     positive, FlowContext, ParamError, QueueContext, QueueParams, SchemeParams,
 };
 
+pub use crate::cc::bbr::BbrParams;
 pub use crate::cc::cubic::CubicParams;
 pub use crate::cc::dctcp::DctcpParams;
 pub use crate::cc::reno::RenoParams;
@@ -116,6 +117,9 @@ tagged_enum! {
     Cubic(CubicParams) = "cubic",
     /// DCTCP (RFC 8257): Reno growth, ECN reaction in proportion to the marked fraction.
     Dctcp(DctcpParams) = "dctcp",
+    /// BBR v1 (draft-cardwell-iccrg-bbr-congestion-control-00): paced at the modelled
+    /// bottleneck bandwidth, Startup / Drain / ProbeBW / ProbeRTT.
+    Bbr(BbrParams) = "bbr",
     /// TCP Vegas (PF or WPF, baseRTT min / Vegas-k / fixed) over NewReno loss recovery.
     Vegas(VegasParams) = "vegas",
     /// Vegas+REM (002 §5): Vegas whose congestion avoidance follows the price REM marks convey.

@@ -89,3 +89,23 @@ fn dctcp_over_step_marking_keeps_the_queue_near_k_without_losses() {
     let (u, ur) = (b.utilization, bottleneck(&reno).utilization);
     assert!(ur < u - 0.02, "Reno-ECN utilisation {ur}, DCTCP {u}");
 }
+
+#[test]
+fn bbr_fills_a_deep_buffer_with_a_bounded_queue_and_shares_it() {
+    // A 1000-packet buffer (3.3 BDP): BBR's 2-BDP cwnd cap bounds what queues — about one
+    // BDP for the two flows together — where Reno and CUBIC fill the buffer; nothing is lost.
+    let deep = r#"{ kind = "droptail", limit = "1000pkt" }"#;
+    let s = fills_and_shares("bbr", deep);
+    let b = bottleneck(&s);
+    assert!(
+        b.mean_queue_pkts < 400.0,
+        "BBR mean queue {} packets",
+        b.mean_queue_pkts
+    );
+    assert_eq!(b.drops, 0);
+    let rtprop = s.flows[0].base_rtt_s.unwrap();
+    assert!(
+        (rtprop - 0.024).abs() < 0.002,
+        "RTprop estimate {rtprop} s, propagation RTT 24 ms"
+    );
+}

@@ -56,6 +56,8 @@ pub struct RateSampler {
     base: u64,
     sent: VecDeque<Option<Sent>>,
     min_rtt: Option<Duration>,
+    /// Bytes duplicate ACKs counted as delivered that no cumulative ACK has covered yet.
+    dup_delivered: u64,
 }
 
 impl RateSampler {
@@ -92,6 +94,18 @@ impl RateSampler {
         self.app_limited = (self.delivered + in_flight).max(1);
     }
 
+    /// A duplicate ACK at `now`: a segment of `bytes` arrived above a hole. Without SACK this
+    /// is all the sender learns of it, so it counts as delivered now (Linux's Reno SACK
+    /// emulation, `tcp_add_reno_sack`), and not again when the cumulative ACK covers it —
+    /// otherwise the ACK that fills a hole would deliver a whole window at once and its
+    /// sample would overestimate the rate many times over. It gives no sample (which
+    /// segment arrived is unknown).
+    pub fn on_dup_ack(&mut self, now: Time, bytes: u64) {
+        self.delivered += bytes;
+        self.delivered_time = now;
+        self.dup_delivered += bytes;
+    }
+
     /// An ACK at `now` delivered segments `from..to` (`bytes` in all), with an RTT sample if it
     /// gives one. Returns the rate sample, if this ACK yields a valid one.
     pub fn on_ack(
@@ -105,7 +119,9 @@ impl RateSampler {
         if let Some(r) = rtt {
             self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
         }
-        self.delivered += bytes;
+        let counted = self.dup_delivered.min(bytes);
+        self.dup_delivered -= counted;
+        self.delivered += bytes - counted;
         self.delivered_time = now;
         if self.app_limited != 0 && self.delivered > self.app_limited {
             self.app_limited = 0;
@@ -229,5 +245,32 @@ mod tests {
         r.on_sent(ms(23), 3, 1000);
         let s = r.on_ack(ms(43), 2, 4, 2000, None).unwrap();
         assert!(!s.is_app_limited);
+    }
+
+    #[test]
+    fn duplicate_acks_deliver_as_they_come_so_filling_a_hole_is_no_burst() {
+        // 20 segments 1 ms apart (8 Mb/s), each ACKed 20 ms after it left; segment 0 is lost
+        // and retransmitted at 25 ms (acknowledged at 45 ms with all 20).
+        let mut r = RateSampler::default();
+        for s in 0..20 {
+            r.on_sent(ms(s), s, s * 1000);
+        }
+        for s in 1..5 {
+            r.on_dup_ack(ms(s + 20), 1000);
+        }
+        r.on_sent(ms(25), 0, 19_000);
+        for s in 5..20 {
+            r.on_dup_ack(ms(s + 20), 1000);
+        }
+        let s = r
+            .on_ack(ms(45), 0, 20, 20_000, Some(Duration::from_millis(20)))
+            .unwrap();
+        // Only the retransmission is new: 19 segments were counted as their duplicate ACKs
+        // came. The sample runs from the retransmission (4 segments delivered by then) to
+        // now: 16 segments over the 25 ms send interval = 5.1 Mb/s, not 20 segments at once.
+        assert_eq!(r.delivered, 20_000);
+        assert_eq!(s.delivered, 16_000);
+        assert_eq!(s.interval, Duration::from_millis(25));
+        assert!(s.delivery_rate.bps() <= 8_000_000, "{:?}", s.delivery_rate);
     }
 }

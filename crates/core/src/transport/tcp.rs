@@ -259,6 +259,10 @@ impl TcpSender {
 
     fn on_duplicate_ack(&mut self, now: Time, next: u64) {
         self.dupacks += 1;
+        let mss = self.mss();
+        if let Some(r) = &mut self.rates {
+            r.on_dup_ack(now, mss);
+        }
         if self.recovery_end.is_some() {
             self.inflation += self.mss() as i64; // RFC 6582 §3.2 step 4
         } else if self.dupacks == 3 && next >= self.recover {
