@@ -113,9 +113,6 @@ pub struct Packet {
     pub seq: u64,
     /// When the sender created this packet (or this retransmission of it).
     pub sent_at: Time,
-    /// Sum of virtual queueing delays added by AVD routers along the path (000 §IV-D); a Monaco
-    /// reverse control packet echoes its IB's sum here.
-    pub virtual_delay: Duration,
     /// What the packet says beyond its kind and sequence number.
     pub payload: Payload,
 }
@@ -126,9 +123,9 @@ pub enum Payload {
     /// Data and Monaco's out-of-band control packets.
     #[default]
     None,
-    /// An acknowledgement: the next segment expected (cumulative) and the `sent_at` of the
-    /// data packet that caused it (timestamp echo, RFC 7323 style).
-    Ack { next: u64, echo: Time },
+    /// An acknowledgement: the next segment expected (cumulative), the `sent_at` of the
+    /// data packet that caused it (timestamp echo, RFC 7323 style) and a SACK block.
+    Ack { next: u64, echo: Time, sack: Sack },
     /// A Monaco in-band control packet.
     InBand(InBand),
     /// A Monaco reverse control packet.
@@ -147,7 +144,6 @@ impl Packet {
             size,
             seq: 0,
             sent_at: Time::ZERO,
-            virtual_delay: Duration::ZERO,
             payload: Payload::None,
         }
     }
@@ -155,7 +151,11 @@ impl Packet {
     /// An acknowledgement of `flow` expecting segment `next` next, echoing `echo`.
     pub fn ack(flow: FlowId, size: u32, next: u64, echo: Time) -> Packet {
         Packet {
-            payload: Payload::Ack { next, echo },
+            payload: Payload::Ack {
+                next,
+                echo,
+                sack: Sack::NONE,
+            },
             ..Packet::new(flow, PacketKind::Ack, size)
         }
     }
@@ -163,9 +163,64 @@ impl Packet {
     /// The cumulative ACK and timestamp echo, if this is an acknowledgement.
     pub fn ack_info(&self) -> Option<(u64, Time)> {
         match self.payload {
-            Payload::Ack { next, echo } => Some((next, echo)),
+            Payload::Ack { next, echo, .. } => Some((next, echo)),
             _ => None,
         }
+    }
+
+    /// The SACK block of an acknowledgement, as absolute segment numbers `[start, end)`.
+    pub fn sack_block(&self) -> Option<(u64, u64)> {
+        match self.payload {
+            Payload::Ack { next, sack, .. } => sack.block(next),
+            _ => None,
+        }
+    }
+
+    /// The sum of AVD routers' virtual delays a Monaco control packet carries (000 §IV-D):
+    /// an IB's, or the one its reverse packet echoes; zero for any other packet.
+    pub fn virtual_delay(&self) -> Duration {
+        match self.payload {
+            Payload::InBand(ib) => ib.virtual_delay,
+            Payload::Reverse(r) => r.virtual_delay,
+            _ => Duration::ZERO,
+        }
+    }
+}
+
+/// One SACK block (RFC 2018) relative to the ACK's cumulative point, in segments: `offset`
+/// segments above it, `len` long; `len` 0 for none.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sack {
+    pub offset: u32,
+    pub len: u32,
+}
+
+impl Sack {
+    pub const NONE: Sack = Sack { offset: 0, len: 0 };
+
+    /// The block `[start, end)` of an ACK whose cumulative point is `next`; blocks out of the
+    /// representable range (more than 2³² segments away or long) are clipped to their top or
+    /// dropped.
+    pub fn new(next: u64, start: u64, end: u64) -> Sack {
+        let (Some(off_end), true) = (end.checked_sub(next), start < end) else {
+            return Sack::NONE;
+        };
+        let Ok(off_end) = u32::try_from(off_end) else {
+            return Sack::NONE;
+        };
+        let offset = start.saturating_sub(next).min(off_end as u64) as u32;
+        Sack {
+            offset,
+            len: off_end - offset,
+        }
+    }
+
+    /// The block as absolute segment numbers.
+    pub fn block(self, next: u64) -> Option<(u64, u64)> {
+        (self.len > 0).then(|| {
+            let start = next + self.offset as u64;
+            (start, start + self.len as u64)
+        })
     }
 }
 
@@ -175,8 +230,35 @@ mod tests {
 
     #[test]
     fn packet_stays_small() {
-        assert_eq!(std::mem::size_of::<Payload>(), 24);
+        // The ACK's SACK block and the control packets' virtual delay live in the payload;
+        // the packet stays one cache line.
+        assert_eq!(std::mem::size_of::<Payload>(), 32);
         assert!(std::mem::size_of::<Packet>() <= 64);
+    }
+
+    #[test]
+    fn sack_blocks_are_relative_to_the_cumulative_ack() {
+        let s = Sack::new(100, 105, 110);
+        assert_eq!((s.offset, s.len), (5, 5));
+        assert_eq!(s.block(100), Some((105, 110)));
+        assert_eq!(
+            Sack::new(100, 90, 110).block(100),
+            Some((100, 110)),
+            "clipped below"
+        );
+        assert_eq!(
+            Sack::new(100, 50, 90),
+            Sack::NONE,
+            "below the cumulative ACK"
+        );
+        assert_eq!(Sack::new(0, 1, 1 << 33), Sack::NONE, "beyond 2³² segments");
+        assert_eq!(Sack::NONE.block(7), None);
+        let mut a = Packet::ack(FlowId(0), 40, 100, Time::ZERO);
+        assert_eq!(a.sack_block(), None);
+        if let Payload::Ack { sack, .. } = &mut a.payload {
+            *sack = Sack::new(100, 103, 104);
+        }
+        assert_eq!(a.sack_block(), Some((103, 104)));
     }
 
     #[test]

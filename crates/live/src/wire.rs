@@ -1,11 +1,11 @@
 //! The wire format: one acclab [`Packet`] per UDP datagram.
 //!
-//! Version 2, all integers big-endian (network order):
+//! Version 3, all integers big-endian (network order):
 //!
 //! | offset | size | field |
 //! |---:|---:|---|
 //! | 0 | 2 | magic `"AL"` (0x41 0x4C) |
-//! | 2 | 1 | version, 2 |
+//! | 2 | 1 | version, 3 |
 //! | 3 | 1 | kind: 0 data, 1 ACK, 2 control OB, 3 control IB, 4 control reverse |
 //! | 4 | 1 | ECN bits: 1 ECN-capable, 2 congestion experienced, 4 ECN-echo |
 //! | 5 | 1 | payload: 0 none (data, OB), 1 ACK, 2 in-band control, 3 reverse control — it must be the kind's |
@@ -14,9 +14,9 @@
 //! | 14 | 4 | packet size in bytes as the scenario counts it |
 //! | 18 | 8 | seq: data segment number, or control sequence number |
 //! | 26 | 8 | sent_at, ns of scenario time |
-//! | 34 | 8 | virtual delay added by AVD routers (a reverse packet: its IB's, echoed), ns |
+//! | 34 | 8 | virtual delay added by AVD routers: an IB's, or its reverse packet's echo; zero on every other packet, ns |
 //! | 42 | 24 | the payload, zero-filled after its fields: |
-//! | | | ACK: next segment expected (8), the echoed `sent_at`, ns (8) |
+//! | | | ACK: next segment expected (8), the echoed `sent_at`, ns (8), SACK block offset above the next segment expected (4) and length (4), in segments, length 0 for none |
 //! | | | in-band control: data bytes sent since the previous IB (8) |
 //! | | | reverse control: signal (1: 0 increase, 1 decrease, 2 loss; then 7 zero bytes), accumulation estimate â in bytes as IEEE 754 binary64 (8), ftt_q, ns (8) |
 //! | 66 | … | zero padding up to the packet size |
@@ -24,21 +24,22 @@
 //! A datagram is `max(size, 66)` bytes long, so a 1000-byte data packet is a 1000-byte UDP
 //! payload and the router's emulated links and the real sockets carry the same bytes; ACKs and
 //! control packets smaller than the header are sent as 66 bytes, but links still count their
-//! declared size. The router keeps the hop index itself; it is not on the wire. Version 1
-//! (untyped `ack`, `echo` and `value` fields, control flags in `ack`) is no longer read.
+//! declared size. The router keeps the hop index itself; it is not on the wire. Versions 1
+//! (untyped `ack`, `echo` and `value` fields, control flags in `ack`) and 2 (no SACK block)
+//! are no longer read.
 //!
 //! [`decode`] checks every field that can be wrong and returns a [`WireError`] naming what was;
 //! it never panics, whatever the bytes (a proptest in this file and `tests/wire_fuzz.rs` feed it
 //! random, truncated and mutated datagrams).
 
-use acclab_core::packet::Payload;
+use acclab_core::packet::{Payload, Sack};
 use acclab_core::transport::monaco::control::{InBand, Reverse, Signal};
 use acclab_core::{Duration, Ecn, FlowId, Packet, PacketKind, Time};
 
 /// The first two bytes of every acclab datagram.
 pub const MAGIC: [u8; 2] = *b"AL";
 /// The version this code writes and reads.
-pub const VERSION: u8 = 2;
+pub const VERSION: u8 = 3;
 /// Header length: the smallest datagram.
 pub const HEADER_LEN: usize = 66;
 /// Where the payload starts, and its length.
@@ -76,6 +77,8 @@ pub enum WireError {
     },
     #[error("accumulation estimate is not a finite number")]
     NonFiniteValue,
+    #[error("a virtual delay on a packet that is neither an in-band nor a reverse control packet")]
+    StrayVirtualDelay,
 }
 
 /// Datagram length for a packet of `size` bytes.
@@ -105,11 +108,13 @@ pub fn encode(pkt: &Packet, buf: &mut Vec<u8>) {
     buf.extend_from_slice(&pkt.flow.0.to_be_bytes());
     buf.extend_from_slice(&pkt.conn.to_be_bytes());
     buf.extend_from_slice(&pkt.size.to_be_bytes());
-    for x in [pkt.seq, pkt.sent_at.0, pkt.virtual_delay.0] {
+    for x in [pkt.seq, pkt.sent_at.0, pkt.virtual_delay().0] {
         buf.extend_from_slice(&x.to_be_bytes());
     }
     let words: [u64; 3] = match (pkt.kind, pkt.payload) {
-        (PacketKind::Ack, Payload::Ack { next, echo }) => [next, echo.0, 0],
+        (PacketKind::Ack, Payload::Ack { next, echo, sack }) => {
+            [next, echo.0, (sack.offset as u64) << 32 | sack.len as u64]
+        }
         (PacketKind::ControlIb, Payload::InBand(m)) => [m.sent_bytes, 0, 0],
         (PacketKind::ControlReverse, Payload::Reverse(r)) => {
             let signal = Signal::ALL.iter().position(|s| *s == r.signal).unwrap_or(0) as u64;
@@ -162,19 +167,29 @@ pub fn decode(d: &[u8]) -> Result<Packet, WireError> {
             actual: d.len(),
         });
     }
+    let virtual_delay = Duration(u64_at(34));
+    if virtual_delay.0 != 0 && !matches!(kind, PacketKind::ControlIb | PacketKind::ControlReverse) {
+        return Err(WireError::StrayVirtualDelay);
+    }
     // The bytes of the payload area its type uses; the rest must be zero.
     let (payload, used) = match kind {
         PacketKind::Data | PacketKind::ControlOb => (Payload::None, 0),
-        PacketKind::Ack => (
-            Payload::Ack {
+        PacketKind::Ack => {
+            let sack = u64_at(PAYLOAD_AT + 16);
+            let ack = Payload::Ack {
                 next: u64_at(PAYLOAD_AT),
                 echo: Time(u64_at(PAYLOAD_AT + 8)),
-            },
-            16,
-        ),
+                sack: Sack {
+                    offset: (sack >> 32) as u32,
+                    len: sack as u32,
+                },
+            };
+            (ack, PAYLOAD_LEN)
+        }
         PacketKind::ControlIb => (
             Payload::InBand(InBand {
                 sent_bytes: u64_at(PAYLOAD_AT),
+                virtual_delay,
             }),
             8,
         ),
@@ -192,6 +207,7 @@ pub fn decode(d: &[u8]) -> Result<Packet, WireError> {
                 signal,
                 accumulation,
                 ftt_q: Duration(u64_at(PAYLOAD_AT + 16)),
+                virtual_delay,
             };
             (Payload::Reverse(r), PAYLOAD_LEN)
         }
@@ -204,7 +220,6 @@ pub fn decode(d: &[u8]) -> Result<Packet, WireError> {
     pkt.conn = u32_at(10);
     pkt.seq = u64_at(18);
     pkt.sent_at = Time(u64_at(26));
-    pkt.virtual_delay = Duration(u64_at(34));
     pkt.payload = payload;
     Ok(pkt)
 }
@@ -228,17 +243,24 @@ mod tests {
                     p.conn = conn;
                     p.seq = seq;
                     p.sent_at = Time(sent);
-                    p.virtual_delay = Duration(vd);
                     p.payload = match kind {
                         PacketKind::Ack => Payload::Ack {
                             next: a,
                             echo: Time(b),
+                            sack: Sack {
+                                offset: vd as u32,
+                                len: (vd >> 32) as u32,
+                            },
                         },
-                        PacketKind::ControlIb => Payload::InBand(InBand { sent_bytes: a }),
+                        PacketKind::ControlIb => Payload::InBand(InBand {
+                            sent_bytes: a,
+                            virtual_delay: Duration(vd),
+                        }),
                         PacketKind::ControlReverse => Payload::Reverse(Reverse {
                             signal: Signal::ALL[signal],
                             accumulation: value,
                             ftt_q: Duration(b),
+                            virtual_delay: Duration(vd),
                         }),
                         _ => Payload::None,
                     };
@@ -306,6 +328,7 @@ mod tests {
             signal: Signal::Loss,
             accumulation: f64::NAN,
             ftt_q: Duration::ZERO,
+            virtual_delay: Duration::ZERO,
         });
         let mut nan = Vec::new();
         encode(&rev, &mut nan);

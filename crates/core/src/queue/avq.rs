@@ -21,7 +21,7 @@
 
 use super::aqm::band_limits;
 use super::{Aqm, AqmQueue, Fifo, QueueDiscipline, Verdict};
-use crate::packet::{Packet, PacketKind};
+use crate::packet::{Packet, PacketKind, Payload};
 use crate::units::{Duration, Limit, Rate, Time};
 use serde::{Deserialize, Serialize};
 
@@ -147,7 +147,9 @@ impl Aqm for Avq {
         let overflow = self.arrive(now, pkt.size as f64);
         match self.cfg.mode {
             AvqMode::Delay if pkt.kind == PacketKind::ControlIb => {
-                pkt.virtual_delay += Duration::from_secs_f64(self.delay_to_stamp(data));
+                if let Payload::InBand(ib) = &mut pkt.payload {
+                    ib.virtual_delay += Duration::from_secs_f64(self.delay_to_stamp(data));
+                }
                 Verdict::Marked
             }
             AvqMode::Delay => Verdict::Pass,
@@ -269,6 +271,13 @@ impl QueueParams for AvqParams {
 mod tests {
     use super::*;
 
+    /// A Monaco in-band control packet, with nothing stamped yet.
+    fn in_band() -> Packet {
+        let mut ib = Packet::new(FlowId(0), PacketKind::ControlIb, 40);
+        ib.payload = Payload::InBand(Default::default());
+        ib
+    }
+
     #[test]
     fn new_gives_what_a_file_with_only_the_limit_gives() {
         let p: AvqParams = toml::from_str(r#"limit = "90pkt""#).unwrap();
@@ -382,15 +391,11 @@ mod tests {
         // Pin C̃ (arrivals at one instant do not let it grow back) to compare with the formula.
         a.aqm_mut().virtual_capacity = virtual_capacity;
         a.aqm_mut().cfg.alpha = 0.0;
-        a.enqueue(
-            Time::ZERO,
-            &Packet::new(FlowId(0), PacketKind::ControlIb, 40),
-        )
-        .unwrap();
+        a.enqueue(Time::ZERO, &in_band()).unwrap();
         let ib = std::iter::from_fn(|| pop(&mut a, Time::ZERO))
             .find(|p| p.kind == PacketKind::ControlIb)
             .unwrap();
-        ib.virtual_delay.as_secs_f64()
+        ib.virtual_delay().as_secs_f64()
     }
 
     #[test]
@@ -414,14 +419,14 @@ mod tests {
             a.enqueue(Time::ZERO, &Packet::new(FlowId(0), PacketKind::Data, 1000))
                 .unwrap();
         }
-        let ib = Packet::new(FlowId(0), PacketKind::ControlIb, 40);
+        let ib = in_band();
         a.enqueue(Time::ZERO, &ib).unwrap();
         let stamped = std::iter::from_fn(|| pop(&mut a, Time::ZERO))
             .find(|p| p.kind == PacketKind::ControlIb)
             .unwrap();
         // VQ = 5040 B over C̃ ≈ 979 244 B/s ≈ 5.15 ms.
         let expected = 5040.0 / a.aqm().virtual_capacity;
-        assert!((stamped.virtual_delay.as_secs_f64() - expected).abs() < 1e-6);
+        assert!((stamped.virtual_delay().as_secs_f64() - expected).abs() < 1e-6);
         assert_eq!(a.stats().dropped_packets, 0);
     }
 

@@ -4,7 +4,7 @@
 //! Each control period the sender sends a back-to-back pair with one control sequence number:
 //! the out-of-band (OB) packet, which says nothing more, and the in-band (IB) one, which says
 //! how many data bytes were sent since the previous IB (and collects the AVD routers' virtual
-//! delays in the packet's `virtual_delay`). The receiver answers the IB with a reverse packet:
+//! delays in its `virtual_delay`). The receiver answers the IB with a reverse packet:
 //! its accumulation estimate, the forward queueing delay it measured, and a signal. This file
 //! holds only the types, so that the packet can carry them without importing Monaco.
 
@@ -28,13 +28,15 @@ impl Signal {
 }
 
 /// What an in-band control packet says.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct InBand {
     /// Data bytes sent since the previous IB.
     pub sent_bytes: u64,
+    /// Σ t_AVD: the virtual queueing delays AVD routers on the path added (000 §IV-D).
+    pub virtual_delay: Duration,
 }
 
-/// What a reverse control packet says. Its `virtual_delay` echoes the IB's Σ t_AVD.
+/// What a reverse control packet says.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Reverse {
     pub signal: Signal,
@@ -42,4 +44,6 @@ pub struct Reverse {
     pub accumulation: f64,
     /// The forward queueing delay ftt_q = t_IB − t_OB the receiver measured.
     pub ftt_q: Duration,
+    /// The IB's Σ t_AVD, echoed (the sender's `virtual_rtt` uses it).
+    pub virtual_delay: Duration,
 }

@@ -244,6 +244,7 @@ mod tests {
             signal,
             accumulation,
             ftt_q: Duration::ZERO,
+            virtual_delay: Duration::ZERO,
         });
         rev
     }
@@ -367,7 +368,13 @@ mod tests {
             .find(|p| p.kind == PacketKind::ControlIb)
             .unwrap();
         assert_eq!(ib.seq, 2);
-        assert_eq!(ib.payload, Payload::InBand(InBand { sent_bytes: 2000 }));
+        assert_eq!(
+            ib.payload,
+            Payload::InBand(InBand {
+                sent_bytes: 2000,
+                virtual_delay: Duration::ZERO
+            })
+        );
         // â = 0 < a*: ACC-P grows the window by κ·a* = 1500 B.
         assert_eq!(s.cwnd(), 3500.0);
     }
@@ -380,10 +387,13 @@ mod tests {
         r.handle_packet(ms(10), &ob);
         let mut ib = Packet::new(FlowId(0), PacketKind::ControlIb, 40);
         ib.seq = 1;
-        ib.virtual_delay = Duration::from_millis(110);
+        ib.payload = Payload::InBand(InBand {
+            sent_bytes: 0,
+            virtual_delay: Duration::from_millis(110),
+        });
         r.handle_packet(ms(11), &ib);
         let rev = r.poll_transmit(ms(11)).unwrap();
-        assert_eq!(rev.virtual_delay, Duration::from_millis(110));
+        assert_eq!(rev.virtual_delay(), Duration::from_millis(110));
 
         for (virtual_rtt, carried) in [(false, 3500.0), (true, 1750.0)] {
             let mut s = sender();
@@ -445,7 +455,10 @@ mod tests {
         }
         let mut ib = Packet::new(FlowId(0), PacketKind::ControlIb, 40);
         ib.seq = seq;
-        ib.payload = Payload::InBand(InBand { sent_bytes: sent });
+        ib.payload = Payload::InBand(InBand {
+            sent_bytes: sent,
+            virtual_delay: Duration::ZERO,
+        });
         r.handle_packet(t_ib, &ib);
         r.poll_transmit(t_ib).expect("a reverse packet")
     }

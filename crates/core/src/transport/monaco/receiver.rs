@@ -88,7 +88,7 @@ impl MonacoReceiver {
         let x = self.rate.unwrap_or(0.0);
         if let Some((_, t_ob)) = ob {
             let ftt_q = now - t_ob; // ≥ 0 by construction
-            let avd = ib.virtual_delay.as_secs_f64();
+            let avd = ib.virtual_delay().as_secs_f64();
             let estimate = match (self.estimator, self.rate) {
                 (Estimator::Rate, Some(x)) => x * (ftt_q.as_secs_f64() + avd),
                 // Before the first egress-rate sample (the first pair), Little's law by count.
@@ -97,7 +97,6 @@ impl MonacoReceiver {
             self.stats.accumulation_bytes = Some(estimate);
             let mut rev = Packet::new(self.flow, PacketKind::ControlReverse, self.control_size);
             rev.seq = ib.seq;
-            rev.virtual_delay = ib.virtual_delay; // echoed: the sender's `virtual_rtt` uses it
             rev.payload = Payload::Reverse(Reverse {
                 signal: if lost {
                     Signal::Loss
@@ -108,6 +107,7 @@ impl MonacoReceiver {
                 },
                 accumulation: estimate,
                 ftt_q,
+                virtual_delay: ib.virtual_delay(), // echoed: the sender's `virtual_rtt` uses it
             });
             self.pending.push(rev);
         }

@@ -195,7 +195,10 @@ impl MonacoSender {
         let size = self.cfg.packet_size as f64;
         let carry = (self.allowance - sent as f64).clamp(0.0, size);
         self.allowance = self.period_window() + carry;
-        ib.payload = Payload::InBand(InBand { sent_bytes: sent });
+        ib.payload = Payload::InBand(InBand {
+            sent_bytes: sent,
+            virtual_delay: Duration::ZERO,
+        });
         if self.budget == Some(0) && self.final_pair.is_none() {
             self.final_pair = Some(self.ctrl_seq);
         }
@@ -235,7 +238,7 @@ impl MonacoSender {
         self.stats.rtt_samples += 1;
         let accumulation = rev.accumulation.max(0.0);
         self.accumulation = Some(accumulation);
-        self.avd_delay = pkt.virtual_delay;
+        self.avd_delay = rev.virtual_delay;
         let sent = self.bytes_since_ib as f64;
         if rev.signal == Signal::Loss {
             self.cwnd = (self.cwnd / 2.0).max(self.cfg.packet_size as f64);

@@ -1,0 +1,218 @@
+//! Selective acknowledgements: the receiver's SACK block (RFC 2018) and the sender's scoreboard
+//! for SACK-based loss recovery (RFC 6675).
+//!
+//! Both sides keep the segments received above the cumulative ACK as a [`RangeSet`] of
+//! half-open segment ranges. An ACK carries one block, the range holding the segment whose
+//! arrival triggered it (RFC 2018 §4: "the first SACK block ... MUST specify the contiguous
+//! block of data containing the segment which triggered this ACK"); with an ACK per arrival and
+//! a lossless reverse path this tells the sender of every segment, as more blocks would.
+//!
+//! Departures: one block per ACK, not three or four (the packet has room for one: an offset
+//! and a length of at most 2³² segments each, relative to the cumulative ACK); a block that
+//! lost ACKs leave unreported is learnt from a later ACK only if it grows. Sequence numbers
+//! count segments (`IsLost` counts DupThresh segments, RFC 6675 §4's "(DupThresh − 1) · SMSS
+//! bytes" for full-size segments).
+
+/// RFC 6675 §2: DupThresh.
+pub const DUP_THRESH: u64 = 3;
+
+/// Disjoint, non-adjacent half-open ranges of segment numbers, sorted.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RangeSet {
+    ranges: Vec<(u64, u64)>,
+}
+
+impl RangeSet {
+    /// Adds `[start, end)`, merging with what it touches; returns how many segments were new.
+    pub fn insert(&mut self, start: u64, end: u64) -> u64 {
+        if start >= end {
+            return 0;
+        }
+        // The first range that ends at or after `start` (touching counts).
+        let i = self.ranges.partition_point(|&(_, e)| e < start);
+        let mut j = i;
+        let (mut lo, mut hi) = (start, end);
+        let mut covered = 0;
+        while j < self.ranges.len() && self.ranges[j].0 <= end {
+            let (s, e) = self.ranges[j];
+            covered += e.min(end).saturating_sub(s.max(start));
+            lo = lo.min(s);
+            hi = hi.max(e);
+            j += 1;
+        }
+        self.ranges.splice(i..j, [(lo, hi)]);
+        (end - start) - covered
+    }
+
+    /// Forgets everything below `point`.
+    pub fn remove_below(&mut self, point: u64) {
+        let n = self.ranges.partition_point(|&(_, e)| e <= point);
+        self.ranges.drain(..n);
+        if let Some(first) = self.ranges.first_mut() {
+            first.0 = first.0.max(point);
+        }
+    }
+
+    pub fn contains(&self, seq: u64) -> bool {
+        let i = self.ranges.partition_point(|&(_, e)| e <= seq);
+        self.ranges.get(i).is_some_and(|&(s, _)| s <= seq)
+    }
+
+    /// The range holding `seq`.
+    pub fn range_of(&self, seq: u64) -> Option<(u64, u64)> {
+        let i = self.ranges.partition_point(|&(_, e)| e <= seq);
+        self.ranges.get(i).copied().filter(|&(s, _)| s <= seq)
+    }
+
+    /// Segments in `[a, b)`.
+    pub fn count_in(&self, a: u64, b: u64) -> u64 {
+        self.ranges
+            .iter()
+            .map(|&(s, e)| e.min(b).saturating_sub(s.max(a)))
+            .sum()
+    }
+
+    /// The lowest segment at or above `from`, below `below`, that is not in the set.
+    pub fn first_gap(&self, from: u64, below: u64) -> Option<u64> {
+        let s = match self.range_of(from) {
+            Some((_, e)) => e,
+            None => from,
+        };
+        (s < below).then_some(s)
+    }
+
+    /// The lowest segment such that `n` segments of the set lie above it (at or above the
+    /// segment returned): RFC 6675's IsLost holds for every segment below it.
+    pub fn nth_highest(&self, n: u64) -> Option<u64> {
+        let mut left = n;
+        for &(s, e) in self.ranges.iter().rev() {
+            let len = e - s;
+            if len >= left {
+                return Some(e - left);
+            }
+            left -= len;
+        }
+        None
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ranges.is_empty()
+    }
+
+    /// The lowest range.
+    pub fn first(&self) -> Option<(u64, u64)> {
+        self.ranges.first().copied()
+    }
+}
+
+/// The sender's view of one recovery: what the receiver holds (SACKed) and what was resent.
+#[derive(Clone, Debug, Default)]
+pub struct Scoreboard {
+    sacked: RangeSet,
+}
+
+impl Scoreboard {
+    /// An ACK's block `[start, end)`; returns how many segments it SACKed anew.
+    pub fn on_block(&mut self, start: u64, end: u64, snd_una: u64) -> u64 {
+        self.sacked.insert(start.max(snd_una), end)
+    }
+
+    /// The cumulative ACK moved to `snd_una`.
+    pub fn on_cumulative(&mut self, snd_una: u64) {
+        self.sacked.remove_below(snd_una);
+    }
+
+    pub fn is_sacked(&self, seq: u64) -> bool {
+        self.sacked.contains(seq)
+    }
+
+    /// RFC 6675 §4 IsLost(seq): DupThresh or more segments above it are SACKed.
+    pub fn is_lost(&self, seq: u64) -> bool {
+        self.lost_below().is_some_and(|b| seq < b) && !self.sacked.contains(seq)
+    }
+
+    /// Every unSACKed segment below this is lost.
+    fn lost_below(&self) -> Option<u64> {
+        self.sacked.nth_highest(DUP_THRESH)
+    }
+
+    /// RFC 6675 §4 NextSeg rule (1): the lowest lost segment above `high_rxt` (the highest
+    /// segment retransmitted in this recovery, `None` before the first), from `snd_una`.
+    pub fn next_lost(&self, snd_una: u64, high_rxt: Option<u64>) -> Option<u64> {
+        let from = high_rxt.map_or(snd_una, |h| (h + 1).max(snd_una));
+        let below = self.lost_below()?;
+        self.sacked.first_gap(from, below)
+    }
+
+    /// RFC 6675 §4 SetPipe: the segments in `[snd_una, snd_max)` believed in the network —
+    /// each neither SACKed nor lost counts once, each retransmitted (at or below `high_rxt`)
+    /// and not SACKed once more.
+    pub fn pipe(&self, snd_una: u64, snd_max: u64, high_rxt: Option<u64>) -> u64 {
+        let outstanding = snd_max.saturating_sub(snd_una);
+        let sacked = self.sacked.count_in(snd_una, snd_max);
+        let lost = match self.lost_below() {
+            Some(b) if b > snd_una => (b - snd_una) - self.sacked.count_in(snd_una, b),
+            _ => 0,
+        };
+        let resent = match high_rxt {
+            Some(h) if h >= snd_una => (h + 1 - snd_una) - self.sacked.count_in(snd_una, h + 1),
+            _ => 0,
+        };
+        outstanding - sacked - lost + resent
+    }
+
+    /// SACK information exists.
+    pub fn any(&self) -> bool {
+        !self.sacked.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_merge_count_and_forget() {
+        let mut r = RangeSet::default();
+        assert_eq!(r.insert(5, 7), 2);
+        assert_eq!(r.insert(10, 12), 2);
+        assert_eq!(r.insert(7, 10), 3, "fills the gap, merging all three");
+        assert_eq!(r.first(), Some((5, 12)));
+        assert_eq!(r.insert(6, 8), 0);
+        r.insert(20, 21);
+        assert_eq!(r.count_in(0, 100), 8);
+        assert_eq!(r.count_in(6, 21), 7);
+        assert!(r.contains(11) && !r.contains(12) && !r.contains(4));
+        assert_eq!(r.range_of(9), Some((5, 12)));
+        assert_eq!(r.first_gap(5, 30), Some(12));
+        assert_eq!(r.first_gap(3, 30), Some(3));
+        assert_eq!(r.nth_highest(1), Some(20));
+        assert_eq!(r.nth_highest(3), Some(10));
+        assert_eq!(r.nth_highest(9), None);
+        r.remove_below(8);
+        assert_eq!(r.first(), Some((8, 12)));
+        r.remove_below(15);
+        assert_eq!(r.first(), Some((20, 21)));
+    }
+
+    #[test]
+    fn rfc6675_is_lost_next_seg_and_pipe() {
+        // Segments 0..20 outstanding; 2 and 5 lost, the rest above 2 SACKed as they arrive.
+        let mut sb = Scoreboard::default();
+        sb.on_block(3, 5, 0);
+        sb.on_block(6, 20, 0);
+        sb.on_cumulative(2);
+        assert!(sb.is_lost(2) && sb.is_lost(5) && !sb.is_lost(3));
+        assert!(!sb.is_lost(19), "the top segments are never lost by the rule");
+        assert_eq!(sb.next_lost(2, None), Some(2));
+        // 18 outstanding, 16 SACKed, 2 lost: nothing in the pipe.
+        assert_eq!(sb.pipe(2, 20, None), 0);
+        // After resending 2: it counts, and the next lost is 5.
+        assert_eq!(sb.pipe(2, 20, Some(2)), 1);
+        assert_eq!(sb.next_lost(2, Some(2)), Some(5));
+        assert_eq!(sb.pipe(2, 20, Some(5)), 2);
+        assert_eq!(sb.next_lost(2, Some(5)), None);
+        // Two new segments in flight (not lost: fewer than 3 SACKed above them).
+        assert_eq!(sb.pipe(2, 22, Some(5)), 4);
+    }
+}
