@@ -144,3 +144,28 @@ to = "b"
         f.lost_packets
     );
 }
+
+#[test]
+fn sack_repairs_a_window_of_losses_without_a_timeout() {
+    // One Reno flow's slow start overshoots a 100-packet buffer by about as much again: a
+    // window with dozens of losses. NewReno repairs one hole per round trip and its timer
+    // fires; with SACK (RFC 6675) the holes go in one round trip, each once.
+    let run = |sack: bool| {
+        let mut def = acclab_scenario::parse_def(&reno_dumbbell(1, 100, 10), "sack").unwrap();
+        def.set_str("flow.f0.params.sack", &sack.to_string())
+            .unwrap();
+        let (_, s) = acclab_sim::run(def.build().unwrap(), &mut |_| {});
+        let f = &s.flows[0];
+        (f.lost_packets, f.retransmits, f.timeouts)
+    };
+    let (lost, rexmit, timeouts) = run(false);
+    assert!(
+        lost > 20 && timeouts > 0,
+        "NewReno: {lost} lost, {timeouts} timeouts"
+    );
+    assert!(rexmit > lost, "NewReno goes back N: {rexmit} for {lost}");
+    let (lost, rexmit, timeouts) = run(true);
+    assert!(lost > 20, "{lost}");
+    assert_eq!(timeouts, 0);
+    assert_eq!(rexmit, lost, "SACK resends exactly what was lost");
+}

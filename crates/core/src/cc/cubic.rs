@@ -9,8 +9,10 @@
 //! (§4.7). Windows are in segments in the equations, as in the RFC, and in bytes elsewhere.
 //!
 //! Departures, all deliberate:
-//! - ssthresh uses FlightSize as the RFC's pseudocode does; Linux multiplies cwnd (they agree
-//!   for a bulk sender, whose flight fills its window).
+//! - ssthresh is β·cwnd, as Linux computes it, not β·FlightSize as the RFC's pseudocode
+//!   does (§4.6 allows cwnd for implementations that keep cwnd from growing while
+//!   application-limited; acclab's senders are bulk or finite transfers). With SACK recovery
+//!   FlightSize includes every segment lost in a lossy recovery and can exceed cwnd.
 //! - Each ACK's increment is scaled by the segments it acknowledges (as Linux's
 //!   `tcp_cong_avoid_ai` and W_est's `segments_acked` do), so delayed ACKs do not slow growth.
 //! - Slow start is the transport's standard one (one segment per ACK, as this crate's Reno),
@@ -26,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use super::hystart::{HyStart, Phase, CSS_GROWTH_DIVISOR};
 use super::{AckSample, Congestion, CongestionController, CongestionEvent};
 use crate::params::{positive, FlowContext, ParamError, SchemeParams};
-use crate::transport::tcp::{check_delayed_ack, flow_receiver, flow_sender, TcpConfig};
+use crate::transport::tcp::{check_delayed_ack, TcpConfig, TcpOptions};
 use crate::transport::Endpoint;
 use crate::units::{Bytes, Duration, Time};
 
@@ -171,8 +173,11 @@ impl CongestionController for Cubic {
         if let Some(h) = &mut self.hystart {
             h.on_congestion();
         }
-        // §4.6: ssthresh = flight_size · β_cubic, at least 2 segments.
-        let ssthresh = (ev.in_flight as f64 * self.cfg.beta).max(2.0 * mss);
+        // §4.6: ssthresh = β_cubic times the window, at least 2 segments — of cwnd, as
+        // Linux (and §4.6's note on implementations that use cwnd): FlightSize counts the
+        // lost segments too, and after a lossy SACK recovery it can exceed cwnd, so that the
+        // next "reduction" would raise the window.
+        let ssthresh = (self.cwnd * self.cfg.beta).max(2.0 * mss);
         self.ssthresh = ssthresh as u64;
         self.epoch = None;
         if ev.kind == Congestion::Timeout {
@@ -231,6 +236,8 @@ pub struct CubicParams {
     /// Delayed ACKs at the receiver, as for `reno`; absent = an ACK per segment.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delayed_ack: Option<Duration>,
+    /// SACK-based loss recovery (RFC 6675); on, as Linux's CUBIC runs.
+    pub sack: bool,
 }
 
 impl Default for CubicParams {
@@ -246,6 +253,7 @@ impl Default for CubicParams {
             min_rto: d.min_rto,
             initial_window: d.initial_window,
             delayed_ack: None,
+            sack: true,
         }
     }
 }
@@ -277,15 +285,15 @@ impl SchemeParams for CubicParams {
             fast_convergence: self.fast_convergence,
             hystart: self.hystart,
         }));
-        let tx = flow_sender(
-            ctx,
-            self.size,
-            self.min_rto,
-            self.initial_window,
-            self.ecn,
-            cc,
-        );
-        (Box::new(tx), flow_receiver(ctx, self.delayed_ack))
+        TcpOptions {
+            size: self.size,
+            min_rto: self.min_rto,
+            initial_window: self.initial_window,
+            ecn: self.ecn,
+            delayed_ack: self.delayed_ack,
+            sack: self.sack,
+        }
+        .endpoints(ctx, cc)
     }
 }
 
@@ -320,7 +328,7 @@ mod tests {
     }
 
     fn event(kind: Congestion, in_flight: u64) -> CongestionEvent {
-        CongestionEvent { kind, in_flight }
+        CongestionEvent::new(kind, in_flight)
     }
 
     fn secs(s: f64) -> Time {
@@ -328,7 +336,7 @@ mod tests {
     }
 
     #[test]
-    fn loss_sets_ssthresh_to_beta_flight_and_w_max_to_cwnd() {
+    fn loss_sets_ssthresh_to_beta_cwnd_and_w_max_to_cwnd() {
         let mut c = cubic();
         c.cwnd = 100.0 * MSS as f64;
         c.on_congestion_event(Time::ZERO, &event(Congestion::Loss, 100 * MSS));

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::reno::Reno;
 use super::{AckSample, Congestion, CongestionController, CongestionEvent};
 use crate::params::{FlowContext, ParamError, SchemeParams};
-use crate::transport::tcp::{check_delayed_ack, flow_receiver, flow_sender, TcpConfig};
+use crate::transport::tcp::{check_delayed_ack, TcpConfig, TcpOptions};
 use crate::transport::Endpoint;
 use crate::units::{Bytes, Duration, Time};
 
@@ -125,6 +125,8 @@ pub struct DctcpParams {
     /// Delayed ACKs at the receiver, as for `reno`; absent = an ACK per segment.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delayed_ack: Option<Duration>,
+    /// SACK-based loss recovery (RFC 6675); on, as Linux's DCTCP runs.
+    pub sack: bool,
 }
 
 impl Default for DctcpParams {
@@ -137,6 +139,7 @@ impl Default for DctcpParams {
             min_rto: d.min_rto,
             initial_window: d.initial_window,
             delayed_ack: None,
+            sack: true,
         }
     }
 }
@@ -174,8 +177,15 @@ impl SchemeParams for DctcpParams {
             self.g,
             self.initial_alpha,
         ));
-        let tx = flow_sender(ctx, self.size, self.min_rto, self.initial_window, true, cc);
-        (Box::new(tx), flow_receiver(ctx, self.delayed_ack))
+        TcpOptions {
+            size: self.size,
+            min_rto: self.min_rto,
+            initial_window: self.initial_window,
+            ecn: true,
+            delayed_ack: self.delayed_ack,
+            sack: self.sack,
+        }
+        .endpoints(ctx, cc)
     }
 }
 
@@ -225,17 +235,11 @@ mod tests {
     #[test]
     fn an_echo_cuts_by_half_alpha_and_a_loss_halves() {
         let mut d = Dctcp::new(MSS, 40, 1.0 / 16.0, 0.2);
-        let ecn = CongestionEvent {
-            kind: Congestion::Ecn,
-            in_flight: 40 * MSS,
-        };
+        let ecn = CongestionEvent::new(Congestion::Ecn, 40 * MSS);
         d.on_congestion_event(Time::ZERO, &ecn);
         assert_eq!(d.window(), 36 * MSS, "40 · (1 − 0.2/2)");
         assert_eq!(d.ssthresh(), Some(36 * MSS));
-        let loss = CongestionEvent {
-            kind: Congestion::Loss,
-            in_flight: 36 * MSS,
-        };
+        let loss = CongestionEvent::new(Congestion::Loss, 36 * MSS);
         d.on_congestion_event(Time::ZERO, &loss);
         assert_eq!(d.window(), 18 * MSS, "RFC 5681 eq. (4)");
         // α = 1: an echo halves, as Reno would.

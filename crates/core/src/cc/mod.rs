@@ -44,7 +44,28 @@ pub enum Congestion {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CongestionEvent {
     pub kind: Congestion,
+    /// FlightSize: bytes sent and not cumulatively acknowledged (RFC 5681's, for ssthresh).
     pub in_flight: u64,
+    /// Bytes believed still in the network: on a loss, FlightSize less what the duplicate
+    /// ACKs say arrived (RFC 6675's `pipe` with SACK; FlightSize − 3 segments without); on
+    /// an ECN echo, FlightSize; on a timeout, 0. Packet-conserving controllers (BBR) use it.
+    pub pipe: u64,
+}
+
+impl CongestionEvent {
+    /// An event with the pipe of an ECN echo or a timeout (FlightSize, or 0 on a timeout).
+    pub fn new(kind: Congestion, in_flight: u64) -> CongestionEvent {
+        let pipe = if kind == Congestion::Timeout {
+            0
+        } else {
+            in_flight
+        };
+        CongestionEvent {
+            kind,
+            in_flight,
+            pipe,
+        }
+    }
 }
 
 /// What one acknowledgement of new data tells the controller.

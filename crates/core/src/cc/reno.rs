@@ -13,7 +13,7 @@ use crate::units::Time;
 use serde::{Deserialize, Serialize};
 
 use crate::params::{FlowContext, ParamError, SchemeParams};
-use crate::transport::tcp::{check_delayed_ack, flow_receiver, flow_sender, TcpConfig};
+use crate::transport::tcp::{check_delayed_ack, TcpConfig, TcpOptions};
 use crate::transport::Endpoint;
 use crate::units::{Bytes, Duration};
 
@@ -98,6 +98,8 @@ pub struct RenoParams {
     /// "40ms" as Linux, "200ms" as ns-3); absent = an ACK per segment.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delayed_ack: Option<Duration>,
+    /// SACK-based loss recovery (RFC 2018, RFC 6675); off: NewReno's, as ns-2's Reno.
+    pub sack: bool,
 }
 
 impl Default for RenoParams {
@@ -109,6 +111,7 @@ impl Default for RenoParams {
             min_rto: d.min_rto,
             initial_window: d.initial_window,
             delayed_ack: None,
+            sack: false,
         }
     }
 }
@@ -126,15 +129,15 @@ impl SchemeParams for RenoParams {
 
     fn build(&self, ctx: &FlowContext) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
         let cc = Box::new(Reno::new(ctx.packet_size as u64, self.initial_window));
-        let tx = flow_sender(
-            ctx,
-            self.size,
-            self.min_rto,
-            self.initial_window,
-            self.ecn,
-            cc,
-        );
-        (Box::new(tx), flow_receiver(ctx, self.delayed_ack))
+        TcpOptions {
+            size: self.size,
+            min_rto: self.min_rto,
+            initial_window: self.initial_window,
+            ecn: self.ecn,
+            delayed_ack: self.delayed_ack,
+            sack: self.sack,
+        }
+        .endpoints(ctx, cc)
     }
 }
 
@@ -143,7 +146,7 @@ mod tests {
     use super::*;
 
     fn loss(kind: Congestion, in_flight: u64) -> CongestionEvent {
-        CongestionEvent { kind, in_flight }
+        CongestionEvent::new(kind, in_flight)
     }
 
     fn ack(bytes: u64) -> AckSample {

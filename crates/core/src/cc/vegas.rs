@@ -36,7 +36,7 @@ use crate::units::{Duration, Time};
 use serde::{Deserialize, Serialize};
 
 use crate::params::{FlowContext, ParamError, SchemeParams};
-use crate::transport::tcp::{check_delayed_ack, flow_receiver, flow_sender, TcpConfig};
+use crate::transport::tcp::{check_delayed_ack, TcpConfig, TcpOptions};
 use crate::transport::Endpoint;
 use crate::units::Bytes;
 
@@ -306,6 +306,8 @@ pub struct VegasParams {
     /// Delayed ACKs at the receiver, as for `reno`; absent = an ACK per segment.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delayed_ack: Option<Duration>,
+    /// SACK-based loss recovery (RFC 6675); off: NewReno's, as the papers' ns-2 Vegas.
+    pub sack: bool,
 }
 
 impl Default for VegasParams {
@@ -323,6 +325,7 @@ impl Default for VegasParams {
             min_rto: d.min_rto,
             initial_window: d.initial_window,
             delayed_ack: None,
+            sack: false,
         }
     }
 }
@@ -446,8 +449,15 @@ impl VegasParams {
     fn endpoints(&self, ctx: &FlowContext, rem: bool) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
         let cc = Box::new(Vegas::new(self.controller(ctx.packet_size as u64, rem)));
         // Vegas+REM sends ECN-capable packets: REM marks them instead of dropping.
-        let tx = flow_sender(ctx, self.size, self.min_rto, self.initial_window, rem, cc);
-        (Box::new(tx), flow_receiver(ctx, self.delayed_ack))
+        TcpOptions {
+            size: self.size,
+            min_rto: self.min_rto,
+            initial_window: self.initial_window,
+            ecn: rem,
+            delayed_ack: self.delayed_ack,
+            sack: self.sack,
+        }
+        .endpoints(ctx, cc)
     }
 }
 
@@ -487,7 +497,7 @@ mod tests {
     use super::*;
 
     fn event(kind: Congestion, in_flight: u64) -> CongestionEvent {
-        CongestionEvent { kind, in_flight }
+        CongestionEvent::new(kind, in_flight)
     }
 
     const MSS: u64 = 1000;

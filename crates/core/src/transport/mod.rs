@@ -15,6 +15,7 @@ pub mod monaco;
 pub mod onoff;
 pub mod pacer;
 pub mod rate_sample;
+pub mod sack;
 pub mod tcp;
 pub mod web;
 

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use crate::cc::reno::Reno;
 use crate::cc::vegas::{Vegas, VegasParams};
 use crate::params::{FlowContext, ParamError, SchemeParams};
-use crate::transport::tcp::{flow_receiver, flow_sender};
+use crate::transport::tcp::TcpOptions;
 use crate::units::Bytes;
 
 /// Makes the congestion controller of each new transfer.
@@ -182,17 +182,18 @@ impl SchemeParams for OnOffParams {
                 Box::new(move || Box::new(Reno::new(mss, iw)) as Box<dyn CongestionController>)
             }
         };
-        let tx = flow_sender(
-            ctx,
-            None,
-            self.vegas.min_rto,
-            self.vegas.initial_window,
-            false,
-            factory(),
-        );
+        let tcp = TcpOptions {
+            size: None,
+            min_rto: self.vegas.min_rto,
+            initial_window: self.vegas.initial_window,
+            ecn: false,
+            delayed_ack: None,
+            sack: false,
+        };
+        let tx = tcp.sender(ctx, factory());
         let rng = crate::rng::stream(ctx.seed, &format!("flow:{}:onoff", ctx.name));
         let src = OnOffSender::new(tx, factory, rng, self.mean_size.0 as f64, self.mean_off);
-        (Box::new(src), flow_receiver(ctx, None))
+        (Box::new(src), tcp.receiver(ctx))
     }
 }
 

@@ -56,8 +56,8 @@ pub struct RateSampler {
     base: u64,
     sent: VecDeque<Option<Sent>>,
     min_rtt: Option<Duration>,
-    /// Bytes duplicate ACKs counted as delivered that no cumulative ACK has covered yet.
-    dup_delivered: u64,
+    /// Bytes counted as delivered before a cumulative ACK covered them.
+    early: u64,
 }
 
 impl RateSampler {
@@ -94,20 +94,21 @@ impl RateSampler {
         self.app_limited = (self.delivered + in_flight).max(1);
     }
 
-    /// A duplicate ACK at `now`: a segment of `bytes` arrived above a hole. Without SACK this
-    /// is all the sender learns of it, so it counts as delivered now (Linux's Reno SACK
-    /// emulation, `tcp_add_reno_sack`), and not again when the cumulative ACK covers it —
-    /// otherwise the ACK that fills a hole would deliver a whole window at once and its
-    /// sample would overestimate the rate many times over. It gives no sample (which
-    /// segment arrived is unknown).
-    pub fn on_dup_ack(&mut self, now: Time, bytes: u64) {
+    /// `bytes` arrived above a hole at `now`: newly SACKed segments, or without SACK one
+    /// segment per duplicate ACK (Linux's Reno SACK emulation, `tcp_add_reno_sack`). They
+    /// count as delivered now, and not again when the cumulative ACK covers them — otherwise
+    /// the ACK that fills a hole would deliver a whole window at once and its sample would
+    /// overestimate the rate many times over. No sample is taken here.
+    pub fn on_early_delivery(&mut self, now: Time, bytes: u64) {
         self.delivered += bytes;
         self.delivered_time = now;
-        self.dup_delivered += bytes;
+        self.early += bytes;
     }
 
     /// An ACK at `now` delivered segments `from..to` (`bytes` in all), with an RTT sample if it
-    /// gives one. Returns the rate sample, if this ACK yields a valid one.
+    /// gives one; `early` is how many of those bytes were counted already when SACKed, if the
+    /// sender knows (with SACK), else the duplicate ACKs' count stands in for it. Returns the
+    /// rate sample, if this ACK yields a valid one.
     pub fn on_ack(
         &mut self,
         now: Time,
@@ -115,12 +116,15 @@ impl RateSampler {
         to: u64,
         bytes: u64,
         rtt: Option<Duration>,
+        early: Option<u64>,
     ) -> Option<RateSample> {
         if let Some(r) = rtt {
             self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
         }
-        let counted = self.dup_delivered.min(bytes);
-        self.dup_delivered -= counted;
+        // Without SACK the hole the ACK fills is counted too: it takes one duplicate's credit
+        // too many, as Linux's `tcp_remove_reno_sacks` does.
+        let counted = early.unwrap_or(self.early).min(bytes).min(self.early);
+        self.early -= counted;
         self.delivered += bytes - counted;
         self.delivered_time = now;
         if self.app_limited != 0 && self.delivered > self.app_limited {
@@ -177,7 +181,14 @@ mod tests {
         }
         let mut last = None;
         for s in 0..10 {
-            last = r.on_ack(ms(s + 20), s, s + 1, 1000, Some(Duration::from_millis(20)));
+            last = r.on_ack(
+                ms(s + 20),
+                s,
+                s + 1,
+                1000,
+                Some(Duration::from_millis(20)),
+                None,
+            );
         }
         // The last ACK: segment 9 was sent when nothing had been delivered yet (delivered time
         // 0 ms, the flight's start); 10 000 B delivered since, over the ACK interval of 29 ms
@@ -188,16 +199,16 @@ mod tests {
         assert!(!s.is_app_limited);
         // One more segment after an idle spell: a new flight, 1000 B over its 20 ms RTT.
         r.on_sent(ms(30), 10, 0);
-        let s = r.on_ack(ms(50), 10, 11, 1000, Some(Duration::from_millis(20)));
+        let s = r.on_ack(ms(50), 10, 11, 1000, Some(Duration::from_millis(20)), None);
         assert_eq!(s.unwrap().delivery_rate, Rate::from_bps(400_000));
         // A sample over less than the minimum RTT would overstate the rate: none.
         r.on_sent(ms(60), 11, 0);
         assert!(r
-            .on_ack(ms(70), 11, 12, 1000, Some(Duration::from_millis(10)))
+            .on_ack(ms(70), 11, 12, 1000, Some(Duration::from_millis(10)), None)
             .is_some());
         r.on_sent(ms(80), 12, 0);
         r.on_sent(ms(80), 13, 1000);
-        assert!(r.on_ack(ms(85), 12, 14, 2000, None).is_none());
+        assert!(r.on_ack(ms(85), 12, 14, 2000, None, None).is_none());
     }
 
     #[test]
@@ -221,7 +232,7 @@ mod tests {
             while acks.front().is_some_and(|&(a, _)| a == t + 1) {
                 let (_, seq) = acks.pop_front().unwrap();
                 in_flight -= 1000;
-                if let Some(s) = r.on_ack(ms(t + 1), seq, seq + 1, 1000, None) {
+                if let Some(s) = r.on_ack(ms(t + 1), seq, seq + 1, 1000, None, None) {
                     samples.push(s.delivery_rate.bps());
                 }
             }
@@ -239,11 +250,11 @@ mod tests {
         r.on_sent(ms(0), 0, 0);
         r.on_app_limited(1000);
         r.on_sent(ms(1), 1, 1000);
-        let s = r.on_ack(ms(21), 0, 2, 2000, None).unwrap();
+        let s = r.on_ack(ms(21), 0, 2, 2000, None, None).unwrap();
         assert!(s.is_app_limited);
         r.on_sent(ms(22), 2, 0);
         r.on_sent(ms(23), 3, 1000);
-        let s = r.on_ack(ms(43), 2, 4, 2000, None).unwrap();
+        let s = r.on_ack(ms(43), 2, 4, 2000, None, None).unwrap();
         assert!(!s.is_app_limited);
     }
 
@@ -256,14 +267,14 @@ mod tests {
             r.on_sent(ms(s), s, s * 1000);
         }
         for s in 1..5 {
-            r.on_dup_ack(ms(s + 20), 1000);
+            r.on_early_delivery(ms(s + 20), 1000);
         }
         r.on_sent(ms(25), 0, 19_000);
         for s in 5..20 {
-            r.on_dup_ack(ms(s + 20), 1000);
+            r.on_early_delivery(ms(s + 20), 1000);
         }
         let s = r
-            .on_ack(ms(45), 0, 20, 20_000, Some(Duration::from_millis(20)))
+            .on_ack(ms(45), 0, 20, 20_000, Some(Duration::from_millis(20)), None)
             .unwrap();
         // Only the retransmission is new: 19 segments were counted as their duplicate ACKs
         // came. The sample runs from the retransmission (4 segments delivered by then) to

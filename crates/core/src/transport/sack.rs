@@ -109,17 +109,60 @@ impl RangeSet {
 #[derive(Clone, Debug, Default)]
 pub struct Scoreboard {
     sacked: RangeSet,
+    /// Retransmissions not yet SACKed or acknowledged, each with the highest segment sent
+    /// before it left: once a segment above that is SACKed, the retransmission, sent before
+    /// it, should have arrived too — it was lost again (Linux's `tcp_mark_lost_retrans`; RFC
+    /// 6675 alone leaves a lost retransmission to the retransmission timer).
+    resent: Vec<(u64, u64)>,
+    /// Retransmissions found lost again, to resend before anything else.
+    relost: Vec<u64>,
 }
 
 impl Scoreboard {
     /// An ACK's block `[start, end)`; returns how many segments it SACKed anew.
     pub fn on_block(&mut self, start: u64, end: u64, snd_una: u64) -> u64 {
-        self.sacked.insert(start.max(snd_una), end)
+        let newly = self.sacked.insert(start.max(snd_una), end);
+        let (sacked, relost) = (&self.sacked, &mut self.relost);
+        self.resent.retain(|&(seq, sent_above)| {
+            if sacked.contains(seq) {
+                return false;
+            }
+            if end > sent_above {
+                relost.push(seq);
+                return false;
+            }
+            true
+        });
+        newly
     }
 
     /// The cumulative ACK moved to `snd_una`.
     pub fn on_cumulative(&mut self, snd_una: u64) {
         self.sacked.remove_below(snd_una);
+        self.resent.retain(|&(seq, _)| seq >= snd_una);
+        self.relost.retain(|&seq| seq >= snd_una);
+    }
+
+    /// Segment `seq` was retransmitted when segments below `snd_max` had been sent.
+    pub fn on_retransmit(&mut self, seq: u64, snd_max: u64) {
+        self.relost.retain(|&s| s != seq);
+        self.resent.push((seq, snd_max));
+    }
+
+    /// A retransmission found lost again, to resend first.
+    pub fn next_relost(&self) -> Option<u64> {
+        self.relost.iter().copied().min()
+    }
+
+    /// Recovery ended or a timeout struck: forget the retransmissions.
+    pub fn end_recovery(&mut self) {
+        self.resent.clear();
+        self.relost.clear();
+    }
+
+    /// Segments in `[a, b)` SACKed.
+    pub fn sacked_in(&self, a: u64, b: u64) -> u64 {
+        self.sacked.count_in(a, b)
     }
 
     pub fn is_sacked(&self, seq: u64) -> bool {
@@ -158,7 +201,9 @@ impl Scoreboard {
             Some(h) if h >= snd_una => (h + 1 - snd_una) - self.sacked.count_in(snd_una, h + 1),
             _ => 0,
         };
-        outstanding - sacked - lost + resent
+        // A retransmission lost again has left the network.
+        let relost = self.relost.iter().filter(|&&s| s >= snd_una).count() as u64;
+        (outstanding - sacked - lost + resent).saturating_sub(relost)
     }
 
     /// SACK information exists.
@@ -203,7 +248,10 @@ mod tests {
         sb.on_block(6, 20, 0);
         sb.on_cumulative(2);
         assert!(sb.is_lost(2) && sb.is_lost(5) && !sb.is_lost(3));
-        assert!(!sb.is_lost(19), "the top segments are never lost by the rule");
+        assert!(
+            !sb.is_lost(19),
+            "the top segments are never lost by the rule"
+        );
         assert_eq!(sb.next_lost(2, None), Some(2));
         // 18 outstanding, 16 SACKed, 2 lost: nothing in the pipe.
         assert_eq!(sb.pipe(2, 20, None), 0);
@@ -214,5 +262,29 @@ mod tests {
         assert_eq!(sb.next_lost(2, Some(5)), None);
         // Two new segments in flight (not lost: fewer than 3 SACKed above them).
         assert_eq!(sb.pipe(2, 22, Some(5)), 4);
+        // The retransmission of 2 left when 22 segments had been sent; a SACK of segment 22
+        // (sent after it) without 2 means it was lost again: resend it first.
+        sb.on_retransmit(2, 22);
+        sb.on_retransmit(5, 22);
+        sb.on_block(21, 22, 2);
+        assert_eq!(
+            sb.next_relost(),
+            None,
+            "21 was sent before the retransmissions"
+        );
+        sb.on_block(22, 23, 2);
+        assert_eq!(sb.next_relost(), Some(2));
+        assert_eq!(
+            sb.pipe(2, 23, Some(5)),
+            1,
+            "the two retransmissions left the pipe"
+        );
+        sb.on_retransmit(2, 23);
+        assert_eq!(sb.next_relost(), Some(5), "5 was resent before 22 left too");
+        sb.on_retransmit(5, 23);
+        assert_eq!(sb.next_relost(), None);
+        sb.on_cumulative(6);
+        sb.end_recovery();
+        assert_eq!(sb.next_relost(), None);
     }
 }

@@ -26,11 +26,12 @@
 //!   window of data (RFC 3168 §6.1.2); the receiver echoes every marked packet.
 
 use crate::cc::{AckSample, Congestion, CongestionController, CongestionEvent, SentSample};
-use crate::packet::{Ecn, FlowId, Packet, PacketKind};
+use crate::packet::{Ecn, FlowId, Packet, PacketKind, Payload, Sack};
 use crate::params::FlowContext;
 use crate::rtt::RttEstimator;
 use crate::transport::pacer::Pacer;
 use crate::transport::rate_sample::RateSampler;
+use crate::transport::sack::{RangeSet, Scoreboard};
 use crate::transport::{Endpoint, EndpointStats, Outbox};
 use crate::units::Bytes;
 use crate::units::{Duration, Time};
@@ -50,6 +51,8 @@ pub struct TcpConfig {
     pub ecn: bool,
     /// Connection number stamped on every packet (for multiplexing sources).
     pub conn: u32,
+    /// SACK-based loss recovery (RFC 6675) instead of NewReno's.
+    pub sack: bool,
 }
 
 impl Default for TcpConfig {
@@ -62,6 +65,7 @@ impl Default for TcpConfig {
             initial_rto: Duration::from_secs(1),
             ecn: false,
             conn: 0,
+            sack: false,
         }
     }
 }
@@ -92,6 +96,10 @@ pub struct TcpSender {
     inflation: i64,
     /// A segment to retransmit at the next `poll_transmit`, regardless of the window.
     retransmit: Option<u64>,
+    /// With SACK: what the receiver holds above `snd_una` (RFC 6675's scoreboard), and the
+    /// highest segment retransmitted in the current recovery (`HighRxt`).
+    scoreboard: Option<Scoreboard>,
+    high_rxt: Option<u64>,
     /// The current loss episode was detected in congestion avoidance (for statistics).
     loss_in_avoidance: bool,
     /// No ECN reaction until the cumulative ACK passes this segment.
@@ -126,6 +134,8 @@ impl TcpSender {
             recover: 0,
             inflation: 0,
             retransmit: None,
+            scoreboard: cfg.sack.then(Scoreboard::default),
+            high_rxt: None,
             ecn_recover: 0,
             loss_in_avoidance: false,
             rto_deadline: None,
@@ -154,6 +164,20 @@ impl TcpSender {
         (self.snd_nxt - self.snd_una) * self.mss()
     }
 
+    /// What the window is held against: FlightSize, or in a SACK recovery RFC 6675's `pipe`
+    /// (segments neither SACKed nor lost, plus those retransmitted).
+    fn outstanding(&self) -> u64 {
+        match (&self.scoreboard, self.recovery_end) {
+            (Some(sb), Some(_)) => sb.pipe(self.snd_una, self.snd_max, self.high_rxt) * self.mss(),
+            _ => self.in_flight(),
+        }
+    }
+
+    /// Whether loss recovery is SACK-based and under way.
+    fn sack_recovery(&self) -> bool {
+        self.scoreboard.is_some() && self.recovery_end.is_some()
+    }
+
     /// The usable window: the controller's window plus fast-recovery inflation, at least one
     /// segment.
     fn window(&self) -> u64 {
@@ -172,6 +196,12 @@ impl TcpSender {
         self.stats.sent_packets += 1;
         self.stats.sent_bytes += p.size as u64;
         let retransmission = seq < self.snd_max;
+        if retransmission && self.recovery_end.is_some() {
+            self.high_rxt = Some(self.high_rxt.map_or(seq, |h| h.max(seq)));
+            if let Some(sb) = &mut self.scoreboard {
+                sb.on_retransmit(seq, self.snd_max);
+            }
+        }
         if retransmission {
             self.stats.retransmits += 1;
             self.stats.retransmits_in_avoidance += u64::from(self.loss_in_avoidance);
@@ -205,21 +235,32 @@ impl TcpSender {
             self.stats.rtt_sum += r;
             self.stats.rtt_samples += 1;
         }
-        let in_flight = self.in_flight();
+        let in_flight = self.outstanding();
+        let early = self.scoreboard.as_ref().map(|sb| {
+            sb.sacked_in(self.snd_una, next) * self.mss() // SACKed before, delivered then
+        });
         let rate = self
             .rates
             .as_mut()
-            .and_then(|r| r.on_ack(now, self.snd_una, next, acked_bytes, rtt));
+            .and_then(|r| r.on_ack(now, self.snd_una, next, acked_bytes, rtt, early));
         let mut in_recovery = false;
         let mut rearm = true;
         if let Some(end) = self.recovery_end {
             // Neither partial ACKs nor the one that ends recovery grow the window.
             in_recovery = true;
             if next >= end {
-                // Full acknowledgement: leave fast recovery (RFC 6582 §3.2 step 6).
+                // Full acknowledgement: leave fast recovery (RFC 6582 §3.2 step 6, RFC 6675
+                // §5 step (B)... "the loss recovery phase ends").
                 self.recovery_end = None;
                 self.inflation = 0;
+                self.high_rxt = None;
+                if let Some(sb) = &mut self.scoreboard {
+                    sb.end_recovery();
+                }
                 self.cc.on_recovery_end(now);
+            } else if self.scoreboard.is_some() {
+                // RFC 6675 §5 (C): a partial ACK; `poll_transmit` sends what `pipe` allows
+                // (NextSeg), and the timer restarts as for any new data (RFC 6298 §5.3).
             } else {
                 // Partial acknowledgement: retransmit the next hole, deflate (step 5).
                 rearm = !self.partial_ack_seen;
@@ -234,6 +275,9 @@ impl TcpSender {
         self.snd_una = next;
         self.snd_nxt = self.snd_nxt.max(self.snd_una);
         self.dupacks = 0;
+        if let Some(sb) = &mut self.scoreboard {
+            sb.on_cumulative(next);
+        }
         self.cc.on_ack(
             now,
             &AckSample {
@@ -260,20 +304,48 @@ impl TcpSender {
     fn on_duplicate_ack(&mut self, now: Time, next: u64) {
         self.dupacks += 1;
         let mss = self.mss();
-        if let Some(r) = &mut self.rates {
-            r.on_dup_ack(now, mss);
+        // Without SACK a duplicate ACK is a segment delivered (at most one per segment
+        // outstanding, as Linux's `tcp_limit_reno_sacked`); with SACK the blocks say.
+        let outstanding = self.snd_max - self.snd_una;
+        if let (Some(r), None) = (&mut self.rates, &self.scoreboard) {
+            if u64::from(self.dupacks) <= outstanding {
+                r.on_early_delivery(now, mss);
+            }
         }
+        // RFC 6675 §5: with SACK, recovery also starts once the first hole is lost by the
+        // SACK rule (IsLost(HighACK + 1)), whatever the count of duplicates.
+        let lost = self
+            .scoreboard
+            .as_ref()
+            .is_some_and(|sb| sb.is_lost(self.snd_una));
         if self.recovery_end.is_some() {
-            self.inflation += self.mss() as i64; // RFC 6582 §3.2 step 4
-        } else if self.dupacks == 3 && next >= self.recover {
-            // Fast retransmit (RFC 6582 §3.2 step 2).
+            if self.scoreboard.is_none() {
+                self.inflation += self.mss() as i64; // RFC 6582 §3.2 step 4
+            }
+        } else if (self.dupacks == 3 || lost) && next >= self.recover {
+            // Fast retransmit (RFC 6582 §3.2 step 2, RFC 6675 §5 step (4)).
             let in_flight = self.in_flight();
+            let pipe = match &self.scoreboard {
+                Some(sb) => sb.pipe(self.snd_una, self.snd_max, None) * self.mss(),
+                // The three duplicates' segments have left the network.
+                None => in_flight.saturating_sub(3 * self.mss()),
+            };
             self.loss_in_avoidance = !self.cc.in_slow_start();
             self.recovery_end = Some(self.snd_max);
             self.partial_ack_seen = false;
             self.recover = self.snd_max;
-            self.congestion(now, Congestion::Loss, in_flight);
-            self.inflation = 3 * self.mss() as i64;
+            self.high_rxt = None;
+            self.cc.on_congestion_event(
+                now,
+                &CongestionEvent {
+                    kind: Congestion::Loss,
+                    in_flight,
+                    pipe,
+                },
+            );
+            if self.scoreboard.is_none() {
+                self.inflation = 3 * self.mss() as i64;
+            }
             self.retransmit = Some(self.snd_una);
             // Restart the retransmission timer with the repair, as ns-2 (`reset_rtx_timer`
             // in dupack_action) and Linux (the head's retransmission rearms the RTO) do:
@@ -284,10 +356,10 @@ impl TcpSender {
         }
     }
 
-    /// Tells the controller of a congestion signal: the one entry for loss, ECN and timeout.
+    /// Tells the controller of an ECN echo or a timeout (losses tell it with their pipe).
     fn congestion(&mut self, now: Time, kind: Congestion, in_flight: u64) {
         self.cc
-            .on_congestion_event(now, &CongestionEvent { kind, in_flight });
+            .on_congestion_event(now, &CongestionEvent::new(kind, in_flight));
     }
 
     /// Whether the pacer holds new data back at `now`.
@@ -334,6 +406,12 @@ impl Endpoint for TcpSender {
         let Some((next, echo)) = pkt.ack_info() else {
             return;
         };
+        if let (Some(sb), Some((start, end))) = (&mut self.scoreboard, pkt.sack_block()) {
+            let newly = sb.on_block(start, end.min(self.snd_max), self.snd_una.max(next));
+            if let (Some(r), true) = (&mut self.rates, newly > 0) {
+                r.on_early_delivery(now, newly * self.cfg.packet_size as u64);
+            }
+        }
         if next > self.snd_una && next <= self.snd_max {
             self.on_new_ack(now, pkt, next, echo);
         } else if next == self.snd_una && self.snd_una < self.snd_max {
@@ -364,6 +442,10 @@ impl Endpoint for TcpSender {
         self.inflation = 0;
         self.dupacks = 0;
         self.retransmit = None;
+        self.high_rxt = None;
+        if let Some(sb) = &mut self.scoreboard {
+            sb.end_recovery();
+        }
         self.recover = self.snd_max;
         self.snd_nxt = self.snd_una;
         self.stats.timeouts += 1;
@@ -380,9 +462,25 @@ impl Endpoint for TcpSender {
         }
         // New data up to the application's limit; after a timeout, old segments below snd_max.
         let limit = self.app_limit.max(self.snd_max);
-        let in_flight = self.in_flight();
+        let in_flight = self.outstanding();
         if in_flight + self.mss() > self.window() {
             return None;
+        }
+        if self.sack_recovery() {
+            // RFC 6675 §4 NextSeg rule (1): the lowest lost segment not yet resent, at once.
+            let sb = self.scoreboard.as_ref().expect("SACK recovery");
+            let relost = sb.next_relost();
+            if let Some(seq) = relost.or_else(|| sb.next_lost(self.snd_una, self.high_rxt)) {
+                return Some(self.data_packet(now, seq, in_flight));
+            }
+        }
+        if let Some(sb) = &self.scoreboard {
+            // Going back N after a timeout: what the receiver holds is not resent (as Linux,
+            // which keeps SACK information across a timeout; RFC 2018 §8 allows forgetting it
+            // for receivers that renege, which acclab's never do).
+            while self.snd_nxt < self.snd_max && sb.is_sacked(self.snd_nxt) {
+                self.snd_nxt += 1;
+            }
         }
         if self.snd_nxt >= limit {
             // Room in the window and nothing to send: the application limits the rate.
@@ -404,9 +502,10 @@ impl Endpoint for TcpSender {
     fn poll_timeout(&self) -> Option<Time> {
         // A paced sender with data and window waits for its pacer too.
         let limit = self.app_limit.max(self.snd_max);
-        let paced =
-            (self.paced && self.snd_nxt < limit && self.in_flight() + self.mss() <= self.window())
-                .then(|| self.pacer.release_time());
+        let paced = (self.paced
+            && self.snd_nxt < limit
+            && self.outstanding() + self.mss() <= self.window())
+        .then(|| self.pacer.release_time());
         match (self.rto_deadline, paced) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -451,6 +550,8 @@ pub struct TcpReceiver {
     rcv_nxt: u64,
     /// Segments received above `rcv_nxt`, sorted, with their sizes.
     out_of_order: Vec<(u64, u32)>,
+    /// With SACK: the same segments as ranges, for the ACKs' SACK block (RFC 2018).
+    sack: Option<RangeSet>,
     acks: Outbox,
     stats: EndpointStats,
 }
@@ -462,7 +563,18 @@ impl TcpReceiver {
 
     /// A receiver that delays ACKs by up to `delay` (RFC 1122 §4.2.3.2, RFC 5681 §4.2).
     pub fn with_delayed_ack(flow: FlowId, ack_size: u32, delay: Option<Duration>) -> TcpReceiver {
+        TcpReceiver::with_options(flow, ack_size, delay, false)
+    }
+
+    /// A receiver with delayed ACKs (or not) that reports a SACK block (or not).
+    pub fn with_options(
+        flow: FlowId,
+        ack_size: u32,
+        delay: Option<Duration>,
+        sack: bool,
+    ) -> TcpReceiver {
         TcpReceiver {
+            sack: sack.then(RangeSet::default),
             flow,
             ack_size,
             delayed_ack: delay,
@@ -490,18 +602,31 @@ impl TcpReceiver {
                 self.stats.delivered_bytes += sz as u64;
             }
             self.rcv_nxt += ready as u64;
+            if let Some(r) = &mut self.sack {
+                r.remove_below(self.rcv_nxt);
+            }
         } else if seq > self.rcv_nxt {
             if let Err(i) = self.out_of_order.binary_search_by_key(&seq, |e| e.0) {
                 self.out_of_order.insert(i, (seq, size));
+                if let Some(r) = &mut self.sack {
+                    r.insert(seq, seq + 1);
+                }
             }
         }
     }
 }
 
 impl TcpReceiver {
-    /// Acknowledges everything received so far, echoing `echo`.
-    fn send_ack(&mut self, echo: Time, conn: u32, ecn_echo: bool) {
+    /// Acknowledges everything received so far, echoing `echo`; with SACK, the block holding
+    /// segment `trigger` (the arrival that caused this ACK, RFC 2018 §4), or else the lowest.
+    fn send_ack(&mut self, echo: Time, conn: u32, ecn_echo: bool, trigger: Option<u64>) {
         let mut ack = Packet::ack(self.flow, self.ack_size, self.rcv_nxt, echo);
+        if let (Some(r), Payload::Ack { next, sack, .. }) = (&self.sack, &mut ack.payload) {
+            let block = trigger.and_then(|t| r.range_of(t)).or_else(|| r.first());
+            if let Some((start, end)) = block {
+                *sack = Sack::new(*next, start, end);
+            }
+        }
         ack.conn = conn;
         if ecn_echo {
             ack.ecn.set_echo();
@@ -521,7 +646,7 @@ impl Endpoint for TcpReceiver {
             // before goes at once with their state, so that every ACK's ECE tells exactly
             // whether the segments it acknowledges were marked.
             if let Some((_, echo, conn)) = self.pending.take() {
-                self.send_ack(echo, conn, self.ce);
+                self.send_ack(echo, conn, self.ce, None);
             }
             self.ce = marked;
         }
@@ -536,7 +661,7 @@ impl Endpoint for TcpReceiver {
             }
             _ => {
                 let echo = self.pending.take().map_or(pkt.sent_at, |(_, e, _)| e);
-                self.send_ack(echo, pkt.conn, marked);
+                self.send_ack(echo, pkt.conn, marked, Some(pkt.seq));
             }
         }
     }
@@ -545,7 +670,7 @@ impl Endpoint for TcpReceiver {
         if let Some((at, echo, conn)) = self.pending {
             if at <= now {
                 self.pending = None;
-                self.send_ack(echo, conn, self.ce);
+                self.send_ack(echo, conn, self.ce, None);
             }
         }
     }
@@ -563,34 +688,54 @@ impl Endpoint for TcpReceiver {
     }
 }
 
-/// The TCP sender of one scenario flow: the scenario's packet size, `transfer` bytes (`None` =
-/// bulk), and the scheme's timer, window, ECN and controller settings.
-pub fn flow_sender(
-    ctx: &FlowContext,
-    transfer: Option<Bytes>,
-    min_rto: Duration,
-    initial_window: u64,
-    ecn: bool,
-    cc: Box<dyn CongestionController>,
-) -> TcpSender {
-    let cfg = TcpConfig {
-        packet_size: ctx.packet_size,
-        transfer_bytes: transfer.map(|b| b.0),
-        initial_window,
-        min_rto,
-        ecn,
-        ..TcpConfig::default()
-    };
-    TcpSender::new(ctx.flow, cfg, cc)
+/// The transport settings every TCP scheme's parameters carry (`size`, `min_rto`,
+/// `initial_window`, `ecn`, `delayed_ack`, `sack`), and the endpoints they build.
+#[derive(Clone, Debug)]
+pub struct TcpOptions {
+    /// Bytes to transfer; `None` = bulk.
+    pub size: Option<Bytes>,
+    pub min_rto: Duration,
+    pub initial_window: u64,
+    pub ecn: bool,
+    /// Delayed ACKs at the receiver; `None` = an ACK per segment.
+    pub delayed_ack: Option<Duration>,
+    /// SACK blocks from the receiver and RFC 6675 loss recovery at the sender.
+    pub sack: bool,
 }
 
-/// The TCP receiver of one scenario flow.
-pub fn flow_receiver(ctx: &FlowContext, delayed_ack: Option<Duration>) -> Box<dyn Endpoint> {
-    Box::new(TcpReceiver::with_delayed_ack(
-        ctx.flow,
-        ctx.ack_size,
-        delayed_ack,
-    ))
+impl TcpOptions {
+    /// The sender of one scenario flow over controller `cc`.
+    pub fn sender(&self, ctx: &FlowContext, cc: Box<dyn CongestionController>) -> TcpSender {
+        let cfg = TcpConfig {
+            packet_size: ctx.packet_size,
+            transfer_bytes: self.size.map(|b| b.0),
+            initial_window: self.initial_window,
+            min_rto: self.min_rto,
+            ecn: self.ecn,
+            sack: self.sack,
+            ..TcpConfig::default()
+        };
+        TcpSender::new(ctx.flow, cfg, cc)
+    }
+
+    /// The receiver of one scenario flow.
+    pub fn receiver(&self, ctx: &FlowContext) -> Box<dyn Endpoint> {
+        Box::new(TcpReceiver::with_options(
+            ctx.flow,
+            ctx.ack_size,
+            self.delayed_ack,
+            self.sack,
+        ))
+    }
+
+    /// Both endpoints of one scenario flow over controller `cc`.
+    pub fn endpoints(
+        &self,
+        ctx: &FlowContext,
+        cc: Box<dyn CongestionController>,
+    ) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
+        (Box::new(self.sender(ctx, cc)), self.receiver(ctx))
+    }
 }
 
 /// Checks a `delayed_ack` parameter: RFC 1122 §4.2.3.2, "the delay MUST be less than 0.5
@@ -716,6 +861,53 @@ mod tests {
         assert!(s.recovery_end.is_none());
         assert_eq!(s.stats().cwnd_bytes, Some(6 * MSS));
         assert_eq!(s.inflation, 0);
+    }
+
+    /// An ACK up to `next` whose SACK block is `[start, end)`.
+    fn sack_ack(next: u64, start: u64, end: u64) -> Packet {
+        let mut a = ack(next, ms(0));
+        if let Payload::Ack { sack, .. } = &mut a.payload {
+            *sack = Sack::new(next, start, end);
+        }
+        a
+    }
+
+    #[test]
+    fn sack_recovery_resends_every_hole_in_one_round_and_nothing_else() {
+        let cfg = TcpConfig {
+            initial_window: 10,
+            sack: true,
+            ..TcpConfig::default()
+        };
+        let mut s = TcpSender::new(FlowId(0), cfg, Box::new(Reno::new(MSS, 10)));
+        s.handle_start(Time::ZERO);
+        assert_eq!(drain(&mut s, ms(0)).len(), 10);
+        // Segments 2 and 5 are lost: ACKs for 0, 1, then SACKs of 3-4 and 6-9.
+        s.handle_packet(ms(20), &ack(1, ms(0)));
+        s.handle_packet(ms(20), &ack(2, ms(0)));
+        drain(&mut s, ms(20));
+        for (start, end) in [(3, 4), (3, 5), (6, 7), (6, 8)] {
+            s.handle_packet(ms(21), &sack_ack(2, start, end));
+        }
+        // Recovery (three duplicates; segment 2 lost by RFC 6675's rule): 2 goes at once.
+        // ssthresh = cwnd = FlightSize/2 = 6 segments; pipe = 12 outstanding − 4 SACKed −
+        // 1 lost + 1 resent = 8: nothing more may leave.
+        assert_eq!(drain(&mut s, ms(21)), vec![2]);
+        assert_eq!(s.stats().cwnd_bytes, Some(6 * MSS));
+        // Segments 8-11 arrive and are SACKed: 5 now has three SACKed above it and is lost;
+        // it goes without waiting for a partial ACK (NewReno would wait a round trip).
+        for end in 9..=12 {
+            s.handle_packet(ms(22), &sack_ack(2, 6, end));
+        }
+        let resent = drain(&mut s, ms(22));
+        assert_eq!(resent.first(), Some(&5), "{resent:?}");
+        assert_eq!(s.stats().retransmits, 2);
+        // The repairs arrive: everything is acknowledged, recovery ends, nothing resent twice.
+        s.handle_packet(ms(41), &sack_ack(5, 6, 12));
+        s.handle_packet(ms(42), &ack(14, ms(21)));
+        assert!(s.recovery_end.is_none());
+        assert_eq!(s.stats().retransmits, 2);
+        assert_eq!(s.stats().timeouts, 0);
     }
 
     #[test]

@@ -21,10 +21,11 @@
 //! - Rounds are counted by the cumulative ACK passing the highest segment sent when the round
 //!   began (the transport has no SACK; BBR §4.1.1.3 counts `packet.delivered`, the same
 //!   boundary for cumulative ACKs).
-//! - Packet conservation is the transport's: its NewReno fast recovery (transport/tcp.rs)
-//!   sends one segment per duplicate ACK over a cwnd BBR sets at entry to the pipe estimate
-//!   (FlightSize − 3 segments, plus one for the retransmission); after one round BBR grows its
-//!   cwnd again as outside recovery.
+//! - Packet conservation is the transport's: BBR sets cwnd at entry to the transport's pipe
+//!   estimate plus one segment, and keeps it for a round; the transport then sends a segment
+//!   for each one that leaves — with SACK (the default) as RFC 6675 counts `pipe`, without it
+//!   by NewReno's window inflation (transport/tcp.rs). After that round BBR grows its cwnd as
+//!   outside recovery.
 //! - BtlBw's filter is an exact windowed maximum (Linux's minmax approximates with three
 //!   samples); no pacing margin (Linux paces 1% below the rate); no idle restart (bulk and
 //!   finite transfers only); the send quantum enters only the cwnd budget (no TSO bursts).
@@ -39,7 +40,7 @@ pub use model::{MaxFilter, PathModel};
 use super::{AckSample, Congestion, CongestionController, CongestionEvent};
 use crate::params::{positive, FlowContext, ParamError, SchemeParams};
 use crate::rng::Rng;
-use crate::transport::tcp::{check_delayed_ack, flow_receiver, flow_sender, TcpConfig};
+use crate::transport::tcp::{check_delayed_ack, TcpConfig, TcpOptions};
 use crate::transport::Endpoint;
 use crate::units::{Bytes, Duration, Rate, Time};
 
@@ -410,11 +411,11 @@ impl CongestionController for Bbr {
     fn on_congestion_event(&mut self, _now: Time, ev: &CongestionEvent) {
         let mss = self.cfg.mss;
         match ev.kind {
-            // §4.2.3.4: on entering fast recovery, save cwnd and keep what is in flight:
-            // the pipe after three duplicate ACKs, plus the retransmission.
+            // §4.2.3.4: on entering fast recovery, save cwnd and keep what is in flight
+            // ("packets_in_flight", the transport's pipe), plus one for the retransmission.
             Congestion::Loss => {
                 self.prior_cwnd = self.save_cwnd();
-                self.cwnd = (ev.in_flight.saturating_sub(3 * mss) + mss).max(mss);
+                self.cwnd = ev.pipe + mss;
                 self.recovery = Recovery::Fast {
                     conserve_until: self.round_count + 1,
                 };
@@ -480,6 +481,8 @@ pub struct BbrParams {
     /// Delayed ACKs at the receiver, as for `reno`; absent = an ACK per segment.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delayed_ack: Option<Duration>,
+    /// SACK-based loss recovery (RFC 6675); on, as Linux's BBR runs.
+    pub sack: bool,
 }
 
 impl Default for BbrParams {
@@ -495,6 +498,7 @@ impl Default for BbrParams {
             min_rto: d.min_rto,
             initial_window: d.initial_window,
             delayed_ack: None,
+            sack: true,
         }
     }
 }
@@ -541,8 +545,15 @@ impl SchemeParams for BbrParams {
         };
         let rng = crate::rng::stream(ctx.seed, &format!("{}:bbr", ctx.name));
         let cc = Box::new(Bbr::new(cfg, rng));
-        let tx = flow_sender(ctx, self.size, self.min_rto, self.initial_window, false, cc);
-        (Box::new(tx), flow_receiver(ctx, self.delayed_ack))
+        TcpOptions {
+            size: self.size,
+            min_rto: self.min_rto,
+            initial_window: self.initial_window,
+            ecn: false,
+            delayed_ack: self.delayed_ack,
+            sack: self.sack,
+        }
+        .endpoints(ctx, cc)
     }
 }
 

@@ -203,27 +203,23 @@ fn losses_keep_the_flight_and_recovery_restores_the_window() {
     to_probe_bw(&mut b, &mut path);
     let cwnd = b.window();
     let rate = b.pacing_rate;
-    b.on_congestion_event(
-        path.now,
-        &CongestionEvent {
-            kind: Congestion::Loss,
-            in_flight: cwnd,
-        },
-    );
-    assert_eq!(b.window(), cwnd - 2 * MSS, "FlightSize − 3 segments + 1");
+    // The transport's pipe at the loss: 20 segments of the flight are known to have left.
+    let loss = CongestionEvent {
+        pipe: cwnd - 20 * MSS,
+        ..CongestionEvent::new(Congestion::Loss, cwnd)
+    };
+    b.on_congestion_event(path.now, &loss);
+    assert_eq!(b.window(), cwnd - 19 * MSS, "pipe + 1 segment");
     assert_eq!(b.pacing_rate, rate, "a loss does not change the rate");
     // Conservation for the rest of this round and the next: ACKs do not grow the window.
     path.round(&mut b, cwnd);
-    assert_eq!(b.window(), cwnd - 2 * MSS);
+    assert_eq!(b.window(), cwnd - 19 * MSS);
     b.on_recovery_end(path.now);
     assert_eq!(b.window(), cwnd);
     // A timeout: one segment until the repair is acknowledged, then the window comes back.
     b.on_congestion_event(
         path.now,
-        &CongestionEvent {
-            kind: Congestion::Timeout,
-            in_flight: 200 * MSS,
-        },
+        &CongestionEvent::new(Congestion::Timeout, 200 * MSS),
     );
     assert_eq!(b.window(), MSS);
     let end = path.seq + 5;
@@ -236,13 +232,7 @@ fn losses_keep_the_flight_and_recovery_restores_the_window() {
     assert!(b.window() >= cwnd);
     // ECN is ignored.
     let before = b.window();
-    b.on_congestion_event(
-        path.now,
-        &CongestionEvent {
-            kind: Congestion::Ecn,
-            in_flight: 0,
-        },
-    );
+    b.on_congestion_event(path.now, &CongestionEvent::new(Congestion::Ecn, 0));
     assert_eq!(b.window(), before);
 }
 
