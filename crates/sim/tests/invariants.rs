@@ -6,9 +6,22 @@ use acclab_scenario::parse;
 use acclab_sim::Simulator;
 use proptest::prelude::*;
 
+/// The TCP schemes random flows draw from, with parameters beyond the defaults.
+const TCP_KINDS: &[(&str, &str)] = &[
+    ("reno", "sack = false"),
+    ("reno", "sack = true"),
+    ("cubic", "hystart = true"),
+    ("dctcp", "sack = false"),
+    ("bbr", "sack = true"),
+    ("bbr", "sack = false"),
+    ("vegas", "sack = false"),
+];
+
 #[derive(Debug, Clone)]
 struct FlowSpec {
     cbr: bool,
+    /// The TCP scheme, an index into `TCP_KINDS`.
+    scheme: usize,
     src: usize,
     dst: usize,
     start_ms: u64,
@@ -46,10 +59,12 @@ fn net() -> impl Strategy<Value = Net> {
             proptest::option::of(500u64..3000),
             1u64..40,
             proptest::option::of(1u64..400),
+            0..TCP_KINDS.len(),
         )
             .prop_map(
-                |(cbr, src, dst, start_ms, stop, cbr_mbps, size_kb)| FlowSpec {
+                |(cbr, src, dst, start_ms, stop, cbr_mbps, size_kb, scheme)| FlowSpec {
                     cbr,
+                    scheme,
                     src,
                     dst,
                     start_ms,
@@ -116,10 +131,12 @@ fn to_toml(n: &Net) -> String {
                 "kind = \"cbr\"\nparams = {{ rate = \"{}Mbps\" }}\n",
                 f.cbr_mbps
             );
-        } else if let Some(kb) = f.size_kb {
-            s += &format!("kind = \"reno\"\nparams = {{ size = \"{kb}KB\" }}\n");
         } else {
-            s += "kind = \"reno\"\n";
+            let (kind, params) = TCP_KINDS[f.scheme];
+            let size = f
+                .size_kb
+                .map_or(String::new(), |kb| format!("size = \"{kb}KB\", "));
+            s += &format!("kind = \"{kind}\"\nparams = {{ {size}{params} }}\n");
         }
     }
     s

@@ -1,0 +1,157 @@
+//! Random event sequences against every congestion controller: ACKs of random sizes, RTTs,
+//! ECN echoes and rate samples, in and out of recovery, losses, ECN signals, timeouts and
+//! recovery ends, in any order. Whatever happens, the window stays at least one segment and
+//! finite, grows by no more than the ACKs allow, a pacing rate is positive, and nothing panics.
+
+use acclab_core::cc::bbr::{Bbr, BbrConfig};
+use acclab_core::cc::cubic::{Cubic, CubicConfig};
+use acclab_core::cc::dctcp::Dctcp;
+use acclab_core::cc::reno::Reno;
+use acclab_core::cc::vegas::{BaseRtt, Vegas, VegasConfig};
+use acclab_core::cc::{AckSample, Congestion, CongestionController, CongestionEvent};
+use acclab_core::transport::rate_sample::RateSample;
+use acclab_core::{Duration, Rate, Time};
+use proptest::prelude::*;
+
+const MSS: u64 = 1000;
+const IW: u64 = 2;
+
+#[derive(Clone, Debug)]
+enum Op {
+    Ack {
+        segments: u64,
+        rtt_ms: Option<u64>,
+        recovery: bool,
+        ecn: bool,
+        rate_mbps: Option<u64>,
+    },
+    Event(Congestion, u64),
+    RecoveryEnd,
+    Wait(u64),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => (1u64..4, proptest::option::of(1u64..500), any::<bool>(), any::<bool>(),
+              proptest::option::of(1u64..1000))
+            .prop_map(|(segments, rtt_ms, recovery, ecn, rate_mbps)| Op::Ack {
+                segments, rtt_ms, recovery, ecn, rate_mbps
+            }),
+        1 => (prop_oneof![Just(Congestion::Loss), Just(Congestion::Ecn), Just(Congestion::Timeout)],
+              0u64..400)
+            .prop_map(|(kind, segs)| Op::Event(kind, segs)),
+        1 => Just(Op::RecoveryEnd),
+        1 => (1u64..20_000).prop_map(Op::Wait),
+    ]
+}
+
+/// Every controller, fresh.
+fn controllers() -> Vec<(&'static str, Box<dyn CongestionController>)> {
+    let cubic = |hystart| CubicConfig {
+        mss: MSS,
+        initial_window: IW,
+        c: 0.4,
+        beta: 0.7,
+        fast_convergence: true,
+        hystart,
+    };
+    let vegas = |marks| VegasConfig {
+        mss: MSS,
+        initial_window: IW,
+        alpha: 2.0,
+        beta: 4.0,
+        gamma: 1.0,
+        per: None,
+        base_rtt: BaseRtt::Min,
+        marks,
+    };
+    let bbr = BbrConfig {
+        mss: MSS,
+        initial_window: IW,
+        high_gain: 2.0 / std::f64::consts::LN_2,
+        cwnd_gain: 2.0,
+        bw_window_rounds: 10,
+        probe_rtt_interval: Duration::from_secs(10),
+        probe_rtt_duration: Duration::from_millis(200),
+    };
+    vec![
+        ("reno", Box::new(Reno::new(MSS, IW))),
+        ("vegas", Box::new(Vegas::new(vegas(None)))),
+        ("vegas-rem", Box::new(Vegas::new(vegas(Some(1.1))))),
+        ("cubic", Box::new(Cubic::new(cubic(false)))),
+        ("cubic+hystart", Box::new(Cubic::new(cubic(true)))),
+        ("dctcp", Box::new(Dctcp::new(MSS, IW, 1.0 / 16.0, 1.0))),
+        (
+            "bbr",
+            Box::new(Bbr::new(bbr, acclab_core::rng::stream(1, "bbr"))),
+        ),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_controller_keeps_a_sane_window(ops in proptest::collection::vec(op(), 1..300)) {
+        for (name, mut cc) in controllers() {
+            let mut now = Time::ZERO;
+            let (mut cum, mut highest, mut acked_total) = (0u64, 10u64, 0u64);
+            for op in &ops {
+                let before = cc.window();
+                match *op {
+                    Op::Ack { segments, rtt_ms, recovery, ecn, rate_mbps } => {
+                        now += Duration::from_millis(1);
+                        cum += segments;
+                        highest = highest.max(cum + 10);
+                        let bytes = segments * MSS;
+                        acked_total += bytes;
+                        let rate = rate_mbps.map(|m| RateSample {
+                            delivered: bytes,
+                            interval: Duration::from_millis(10),
+                            delivery_rate: Rate::from_mbps(m),
+                            is_app_limited: false,
+                            total_delivered: acked_total,
+                        });
+                        cc.on_ack(now, &AckSample {
+                            acked_bytes: bytes,
+                            rtt: rtt_ms.map(Duration::from_millis),
+                            in_flight: (highest - cum) * MSS,
+                            in_recovery: recovery,
+                            highest_sent: highest,
+                            cumulative_ack: cum,
+                            ecn_echo: ecn,
+                            rate,
+                        });
+                        // No controller grows by more than 3× what one ACK acknowledges (BBR's
+                        // cwnd += acked, slow start's one segment, CUBIC's ≤ ½ segment per
+                        // segment, W_est's α < 1) — except to restore a saved window.
+                        let grown = cc.window().saturating_sub(before);
+                        prop_assert!(
+                            grown <= 3 * bytes || name == "bbr",
+                            "{}: grew {} on an ACK of {} B", name, grown, bytes
+                        );
+                    }
+                    Op::Event(kind, segs) => {
+                        let in_flight = segs * MSS;
+                        let pipe = if kind == Congestion::Timeout { 0 } else { in_flight / 2 };
+                        cc.on_congestion_event(now, &CongestionEvent { kind, in_flight, pipe });
+                    }
+                    Op::RecoveryEnd => cc.on_recovery_end(now),
+                    Op::Wait(ms) => now += Duration::from_millis(ms),
+                }
+                let w = cc.window();
+                prop_assert!(w >= MSS, "{}: window {} below one segment after {:?}", name, w, op);
+                prop_assert!(
+                    w <= IW * MSS + 4 * acked_total + 1000 * MSS,
+                    "{}: window {} after {} B acknowledged", name, w, acked_total
+                );
+                if let Some(r) = cc.pacing_rate() {
+                    prop_assert!(r.bps() > 0, "{}: pacing rate 0", name);
+                }
+                if let Some(a) = cc.accumulation() {
+                    prop_assert!(a.is_finite(), "{}: accumulation {}", name, a);
+                }
+            }
+        }
+    }
+}
