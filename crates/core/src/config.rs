@@ -29,6 +29,7 @@ pub use crate::queue::bat::{BatClassParams, BatParams};
 pub use crate::queue::clcc::{ClccParams, RatioParam};
 pub use crate::queue::codel::CodelParams;
 pub use crate::queue::droptail::DroptailParams;
+pub use crate::queue::fq_codel::FqCodelParams;
 pub use crate::queue::pie::PieParams;
 pub use crate::queue::priority::PriorityParams;
 pub use crate::queue::red::RedParams;
@@ -153,6 +154,8 @@ tagged_enum! {
     Codel(CodelParams) = "codel",
     /// PIE (RFC 8033): random early drops (or marks) from a PI controller of the queueing delay.
     Pie(PieParams) = "pie",
+    /// FQ-CoDel (RFC 8290): per-flow queues served by deficit round robin, CoDel on each.
+    FqCodel(FqCodelParams) = "fq-codel",
     /// Step ECN marking above a threshold K (DCTCP's switch, RFC 8257 §3.1).
     StepEcn(StepEcnParams) = "step-ecn",
 }

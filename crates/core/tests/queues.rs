@@ -80,6 +80,17 @@ t_update = "1ms"
 max_burst = "2ms"
 ecn = true
 priority = true"#,
+    r#"kind = "fq-codel"
+limit = "12pkt"
+flows = 3
+target = "1ms"
+interval = "4ms""#,
+    r#"kind = "fq-codel"
+limit = "9000B"
+quantum = "300B"
+ecn = true
+target = "1ms"
+interval = "4ms""#,
 ];
 
 /// Drops every head that waited longer than 3 ms, as CoDel and PIE may.
@@ -155,7 +166,10 @@ proptest! {
         let mut now = Time::ZERO;
         let (mut accepted, mut refused, mut sent, mut head_dropped) = (0u64, 0u64, 0u64, 0u64);
         let (mut in_bytes, mut out_bytes) = (0u64, 0u64);
-        let mut last_seq = [None::<u64>; 4];
+        // Packets leave in arrival order within a band — within a band and flow for FQ-CoDel,
+        // which serves flows in turn.
+        let per_flow = QUEUES.get(which).is_some_and(|q| q.contains("fq-codel"));
+        let mut last_seq = std::collections::HashMap::<(usize, u32), u64>::new();
         let mut dropped = Vec::new();
         for (seq, op) in ops.into_iter().enumerate() {
             match op {
@@ -169,6 +183,14 @@ proptest! {
                         Ok(_) => {
                             accepted += 1;
                             in_bytes += size as u64;
+                            // A discipline may push a queued packet out instead (FQ-CoDel).
+                            dropped.clear();
+                            q.pushed_out(&mut dropped);
+                            prop_assert!(dropped.is_empty() || q.pushes_out());
+                            for d in &dropped {
+                                head_dropped += 1;
+                                out_bytes += d.packet.size as u64;
+                            }
                         }
                         Err(d) => {
                             refused += 1;
@@ -185,8 +207,9 @@ proptest! {
                         // Within a band (data or control) packets leave in arrival order.
                         let band = usize::from(d.packet.kind.is_high_priority()) * 2
                             + usize::from(d.packet.kind.is_forward());
-                        prop_assert!(last_seq[band].is_none_or(|s| s < d.packet.seq));
-                        last_seq[band] = Some(d.packet.seq);
+                        let key = (band, if per_flow { d.packet.flow.0 } else { 0 });
+                        prop_assert!(last_seq.get(&key).is_none_or(|&s| s < d.packet.seq));
+                        last_seq.insert(key, d.packet.seq);
                     }
                     for d in &dropped {
                         head_dropped += 1;

@@ -31,6 +31,8 @@ struct Link {
     rate: Rate,
     delay: Duration,
     queue: Box<dyn QueueDiscipline>,
+    /// The discipline may push a queued packet out on an arrival (FQ-CoDel).
+    pushes_out: bool,
     /// Random loss probability and its stream (None when the link is lossless).
     loss: Option<(f64, rng::Rng)>,
     /// The packet being serialised.
@@ -256,20 +258,24 @@ impl Simulator {
         let links: Vec<Link> = scenario
             .links
             .iter()
-            .map(|l| Link {
-                rate: l.rate,
-                delay: l.delay,
-                queue: l.queue.build(&QueueContext {
+            .map(|l| {
+                let queue = l.queue.build(&QueueContext {
                     rate: l.rate,
                     seed,
                     name: format!("link:{}", l.name),
                     flow_classes: flow_classes.clone(),
                     packet_size: scenario.packet_size,
-                }),
-                loss: (l.loss > 0.0)
-                    .then(|| (l.loss, rng::stream(seed, &format!("link:{}:loss", l.name)))),
-                transmitting: None,
-                pipe: VecDeque::new(),
+                });
+                Link {
+                    rate: l.rate,
+                    delay: l.delay,
+                    pushes_out: queue.pushes_out(),
+                    queue,
+                    loss: (l.loss > 0.0)
+                        .then(|| (l.loss, rng::stream(seed, &format!("link:{}:loss", l.name)))),
+                    transmitting: None,
+                    pipe: VecDeque::new(),
+                }
             })
             .collect();
         let mut flows = Vec::with_capacity(scenario.flows.len());
@@ -474,6 +480,19 @@ impl Simulator {
             Ok(e) => {
                 let backlog = link.queue.backlog();
                 let idle = link.transmitting.is_none();
+                if link.pushes_out {
+                    let mut out = std::mem::take(&mut self.head_drops);
+                    link.queue.pushed_out(&mut out);
+                    self.observers.on_enqueue(now, id, pkt, e.marked, backlog);
+                    for d in out.drain(..) {
+                        self.drop(id, &d.packet, d.reason, backlog);
+                    }
+                    self.head_drops = out;
+                    if idle {
+                        self.start_tx(l);
+                    }
+                    return;
+                }
                 self.observers.on_enqueue(now, id, pkt, e.marked, backlog);
                 if idle {
                     self.start_tx(l);

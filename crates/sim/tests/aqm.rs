@@ -236,3 +236,53 @@ fn reno_with_ecn_over_step_marking_holds_the_queue_near_k() {
     );
     assert!(link.utilization > 0.9, "utilisation {}", link.utilization);
 }
+
+#[test]
+fn fq_codel_isolates_a_cbr_flow_from_bulk_ones() {
+    // Four Reno flows and a 4 Mb/s CBR flow (under its 4 Mb/s fair share of 20 Mb/s) share
+    // the bottleneck. Behind tail drop the CBR flow loses packets to the Reno flows' overflows
+    // and its packets wait behind their standing queue; FQ-CoDel gives it its own queue, served
+    // in turn: it loses nothing and gets its whole rate, while CoDel keeps the Reno queues short.
+    let run = |queue: &str| {
+        let src = dumbbell("20Mbps", queue, "reno", "", 4)
+            + r#"[[link]]
+between = ["c", "r1"]
+rate = "1Gbps"
+delay = "1ms"
+[[link]]
+between = ["r2", "e"]
+rate = "1Gbps"
+delay = "1ms"
+[[flow]]
+id = "cbr"
+kind = "cbr"
+from = "c"
+to = "e"
+params = { rate = "4Mbps" }
+"#;
+        let src = src.replacen("[output]\nwindow = [\"20s\", \"60s\"]\n", "", 1)
+            + "[output]\nwindow = [\"20s\", \"60s\"]\n";
+        let (_, s) = acclab_sim::run(parse(&src, "fq").unwrap(), &mut |_| {});
+        let cbr = s.flows.iter().find(|f| f.id == "cbr").unwrap().clone();
+        let reno_rtt = s
+            .flows
+            .iter()
+            .filter(|f| f.id != "cbr")
+            .map(|f| f.mean_rtt_s.unwrap())
+            .sum::<f64>()
+            / 4.0;
+        (cbr, reno_rtt, s.links[0].utilization)
+    };
+    let (cbr, rtt, util) = run(r#"{ kind = "fq-codel" }"#);
+    assert_eq!(cbr.lost_packets, 0, "FQ-CoDel: the CBR flow lost packets");
+    assert!(
+        (cbr.throughput_bps - 4e6).abs() < 0.02 * 4e6,
+        "CBR goodput {}",
+        cbr.throughput_bps
+    );
+    assert!(util > 0.95, "utilisation {util}");
+    assert!(rtt < 0.040, "Reno mean RTT {rtt} s behind FQ-CoDel");
+    let (cbr, rtt_tail, _) = run(r#"{ kind = "droptail", limit = "400pkt" }"#);
+    assert!(cbr.lost_packets > 0, "tail drop spared the CBR flow");
+    assert!(rtt_tail > 3.0 * rtt, "tail drop RTT {rtt_tail} vs {rtt}");
+}

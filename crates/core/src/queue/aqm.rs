@@ -115,6 +115,13 @@ impl<A: Aqm> AqmQueue<A> {
         &mut self.aqm
     }
 
+    /// Drops the data band's head for `reason` (a discipline made of several queues that
+    /// pushes a packet out of one of them, FQ-CoDel), counted as any drop.
+    pub fn drop_head(&mut self, reason: DropReason) -> Option<Dropped> {
+        let (packet, _) = self.data.pop()?;
+        Some(self.data.drop(packet, reason))
+    }
+
     /// The data band.
     pub fn data(&self) -> &Fifo {
         &self.data

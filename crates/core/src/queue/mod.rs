@@ -17,6 +17,7 @@ pub mod clcc;
 pub mod codel;
 pub mod droptail;
 pub mod fifo;
+pub mod fq_codel;
 pub mod pie;
 pub mod priority;
 pub mod red;
@@ -127,6 +128,14 @@ pub trait QueueDiscipline: Send {
     fn stats(&self) -> QueueStats;
     /// Visits every packet held (for invariant checks and traces; not on the packet path).
     fn for_each_packet(&self, f: &mut dyn FnMut(&Packet));
+    /// Whether an arrival may push another packet out (FQ-CoDel): the driver then collects
+    /// those with [`QueueDiscipline::pushed_out`] after each enqueue.
+    fn pushes_out(&self) -> bool {
+        false
+    }
+    /// Appends the packets arrivals pushed out since the last call (dropped, counted in the
+    /// stats).
+    fn pushed_out(&mut self, _out: &mut Vec<Dropped>) {}
     /// The link's rate changed (AQMs that track capacity need it).
     fn set_rate(&mut self, _rate: Rate) {}
     /// AQM state for monitors, as (column name, value) pairs: virtual capacity, price, … Called
