@@ -406,10 +406,12 @@ impl Endpoint for TcpSender {
         let Some((next, echo)) = pkt.ack_info() else {
             return;
         };
-        if let (Some(sb), Some((start, end))) = (&mut self.scoreboard, pkt.sack_block()) {
-            let newly = sb.on_block(start, end.min(self.snd_max), self.snd_una.max(next));
-            if let (Some(r), true) = (&mut self.rates, newly > 0) {
-                r.on_early_delivery(now, newly * self.cfg.packet_size as u64);
+        if let Some(sb) = &mut self.scoreboard {
+            if let Some((start, end)) = pkt.sack_block() {
+                let newly = sb.on_block(start, end.min(self.snd_max), self.snd_una.max(next));
+                if let (Some(r), true) = (&mut self.rates, newly > 0) {
+                    r.on_early_delivery(now, newly * self.cfg.packet_size as u64);
+                }
             }
         }
         if next > self.snd_una && next <= self.snd_max {
