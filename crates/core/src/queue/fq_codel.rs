@@ -9,8 +9,9 @@
 //!
 //! Departures: no hash of the 5-tuple: a scenario flow's index modulo `flows` picks its queue
 //! (with a multiplier for a web flow's connections), so flows share a queue only when there
-//! are more of them than queues; one packet is pushed out per overflowing
-//! arrival (Linux drops a batch of up to 64, half the fat queue's backlog); the memory limit of
+//! are more of them than queues; packets are pushed out one at a
+//! time until the buffer is within its limit (Linux drops a batch of up to 64, half the fat
+//! queue's backlog); the memory limit of
 //! Linux (`memory_limit`) is not modelled. Monaco's control packets are hashed like any other
 //! packet (no priority band).
 
@@ -79,22 +80,34 @@ impl FqCodel {
         (key % self.queues.len() as u64) as usize
     }
 
-    /// §4.1: over the limit, drop at the head of the queue holding the most bytes.
-    fn push_out(&mut self) {
+    /// Whether the shared buffer holds more than its limit.
+    fn over_limit(&self) -> bool {
+        match self.limit {
+            Limit::Packets(n) => self.backlog.packets > n,
+            Limit::Bytes(n) => self.backlog.bytes > n,
+            Limit::Unlimited => false,
+        }
+    }
+
+    /// §4.1: over the limit, drop at the head of the queue holding the most bytes. Returns
+    /// whether a packet was dropped.
+    fn push_out(&mut self) -> bool {
         let Some(fat) = (0..self.queues.len()).max_by_key(|&i| {
             (
                 self.queues[i].q.data().backlog().bytes,
                 std::cmp::Reverse(i),
             )
         }) else {
-            return;
+            return false;
         };
         // The fat queue's head leaves as a drop (not through CoDel, which did not choose it).
-        if let Some(d) = self.queues[fat].q.drop_head(DropReason::Overflow) {
-            self.backlog.packets -= 1;
-            self.backlog.bytes -= d.packet.size as u64;
-            self.pushed_out.push(d);
-        }
+        let Some(d) = self.queues[fat].q.drop_head(DropReason::Overflow) else {
+            return false;
+        };
+        self.backlog.packets -= 1;
+        self.backlog.bytes -= d.packet.size as u64;
+        self.pushed_out.push(d);
+        true
     }
 }
 
@@ -112,13 +125,7 @@ impl QueueDiscipline for FqCodel {
         }
         self.backlog.packets += 1;
         self.backlog.bytes += pkt.size as u64;
-        if !self.limit.admits(
-            self.backlog.packets - 1,
-            self.backlog.bytes - pkt.size as u64,
-            pkt.size as u64,
-        ) {
-            self.push_out();
-        }
+        while self.over_limit() && self.push_out() {}
         Ok(e)
     }
 

@@ -98,7 +98,8 @@ pub struct TcpSender {
     retransmit: Option<u64>,
     /// With SACK: what the receiver holds above `snd_una` (RFC 6675's scoreboard), and the
     /// highest segment retransmitted in the current recovery (`HighRxt`).
-    scoreboard: Option<Scoreboard>,
+    /// (Boxed: a sender without SACK pays one word, which matters with thousands of flows.)
+    scoreboard: Option<Box<Scoreboard>>,
     high_rxt: Option<u64>,
     /// The current loss episode was detected in congestion avoidance (for statistics).
     loss_in_avoidance: bool,
@@ -134,7 +135,7 @@ impl TcpSender {
             recover: 0,
             inflation: 0,
             retransmit: None,
-            scoreboard: cfg.sack.then(Scoreboard::default),
+            scoreboard: cfg.sack.then(Box::default),
             high_rxt: None,
             ecn_recover: 0,
             loss_in_avoidance: false,
@@ -553,7 +554,7 @@ pub struct TcpReceiver {
     /// Segments received above `rcv_nxt`, sorted, with their sizes.
     out_of_order: Vec<(u64, u32)>,
     /// With SACK: the same segments as ranges, for the ACKs' SACK block (RFC 2018).
-    sack: Option<RangeSet>,
+    sack: Option<Box<RangeSet>>,
     acks: Outbox,
     stats: EndpointStats,
 }
@@ -576,7 +577,7 @@ impl TcpReceiver {
         sack: bool,
     ) -> TcpReceiver {
         TcpReceiver {
-            sack: sack.then(RangeSet::default),
+            sack: sack.then(Box::default),
             flow,
             ack_size,
             delayed_ack: delay,
