@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use super::hystart::{HyStart, Phase, CSS_GROWTH_DIVISOR};
 use super::{AckSample, Congestion, CongestionController, CongestionEvent};
 use crate::params::{positive, FlowContext, ParamError, SchemeParams};
-use crate::transport::tcp::{check_delayed_ack, TcpConfig, TcpOptions};
+use crate::transport::tcp::{TcpConfig, TcpOptions};
 use crate::transport::Endpoint;
 use crate::units::{Bytes, Duration, Time};
 
@@ -258,6 +258,20 @@ impl Default for CubicParams {
     }
 }
 
+impl CubicParams {
+    /// The transport settings these parameters give.
+    fn tcp(&self) -> TcpOptions {
+        TcpOptions {
+            size: self.size,
+            min_rto: self.min_rto,
+            initial_window: self.initial_window,
+            ecn: self.ecn,
+            delayed_ack: self.delayed_ack,
+            sack: self.sack,
+        }
+    }
+}
+
 impl SchemeParams for CubicParams {
     fn validate(&self) -> Result<(), ParamError> {
         positive("c", self.c)?;
@@ -267,13 +281,7 @@ impl SchemeParams for CubicParams {
                 format!("cubic `beta` must be in (0, 1), not {}", self.beta),
             ));
         }
-        if self.initial_window == 0 {
-            return Err(ParamError::at(
-                "initial_window",
-                "cubic `initial_window` must be at least 1",
-            ));
-        }
-        check_delayed_ack(self.delayed_ack)
+        self.tcp().validate("cubic")
     }
 
     fn build(&self, ctx: &FlowContext) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
@@ -285,15 +293,7 @@ impl SchemeParams for CubicParams {
             fast_convergence: self.fast_convergence,
             hystart: self.hystart,
         }));
-        TcpOptions {
-            size: self.size,
-            min_rto: self.min_rto,
-            initial_window: self.initial_window,
-            ecn: self.ecn,
-            delayed_ack: self.delayed_ack,
-            sack: self.sack,
-        }
-        .endpoints(ctx, cc)
+        self.tcp().endpoints(ctx, cc)
     }
 }
 

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::reno::Reno;
 use super::{AckSample, Congestion, CongestionController, CongestionEvent};
 use crate::params::{FlowContext, ParamError, SchemeParams};
-use crate::transport::tcp::{check_delayed_ack, TcpConfig, TcpOptions};
+use crate::transport::tcp::{TcpConfig, TcpOptions};
 use crate::transport::Endpoint;
 use crate::units::{Bytes, Duration, Time};
 
@@ -144,6 +144,20 @@ impl Default for DctcpParams {
     }
 }
 
+impl DctcpParams {
+    /// The transport settings these parameters give.
+    fn tcp(&self) -> TcpOptions {
+        TcpOptions {
+            size: self.size,
+            min_rto: self.min_rto,
+            initial_window: self.initial_window,
+            ecn: true,
+            delayed_ack: self.delayed_ack,
+            sack: self.sack,
+        }
+    }
+}
+
 impl SchemeParams for DctcpParams {
     fn validate(&self) -> Result<(), ParamError> {
         if !(self.g > 0.0 && self.g <= 1.0) {
@@ -161,13 +175,7 @@ impl SchemeParams for DctcpParams {
                 ),
             ));
         }
-        if self.initial_window == 0 {
-            return Err(ParamError::at(
-                "initial_window",
-                "dctcp `initial_window` must be at least 1",
-            ));
-        }
-        check_delayed_ack(self.delayed_ack)
+        self.tcp().validate("dctcp")
     }
 
     fn build(&self, ctx: &FlowContext) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
@@ -177,15 +185,7 @@ impl SchemeParams for DctcpParams {
             self.g,
             self.initial_alpha,
         ));
-        TcpOptions {
-            size: self.size,
-            min_rto: self.min_rto,
-            initial_window: self.initial_window,
-            ecn: true,
-            delayed_ack: self.delayed_ack,
-            sack: self.sack,
-        }
-        .endpoints(ctx, cc)
+        self.tcp().endpoints(ctx, cc)
     }
 }
 

@@ -13,7 +13,7 @@ use crate::units::Time;
 use serde::{Deserialize, Serialize};
 
 use crate::params::{FlowContext, ParamError, SchemeParams};
-use crate::transport::tcp::{check_delayed_ack, TcpConfig, TcpOptions};
+use crate::transport::tcp::{TcpConfig, TcpOptions};
 use crate::transport::Endpoint;
 use crate::units::{Bytes, Duration};
 
@@ -116,19 +116,9 @@ impl Default for RenoParams {
     }
 }
 
-impl SchemeParams for RenoParams {
-    fn validate(&self) -> Result<(), ParamError> {
-        if self.initial_window == 0 {
-            return Err(ParamError::at(
-                "initial_window",
-                "reno `initial_window` must be at least 1",
-            ));
-        }
-        check_delayed_ack(self.delayed_ack)
-    }
-
-    fn build(&self, ctx: &FlowContext) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
-        let cc = Box::new(Reno::new(ctx.packet_size as u64, self.initial_window));
+impl RenoParams {
+    /// The transport settings these parameters give.
+    fn tcp(&self) -> TcpOptions {
         TcpOptions {
             size: self.size,
             min_rto: self.min_rto,
@@ -137,7 +127,17 @@ impl SchemeParams for RenoParams {
             delayed_ack: self.delayed_ack,
             sack: self.sack,
         }
-        .endpoints(ctx, cc)
+    }
+}
+
+impl SchemeParams for RenoParams {
+    fn validate(&self) -> Result<(), ParamError> {
+        self.tcp().validate("reno")
+    }
+
+    fn build(&self, ctx: &FlowContext) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
+        let cc = Box::new(Reno::new(ctx.packet_size as u64, self.initial_window));
+        self.tcp().endpoints(ctx, cc)
     }
 }
 

@@ -707,6 +707,17 @@ pub struct TcpOptions {
 }
 
 impl TcpOptions {
+    /// Checks the settings a scheme (`scheme`, named in the message) was given.
+    pub fn validate(&self, scheme: &str) -> Result<(), crate::params::ParamError> {
+        if self.initial_window == 0 {
+            return Err(crate::params::ParamError::at(
+                "initial_window",
+                format!("{scheme} `initial_window` must be at least 1"),
+            ));
+        }
+        check_delayed_ack(self.delayed_ack)
+    }
+
     /// The sender of one scenario flow over controller `cc`.
     pub fn sender(&self, ctx: &FlowContext, cc: Box<dyn CongestionController>) -> TcpSender {
         let cfg = TcpConfig {

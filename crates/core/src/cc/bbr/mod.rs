@@ -40,7 +40,7 @@ pub use model::{MaxFilter, PathModel};
 use super::{AckSample, Congestion, CongestionController, CongestionEvent};
 use crate::params::{positive, FlowContext, ParamError, SchemeParams};
 use crate::rng::Rng;
-use crate::transport::tcp::{check_delayed_ack, TcpConfig, TcpOptions};
+use crate::transport::tcp::{TcpConfig, TcpOptions};
 use crate::transport::Endpoint;
 use crate::units::{Bytes, Duration, Rate, Time};
 
@@ -503,6 +503,20 @@ impl Default for BbrParams {
     }
 }
 
+impl BbrParams {
+    /// The transport settings these parameters give.
+    fn tcp(&self) -> TcpOptions {
+        TcpOptions {
+            size: self.size,
+            min_rto: self.min_rto,
+            initial_window: self.initial_window,
+            ecn: false,
+            delayed_ack: self.delayed_ack,
+            sack: self.sack,
+        }
+    }
+}
+
 impl SchemeParams for BbrParams {
     fn validate(&self) -> Result<(), ParamError> {
         for (key, gain) in [("high_gain", self.high_gain), ("cwnd_gain", self.cwnd_gain)] {
@@ -524,13 +538,7 @@ impl SchemeParams for BbrParams {
         }
         positive("probe_rtt_interval", self.probe_rtt_interval.as_secs_f64())?;
         positive("probe_rtt_duration", self.probe_rtt_duration.as_secs_f64())?;
-        if self.initial_window == 0 {
-            return Err(ParamError::at(
-                "initial_window",
-                "bbr `initial_window` must be at least 1",
-            ));
-        }
-        check_delayed_ack(self.delayed_ack)
+        self.tcp().validate("bbr")
     }
 
     fn build(&self, ctx: &FlowContext) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
@@ -545,15 +553,7 @@ impl SchemeParams for BbrParams {
         };
         let rng = crate::rng::stream(ctx.seed, &format!("{}:bbr", ctx.name));
         let cc = Box::new(Bbr::new(cfg, rng));
-        TcpOptions {
-            size: self.size,
-            min_rto: self.min_rto,
-            initial_window: self.initial_window,
-            ecn: false,
-            delayed_ack: self.delayed_ack,
-            sack: self.sack,
-        }
-        .endpoints(ctx, cc)
+        self.tcp().endpoints(ctx, cc)
     }
 }
 
