@@ -40,6 +40,7 @@ macro_rules! spec {
 pub mod acc;
 pub mod clcc;
 pub mod common;
+pub mod modern;
 pub mod qos;
 pub mod report;
 pub mod vegas;
@@ -191,6 +192,7 @@ pub fn registry() -> Vec<&'static Spec> {
         &clcc::FIG7,
         &clcc::FIG8,
         &clcc::FIG9,
+        &modern::COMPARISON,
     ]
 }
 

@@ -214,3 +214,8 @@ fn qos_fig5_quick() {
 fn qos_fig6_quick() {
     quick("qos-fig6");
 }
+
+#[test]
+fn modern_comparison_quick() {
+    quick("modern-comparison");
+}
