@@ -47,7 +47,10 @@ struct Bottleneck
 {
     std::string id;
     Ptr<QueueDisc> qdisc;
-    std::vector<double> samples; // packets, inside the window
+    // The device's own one-packet queue: a packet waits there while another is sent, and
+    // acclab counts it in the link's queue.
+    Ptr<Queue<Packet>> device;
+    std::vector<double> samples; // packets waiting (queue disc + device queue), inside the window
     QueueDisc::Stats atStart;
 };
 
@@ -91,7 +94,7 @@ Sample(double interval)
     {
         for (auto& b : g_bottlenecks)
         {
-            b.samples.push_back(b.qdisc->GetNPackets());
+            b.samples.push_back(b.qdisc->GetNPackets() + b.device->GetNPackets());
         }
     }
     Simulator::Schedule(Seconds(interval), &Sample, interval);
@@ -163,8 +166,11 @@ Discipline(const std::string& kind, uint32_t limit, uint32_t stepK)
     }
     else if (kind == "step-ecn")
     {
-        // DCTCP's switch (RFC 8257 §3.1) as ns-3's DCTCP example builds it: RED with both
-        // thresholds at K, the instantaneous queue (QW = 1), marking instead of dropping.
+        // DCTCP's switch (RFC 8257 §3.1) as RED: both thresholds at K, the instantaneous queue
+        // (QW = 1), marking instead of dropping, and not Gentle (whose default ramps the
+        // marking probability between K and 2K instead of marking every packet above K). RED
+        // marks when the queue disc holds K or more; with the packet in the device queue that
+        // is acclab's "more than K waiting".
         tch.SetRootQueueDisc("ns3::RedQueueDisc",
                              "MaxSize", StringValue(size),
                              "MinTh", DoubleValue(stepK),
@@ -172,6 +178,7 @@ Discipline(const std::string& kind, uint32_t limit, uint32_t stepK)
                              "QW", DoubleValue(1.0),
                              "UseEcn", BooleanValue(true),
                              "UseHardDrop", BooleanValue(false),
+                             "Gentle", BooleanValue(false),
                              "MeanPktSize", UintegerValue(1500),
                              "LinkBandwidth", StringValue("1Gbps"));
     }
@@ -189,6 +196,12 @@ TcpTypeId(const std::string& cc)
         return "ns3::TcpNewReno";
     if (cc == "cubic")
         return "ns3::TcpCubic";
+    if (cc == "cubic")
+    {
+        // acclab's CUBIC runs without HyStart by default (its `hystart` option is HyStart++,
+        // RFC 9406, not the Linux HyStart ns-3 models).
+        Config::SetDefault("ns3::TcpCubic::HyStart", BooleanValue(false));
+    }
     if (cc == "bbr")
         return "ns3::TcpBbr";
     if (cc == "dctcp")
@@ -263,6 +276,12 @@ main(int argc, char* argv[])
     {
         Config::SetDefault("ns3::TcpSocketBase::UseEcn", StringValue("On"));
     }
+    if (cc == "cubic")
+    {
+        // acclab's CUBIC runs without HyStart by default (its `hystart` option is HyStart++,
+        // RFC 9406, not the Linux HyStart ns-3 models).
+        Config::SetDefault("ns3::TcpCubic::HyStart", BooleanValue(false));
+    }
     if (cc == "bbr")
     {
         Config::SetDefault("ns3::TcpSocketState::EnablePacing", BooleanValue(true));
@@ -307,6 +326,7 @@ main(int argc, char* argv[])
         Bottleneck b;
         b.id = "r" + std::to_string(r + 1) + "->r" + std::to_string(r + 2);
         b.qdisc = q.Get(0);
+        b.device = DynamicCast<PointToPointNetDevice>(d.Get(0))->GetQueue();
         g_bottlenecks.push_back(b);
         assign(d);
     }

@@ -47,13 +47,14 @@ fn op() -> impl Strategy<Value = Op> {
 
 /// Every controller, fresh.
 fn controllers() -> Vec<(&'static str, Box<dyn CongestionController>)> {
-    let cubic = |hystart| CubicConfig {
+    let cubic = |hystart, reno_friendly| CubicConfig {
         mss: MSS,
         initial_window: IW,
         c: 0.4,
         beta: 0.7,
         fast_convergence: true,
         hystart,
+        reno_friendly,
     };
     let vegas = |marks| VegasConfig {
         mss: MSS,
@@ -78,8 +79,12 @@ fn controllers() -> Vec<(&'static str, Box<dyn CongestionController>)> {
         ("reno", Box::new(Reno::new(MSS, IW))),
         ("vegas", Box::new(Vegas::new(vegas(None)))),
         ("vegas-rem", Box::new(Vegas::new(vegas(Some(1.1))))),
-        ("cubic", Box::new(Cubic::new(cubic(false)))),
-        ("cubic+hystart", Box::new(Cubic::new(cubic(true)))),
+        ("cubic", Box::new(Cubic::new(cubic(false, true)))),
+        ("cubic+hystart", Box::new(Cubic::new(cubic(true, true)))),
+        (
+            "cubic-no-reno-friendly",
+            Box::new(Cubic::new(cubic(false, false))),
+        ),
         ("dctcp", Box::new(Dctcp::new(MSS, IW, 1.0 / 16.0, 1.0))),
         (
             "bbr",

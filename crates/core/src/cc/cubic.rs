@@ -45,6 +45,9 @@ pub struct CubicConfig {
     pub fast_convergence: bool,
     /// HyStart++ (RFC 9406) in the initial slow start.
     pub hystart: bool,
+    /// The Reno-friendly region (§4.3), on by default as in the RFC and Linux (whose
+    /// `tcp_friendliness` module parameter turns it off); ns-3.37's TcpCubic has none.
+    pub reno_friendly: bool,
 }
 
 /// CUBIC's window state.
@@ -139,7 +142,7 @@ impl Cubic {
             self.alpha()
         };
         self.w_est += alpha * acked / cwnd;
-        if self.w_cubic(t, k, w_max) < self.w_est {
+        if self.cfg.reno_friendly && self.w_cubic(t, k, w_max) < self.w_est {
             // §4.3: the Reno-friendly region: cwnd = W_est.
             self.cwnd = self.w_est * self.cfg.mss as f64;
             return;
@@ -226,6 +229,8 @@ pub struct CubicParams {
     pub fast_convergence: bool,
     /// HyStart++ (RFC 9406) in the initial slow start.
     pub hystart: bool,
+    /// The Reno-friendly region (RFC 9438 §4.3; Linux's `tcp_friendliness`).
+    pub reno_friendly: bool,
     /// Send ECN-capable packets and react to echoes as to a loss (RFC 3168, RFC 9438 §4.6).
     pub ecn: bool,
     /// Bytes to transfer; absent = bulk.
@@ -248,6 +253,7 @@ impl Default for CubicParams {
             beta: 0.7,
             fast_convergence: true,
             hystart: false,
+            reno_friendly: true,
             ecn: false,
             size: None,
             min_rto: d.min_rto,
@@ -292,6 +298,7 @@ impl SchemeParams for CubicParams {
             beta: self.beta,
             fast_convergence: self.fast_convergence,
             hystart: self.hystart,
+            reno_friendly: self.reno_friendly,
         }));
         self.tcp().endpoints(ctx, cc)
     }
@@ -311,6 +318,7 @@ mod tests {
             beta: 0.7,
             fast_convergence: true,
             hystart: false,
+            reno_friendly: true,
         })
     }
 
@@ -411,6 +419,32 @@ mod tests {
         let w_cubic = c.w_cubic(0.001, c.epoch.unwrap().1, 10.0);
         assert!(w_cubic < c.w_est, "{w_cubic} vs {}", c.w_est);
         assert!((c.segments() - c.w_est).abs() < 1e-9);
+    }
+
+    #[test]
+    fn without_the_reno_friendly_region_the_cubic_curve_governs() {
+        // The same start as above with `reno_friendly = false` (Linux's tcp_friendliness = 0,
+        // ns-3.37): cwnd follows W_cubic(t + RTT), which hardly moves from cwnd_epoch = 7.
+        let mut c = Cubic::new(CubicConfig {
+            reno_friendly: false,
+            ..cubic().cfg
+        });
+        c.cwnd = 10.0 * MSS as f64;
+        c.on_congestion_event(Time::ZERO, &event(Congestion::Loss, 10 * MSS));
+        c.on_ack(secs(0.0), &ack(10));
+        c.on_ack(secs(0.001), &ack(10));
+        assert!(
+            c.w_est > c.segments(),
+            "W_est {} is tracked but not used",
+            c.w_est
+        );
+        // Two ACKs of (W_cubic(t + RTT) − cwnd)/cwnd ≈ 0.007 segments each, where W_est has
+        // grown by 2·α/7 ≈ 0.15.
+        assert!(
+            c.segments() < 7.02 && c.segments() < c.w_est - 0.1,
+            "{}",
+            c.segments()
+        );
     }
 
     #[test]
