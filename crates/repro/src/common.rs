@@ -303,6 +303,16 @@ pub fn period_median(series: &[(f64, f64)], t0: f64, t1: f64) -> f64 {
     v[v.len() / 2]
 }
 
+/// The 95th percentile (nearest rank) of a series over samples with t in (t0, t1].
+pub fn period_p95(series: &[(f64, f64)], t0: f64, t1: f64) -> f64 {
+    let mut v = period_values(series, t0, t1);
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    v[((0.95 * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -316,5 +326,8 @@ mod tests {
             period_mean(&[(1.0, 2.0), (2.0, 4.0), (3.0, 9.0)], 1.0, 3.0),
             6.5
         );
+        let ramp: Vec<(f64, f64)> = (1..=100).map(|i| (i as f64, i as f64)).collect();
+        assert_eq!(period_p95(&ramp, 0.0, 100.0), 95.0);
+        assert_eq!(period_p95(&ramp, 90.0, 100.0), 100.0);
     }
 }

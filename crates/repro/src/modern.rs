@@ -142,16 +142,15 @@ struct Outcome {
     flows: Vec<FlowRow>,
 }
 
-/// Queueing delay samples (ms) of link `l` inside the window.
-fn delays_ms(run: &Run, l: usize) -> Vec<f64> {
-    let (from, to) = run.sim.scenario().output.window;
+/// The queueing delay (ms) of link `l` at every sample: its queued bytes at the link's rate.
+fn delay_series(run: &Run, l: usize) -> Vec<(f64, f64)> {
     let rate = run.sim.scenario().links[l].rate.as_f64();
     run.sim
         .monitor()
         .link_samples
         .iter()
-        .filter(|s| s.link as usize == l && s.t_s > from.as_secs_f64() && s.t_s <= to.as_secs_f64())
-        .map(|s| s.queue_bytes as f64 * 8.0 / rate * 1e3)
+        .filter(|s| s.link as usize == l)
+        .map(|s| (s.t_s, s.queue_bytes as f64 * 8.0 / rate * 1e3))
         .collect()
 }
 
@@ -159,22 +158,15 @@ fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len().max(1) as f64
 }
 
-/// The 95th percentile (nearest rank) of `v`.
-fn p95(mut v: Vec<f64>) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(f64::total_cmp);
-    v[((0.95 * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1]
-}
-
 /// The numbers of the network made of `links` and `flows` (indices), with `unfair` the pair of
 /// flow groups whose mean throughputs make the RTT-unfairness ratio (favoured, penalised).
 fn metrics(run: &Run, links: &[usize], flows: &[usize], unfair: (&[usize], &[usize])) -> Metrics {
     let s = &run.summary;
     let sc = run.sim.scenario();
-    let window = s.window.to_s - s.window.from_s;
-    let delays: Vec<f64> = links.iter().flat_map(|&l| delays_ms(run, l)).collect();
+    let (from, to) = (s.window.from_s, s.window.to_s);
+    let window = to - from;
+    // The links' samples together: each link weighs the same.
+    let delays: Vec<(f64, f64)> = links.iter().flat_map(|&l| delay_series(run, l)).collect();
     let mut delivered = 0.0;
     let mut drops = 0.0;
     let mut marks = 0.0;
@@ -214,8 +206,8 @@ fn metrics(run: &Run, links: &[usize], flows: &[usize], unfair: (&[usize], &[usi
     Metrics {
         utilization: links.iter().map(|&l| s.links[l].utilization).sum::<f64>()
             / links.len() as f64,
-        delay_mean_ms: mean(&delays),
-        delay_p95_ms: p95(delays),
+        delay_mean_ms: common::period_mean(&delays, from, to),
+        delay_p95_ms: common::period_p95(&delays, from, to),
         jain: acclab_sim::output::jain(&thr).unwrap_or(f64::NAN),
         rtt_unfairness: ratio(&measured).unwrap_or(f64::NAN),
         drop_pct: 100.0 * drops / (drops + delivered).max(1.0),
