@@ -56,6 +56,124 @@ pub fn positive(key: &str, x: f64) -> Result<(), ParamError> {
     }
 }
 
+/// Requires `x` to be a finite number inside `range`; the error names the range, e.g. "must be
+/// in (0, 1], not NaN".
+pub fn in_range(
+    key: &str,
+    x: f64,
+    range: impl std::ops::RangeBounds<f64>,
+) -> Result<(), ParamError> {
+    use std::ops::Bound;
+    if x.is_finite() && range.contains(&x) {
+        return Ok(());
+    }
+    let lo = match range.start_bound() {
+        Bound::Included(a) => format!("[{}", num(*a)),
+        Bound::Excluded(a) => format!("({}", num(*a)),
+        Bound::Unbounded => "(-inf".to_string(),
+    };
+    let hi = match range.end_bound() {
+        Bound::Included(b) => format!("{}]", num(*b)),
+        Bound::Excluded(b) => format!("{})", num(*b)),
+        Bound::Unbounded => "inf)".to_string(),
+    };
+    Err(ParamError::at(
+        key,
+        format!("must be a finite number in {lo}, {hi}, not {}", num(x)),
+    ))
+}
+
+/// A number as people write it: plain when moderate, in exponent form when huge or tiny.
+fn num(x: f64) -> String {
+    if x != 0.0 && x.is_finite() && !(1e-4..1e7).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
+/// Requires a count to be in [lo, hi]; the error names the range.
+pub fn count_in(key: &str, n: u64, lo: u64, hi: u64) -> Result<(), ParamError> {
+    if (lo..=hi).contains(&n) {
+        Ok(())
+    } else {
+        Err(ParamError::at(
+            key,
+            format!("must be in [{lo}, {hi}], not {n}"),
+        ))
+    }
+}
+
+/// Requires a duration to be at least `min` (a timer period shorter than that would make a run
+/// endless in events); the error names the bound.
+pub fn period_at_least(
+    key: &str,
+    d: crate::units::Duration,
+    min: crate::units::Duration,
+) -> Result<(), ParamError> {
+    if d >= min {
+        Ok(())
+    } else {
+        Err(ParamError::at(
+            key,
+            format!("must be at least {min}, not {d}"),
+        ))
+    }
+}
+
+/// The shortest period of any timer a parameter sets (REM's and BAT's updates, CBR's repeat):
+/// 10 µs, 100,000 events per simulated second.
+pub const MIN_PERIOD: crate::units::Duration = crate::units::Duration(10_000);
+
+/// The fastest link or sending rate a scenario may give: 10 Tb/s.
+pub const MAX_RATE: crate::units::Rate = crate::units::Rate(10_000_000_000_000);
+
+/// Requires a rate in [1 bps, [`MAX_RATE`]].
+pub fn rate_in_range(key: &str, r: crate::units::Rate) -> Result<(), ParamError> {
+    if (1..=MAX_RATE.0).contains(&r.0) {
+        Ok(())
+    } else {
+        Err(ParamError::at(
+            key,
+            format!("must be in [1 bps, {MAX_RATE}], not {r}"),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod range_tests {
+    use super::*;
+    use std::ops::Bound::{Excluded, Included};
+
+    #[test]
+    fn ranges_reject_nan_infinities_and_outsiders_and_say_the_range() {
+        let open = (Excluded(0.0), Included(1.0));
+        assert!(in_range("p", 0.5, open).is_ok());
+        assert!(in_range("p", 1.0, open).is_ok());
+        for bad in [0.0, -1.0, 1.5, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            assert!(in_range("p", bad, open).is_err(), "{bad}");
+        }
+        let e = in_range("wq", 1e308, open).unwrap_err();
+        assert_eq!(e.key, "wq");
+        assert_eq!(e.message, "must be a finite number in (0, 1], not 1e308");
+        let e = in_range("mu", f64::NAN, 0.0..=1e6).unwrap_err();
+        assert_eq!(
+            e.message,
+            "must be a finite number in [0, 1000000], not NaN"
+        );
+        assert!(count_in("users", 0, 1, 10).is_err());
+        assert_eq!(
+            count_in("users", 11, 1, 10).unwrap_err().message,
+            "must be in [1, 10], not 11"
+        );
+        assert!(period_at_least("interval", crate::units::Duration(9_999), MIN_PERIOD).is_err());
+        assert!(period_at_least("interval", MIN_PERIOD, MIN_PERIOD).is_ok());
+        assert!(rate_in_range("rate", crate::units::Rate(0)).is_err());
+        assert!(rate_in_range("rate", MAX_RATE).is_ok());
+        assert!(rate_in_range("rate", crate::units::Rate(MAX_RATE.0 + 1)).is_err());
+    }
+}
+
 /// `true`, for `#[serde(default = "crate::params::yes")]` on switches that are on by default.
 pub(crate) fn yes() -> bool {
     true

@@ -8,7 +8,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use acclab_core::config::{QueueConfig, SchemeConfig};
-use acclab_core::{Bytes, Duration, Rate, Time};
+use acclab_core::params::MAX_RATE;
+use acclab_core::{Bytes, Duration, Limit, Rate, Time};
 use serde::Serialize;
 
 use crate::model::{
@@ -16,6 +17,9 @@ use crate::model::{
     TraceFormat,
 };
 use crate::routing;
+
+/// The finest `output.sample_interval`: 100 µs.
+pub const MIN_SAMPLE_INTERVAL: Duration = Duration(100_000);
 
 /// Default data packet size, headers included (SPEC §9 `[defaults]`).
 pub const DEFAULT_PACKET_SIZE: u64 = 1000;
@@ -270,7 +274,7 @@ impl ScenarioDef {
 
         let mut topo = Topology::default();
         for (i, l) in self.links.iter().enumerate() {
-            topo.add_link(i, l)?;
+            topo.add_link(i, l, packet_size)?;
         }
         let mut router = routing::Router::new(topo.nodes.len(), &topo.links);
         let mut ids = BTreeSet::new();
@@ -476,7 +480,7 @@ impl Topology {
         id
     }
 
-    fn add_link(&mut self, i: usize, l: &LinkSpec) -> Result<(), Fault> {
+    fn add_link(&mut self, i: usize, l: &LinkSpec, packet_size: u32) -> Result<(), Fault> {
         let item = Item::Link(i);
         for (end, key) in [(&l.from, "from"), (&l.to, "to")] {
             if end.is_empty() || end.contains("->") {
@@ -501,10 +505,32 @@ impl Topology {
                 format!("loss probability {} is not in [0, 1)", l.loss),
             ));
         }
+        if !(1..=MAX_RATE.bps()).contains(&l.rate.bps()) {
+            return Err(fault(
+                item,
+                "rate",
+                format!("link rate {} is not in [1 bps, {MAX_RATE}]", l.rate),
+            ));
+        }
         l.queue.validate().map_err(|e| {
             let e = e.within("queue");
             fault(item, &e.key, e.message)
         })?;
+        // A byte limit below one packet would drop every data packet: the link would carry
+        // nothing, silently.
+        for limit in l.queue.limits() {
+            if let Limit::Bytes(b) = limit {
+                if b < packet_size as u64 {
+                    return Err(fault(
+                        item,
+                        "queue.limit",
+                        format!(
+                            "a buffer of {b} B cannot hold one {packet_size}-byte packet (defaults.packet_size)"
+                        ),
+                    ));
+                }
+            }
+        }
         let name = l.name();
         if self.link_ids.contains_key(&name) {
             return Err(fault(item, "to", format!("link {name} is declared twice")));
@@ -717,11 +743,13 @@ fn resolve_output(o: &OutputSpec, duration: Duration) -> Result<OutputDef, Fault
     };
     let sample_interval = match o.sample_interval {
         None => DEFAULT_SAMPLE_INTERVAL,
-        Some(s) if s.0 == 0 => {
+        Some(s) if s < MIN_SAMPLE_INTERVAL => {
             return Err(fault(
                 Item::Top,
                 "output.sample_interval",
-                "must be greater than zero",
+                format!(
+                    "must be at least {MIN_SAMPLE_INTERVAL} (10,000 rows per flow and link per simulated second), not {s}; for finer detail use [output.trace]"
+                ),
             ))
         }
         Some(s) => s,

@@ -204,7 +204,7 @@ fn a_bad_value_inside_a_queue_names_its_own_key() {
         "queue = { kind = \"droptail\", limit = \"20pkt\" }",
         "queue = { kind = \"red\", limit = \"20pkt\", min_th = \"5pkt\", max_th = \"15pkt\", wq = -1 }",
     );
-    expect(&e, 8, "link[0].queue.wq", &["positive"]);
+    expect(&e, 8, "link[0].queue.wq", &["(0, 1], not -1"]);
     let e = error_with(
         "queue = { kind = \"droptail\", limit = \"20pkt\" }",
         "queue = { kind = \"bat\", limit = \"20pkt\", classes = [{ name = \"tcp\" }, { name = \"udp\", f_max = \"-1Mbps\" }] }",
@@ -268,4 +268,40 @@ fn trace_names_what_it_cannot_find() {
         (t.links.len(), t.flows, t.format),
         (1, vec![0], acclab_scenario::TraceFormat::Csv)
     );
+}
+
+/// Issue 21 §1: values that were accepted and then hung a run, exhausted memory or gave NaN.
+/// Each is refused, naming the key and the allowed range.
+#[test]
+fn out_of_range_values_that_hung_or_poisoned_runs_are_refused() {
+    let queue = r#"queue = { kind = "droptail", limit = "20pkt" }"#;
+    let reno = "kind = \"reno\"";
+    let cases: [(&str, &str, usize, &str, &str); 17] = [
+        (queue, r#"queue = { kind = "red", limit = "20pkt", min_th = "5pkt", max_th = "15pkt", max_p = nan }"#, 8, "queue.max_p", "[0, 1], not NaN"),
+        (queue, r#"queue = { kind = "red", limit = "20pkt", min_th = "5pkt", max_th = "15pkt", wq = 1e308 }"#, 8, "queue.wq", "(0, 1], not 1e308"),
+        (queue, r#"queue = { kind = "rem", limit = "20pkt", phi = nan }"#, 8, "queue.phi", "not NaN"),
+        (queue, r#"queue = { kind = "rem", limit = "20pkt", mu = nan }"#, 8, "queue.mu", "not NaN"),
+        (queue, r#"queue = { kind = "rem", limit = "20pkt", interval = "1ns" }"#, 8, "queue.interval", "at least 10us"),
+        (queue, r#"queue = { kind = "bat", limit = "20pkt", classes = [{ name = "tcp", c = nan }] }"#, 8, "classes[0].c", "[0, 1]"),
+        (queue, r#"queue = { kind = "bat", limit = "20pkt", interval = "0s", classes = [{ name = "tcp" }] }"#, 8, "queue.interval", "at least 10us"),
+        (queue, r#"queue = { kind = "droptail", limit = "100B" }"#, 8, "queue.limit", "cannot hold one 1000-byte packet"),
+        ("rate = \"10Mbps\"", "rate = \"9e18bps\"", 6, "rate", "10000Gbps"),
+        (reno, "kind = \"vegas\"\nparams = { alpha = inf, beta = inf, gamma = inf }", 19, "params.alpha", "(0, 1000000], not inf"),
+        (reno, "kind = \"reno\"\nparams = { initial_window = 4294967295 }", 19, "params.initial_window", "[1, 1000000]"),
+        (reno, "kind = \"monaco\"\nparams = { weight = 1e308 }", 19, "params.weight", "not 1e308"),
+        (reno, "kind = \"monaco\"\nparams = { initial_window = \"1e18B\" }", 19, "params.initial_window", "[1, 1073741824]"),
+        (reno, "kind = \"web\"\nparams = { users = 4294967295 }", 19, "params.users", "[1, 1000000]"),
+        (reno, "kind = \"cbr\"\nparams = { rate = \"9e18bps\" }", 19, "params.rate", "10000Gbps"),
+        (reno, "kind = \"cbr\"\nparams = { rate = \"1Mbps\", repeat = \"1ns\" }", 19, "params.repeat", "at least 10us"),
+        (reno, "kind = \"cbr\"\nparams = { rate = \"1Mbps\", schedule = [{ at = \"2s\", rate = \"2Mbps\" }, { at = \"1s\" }] }", 19, "params.schedule[1].at", "must increase"),
+    ];
+    for (from, to, line, key, words) in cases {
+        let e = error_with(from, to);
+        expect(&e, line, key, &[words]);
+    }
+    let e = error_with(
+        "start = \"1s\"",
+        "start = \"1s\"\n[output]\nsample_interval = \"1ns\"",
+    );
+    expect(&e, 23, "output.sample_interval", &["at least 100us"]);
 }

@@ -35,7 +35,9 @@ use super::{AckSample, Congestion, CongestionController, CongestionEvent};
 use crate::units::{Duration, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::params::{FlowContext, ParamError, SchemeParams};
+use std::ops::Bound::{Excluded, Included};
+
+use crate::params::{in_range, FlowContext, ParamError, SchemeParams};
 use crate::transport::tcp::{check_delayed_ack, TcpConfig, TcpOptions};
 use crate::transport::Endpoint;
 use crate::units::Bytes;
@@ -354,6 +356,13 @@ impl VegasParams {
 
     /// Checks the thresholds and the baseRTT settings (`phi` is checked by the scheme).
     fn check(&self) -> Result<(), ParamError> {
+        for (key, x) in [
+            ("alpha", self.alpha),
+            ("beta", self.beta),
+            ("gamma", self.gamma),
+        ] {
+            in_range(key, x, (Excluded(0.0), Included(1e6)))?;
+        }
         if !(self.alpha > 0.0 && self.beta >= self.alpha && self.gamma > 0.0) {
             return Err(ParamError::at(
                 "alpha",
@@ -481,8 +490,8 @@ pub struct VegasRemParams(pub VegasParams);
 
 impl SchemeParams for VegasRemParams {
     fn validate(&self) -> Result<(), ParamError> {
-        if self.0.phi.is_some_and(|f| f <= 1.0) {
-            return Err(ParamError::at("phi", "vegas-rem `phi` must exceed 1"));
+        if let Some(phi) = self.0.phi {
+            in_range("phi", phi, (Excluded(1.0), Included(1e6)))?;
         }
         self.0.check()
     }

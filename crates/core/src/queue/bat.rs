@@ -26,7 +26,9 @@ use super::aqm::band_limits;
 use super::clcc::{Clcc, ClccConfig, ClccParams, ClccSample, RatioParam};
 use super::{Aqm, AqmQueue, Fifo, QueueDiscipline, Verdict};
 use crate::packet::Packet;
-use crate::params::{ParamError, QueueContext, QueueParams};
+use std::ops::Bound::{Excluded, Included};
+
+use crate::params::{in_range, period_at_least, ParamError, QueueContext, QueueParams, MIN_PERIOD};
 use crate::rng::Rng;
 use crate::units::{Duration, Limit, Rate, Time};
 
@@ -306,7 +308,16 @@ impl QueueParams for BatParams {
                 ));
             }
             names.push(&c.name);
+            // 004 eq. (1): the gains of the rate error and of the queue term.
+            in_range(&format!("classes[{i}].c"), c.c, 0.0..=1.0)?;
+            in_range(&format!("classes[{i}].d"), c.d, 0.0..=1.0)?;
         }
+        period_at_least("interval", self.interval, MIN_PERIOD)?;
+        in_range(
+            "excess_utilization",
+            self.excess_utilization,
+            (Excluded(0.0), Included(1.0)),
+        )?;
         if !(self.w > 0.0 && self.w < 1.0) {
             return Err(ParamError::at(
                 "w",
@@ -314,6 +325,13 @@ impl QueueParams for BatParams {
             ));
         }
         if let Some(c) = &self.clcc {
+            // 004 eq. (7): D_UDP's upper bound; eq. (8): the gains are negative.
+            if let Some(d) = c.d_max {
+                in_range("clcc.d_max", d, 1e-4..=1e6)?;
+            }
+            for (j, b) in c.betas.iter().flatten().enumerate() {
+                in_range(&format!("clcc.betas[{j}]"), *b, -1e3..0.0)?;
+            }
             for (key, n) in [("udp_class", &c.udp_class), ("tcp_class", &c.tcp_class)] {
                 if !names.contains(&n.as_str()) {
                     return Err(ParamError::at(

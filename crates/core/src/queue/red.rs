@@ -18,7 +18,9 @@ use crate::rng::Rng;
 use crate::units::{Limit, Rate, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::params::{positive, ParamError, QueueContext, QueueParams};
+use std::ops::Bound::{Excluded, Included};
+
+use crate::params::{in_range, ParamError, QueueContext, QueueParams};
 
 /// RED settings; thresholds in packets, or in bytes for byte mode.
 #[derive(Clone, Debug, PartialEq)]
@@ -187,9 +189,12 @@ fn red_wq() -> f64 {
 
 impl QueueParams for RedParams {
     fn validate(&self) -> Result<(), ParamError> {
+        // Floyd–Jacobson: a probability, and an EWMA weight.
+        in_range("max_p", self.max_p, 0.0..=1.0)?;
+        in_range("wq", self.wq, (Excluded(0.0), Included(1.0)))?;
         match (self.min_th, self.max_th) {
-            (Limit::Packets(a), Limit::Packets(b)) if a < b => positive("wq", self.wq),
-            (Limit::Bytes(a), Limit::Bytes(b)) if a < b => positive("wq", self.wq),
+            (Limit::Packets(a), Limit::Packets(b)) if a < b => Ok(()),
+            (Limit::Bytes(a), Limit::Bytes(b)) if a < b => Ok(()),
             _ => Err(ParamError::at(
                 "max_th",
                 "red thresholds must be both packets or both bytes, with min_th < max_th",

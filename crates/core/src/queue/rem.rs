@@ -17,7 +17,9 @@ use crate::rng::Rng;
 use crate::units::{Duration, Limit, Rate, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::params::{positive, ParamError, QueueContext, QueueParams};
+use std::ops::Bound::{Excluded, Included};
+
+use crate::params::{in_range, period_at_least, ParamError, QueueContext, QueueParams, MIN_PERIOD};
 
 /// REM settings.
 #[derive(Clone, Debug, PartialEq)]
@@ -139,14 +141,12 @@ fn rem_interval() -> Duration {
 
 impl QueueParams for RemParams {
     fn validate(&self) -> Result<(), ParamError> {
-        if self.phi <= 1.0 {
-            return Err(ParamError::at(
-                "phi",
-                format!("rem `phi` must exceed 1, not {}", self.phi),
-            ));
-        }
-        positive("gamma", self.gamma)?;
-        positive("interval", self.interval.as_secs_f64())
+        // 002 §5: marking probability 1 − φ^(−p) needs φ > 1; the price's step γ and the
+        // queue's weight μ are finite and non-negative (γ positive).
+        in_range("phi", self.phi, (Excluded(1.0), Included(1e6)))?;
+        in_range("mu", self.mu, 0.0..=1e6)?;
+        in_range("gamma", self.gamma, (Excluded(0.0), Included(1e6)))?;
+        period_at_least("interval", self.interval, MIN_PERIOD)
     }
 
     fn build(&self, ctx: &QueueContext) -> Box<dyn QueueDiscipline> {

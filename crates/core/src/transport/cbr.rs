@@ -9,7 +9,9 @@ use crate::transport::{Endpoint, EndpointStats};
 use crate::units::{Duration, Rate, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::params::{FlowContext, ParamError, SchemeParams};
+use crate::params::{
+    period_at_least, rate_in_range, FlowContext, ParamError, SchemeParams, MIN_PERIOD,
+};
 use crate::units::Bytes;
 
 /// One step of a CBR schedule: from `at` (since the flow's start) send at `rate`, or pause.
@@ -211,6 +213,33 @@ pub struct CbrParams {
 
 impl SchemeParams for CbrParams {
     fn validate(&self) -> Result<(), ParamError> {
+        rate_in_range("rate", self.rate)?;
+        let mut last: Option<Duration> = None;
+        for (i, step) in self.schedule.iter().enumerate() {
+            if let Some(r) = step.rate {
+                rate_in_range(&format!("schedule[{i}].rate"), r)?;
+            }
+            if last.is_some_and(|l| step.at <= l) {
+                return Err(ParamError::at(
+                    format!("schedule[{i}].at"),
+                    format!(
+                        "cbr schedule times must increase: {} comes after {}",
+                        step.at,
+                        last.unwrap_or(Duration::ZERO)
+                    ),
+                ));
+            }
+            last = Some(step.at);
+        }
+        if let Some(period) = self.repeat {
+            period_at_least("repeat", period, MIN_PERIOD)?;
+            if let Some(l) = last.filter(|&l| l >= period) {
+                return Err(ParamError::at(
+                    "repeat",
+                    format!("cbr `repeat` ({period}) must exceed the schedule's last time ({l})"),
+                ));
+            }
+        }
         Ok(())
     }
 

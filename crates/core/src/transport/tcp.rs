@@ -706,13 +706,19 @@ pub struct TcpOptions {
     pub sack: bool,
 }
 
+/// The largest initial window a scenario may give, segments.
+pub const MAX_INITIAL_WINDOW: u64 = 1_000_000;
+
 impl TcpOptions {
     /// Checks the settings a scheme (`scheme`, named in the message) was given.
     pub fn validate(&self, scheme: &str) -> Result<(), crate::params::ParamError> {
-        if self.initial_window == 0 {
+        if !(1..=MAX_INITIAL_WINDOW).contains(&self.initial_window) {
             return Err(crate::params::ParamError::at(
                 "initial_window",
-                format!("{scheme} `initial_window` must be at least 1"),
+                format!(
+                    "{scheme} `initial_window` must be in [1, {MAX_INITIAL_WINDOW}] segments, not {}",
+                    self.initial_window
+                ),
             ));
         }
         check_delayed_ack(self.delayed_ack)

@@ -24,7 +24,7 @@ use crate::transport::{Endpoint, EndpointStats, Outbox};
 use crate::units::{Duration, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::params::{FlowContext, ParamError, SchemeParams};
+use crate::params::{count_in, FlowContext, ParamError, SchemeParams};
 use crate::transport::monaco::MonacoParams;
 use crate::units::Bytes;
 
@@ -470,12 +470,13 @@ impl WebParams {
     }
 }
 
+/// The most users one `web` flow may multiplex (each holds a few hundred bytes of state).
+pub const MAX_USERS: u64 = 1_000_000;
+
 impl SchemeParams for WebParams {
     fn validate(&self) -> Result<(), ParamError> {
         let m = self.model();
-        if m.users == 0 {
-            return Err(ParamError::at("users", "web needs at least one user"));
-        }
+        count_in("users", m.users as u64, 1, MAX_USERS)?;
         for (name, shape) in [
             ("think_shape", m.think_shape),
             ("objects_shape", m.objects_shape),

@@ -66,7 +66,9 @@ use crate::cc::acc::expected::ExpectedRate;
 use crate::cc::acc::mw::AccMw;
 use crate::cc::acc::p::AccP;
 use crate::cc::acc::AccPolicy;
-use crate::params::{positive, FlowContext, ParamError, SchemeParams};
+use std::ops::Bound::{Excluded, Included};
+
+use crate::params::{count_in, in_range, FlowContext, ParamError, SchemeParams};
 use crate::transport::Endpoint;
 use crate::units::{Bytes, Duration, Rate};
 
@@ -169,10 +171,28 @@ impl MonacoParams {
     }
 }
 
+/// The largest target accumulation or initial window a Monaco loop may have: 1 GB.
+pub const MAX_WINDOW_BYTES: u64 = 1 << 30;
+
 impl SchemeParams for MonacoParams {
     fn validate(&self) -> Result<(), ParamError> {
-        positive("kappa", self.kappa())?;
-        positive("weight", self.weight)?;
+        in_range("kappa", self.kappa(), (Excluded(0.0), Included(1e6)))?;
+        in_range("weight", self.weight, (Excluded(0.0), Included(1e6)))?;
+        for (key, b) in [
+            ("target", self.target),
+            ("initial_window", self.initial_window),
+        ] {
+            count_in(key, b.0, 1, MAX_WINDOW_BYTES)?;
+        }
+        if self.target_bytes() > MAX_WINDOW_BYTES as f64 {
+            return Err(ParamError::at(
+                "weight",
+                format!(
+                    "monaco weight × target = {} B is above the largest accumulation, {MAX_WINDOW_BYTES} B",
+                    self.target_bytes()
+                ),
+            ));
+        }
         if self.initial_rtt.0 == 0 {
             return Err(ParamError::at("initial_rtt", "must be positive"));
         }
