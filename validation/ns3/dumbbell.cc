@@ -240,6 +240,7 @@ main(int argc, char* argv[])
     uint32_t segment = 1448;
     uint32_t initialCwnd = 10;
     bool sack = true;
+    double startStep = 0.1;
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("topology", "single or two", topology);
@@ -257,6 +258,7 @@ main(int argc, char* argv[])
     cmd.AddValue("segment", "TCP segment size, bytes", segment);
     cmd.AddValue("initialCwnd", "initial window, segments", initialCwnd);
     cmd.AddValue("sack", "SACK on", sack);
+    cmd.AddValue("startStep", "flow i starts at i times this, s", startStep);
     cmd.Parse(argc, argv);
     g_from = from;
     g_to = duration;
@@ -367,7 +369,7 @@ main(int argc, char* argv[])
         source.SetAttribute("MaxBytes", UintegerValue(0));
         source.SetAttribute("SendSize", UintegerValue(segment));
         ApplicationContainer a = source.Install(senders.Get(i));
-        double start = 0.1 * i;
+        double start = startStep * i;
         a.Start(Seconds(start));
         f.app = DynamicCast<BulkSendApplication>(a.Get(0));
         g_flows.push_back(f);

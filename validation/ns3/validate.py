@@ -18,6 +18,7 @@ acclab (cargo build --release) unless --acclab names a binary.
 import argparse
 import concurrent.futures
 import csv
+import dataclasses
 import hashlib
 import json
 import os
@@ -65,6 +66,9 @@ class Size:
     limit_pkts: int
     step_k_pkts: int
     flows: int = 4
+    # Flow i starts at i x start_step s: --start-step moves the flows' phases, to measure how
+    # much of a difference is phase effects (the README's sensitivity runs).
+    start_step: float = 0.1
 
 
 FULL = Size(rate_mbps=100, duration_s=60, from_s=20, limit_pkts=300, step_k_pkts=65)
@@ -83,9 +87,9 @@ class Case:
         self.name = f"{self.topology}-{self.cc}-{self.queue}"
 
 
-def cases(quick: bool, only) -> list:
+def cases(quick: bool, only, start_step: float = 0.1) -> list:
     """Every case at the chosen size; with --quick and no --only, the five CI cases."""
-    size = QUICK if quick else FULL
+    size = dataclasses.replace(QUICK if quick else FULL, start_step=start_step)
     if quick and not only:
         # Every queue and every checked congestion control once, on the single bottleneck
         # (BBR is not checked: see UNCHECKED).
@@ -182,7 +186,7 @@ def scenario(case: Case) -> str:
             f'kind = "{CCS[case.cc]}"',
             f'from = "s{i}"',
             f'to = "d{i}"',
-            f'start = "{0.1 * i:.1f}s"',
+            f'start = "{round(s.start_step * i * 1e9)}ns"',
             f"params = {{ {params} }}",
             "",
         ]
@@ -275,6 +279,7 @@ def run_case(case: Case, ns3: Path, acclab: Path, out: Path) -> dict:
             f"--duration={s.duration_s}",
             f"--from={s.from_s}",
             f"--segment={SEGMENT}",
+            f"--startStep={s.start_step}",
         ]
     )
     ns3_wall = time.monotonic() - t
@@ -452,11 +457,12 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--out", default=str(REPO / "results" / "validation" / "ns3"))
     ap.add_argument("--acclab", help="an acclab binary (default: cargo build --release)")
+    ap.add_argument("--start-step", type=float, default=0.1, help="flow i starts at i x this many seconds (default 0.1)")
     ap.add_argument("--only", help="run only the cases whose name contains this (with --quick: of all cases, at the quick size)")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    todo = [c for c in cases(args.quick, args.only) if not args.only or args.only in c.name]
+    todo = [c for c in cases(args.quick, args.only, args.start_step) if not args.only or args.only in c.name]
     if not todo:
         sys.exit(f"no case matches {args.only!r}")
     ns3 = build_ns3(out)
