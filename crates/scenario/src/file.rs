@@ -163,13 +163,32 @@ pub(crate) fn def_from_table(table: toml::Table, file: &str) -> Result<ScenarioD
         })
 }
 
+/// The largest scenario file read: 16 MiB (a 10,000-flow file written flow by flow is ~2 MB).
+pub const MAX_FILE_BYTES: u64 = 16 << 20;
+
+/// Reads a scenario file, refusing one larger than [`MAX_FILE_BYTES`] before reading it whole
+/// (or, for a stream such as /dev/zero whose size is unknown, as soon as it passes the bound).
 fn read(path: &Path) -> Result<String, ScenarioError> {
-    std::fs::read_to_string(path).map_err(|e| ScenarioError {
+    use std::io::Read;
+    let error = |message: String| ScenarioError {
         file: path.display().to_string(),
         line: None,
         key: "-".into(),
-        message: format!("cannot read the file: {e}"),
-    })
+        message,
+    };
+    let file =
+        std::fs::File::open(path).map_err(|e| error(format!("cannot read the file: {e}")))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| error(format!("cannot read the file: {e}")))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(error(format!(
+            "the file is larger than {} MiB; a scenario file that large is not one (use groups, `count = N`, for many links or flows)",
+            MAX_FILE_BYTES >> 20
+        )));
+    }
+    String::from_utf8(bytes).map_err(|e| error(format!("the file is not UTF-8 text: {e}")))
 }
 
 fn parse_with_origins(src: &str, file: &str) -> Result<(ScenarioDef, Origins), ScenarioError> {

@@ -305,3 +305,18 @@ fn out_of_range_values_that_hung_or_poisoned_runs_are_refused() {
     );
     expect(&e, 23, "output.sample_interval", &["at least 100us"]);
 }
+
+/// Issue 21 §1: `acclab check /dev/zero` read until memory ran out. Files past the bound are
+/// refused after reading just past it.
+#[test]
+fn endless_or_huge_files_are_refused_before_being_read_whole() {
+    let e = acclab_scenario::load(std::path::Path::new("/dev/zero")).unwrap_err();
+    assert!(e.message.contains("larger than 16 MiB"), "{e}");
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.toml");
+    let f = std::fs::File::create(&big).unwrap();
+    f.set_len(acclab_scenario::file::MAX_FILE_BYTES + 1)
+        .unwrap();
+    let e = acclab_scenario::load(&big).unwrap_err();
+    assert!(e.message.contains("larger than"), "{e}");
+}
