@@ -99,6 +99,9 @@ struct RunArgs {
     /// Print nothing but errors.
     #[arg(long, short)]
     quiet: bool,
+    /// Run even when the estimated memory exceeds what this machine has available.
+    #[arg(long)]
+    allow_large: bool,
 }
 
 const DEMO: &str = include_str!("../../../scenarios/examples/demo.toml");
@@ -152,6 +155,20 @@ fn run(args: RunArgs) -> Result<()> {
     if let Some(seed) = args.seed {
         sc.seed = seed;
     }
+    let cost = acclab_sim::cost::estimate(&sc);
+    if let Some(free) = acclab_sim::cost::available_memory() {
+        if cost.memory_bytes > free && !args.allow_large {
+            bail!(
+                "{}: the run needs up to {:.1} GB of memory and this machine has {:.1} GB available ({cost}); shorten it, shrink its buffers, or pass --allow-large",
+                args.scenario.display(),
+                cost.memory_bytes / 1e9,
+                free / 1e9
+            );
+        }
+    }
+    if cost.is_large() && !args.quiet {
+        println!("{}: a large run: {cost}", args.scenario.display());
+    }
     let dir = output_dir(args.out, &sc.name, args.force)?;
     simulate(sc, &dir, args.plots, args.quiet)
 }
@@ -181,6 +198,7 @@ fn check(path: &Path) -> Result<()> {
         sc.duration,
         sc.seed
     );
+    println!("  cost: {}", acclab_sim::cost::estimate(&sc));
     Ok(())
 }
 

@@ -212,3 +212,40 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     out.sort();
     out
 }
+
+/// Issue 21 §1: a run whose memory estimate exceeds the machine is refused before it starts
+/// (an unlimited buffer at 10 Tb/s can hold 1.25 G packets, 80 GB), and `check` prints every
+/// scenario's estimated cost.
+#[test]
+fn a_run_larger_than_the_machine_is_refused_up_front_and_check_prints_the_cost() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("huge.toml");
+    std::fs::write(
+        &file,
+        r#"name = "huge"
+duration = "1s"
+[[link]]
+between = ["a", "b"]
+rate = "10000Gbps"
+delay = "1ms"
+queue = { kind = "droptail", limit = "inf" }
+[[flow]]
+id = "f"
+kind = "reno"
+from = "a"
+to = "b"
+"#,
+    )
+    .unwrap();
+    let f = file.to_str().unwrap();
+    let o = acclab(tmp.path(), &["check", f]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("cost: about"), "{}", text(&o));
+    let o = acclab(tmp.path(), &["run", f, "--out", "r"]);
+    assert!(!o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("--allow-large"), "{}", text(&o));
+    assert!(
+        !tmp.path().join("r").exists(),
+        "nothing is written for a refused run"
+    );
+}

@@ -9,6 +9,7 @@
 //! - [`output`]: `summary.json`, `flows.csv`, `links.csv`; [`plot`]: PNG/SVG plots.
 //! - [`events`]: the event queue.
 
+pub mod cost;
 pub mod events;
 pub mod monitor;
 pub mod observe;
