@@ -43,7 +43,8 @@ struct Net {
 fn limit() -> impl Strategy<Value = String> {
     prop_oneof![
         (1u64..60).prop_map(|n| format!("{n}pkt")),
-        (1u64..60).prop_map(|n| format!("{}B", n * 700)),
+        // At least one 1000-byte packet: a smaller byte buffer is refused (it could carry nothing).
+        (2u64..60).prop_map(|n| format!("{}B", n * 700)),
         Just("inf".to_string()),
     ]
 }
