@@ -241,6 +241,7 @@ main(int argc, char* argv[])
     uint32_t initialCwnd = 10;
     bool sack = true;
     double startStep = 0.1;
+    bool ecn = false;
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("topology", "single or two", topology);
@@ -259,6 +260,7 @@ main(int argc, char* argv[])
     cmd.AddValue("initialCwnd", "initial window, segments", initialCwnd);
     cmd.AddValue("sack", "SACK on", sack);
     cmd.AddValue("startStep", "flow i starts at i times this, s", startStep);
+    cmd.AddValue("ecn", "ECN (RFC 3168) for NewReno and CUBIC too", ecn);
     cmd.Parse(argc, argv);
     g_from = from;
     g_to = duration;
@@ -274,7 +276,7 @@ main(int argc, char* argv[])
     Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(sack));
     Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
                        TypeIdValue(TypeId::LookupByName("ns3::TcpClassicRecovery")));
-    if (cc == "dctcp")
+    if (cc == "dctcp" || ecn)
     {
         Config::SetDefault("ns3::TcpSocketBase::UseEcn", StringValue("On"));
     }
