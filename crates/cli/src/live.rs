@@ -139,7 +139,6 @@ fn run(a: RunArgs) -> Result<()> {
     if let Some(seed) = a.seed {
         sc.seed = seed;
     }
-    let chosen_dir_existed = a.out.as_ref().is_some_and(|d| d.exists());
     let dir = crate::output_dir(a.out, &format!("{}-live", sc.name), a.force)?;
     let wall = sc.duration.as_secs_f64() / a.time_scale;
     if !a.quiet {
@@ -182,13 +181,8 @@ fn run(a: RunArgs) -> Result<()> {
             b.set_position(t.0 / 1_000_000);
         }
     });
-    let (sim, summary) = outcome.inspect_err(|_| {
-        // A run that could not start leaves no empty directory of ours behind (remove_dir
-        // removes only an empty one).
-        if !chosen_dir_existed {
-            let _ = std::fs::remove_dir(&dir);
-        }
-    })?;
+    // A run that could not start releases its claim on the directory (OutDir's drop).
+    let (sim, summary) = outcome?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }
@@ -203,13 +197,14 @@ fn run(a: RunArgs) -> Result<()> {
             l.router_max_lag_s * 1e3
         );
     }
-    crate::write_results(&sim, summary, prediction, &dir, a.plots, a.quiet)
+    crate::write_results(&sim, summary, prediction, dir, a.plots, a.quiet)
 }
 
 fn router(a: RouterArgs) -> Result<()> {
     acclab_live::run::check_scale(a.time_scale)?;
     let sc = scenario::load(&a.scenario)?;
-    let dir = crate::output_dir(a.out, &format!("{}-router", sc.name), a.force)?;
+    let out = crate::output_dir(a.out, &format!("{}-router", sc.name), a.force)?;
+    let dir = out.staging().to_path_buf();
     println!(
         "acclab live router on {} for {} flows (endpoints from {}), {:.1} s wall",
         a.listen,
@@ -226,6 +221,7 @@ fn router(a: RouterArgs) -> Result<()> {
     .with_context(|| format!("cannot write {}", dir.display()))?;
     acclab_sim::output::write_links_csv(&dir, &sim)
         .with_context(|| format!("cannot write {}", dir.display()))?;
+    let dir = out.publish()?;
     println!("{}", serde_json::to_string_pretty(&report)?);
     println!("Results in {}/: router.json, links.csv", dir.display());
     Ok(())
@@ -234,7 +230,8 @@ fn router(a: RouterArgs) -> Result<()> {
 fn endpoints(a: EndpointArgs) -> Result<()> {
     acclab_live::run::check_scale(a.time_scale)?;
     let sc = scenario::load(&a.scenario)?;
-    let dir = crate::output_dir(a.out, &format!("{}-endpoints", sc.name), a.force)?;
+    let out = crate::output_dir(a.out, &format!("{}-endpoints", sc.name), a.force)?;
+    let dir = out.staging().to_path_buf();
     let names: Vec<String> = sc.flows.iter().map(|f| f.id.clone()).collect();
     let secs = sc.duration.as_secs_f64();
     let stats = acclab_live::run::endpoints_only(sc, a.router, a.base, a.time_scale)?;
@@ -272,7 +269,8 @@ fn endpoints(a: EndpointArgs) -> Result<()> {
     let path = dir.join("endpoints.json");
     std::fs::write(&path, serde_json::to_string_pretty(&flows)? + "\n")
         .with_context(|| format!("cannot write {}", path.display()))?;
-    println!("Results in {}", path.display());
+    let dir = out.publish()?;
+    println!("Results in {}", dir.join("endpoints.json").display());
     Ok(())
 }
 

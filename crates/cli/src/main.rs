@@ -2,6 +2,7 @@
 
 mod bench;
 mod live;
+mod outdir;
 mod report;
 
 use std::io::IsTerminal;
@@ -105,14 +106,6 @@ struct RunArgs {
 }
 
 const DEMO: &str = include_str!("../../../scenarios/examples/demo.toml");
-const RESULT_FILES: [&str; 6] = [
-    "summary.json",
-    "flows.csv",
-    "links.csv",
-    "comparison.json",
-    "router.json",
-    "endpoints.json",
-];
 
 fn main() {
     let cli = Cli::parse();
@@ -145,7 +138,7 @@ fn demo(out: Option<PathBuf>) -> Result<()> {
     let sc = scenario::parse(DEMO, "<built-in demo>")?;
     println!("acclab demo: 3 Reno flows (RTT 24, 42, 82 ms) and a 20 Mb/s CBR flow over a 100 Mb/s bottleneck, 20 s simulated.");
     let dir = output_dir(out, &sc.name, false)?;
-    simulate(sc, &dir, true, false)?;
+    simulate(sc, dir, true, false)?;
     println!("\nNext: acclab run scenarios/examples/dumbbell-reno.toml --plots   (see README.md)");
     Ok(())
 }
@@ -170,7 +163,7 @@ fn run(args: RunArgs) -> Result<()> {
         println!("{}: a large run: {cost}", args.scenario.display());
     }
     let dir = output_dir(args.out, &sc.name, args.force)?;
-    simulate(sc, &dir, args.plots, args.quiet)
+    simulate(sc, dir, args.plots, args.quiet)
 }
 
 fn theory(path: &Path, json: bool) -> Result<()> {
@@ -202,53 +195,10 @@ fn check(path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Chooses where results go. An explicit directory that already holds results is refused unless
-/// `force`; the default directory never overwrites: it moves on to `-2`, `-3`, …
-fn output_dir(out: Option<PathBuf>, name: &str, force: bool) -> Result<PathBuf> {
-    output_dir_under(out, Path::new("results"), name, force)
-}
-
-fn output_dir_under(out: Option<PathBuf>, root: &Path, name: &str, force: bool) -> Result<PathBuf> {
-    let holds_results = |d: &Path| RESULT_FILES.iter().any(|f| d.join(f).exists());
-    let dir = match out {
-        Some(d) => {
-            if holds_results(&d) && !force {
-                let held: Vec<&str> = RESULT_FILES
-                    .into_iter()
-                    .filter(|f| d.join(f).exists())
-                    .collect();
-                bail!(
-                    "{} already holds results ({}); choose another --out or pass --force to \
-                     overwrite them",
-                    d.display(),
-                    held.join(", ")
-                );
-            }
-            d
-        }
-        None => {
-            let safe: String = name
-                .chars()
-                .map(|c| {
-                    if c.is_alphanumeric() || "-_.".contains(c) {
-                        c
-                    } else {
-                        '_'
-                    }
-                })
-                .collect();
-            let base = root.join(if safe.is_empty() { "run".into() } else { safe });
-            let mut d = base.clone();
-            let mut n = 2;
-            while holds_results(&d) {
-                d = PathBuf::from(format!("{}-{n}", base.display()));
-                n += 1;
-            }
-            d
-        }
-    };
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    Ok(dir)
+/// Claims where results go (outdir.rs): an explicit directory that already holds results is
+/// refused unless `force`; the default directory never overwrites: it moves on to `-2`, `-3`, …
+fn output_dir(out: Option<PathBuf>, name: &str, force: bool) -> Result<outdir::OutDir> {
+    outdir::OutDir::claim(out, Path::new("results"), name, force)
 }
 
 fn reproduce(args: ReproduceArgs) -> Result<()> {
@@ -281,12 +231,13 @@ fn reproduce(args: ReproduceArgs) -> Result<()> {
         } else {
             e.id().to_string()
         };
-        let dir = output_dir_under(
+        let out = outdir::OutDir::claim(
             args.out.clone(),
             Path::new("results/repro"),
             &name,
             args.force,
         )?;
+        let dir = out.staging().to_path_buf();
         println!(
             "== {} — {}{}",
             e.id(),
@@ -314,6 +265,7 @@ fn reproduce(args: ReproduceArgs) -> Result<()> {
         }
         report.wall_time_s = t0.elapsed().as_secs_f64();
         report.write(&dir)?;
+        let dir = out.publish()?;
         print!("{}", report.table());
         for n in &report.notes {
             println!("note: {n}");
@@ -359,7 +311,14 @@ fn progress_bar(len: u64) -> Option<indicatif::ProgressBar> {
     Some(b)
 }
 
-fn simulate(sc: acclab_scenario::Scenario, dir: &Path, plots: bool, quiet: bool) -> Result<()> {
+fn simulate(
+    sc: acclab_scenario::Scenario,
+    out: outdir::OutDir,
+    plots: bool,
+    quiet: bool,
+) -> Result<()> {
+    let dir = out.staging().to_path_buf();
+    let dir = dir.as_path();
     let total_ms = sc.duration.0 / 1_000_000;
     let bar = if quiet { None } else { progress_bar(total_ms) };
     if let Some(b) = &bar {
@@ -383,7 +342,7 @@ fn simulate(sc: acclab_scenario::Scenario, dir: &Path, plots: bool, quiet: bool)
     }
     sim.finish_samples()
         .with_context(|| format!("cannot write results into {}", dir.display()))?;
-    write_results(&sim, summary, prediction, dir, plots, quiet)
+    write_results(&sim, summary, prediction, out, plots, quiet)
 }
 
 /// Attaches the theory's prediction and the fairness indices to a finished run's summary, writes
@@ -392,10 +351,12 @@ fn write_results(
     sim: &acclab_sim::Simulator,
     mut summary: acclab_sim::Summary,
     prediction: Result<acclab_theory::Equilibrium, acclab_theory::num::NumError>,
-    dir: &Path,
+    out: outdir::OutDir,
     plots: bool,
     quiet: bool,
 ) -> Result<()> {
+    let staging = out.staging().to_path_buf();
+    let dir = staging.as_path();
     if let Err(e) = &prediction {
         eprintln!("note: no theory prediction: {e}");
     }
@@ -408,6 +369,7 @@ fn write_results(
     } else {
         Vec::new()
     };
+    let dir = out.publish()?;
     if !quiet {
         report::print_summary(&summary);
         println!(

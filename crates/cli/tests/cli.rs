@@ -249,3 +249,62 @@ to = "b"
         "nothing is written for a refused run"
     );
 }
+
+/// Issue 21 §2: two runs of one scenario started together used to share results/<name>/ and
+/// corrupt each other; a name of ".." wrote into the working directory; an unwritable --out was
+/// found only after the simulation. Now each run claims its own directory, publishes whole, and
+/// an unwritable place fails first.
+#[test]
+fn concurrent_runs_get_their_own_directories_and_names_cannot_escape() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("dots.toml");
+    let demo = std::fs::read_to_string(example("demo.toml")).unwrap();
+    let start = demo.find("name = ").unwrap();
+    let end = start + demo[start..].find('\n').unwrap();
+    std::fs::write(
+        &file,
+        format!("{}name = \"..\"{}", &demo[..start], &demo[end..]),
+    )
+    .unwrap();
+    let f = file.to_str().unwrap();
+    let spawn = || {
+        Command::new(env!("CARGO_BIN_EXE_acclab"))
+            .args(["run", f, "--quiet"])
+            .current_dir(tmp.path())
+            .spawn()
+            .unwrap()
+    };
+    let (mut a, mut b) = (spawn(), spawn());
+    assert!(a.wait().unwrap().success() && b.wait().unwrap().success());
+    assert!(
+        !tmp.path().join("summary.json").exists(),
+        "wrote into the working directory"
+    );
+    for d in ["results/run", "results/run-2"] {
+        let d = tmp.path().join(d);
+        let summary = std::fs::read_to_string(d.join("summary.json")).unwrap();
+        assert!(summary.trim_end().ends_with('}'), "{}", d.display());
+        let flows = std::fs::read_to_string(d.join("flows.csv")).unwrap();
+        let widths: std::collections::BTreeSet<usize> =
+            flows.lines().map(|l| l.split(',').count()).collect();
+        assert_eq!(
+            widths.len(),
+            1,
+            "rows of different widths in {}",
+            d.display()
+        );
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(tmp.path().join("results"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().contains("partial"))
+        .collect();
+    assert!(leftovers.is_empty(), "staging left behind: {leftovers:?}");
+    let o = acclab(
+        tmp.path(),
+        &["run", f, "--out", "/proc/acclab-cannot-write-here"],
+    );
+    assert!(!o.status.success());
+    assert!(text(&o).contains("cannot create"), "{}", text(&o));
+    assert!(!text(&o).contains("Results in"), "{}", text(&o));
+}
