@@ -240,10 +240,19 @@ impl Drop for OutDir {
     fn drop(&mut self) {
         if !self.published {
             self.release_claim();
-            eprintln!(
-                "note: the run did not finish; what it wrote is in {} (marked {INCOMPLETE})",
-                self.staging.display()
-            );
+            // A run that wrote nothing leaves nothing; one that did leaves it, marked.
+            let only_note = std::fs::read_dir(&self.staging)
+                .map(|d| d.flatten().all(|e| e.file_name() == INCOMPLETE))
+                .unwrap_or(false);
+            if only_note {
+                let _ = std::fs::remove_file(self.staging.join(INCOMPLETE));
+                let _ = std::fs::remove_dir(&self.staging);
+            } else {
+                eprintln!(
+                    "note: the run did not finish; what it wrote is in {} (marked {INCOMPLETE})",
+                    self.staging.display()
+                );
+            }
         }
     }
 }
@@ -279,11 +288,17 @@ mod tests {
         let done = a.publish().unwrap();
         assert!(done.join("summary.json").exists());
         assert!(!done.join(INCOMPLETE).exists());
-        // A run that fails leaves no claim and a staging directory marked incomplete.
+        // A run that fails leaves no claim and a staging directory marked incomplete...
         let staging = b.staging().to_path_buf();
+        std::fs::write(staging.join("flows.csv"), "time_s\n0.1\n").unwrap();
         drop(b);
         assert!(!tmp.path().join("x-2").exists());
         assert!(staging.join(INCOMPLETE).exists());
+        // ... and one that wrote nothing leaves nothing.
+        let c = OutDir::claim(None, tmp.path(), "y", false).unwrap();
+        let staging = c.staging().to_path_buf();
+        drop(c);
+        assert!(!staging.exists() && !tmp.path().join("y").exists());
     }
 
     #[test]
