@@ -107,7 +107,11 @@ struct RunArgs {
 
 const DEMO: &str = include_str!("../../../scenarios/examples/demo.toml");
 
+/// When the process started: the wall time reported for a whole command counts from here.
+static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+
 fn main() {
+    STARTED.get_or_init(std::time::Instant::now);
     let cli = Cli::parse();
     let result = match cli.command {
         None => demo(None),
@@ -372,6 +376,13 @@ fn write_results(
     let dir = out.publish()?;
     if !quiet {
         report::print_summary(&summary);
+        if let Some(t0) = STARTED.get() {
+            // summary.json's wall_time_s times the event loop; this, everything the command did.
+            println!(
+                "The whole command took {:.2} s of wall time (reading, setup, run, files).",
+                t0.elapsed().as_secs_f64()
+            );
+        }
         println!(
             "\nResults in {}/: summary.json, flows.csv, links.csv",
             dir.display()
