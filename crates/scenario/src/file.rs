@@ -402,6 +402,36 @@ fn expand(raw: RawScenario) -> Result<(ScenarioDef, Origins), Finding> {
         links: Vec::new(),
         flows: Vec::new(),
     };
+    // Bound what the groups expand to before expanding them (`count = 4294967295` would
+    // otherwise fill memory while reading the file).
+    for (key, count) in raw
+        .link
+        .iter()
+        .enumerate()
+        .map(|(n, l)| (format!("link[{n}].count"), l.count))
+        .chain(
+            raw.flow
+                .iter()
+                .enumerate()
+                .map(|(n, f)| (format!("flow[{n}].count"), f.count)),
+        )
+    {
+        group(count, None, &key)?;
+    }
+    let members: u64 = raw
+        .link
+        .iter()
+        .map(|l| u64::from(l.count.unwrap_or(1)) * if l.between.is_some() { 2 } else { 1 })
+        .chain(raw.flow.iter().map(|f| u64::from(f.count.unwrap_or(1))))
+        .sum();
+    if members > MAX_MEMBERS {
+        return Err((
+            "count".into(),
+            format!(
+                "the groups expand to {members} links and flows; a scenario may have at most {MAX_MEMBERS}"
+            ),
+        ));
+    }
     let mut links = Vec::new();
     for (n, l) in raw.link.into_iter().enumerate() {
         let key = |k: &str| format!("link[{n}].{k}");
@@ -534,10 +564,19 @@ fn expand(raw: RawScenario) -> Result<(ScenarioDef, Origins), Finding> {
     Ok((def, origins))
 }
 
+/// The most links (each direction one) and flows a scenario's groups may expand to.
+pub const MAX_MEMBERS: u64 = 2_000_000;
+
 /// Indices of a group: `count` members numbered from `first` (default 0); one member otherwise.
 fn group(count: Option<u32>, first: Option<u32>, key: &str) -> Result<Range<u32>, Finding> {
     let first = first.unwrap_or(0);
     let count = count.unwrap_or(1);
+    if u64::from(count) > MAX_MEMBERS {
+        return Err((
+            key.to_string(),
+            format!("must be in [0, {MAX_MEMBERS}], not {count}"),
+        ));
+    }
     match first.checked_add(count) {
         Some(end) => Ok(first..end),
         None => Err((

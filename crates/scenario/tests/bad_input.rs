@@ -320,3 +320,15 @@ fn endless_or_huge_files_are_refused_before_being_read_whole() {
     let e = acclab_scenario::load(&big).unwrap_err();
     assert!(e.message.contains("larger than"), "{e}");
 }
+
+/// Issue 21 §1: `count = 1000000000` in a group made `acclab check` itself use 3.7 GB.
+#[test]
+fn groups_too_large_to_hold_are_refused_before_expanding() {
+    let e = error_with("id = \"f\"", "count = 4294967295\nid = \"f{i}\"");
+    expect(&e, 17, "flow[0].count", &["[0, 2000000]"]);
+    let e = error_with(
+        "[[flow]]",
+        "[[link]]\ncount = 1500000\nbetween = [\"x{i}\", \"b\"]\nrate = \"1Mbps\"\ndelay = \"1ms\"\n\n[[flow]]",
+    );
+    assert!(e.message.contains("at most 2000000"), "{e}");
+}
