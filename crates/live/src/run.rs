@@ -85,6 +85,11 @@ pub enum LiveError {
     Io(std::io::Error),
     #[error(transparent)]
     Netns(#[from] NetnsError),
+    #[error(
+        "{what} is {size} bytes: a live packet travels in one UDP datagram, at most {} bytes",
+        crate::wire::MAX_DATAGRAM
+    )]
+    PacketTooLarge { what: String, size: u64 },
 }
 
 // By hand rather than `#[from]`: the message already holds the cause, and a source as well would
@@ -172,6 +177,7 @@ pub fn run(
     progress: &mut dyn FnMut(Time),
 ) -> Result<(Simulator, Summary), LiveError> {
     check_scale(opts.time_scale)?;
+    check_packet_sizes(&scenario)?;
     let sockets = sockets(&scenario, &opts.network)?;
     run_with(scenario, sockets, opts, progress)
 }
@@ -187,6 +193,7 @@ pub fn run_with_router(
     progress: &mut dyn FnMut(Time),
 ) -> Result<(Simulator, Summary), LiveError> {
     check_scale(opts.time_scale)?;
+    check_packet_sizes(&scenario)?;
     let sockets = local_sockets(&scenario, router, endpoint_ip)?;
     run_with(scenario, sockets, opts, progress)
 }
@@ -294,6 +301,7 @@ pub fn router_only(
     time_scale: f64,
 ) -> Result<(Simulator, RouterCounters), LiveError> {
     check_scale(time_scale)?;
+    check_packet_sizes(&scenario)?;
     let addrs = planned_addrs(&scenario, endpoints_base)?;
     let r = remotes(&scenario);
     let router = Router::new(
@@ -317,6 +325,7 @@ pub fn endpoints_only(
     time_scale: f64,
 ) -> Result<Vec<EndpointStats>, LiveError> {
     check_scale(time_scale)?;
+    check_packet_sizes(&scenario)?;
     let addrs = planned_addrs(&scenario, base)?;
     let stats: Vec<SharedStats> = (0..addrs.len()).map(|_| SharedStats::default()).collect();
     let counters = Arc::new(EndpointCounters::default());
@@ -365,6 +374,33 @@ pub fn router_report(sim: &Simulator, counters: &RouterCounters) -> RouterReport
 
 /// The one check of a time scale, for every entry point (the CLI calls it before it creates
 /// any output directory).
+/// Every packet of `scenario` fits in one UDP datagram (a larger one would be sent by nobody and
+/// the run would deliver nothing).
+pub fn check_packet_sizes(scenario: &Scenario) -> Result<(), LiveError> {
+    let max = crate::wire::MAX_DATAGRAM as u64;
+    let mut sizes = vec![
+        (
+            "defaults.packet_size".to_string(),
+            u64::from(scenario.packet_size),
+        ),
+        (
+            "defaults.ack_size".to_string(),
+            u64::from(scenario.ack_size),
+        ),
+    ];
+    for f in &scenario.flows {
+        if let acclab_core::config::SchemeConfig::Cbr(p) = &f.scheme {
+            if let Some(b) = p.packet_size {
+                sizes.push((format!("flow {:?}: params.packet_size", f.id), b.0));
+            }
+        }
+    }
+    match sizes.into_iter().find(|(_, size)| *size > max) {
+        Some((what, size)) => Err(LiveError::PacketTooLarge { what, size }),
+        None => Ok(()),
+    }
+}
+
 pub fn check_scale(s: f64) -> Result<(), LiveError> {
     if s.is_finite() && s > 0.0 {
         Ok(())
@@ -427,4 +463,29 @@ async fn run_async(
         router_max_lag_s: rc.lag_max_ns as f64 / 1e9,
     });
     Ok((sim, summary))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 21 §1: `packet_size` above the UDP limit delivered nothing and exited 0.
+    #[test]
+    fn packets_larger_than_a_datagram_are_refused_before_the_run() {
+        let text = |size: &str| {
+            format!(
+                "name = \"big\"\nduration = \"1s\"\n[defaults]\npacket_size = \"{size}\"\n[[link]]\nbetween = [\"a\", \"b\"]\nrate = \"10Mbps\"\ndelay = \"1ms\"\nqueue = {{ kind = \"droptail\", limit = \"100KB\" }}\n[[flow]]\nid = \"f\"\nkind = \"reno\"\nfrom = \"a\"\nto = \"b\"\n"
+            )
+        };
+        let sc = acclab_scenario::parse(&text("65508B"), "big.toml").unwrap();
+        let e = check_packet_sizes(&sc).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("defaults.packet_size is 65508 bytes")
+                && e.to_string().contains("65507"),
+            "{e}"
+        );
+        let sc = acclab_scenario::parse(&text("65507B"), "ok.toml").unwrap();
+        assert!(check_packet_sizes(&sc).is_ok());
+    }
 }
