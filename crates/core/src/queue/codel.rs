@@ -239,20 +239,27 @@ fn codel_interval() -> Duration {
     Duration::from_millis(100)
 }
 
+/// CoDel's two times (RFC 8289 §4.3–4.4), as `kind` (codel, fq-codel) gives them: both
+/// positive, the target shorter than the interval.
+pub(crate) fn check_times(
+    kind: &str,
+    target: Duration,
+    interval: Duration,
+) -> Result<(), ParamError> {
+    positive("target", target.as_secs_f64())?;
+    positive("interval", interval.as_secs_f64())?;
+    if target >= interval {
+        return Err(ParamError::at(
+            "target",
+            format!("{kind} `target` ({target}) must be shorter than `interval` ({interval})"),
+        ));
+    }
+    Ok(())
+}
+
 impl QueueParams for CodelParams {
     fn validate(&self) -> Result<(), ParamError> {
-        positive("target", self.target.as_secs_f64())?;
-        positive("interval", self.interval.as_secs_f64())?;
-        if self.target >= self.interval {
-            return Err(ParamError::at(
-                "target",
-                format!(
-                    "codel `target` ({}) must be shorter than `interval` ({})",
-                    self.target, self.interval
-                ),
-            ));
-        }
-        Ok(())
+        check_times("codel", self.target, self.interval)
     }
 
     fn build(&self, ctx: &QueueContext) -> Box<dyn QueueDiscipline> {

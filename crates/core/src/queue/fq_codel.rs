@@ -24,7 +24,7 @@ use super::{
     AqmQueue, Backlog, Dequeued, DropReason, Dropped, Enqueued, QueueDiscipline, QueueStats,
 };
 use crate::packet::Packet;
-use crate::params::{positive, ParamError, QueueContext, QueueParams};
+use crate::params::{ParamError, QueueContext, QueueParams};
 use crate::units::{Duration, Limit, Time};
 
 /// Which list a queue is on (§4.2).
@@ -257,18 +257,7 @@ impl QueueParams for FqCodelParams {
                 "fq-codel `quantum` must be positive",
             ));
         }
-        positive("target", self.target.as_secs_f64())?;
-        positive("interval", self.interval.as_secs_f64())?;
-        if self.target >= self.interval {
-            return Err(ParamError::at(
-                "target",
-                format!(
-                    "fq-codel `target` ({}) must be shorter than `interval` ({})",
-                    self.target, self.interval
-                ),
-            ));
-        }
-        Ok(())
+        super::codel::check_times("fq-codel", self.target, self.interval)
     }
 
     fn build(&self, ctx: &QueueContext) -> Box<dyn QueueDiscipline> {
