@@ -88,7 +88,6 @@ fn seconds(s: f64) -> String {
 pub fn estimate(sc: &Scenario) -> Cost {
     let duration = sc.duration.as_secs_f64();
     let bits = 8.0 * sc.packet_size as f64;
-    let rate = |l: &acclab_core::Rate| l.as_f64();
     // Each link's load: what its flows can send, at most its rate.
     let mut offered = vec![0.0; sc.links.len()];
     let mut flow_state = 0.0;
@@ -96,7 +95,7 @@ pub fn estimate(sc: &Scenario) -> Cost {
         let path_rate = f
             .forward
             .iter()
-            .map(|l| rate(&sc.links[l.0 as usize].rate))
+            .map(|l| sc.links[l.0 as usize].rate.as_f64())
             .fold(f64::INFINITY, f64::min);
         let send = match &f.scheme {
             SchemeConfig::Cbr(p) => path_rate.min(p.rate.as_f64()),
@@ -114,7 +113,7 @@ pub fn estimate(sc: &Scenario) -> Cost {
     let mut packets = 0.0;
     let mut held = 0.0;
     for (l, load) in sc.links.iter().zip(&offered) {
-        let r = rate(&l.rate);
+        let r = l.rate.as_f64();
         packets += load.min(r) * duration / bits;
         let limit_pkts = |lim: Limit| match lim {
             Limit::Packets(n) => n as f64,
