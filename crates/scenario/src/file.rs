@@ -45,6 +45,9 @@ struct RawScenario {
     event: Vec<RawEvent>,
     #[serde(default)]
     output: RawOutput,
+    /// A sweep over this scenario (`acclab sweep`; see [`crate::sweep`]); a run ignores it.
+    #[allow(dead_code)]
+    sweep: Option<toml::Value>,
 }
 
 #[derive(Deserialize, Default)]
@@ -203,6 +206,11 @@ fn parse_with_origins(src: &str, file: &str) -> Result<(ScenarioDef, Origins), S
 
 // ---------------------------------------------------------------------------------------------
 // Errors: key paths and lines.
+
+/// An error at `key` of scenario text, on the line the key path leads to.
+pub(crate) fn located_error(src: &str, file: &str, key: String, message: String) -> ScenarioError {
+    located(src, file, None, key, message)
+}
 
 /// An error at `key`, on the line of `span` if known, else on the line the key path leads to.
 fn located(

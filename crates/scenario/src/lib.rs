@@ -9,6 +9,7 @@
 //!   - [`file`]: the TOML front end (SPEC §9), every error naming the file, the line and the key;
 //!   - [`builder`]: the typed builder, `Scenario::builder(name, duration).link(…).flow(…).build()`.
 //! - [`patch`]: set a value by key path (`flow.f0.params.weight`), checked as the file would be.
+//! - [`sweep`]: keys varied over lists of values and seeds (`acclab sweep`, `[sweep]`).
 //! - [`routing`]: shortest paths by hop count with a deterministic tie-break.
 //! - [`templates`]: scenario text for standard topologies (benchmarks, tests).
 
@@ -19,6 +20,7 @@ pub mod file;
 pub mod model;
 pub mod patch;
 pub mod routing;
+pub mod sweep;
 pub mod templates;
 
 pub use builder::ScenarioBuilder;
