@@ -197,7 +197,15 @@ fn run(a: RunArgs) -> Result<()> {
             l.router_max_lag_s * 1e3
         );
     }
-    crate::write_results(&sim, summary, prediction, dir, a.plots, a.quiet)
+    let (eq, no_theory) = match prediction {
+        Ok(eq) => (Some(eq), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    let mut summary = summary;
+    acclab_study::attach_theory(sim.scenario(), eq.as_ref(), &mut summary);
+    acclab_sim::output::write_files(dir.staging(), &sim, &summary)
+        .with_context(|| format!("cannot write results into {}", dir.staging().display()))?;
+    crate::write_results(&sim, &summary, no_theory, dir, a.plots, a.quiet)
 }
 
 fn router(a: RouterArgs) -> Result<()> {

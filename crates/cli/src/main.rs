@@ -4,6 +4,7 @@ mod bench;
 mod live;
 mod outdir;
 mod report;
+mod sweep;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -47,6 +48,9 @@ enum Command {
     },
     /// Reproduce a paper experiment: run it, compare with the paper and the theory, draw its figure.
     Reproduce(ReproduceArgs),
+    /// Sweep a scenario's keys over values and seeds on all cores: one tidy table, aggregates
+    /// with 95% confidence intervals, charts; resumable, and runnable as a Slurm array.
+    Sweep(sweep::SweepArgs),
     /// Live mode: run a scenario over real UDP sockets through the router emulator.
     #[command(subcommand)]
     Live(live::LiveCommand),
@@ -120,6 +124,7 @@ fn main() {
         Some(Command::Check { scenario }) => check(&scenario),
         Some(Command::Theory { scenario, json }) => theory(&scenario, json),
         Some(Command::Reproduce(args)) => reproduce(args),
+        Some(Command::Sweep(args)) => sweep::sweep(args),
         Some(Command::Live(cmd)) => live::live(cmd),
         Some(Command::Bench(args)) => bench::bench(args),
         Some(Command::BenchCase {
@@ -328,45 +333,35 @@ fn simulate(
     if let Some(b) = &bar {
         b.set_message("ms simulated");
     }
-    let prediction = acclab_theory::predict(&sc);
-    let mut sim = acclab_sim::Simulator::new(sc);
     // Samples go to flows.csv / links.csv (and packets to the trace, if asked for) as they are
     // taken and are not kept: plots read them back from the files.
-    acclab_sim::output::stream_outputs(dir, &mut sim, false)
-        .with_context(|| format!("cannot write results into {}", dir.display()))?;
-    let t0 = std::time::Instant::now();
-    sim.run(&mut |t| {
+    let done = acclab_study::run_scenario(sc, Some(dir), &mut |t| {
         if let Some(b) = &bar {
             b.set_position(t.0 / 1_000_000);
         }
-    });
-    let summary = acclab_sim::Summary::of(&sim, t0.elapsed().as_secs_f64());
+    })
+    .with_context(|| format!("cannot write results into {}", dir.display()))?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    sim.finish_samples()
-        .with_context(|| format!("cannot write results into {}", dir.display()))?;
-    write_results(&sim, summary, prediction, out, plots, quiet)
+    write_results(&done.sim, &done.summary, done.no_theory, out, plots, quiet)
 }
 
-/// Attaches the theory's prediction and the fairness indices to a finished run's summary, writes
-/// its files (and plots), and prints the summary table.
+/// Finishes a run whose files are written into `out`'s staging directory: draws its plots,
+/// publishes the directory and prints the summary table.
 fn write_results(
     sim: &acclab_sim::Simulator,
-    mut summary: acclab_sim::Summary,
-    prediction: Result<acclab_theory::Equilibrium, acclab_theory::num::NumError>,
+    summary: &acclab_sim::Summary,
+    no_theory: Option<String>,
     out: outdir::OutDir,
     plots: bool,
     quiet: bool,
 ) -> Result<()> {
     let staging = out.staging().to_path_buf();
     let dir = staging.as_path();
-    if let Err(e) = &prediction {
+    if let Some(e) = &no_theory {
         eprintln!("note: no theory prediction: {e}");
     }
-    acclab_repro::common::attach_theory(sim.scenario(), prediction.as_ref().ok(), &mut summary);
-    acclab_sim::output::write_files(dir, sim, &summary)
-        .with_context(|| format!("cannot write results into {}", dir.display()))?;
     let plot_files = if plots {
         acclab_sim::plot::write_plots(dir, sim.scenario())
             .with_context(|| format!("cannot write plots into {}", dir.display()))?
@@ -375,7 +370,7 @@ fn write_results(
     };
     let dir = out.publish()?;
     if !quiet {
-        report::print_summary(&summary);
+        report::print_summary(summary);
         if let Some(t0) = STARTED.get() {
             // summary.json's wall_time_s times the event loop; this, everything the command did.
             println!(

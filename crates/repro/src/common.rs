@@ -160,38 +160,7 @@ fn finish(
     Ok(Run { sim, summary, eq })
 }
 
-/// Puts the theory beside the measurements in a run's summary: each flow's and link's predicted
-/// equilibrium (when `eq` is given) and the weighted fairness index against max-min (004 eq. 2).
-pub fn attach_theory(sc: &Scenario, eq: Option<&Equilibrium>, summary: &mut Summary) {
-    use acclab_sim::output::{FlowTheory, LinkTheory, TheorySummary};
-    if let Some(eq) = eq {
-        for (fs, p) in summary.flows.iter_mut().zip(&eq.flows) {
-            fs.theory = p.as_ref().map(|p| FlowTheory {
-                throughput_bps: p.throughput_bps,
-                rtt_s: p.rtt_s,
-                cwnd_bytes: p.window_bytes,
-                queueing_delay_s: p.queueing_delay_s,
-                base_rtt_s: p.base_rtt_s,
-            });
-        }
-        let any = eq.flows.iter().any(Option::is_some);
-        for (ls, p) in summary.links.iter_mut().zip(&eq.links) {
-            ls.theory = any.then_some(LinkTheory {
-                price_s: p.price_s,
-                queue_pkts: p.queue_pkts,
-                utilization: p.utilization,
-            });
-        }
-        summary.theory = Some(TheorySummary {
-            model: eq.model.clone(),
-            outside: eq.outside.clone(),
-            notes: eq.notes.clone(),
-        });
-    }
-    let fair = acclab_theory::maxmin::scenario_max_min(sc);
-    let x: Vec<f64> = summary.flows.iter().map(|f| f.throughput_bps).collect();
-    summary.fairness.weighted_max_min = acclab_theory::maxmin::weighted_fairness(&x, &fair);
-}
+pub use acclab_study::attach_theory;
 
 /// Writes the scenario text an experiment used next to its results.
 pub fn keep_scenario(dir: &Path, name: &str, text: &str) -> Result<(), ReproError> {

@@ -171,7 +171,7 @@ pub const MAX_FILE_BYTES: u64 = 16 << 20;
 
 /// Reads a scenario file, refusing one larger than [`MAX_FILE_BYTES`] before reading it whole
 /// (or, for a stream such as /dev/zero whose size is unknown, as soon as it passes the bound).
-fn read(path: &Path) -> Result<String, ScenarioError> {
+pub(crate) fn read(path: &Path) -> Result<String, ScenarioError> {
     use std::io::Read;
     let error = |message: String| ScenarioError {
         file: path.display().to_string(),

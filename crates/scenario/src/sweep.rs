@@ -106,6 +106,16 @@ struct RawSweep {
     metrics: Vec<String>,
 }
 
+/// Reads a scenario file and its `[sweep]` table, if it has one. The scenario as written is
+/// checked whole first, so its errors carry their line.
+pub fn load(path: &std::path::Path) -> Result<(crate::ScenarioDef, Option<SweepSpec>), ScenarioError> {
+    let file = path.display().to_string();
+    let src = crate::file::read(path)?;
+    crate::file::parse(&src, &file)?;
+    let def = crate::file::parse_def(&src, &file)?;
+    Ok((def, SweepSpec::from_file_text(&src, &file)?))
+}
+
 impl SweepSpec {
     /// The empty sweep: one point (the scenario as written), its own seed.
     pub fn empty() -> SweepSpec {
@@ -453,7 +463,7 @@ fn round_significant(x: f64, digits: usize) -> f64 {
 }
 
 /// `10Mbps` → (10, "Mbps"); `2.5` → (2.5, ""); the longest numeric prefix that parses.
-fn number_and_unit(s: &str) -> Option<(f64, String)> {
+pub fn number_and_unit(s: &str) -> Option<(f64, String)> {
     let prefix_len = s
         .char_indices()
         .take_while(|&(_, c)| c.is_ascii_digit() || "+-.eE".contains(c))

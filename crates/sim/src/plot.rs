@@ -25,6 +25,8 @@ pub struct Series {
     pub reference: bool,
     /// Mark each point with a dot.
     pub markers: bool,
+    /// A vertical error bar (low, high) at each point, or none when empty.
+    pub errors: Vec<(f64, f64)>,
 }
 
 impl Series {
@@ -41,11 +43,16 @@ impl Series {
             name: name.into(),
             points: vec![(x0, y), (x1, y)],
             reference: true,
-            markers: false,
+            ..Series::default()
         }
     }
     pub fn with_markers(mut self) -> Series {
         self.markers = true;
+        self
+    }
+    /// Draws an error bar (low, high) at each point.
+    pub fn with_errors(mut self, errors: Vec<(f64, f64)>) -> Series {
+        self.errors = errors;
         self
     }
 }
@@ -71,11 +78,23 @@ fn register_font() {
 }
 
 fn bounds(chart: &Chart) -> ((f64, f64), (f64, f64)) {
+    // The error bars' ends count as points.
+    let ends: Vec<(f64, f64)> = chart
+        .series
+        .iter()
+        .flat_map(|s| {
+            s.points
+                .iter()
+                .zip(&s.errors)
+                .flat_map(|(p, e)| [(p.0, e.0), (p.0, e.1)])
+        })
+        .collect();
     let pts = || {
         chart
             .series
             .iter()
             .flat_map(|s| s.points.iter())
+            .chain(ends.iter())
             .filter(|p| p.0.is_finite() && p.1.is_finite())
     };
     let pos = |v: f64, log: bool| !log || v > 0.0;
@@ -172,6 +191,14 @@ where
             c.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
                 .map_err(e)?;
         }
+        let bars = s.points.iter().zip(&s.errors).filter(|(p, b)| {
+            let ok = |y: f64| y.is_finite() && (!chart.log_y || y > 0.0);
+            p.0.is_finite() && (!chart.log_x || p.0 > 0.0) && ok(b.0) && ok(b.1)
+        });
+        c.draw_series(bars.map(|(p, b)| {
+            ErrorBar::new_vertical(p.0, b.0, p.1, b.1, color.stroke_width(1), 8)
+        }))
+        .map_err(e)?;
     }
     c.configure_series_labels()
         .background_style(WHITE.mix(0.85))

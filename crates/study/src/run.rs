@@ -1,0 +1,82 @@
+//! One run as data: simulate a scenario and return its summary with the theory's prediction
+//! beside the measurements — what `acclab run`, the reproductions, sweeps and the Python
+//! package all do.
+
+use std::path::Path;
+
+use acclab_scenario::Scenario;
+use acclab_sim::output::{FlowTheory, LinkTheory, TheorySummary};
+use acclab_sim::{Simulator, Summary};
+use acclab_theory::Equilibrium;
+
+/// Puts the theory beside the measurements in a run's summary: each flow's and link's predicted
+/// equilibrium (when `eq` is given) and the weighted fairness index against max-min (004 eq. 2).
+pub fn attach_theory(sc: &Scenario, eq: Option<&Equilibrium>, summary: &mut Summary) {
+    if let Some(eq) = eq {
+        for (fs, p) in summary.flows.iter_mut().zip(&eq.flows) {
+            fs.theory = p.as_ref().map(|p| FlowTheory {
+                throughput_bps: p.throughput_bps,
+                rtt_s: p.rtt_s,
+                cwnd_bytes: p.window_bytes,
+                queueing_delay_s: p.queueing_delay_s,
+                base_rtt_s: p.base_rtt_s,
+            });
+        }
+        let any = eq.flows.iter().any(Option::is_some);
+        for (ls, p) in summary.links.iter_mut().zip(&eq.links) {
+            ls.theory = any.then_some(LinkTheory {
+                price_s: p.price_s,
+                queue_pkts: p.queue_pkts,
+                utilization: p.utilization,
+            });
+        }
+        summary.theory = Some(TheorySummary {
+            model: eq.model.clone(),
+            outside: eq.outside.clone(),
+            notes: eq.notes.clone(),
+        });
+    }
+    let fair = acclab_theory::maxmin::scenario_max_min(sc);
+    let x: Vec<f64> = summary.flows.iter().map(|f| f.throughput_bps).collect();
+    summary.fairness.weighted_max_min = acclab_theory::maxmin::weighted_fairness(&x, &fair);
+}
+
+/// A finished run.
+pub struct Finished {
+    pub sim: Simulator,
+    /// Its summary, with the theory's prediction attached where the theory has one.
+    pub summary: Summary,
+    /// Why the theory has no prediction for the scenario, if it has none.
+    pub no_theory: Option<String>,
+}
+
+/// Simulates `sc` and returns its summary with the theory attached. With `files`, the run's
+/// files (summary.json, flows.csv, links.csv, a trace if asked for) are written there as it
+/// goes; without, nothing is written and no sample is kept.
+pub fn run_scenario(
+    sc: Scenario,
+    files: Option<&Path>,
+    progress: &mut dyn FnMut(acclab_core::Time),
+) -> std::io::Result<Finished> {
+    let (prediction, no_theory) = match acclab_theory::predict(&sc) {
+        Ok(eq) => (Some(eq), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    let mut sim = Simulator::new(sc);
+    if let Some(dir) = files {
+        acclab_sim::output::stream_outputs(dir, &mut sim, false)?;
+    }
+    let t0 = std::time::Instant::now();
+    sim.run(progress);
+    let mut summary = Summary::of(&sim, t0.elapsed().as_secs_f64());
+    sim.finish_samples()?;
+    attach_theory(sim.scenario(), prediction.as_ref(), &mut summary);
+    if let Some(dir) = files {
+        acclab_sim::output::write_files(dir, &sim, &summary)?;
+    }
+    Ok(Finished {
+        sim,
+        summary,
+        no_theory,
+    })
+}
