@@ -95,6 +95,10 @@ struct RunArgs {
     /// Override the scenario's seed.
     #[arg(long)]
     seed: Option<u64>,
+    /// Set a key of the scenario before running: KEY=VALUE, e.g. flow.f0.params.weight=10 or
+    /// 'link."r1->r2".queue.kind=avq' (repeatable; checked as the file would be).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
     /// Also write plots (PNG and SVG) of throughput, cwnd, queues and utilisation.
     #[arg(long)]
     plots: bool,
@@ -153,7 +157,26 @@ fn demo(out: Option<PathBuf>) -> Result<()> {
 }
 
 fn run(args: RunArgs) -> Result<()> {
-    let mut sc = scenario::load(&args.scenario)?;
+    let mut sc = if args.set.is_empty() {
+        scenario::load(&args.scenario)?
+    } else {
+        let mut def = scenario::load_def(&args.scenario)?;
+        let patches = args
+            .set
+            .iter()
+            .map(|s| scenario::sweep::assignment(s))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(anyhow::Error::msg)?;
+        def.set_all(&patches)?;
+        def.build()?
+    };
+    if !args.quiet && scenario::sweep::file_has_sweep(&args.scenario) {
+        println!(
+            "note: {} has a [sweep] table; `acclab run` runs the scenario as written, `acclab sweep {}` runs the sweep",
+            args.scenario.display(),
+            args.scenario.display()
+        );
+    }
     if let Some(seed) = args.seed {
         sc.seed = seed;
     }
@@ -201,6 +224,19 @@ fn check(path: &Path) -> Result<()> {
         sc.seed
     );
     println!("  cost: {}", acclab_sim::cost::estimate(&sc));
+    let (def, spec) = scenario::sweep::load(path)?;
+    if let Some(spec) = spec {
+        let plan = acclab_study::Plan::new(&def, &spec)?;
+        println!(
+            "  sweep: {} key(s) ({}) → {} points × {} seeds = {} runs, every point valid; up to {} events in all",
+            plan.keys.len(),
+            plan.keys.join(", "),
+            plan.points.len(),
+            plan.seeds.len(),
+            plan.runs.len(),
+            acclab_sim::cost::count(plan.total_events)
+        );
+    }
     Ok(())
 }
 

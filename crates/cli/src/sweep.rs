@@ -97,7 +97,13 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
                 .zip(&plan.points[r.point])
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect();
-            println!("{}\t{}\tseed={}\t{}", r.index, r.id, r.seed, values.join("\t"));
+            println!(
+                "{}\t{}\tseed={}\t{}",
+                r.index,
+                r.id,
+                r.seed,
+                values.join("\t")
+            );
         }
         return Ok(());
     }
@@ -134,7 +140,7 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
     let todo = acclab_study::sweep::pending(&plan, &dir, &which, a.keep_runs);
     if !a.quiet && !a.collect {
         println!(
-            "sweep of {:?}: {} key{} → {} point{} × {} seed{} = {} runs; {} to run on {jobs} thread{} ({} finished before) → {}/",
+            "sweep of {:?}: {} key{} → {} point{} × {} seed{} = {} runs; {} to run on {jobs} thread{} ({} finished before; all runs ~{} on one core, estimated) → {}/",
             plan.scenario,
             plan.keys.len(),
             plural(plan.keys.len()),
@@ -146,25 +152,31 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
             todo.len(),
             plural(jobs),
             which.len() - todo.len(),
+            acclab_sim::cost::seconds(plan.total_wall_s),
             root.display()
         );
     }
     let t0 = std::time::Instant::now();
     if !todo.is_empty() {
-        let bar = if a.quiet { None } else { progress(todo.len() as u64) };
+        let bar = if a.quiet {
+            None
+        } else {
+            progress(todo.len() as u64)
+        };
         let finished = AtomicUsize::new(0);
         let total = todo.len();
-        let result = acclab_study::sweep::execute(&base, &plan, &dir, &todo, jobs, a.keep_runs, &|_| {
-            let n = finished.fetch_add(1, Ordering::Relaxed) + 1;
-            match &bar {
-                Some(b) => b.inc(1),
-                // Not a terminal: a line at every tenth of the runs.
-                None if !a.quiet && (n * 10 / total != (n - 1) * 10 / total || n == total) => {
-                    eprintln!("{n}/{total} runs, {:.1} s", t0.elapsed().as_secs_f64())
+        let result =
+            acclab_study::sweep::execute(&base, &plan, &dir, &todo, jobs, a.keep_runs, &|_| {
+                let n = finished.fetch_add(1, Ordering::Relaxed) + 1;
+                match &bar {
+                    Some(b) => b.inc(1),
+                    // Not a terminal: a line at every tenth of the runs.
+                    None if !a.quiet && (n * 10 / total != (n - 1) * 10 / total || n == total) => {
+                        eprintln!("{n}/{total} runs, {:.1} s", t0.elapsed().as_secs_f64())
+                    }
+                    None => {}
                 }
-                None => {}
-            }
-        });
+            });
         if let Some(b) = bar {
             b.finish_and_clear();
         }
@@ -244,18 +256,29 @@ fn print_aggregate(plan: &Plan, agg: &[acclab_study::table::AggRow]) {
         return;
     };
     let rows: Vec<_> = agg.iter().filter(|r| &r.metric == metric).collect();
-    println!("\n{metric}, mean over {} seed(s) [95% CI]:", plan.seeds.len());
+    println!(
+        "\n{metric}, mean over {} seed(s) [95% CI]:",
+        plan.seeds.len()
+    );
     for r in rows.iter().take(40) {
         let point: Vec<String> = plan
             .keys
             .iter()
             .zip(&plan.points[r.point])
-            .map(|(k, v)| format!("{k}={v}"))
+            .enumerate()
+            .filter(|&(k, _)| acclab_study::chart::varies(plan, k))
+            .map(|(_, (k, v))| format!("{k}={v}"))
             .collect();
         let ci = r
             .ci95
             .map_or(String::new(), |(lo, hi)| format!(" [{lo:.6e}, {hi:.6e}]"));
-        println!("  {} {} {}: {:.6e}{ci}", point.join(" "), r.entity, r.id, r.mean);
+        println!(
+            "  {} {} {}: {:.6e}{ci}",
+            point.join(" "),
+            r.entity,
+            r.id,
+            r.mean
+        );
     }
     if rows.len() > 40 {
         println!("  … {} more in aggregate.csv", rows.len() - 40);

@@ -31,13 +31,39 @@ impl ScenarioDef {
 
     /// Sets the value at `key` (see the module documentation) and checks the whole scenario.
     pub fn set(&mut self, key: &str, value: toml::Value) -> Result<(), ScenarioError> {
+        self.set_all(&[(key.to_string(), value)])
+    }
+
+    /// Sets every `(key, value)` in turn and then checks the whole scenario once, so that
+    /// values that only fit together (a shorter `duration` and its `output.window`) can be set
+    /// together. A rejected patch leaves the scenario as it was.
+    pub fn set_all(&mut self, values: &[(String, toml::Value)]) -> Result<(), ScenarioError> {
+        let mut table = self.to_table();
+        for (key, value) in values {
+            self.put_at(&mut table, key, value.clone())?;
+        }
+        let def = def_from_table(table, &self.name).map_err(|e| ScenarioError {
+            key: self.rename_indices(&e.key),
+            ..e
+        })?;
+        def.resolve().map_err(|f| def.named_error(f))?;
+        *self = def;
+        Ok(())
+    }
+
+    /// Puts `value` at `key` in `table` (this scenario as a table).
+    fn put_at(
+        &self,
+        table: &mut toml::Table,
+        key: &str,
+        value: toml::Value,
+    ) -> Result<(), ScenarioError> {
         let err = |message: String| ScenarioError {
             file: self.name.clone(),
             line: None,
             key: key.to_string(),
             message,
         };
-        let mut table = self.to_table();
         let segments = key_segments(key);
         let (item, rest) = self.item_of(&segments).map_err(err)?;
         let target: &mut toml::Value = match item {
@@ -57,14 +83,7 @@ impl ScenarioDef {
                 "name a key of it, e.g. `flow.f0.start` or `link.\"a->b\".rate`".into(),
             ));
         }
-        put(target, rest, value).map_err(err)?;
-        let def = def_from_table(table, &self.name).map_err(|e| ScenarioError {
-            key: self.rename_indices(&e.key),
-            ..e
-        })?;
-        def.resolve().map_err(|f| def.named_error(f))?;
-        *self = def;
-        Ok(())
+        put(target, rest, value).map_err(err)
     }
 
     /// [`set`](Self::set) with the value written as in a file (`10`, `"10Mbps"`, `[1, 2]`) or

@@ -69,7 +69,9 @@ impl Seeds {
             [one] => {
                 let n = num(one)?;
                 if n == 0 || n as usize > MAX_RUNS {
-                    return Err(format!("--seeds: a count must be in [1, {MAX_RUNS}], not {n}"));
+                    return Err(format!(
+                        "--seeds: a count must be in [1, {MAX_RUNS}], not {n}"
+                    ));
                 }
                 Ok(Seeds::Count(n))
             }
@@ -108,12 +110,32 @@ struct RawSweep {
 
 /// Reads a scenario file and its `[sweep]` table, if it has one. The scenario as written is
 /// checked whole first, so its errors carry their line.
-pub fn load(path: &std::path::Path) -> Result<(crate::ScenarioDef, Option<SweepSpec>), ScenarioError> {
+pub fn load(
+    path: &std::path::Path,
+) -> Result<(crate::ScenarioDef, Option<SweepSpec>), ScenarioError> {
     let file = path.display().to_string();
     let src = crate::file::read(path)?;
     crate::file::parse(&src, &file)?;
     let def = crate::file::parse_def(&src, &file)?;
     Ok((def, SweepSpec::from_file_text(&src, &file)?))
+}
+
+/// Whether a scenario file has a `[sweep]` table (which `acclab run` does not run).
+pub fn file_has_sweep(path: &std::path::Path) -> bool {
+    crate::file::read(path)
+        .ok()
+        .and_then(|src| src.parse::<toml::Table>().ok())
+        .is_some_and(|t| t.contains_key("sweep"))
+}
+
+/// `KEY=VALUE` as given to `acclab run --set`: one value, as on a command line.
+pub fn assignment(text: &str) -> Result<(String, toml::Value), String> {
+    match text.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), value_of(v.trim()))),
+        _ => Err(format!(
+            "--set {text:?}: write KEY=VALUE (e.g. flow.f0.params.weight=10 or 'link.\"a->b\".rate=10Mbps')"
+        )),
+    }
 }
 
 impl SweepSpec {
@@ -137,7 +159,8 @@ impl SweepSpec {
         let Some(value) = table.get("sweep") else {
             return Ok(None);
         };
-        let err = |key: String, message: String| crate::file::located_error(src, file, key, message);
+        let err =
+            |key: String, message: String| crate::file::located_error(src, file, key, message);
         let raw: RawSweep = serde_path_to_error::deserialize(value.clone()).map_err(|e| {
             let path = e.path().to_string();
             let key = if path == "." {
@@ -241,9 +264,9 @@ impl SweepSpec {
                     None => len = Some((key, axis.values.len())),
                     Some((first, n)) if n != axis.values.len() => {
                         return Err(format!(
-                            "zipped axes need equally many values: {first:?} has {n}, {key:?} has {}",
-                            axis.values.len()
-                        ))
+                        "zipped axes need equally many values: {first:?} has {n}, {key:?} has {}",
+                        axis.values.len()
+                    ))
                     }
                     _ => {}
                 }
@@ -317,9 +340,9 @@ impl Axis {
     /// `KEY=V1,V2,…` as given to `--set`: values as on a command line ([`value_of`]), each may
     /// be a range (`10Mbps..100Mbps/10`, `1..1000/4 log`).
     pub fn from_assignment(text: &str) -> Result<Axis, String> {
-        let (key, values) = text
-            .split_once('=')
-            .ok_or_else(|| format!("--set {text:?}: write KEY=V1,V2,… (e.g. flow.f0.params.weight=1,10,100)"))?;
+        let (key, values) = text.split_once('=').ok_or_else(|| {
+            format!("--set {text:?}: write KEY=V1,V2,… (e.g. flow.f0.params.weight=1,10,100)")
+        })?;
         let key = key.trim();
         if key.is_empty() {
             return Err(format!("--set {text:?}: the key is empty"));
@@ -439,7 +462,11 @@ impl Range {
         let n = self.steps;
         (0..n)
             .map(|i| {
-                let f = if n == 1 { 0.0 } else { i as f64 / (n - 1) as f64 };
+                let f = if n == 1 {
+                    0.0
+                } else {
+                    i as f64 / (n - 1) as f64
+                };
                 let x = if self.log {
                     self.from * (self.to / self.from).powf(f)
                 } else {

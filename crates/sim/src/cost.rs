@@ -59,7 +59,8 @@ impl std::fmt::Display for Cost {
     }
 }
 
-fn count(x: f64) -> String {
+/// A count for people: `1.5 M`.
+pub fn count(x: f64) -> String {
     match x {
         x if x >= 1e9 => format!("{:.1} G", x / 1e9),
         x if x >= 1e6 => format!("{:.1} M", x / 1e6),
@@ -76,7 +77,8 @@ fn bytes(x: f64) -> String {
     }
 }
 
-fn seconds(s: f64) -> String {
+/// A duration for people.
+pub fn seconds(s: f64) -> String {
     match s {
         s if s >= 3600.0 => format!("{:.1} h", s / 3600.0),
         s if s >= 60.0 => format!("{:.1} min", s / 60.0),

@@ -195,9 +195,9 @@ where
             let ok = |y: f64| y.is_finite() && (!chart.log_y || y > 0.0);
             p.0.is_finite() && (!chart.log_x || p.0 > 0.0) && ok(b.0) && ok(b.1)
         });
-        c.draw_series(bars.map(|(p, b)| {
-            ErrorBar::new_vertical(p.0, b.0, p.1, b.1, color.stroke_width(1), 8)
-        }))
+        c.draw_series(
+            bars.map(|(p, b)| ErrorBar::new_vertical(p.0, b.0, p.1, b.1, color.stroke_width(1), 8)),
+        )
         .map_err(e)?;
     }
     c.configure_series_labels()

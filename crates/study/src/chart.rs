@@ -54,16 +54,24 @@ fn numeric(plan: &Plan, k: usize) -> Option<(Vec<f64>, String)> {
     Some((xs, unit.unwrap_or_default()))
 }
 
+/// A chart line: its name, its points (x, mean, 95% CI) and the theory's points.
+type Line = (String, Vec<(f64, f64, Option<(f64, f64)>)>, Vec<(f64, f64)>);
+
+/// Whether swept key `k` takes more than one value.
+pub fn varies(plan: &Plan, k: usize) -> bool {
+    plan.points.iter().any(|p| p[k] != plan.points[0][k])
+}
+
 /// The charts (file stem and chart) and notes on what was left out.
 pub fn charts(plan: &Plan, agg: &[AggRow]) -> (Vec<(String, Chart)>, Vec<String>) {
     let mut out = Vec::new();
     let mut notes = Vec::new();
     let seeds = plan.seeds.len();
+    let short = short_names(&plan.keys);
     // Links worth a line: those some point loads to half their rate or more.
     let busy = |id: &str| {
-        agg.iter().any(|r| {
-            r.entity == "link" && r.id == id && r.metric == "utilization" && r.mean >= 0.5
-        })
+        agg.iter()
+            .any(|r| r.entity == "link" && r.id == id && r.metric == "utilization" && r.mean >= 0.5)
     };
     for metric in &plan.metrics {
         let rows: Vec<&AggRow> = agg
@@ -81,21 +89,28 @@ pub fn charts(plan: &Plan, agg: &[AggRow]) -> (Vec<(String, Chart)>, Vec<String>
             let Some((xs, x_unit)) = numeric(plan, k) else {
                 continue;
             };
+            // A key set to one value is a fixed change of the scenario, not an axis.
+            if xs.iter().all(|&x| x == xs[0]) {
+                continue;
+            }
             // A line per entity and combination of the other keys' values, in first-seen order.
-            let mut lines: Vec<(String, Vec<(f64, f64, Option<(f64, f64)>)>, Vec<(f64, f64)>)> =
-                Vec::new();
+            let mut lines: Vec<Line> = Vec::new();
             for r in &rows {
                 let others: Vec<String> = plan
                     .keys
                     .iter()
                     .enumerate()
-                    .filter(|&(j, _)| j != k)
-                    .map(|(j, kj)| format!("{}={}", short(kj), plan.points[r.point][j]))
+                    .filter(|&(j, _)| j != k && varies(plan, j))
+                    .map(|(j, _)| format!("{}={}", short[j], plan.points[r.point][j]))
                     .collect();
-                let name = std::iter::once(if r.id.is_empty() { "run".to_string() } else { r.id.clone() })
-                    .chain(others)
-                    .collect::<Vec<_>>()
-                    .join(", ");
+                let name = std::iter::once(if r.id.is_empty() {
+                    "run".to_string()
+                } else {
+                    r.id.clone()
+                })
+                .chain(others)
+                .collect::<Vec<_>>()
+                .join(", ");
                 let line = match lines.iter().position(|l| l.0 == name) {
                     Some(i) => i,
                     None => {
@@ -145,12 +160,18 @@ pub fn charts(plan: &Plan, agg: &[AggRow]) -> (Vec<(String, Chart)>, Vec<String>
                     });
                 }
             }
-            let unit_label = |u: &str| if u.is_empty() { String::new() } else { format!(" ({u})") };
+            let unit_label = |u: &str| {
+                if u.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({u})")
+                }
+            };
             let chart = Chart {
                 title: format!(
                     "{}: {metric} vs {} — mean of {seeds} seed{}{}",
                     plan.scenario,
-                    short(key),
+                    short[k],
                     if seeds == 1 { "" } else { "s" },
                     if seeds > 1 { ", 95% CI" } else { "" }
                 ),
@@ -160,7 +181,10 @@ pub fn charts(plan: &Plan, agg: &[AggRow]) -> (Vec<(String, Chart)>, Vec<String>
                 log_x: plan.log_keys.contains(key),
                 log_y: false,
             };
-            out.push((format!("{}-vs-{}", file_part(metric), file_part(&short(key))), chart));
+            out.push((
+                format!("{}-vs-{}", file_part(metric), file_part(&short[k])),
+                chart,
+            ));
         }
     }
     if !plan.keys.is_empty() && out.is_empty() && notes.is_empty() {
@@ -169,16 +193,61 @@ pub fn charts(plan: &Plan, agg: &[AggRow]) -> (Vec<(String, Chart)>, Vec<String>
     (out, notes)
 }
 
-/// The last two parts of a key path: `flow.f0.params.weight` → `params.weight`.
-fn short(key: &str) -> String {
-    let seg = acclab_scenario::def::key_segments(key);
-    let n = seg.len();
-    seg[n.saturating_sub(2)..].join(".")
+/// The shortest tail of each key path, of two parts or more, that no other key shares:
+/// `flow.f0.params.weight` → `params.weight`, or `f0.params.weight` beside
+/// `flow.f1.params.weight`.
+pub fn short_names(keys: &[String]) -> Vec<String> {
+    let segs: Vec<Vec<String>> = keys
+        .iter()
+        .map(|k| acclab_scenario::def::key_segments(k))
+        .collect();
+    let tail = |s: &[String], n: usize| s[s.len().saturating_sub(n)..].join(".");
+    segs.iter()
+        .map(|s| {
+            (2..=s.len().max(2))
+                .map(|n| tail(s, n))
+                .find(|t| {
+                    segs.iter()
+                        .filter(|o| &tail(o, t.matches('.').count() + 1) == t)
+                        .count()
+                        <= 1
+                })
+                .unwrap_or_else(|| s.join("."))
+        })
+        .collect()
 }
 
 /// Letters, digits, `-`, `_` and `.` kept, anything else `_`.
 fn file_part(s: &str) -> String {
     s.chars()
-        .map(|c| if c.is_alphanumeric() || "-_.".contains(c) { c } else { '_' })
+        .map(|c| {
+            if c.is_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_names_are_unique() {
+        let keys: Vec<String> = [
+            "flow.a.params.w",
+            "flow.b.params.w",
+            "link.\"r->d\".rate",
+            "duration",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            short_names(&keys),
+            ["a.params.w", "b.params.w", "r->d.rate", "duration"]
+        );
+    }
 }

@@ -24,11 +24,8 @@ pub use run::{attach_theory, run_scenario, Finished};
 pub enum StudyError {
     #[error(transparent)]
     Scenario(#[from] acclab_scenario::ScenarioError),
-    #[error("{path}: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
+    #[error("{path}: {err}")]
+    Io { path: String, err: std::io::Error },
     /// Refused to go on, with the reason and what to do.
     #[error("{0}")]
     Refused(String),

@@ -47,6 +47,9 @@ pub struct Plan {
     pub max_memory_bytes: f64,
     #[serde(skip)]
     pub total_events: f64,
+    /// The sum of the runs' estimated wall times on one core, s.
+    #[serde(skip)]
+    pub total_wall_s: f64,
 }
 
 /// The metrics plotted when a sweep names none.
@@ -79,13 +82,14 @@ impl Plan {
             ));
         }
         let mut runs = Vec::with_capacity(total);
-        let (mut max_memory_bytes, mut total_events) = (0f64, 0f64);
+        let (mut max_memory_bytes, mut total_events, mut total_wall_s) = (0f64, 0f64, 0f64);
         for (p, point) in values.iter().enumerate() {
             let mut def = patched(base, point, p)?;
             let sc = def.build()?;
             let cost = acclab_sim::cost::estimate(&sc);
             max_memory_bytes = max_memory_bytes.max(cost.memory_bytes);
             total_events += cost.events * seeds.len() as f64;
+            total_wall_s += cost.wall_s * seeds.len() as f64;
             for &seed in &seeds {
                 def.seed = Some(seed);
                 runs.push(PlannedRun {
@@ -119,11 +123,16 @@ impl Plan {
             values,
             max_memory_bytes,
             total_events,
+            total_wall_s,
         })
     }
 
     /// The scenario of `run`: the base with its point's values and its seed.
-    pub fn scenario(&self, base: &ScenarioDef, run: &PlannedRun) -> Result<Scenario, ScenarioError> {
+    pub fn scenario(
+        &self,
+        base: &ScenarioDef,
+        run: &PlannedRun,
+    ) -> Result<Scenario, ScenarioError> {
         let mut def = patched(base, &self.values[run.point], run.point)?;
         def.seed = Some(run.seed);
         def.build()
@@ -141,12 +150,16 @@ impl Plan {
 /// `base` with `point`'s values set; an error names the point and the value.
 fn patched(base: &ScenarioDef, point: &Point, p: usize) -> Result<ScenarioDef, ScenarioError> {
     let mut def = base.clone();
-    for (key, value) in point {
-        def.set(key, value.clone()).map_err(|e| ScenarioError {
-            message: format!("sweep point {p} ({key} = {}): {}", plain(value), e.message),
+    def.set_all(point).map_err(|e| {
+        let values: Vec<String> = point
+            .iter()
+            .map(|(k, v)| format!("{k} = {}", plain(v)))
+            .collect();
+        ScenarioError {
+            message: format!("sweep point {p} ({}): {}", values.join(", "), e.message),
             ..e
-        })?;
-    }
+        }
+    })?;
     Ok(def)
 }
 
@@ -195,7 +208,12 @@ to = "b"
         assert_eq!((sc.seed, sc.links[0].rate.0), (2, 20_000_000));
         spec.set_axis(Axis::from_text("link.\"a->b\".rate", "20Mbps,-1Mbps").unwrap());
         let e = Plan::new(&base, &spec).unwrap_err();
-        assert!(e.message.starts_with("sweep point 1 (link.\"a->b\".rate = -1Mbps)"), "{e}");
+        assert!(
+            e.message
+                .starts_with("sweep point 1 (link.\"a->b\".rate = -1Mbps)"),
+            "{e}"
+        );
+        assert_eq!(e.key, "link.\"a->b\".rate");
         assert_eq!(plan.find("4").unwrap().index, 4);
         assert_eq!(plan.find(&plan.runs[2].id).unwrap().index, 2);
         assert!(plan.find("99").is_none());

@@ -28,9 +28,9 @@ pub struct SweepDir {
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StudyError + '_ {
-    move |source| StudyError::Io {
+    move |err| StudyError::Io {
         path: path.display().to_string(),
-        source,
+        err,
     }
 }
 
@@ -74,7 +74,10 @@ impl SweepDir {
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 let other = std::fs::read_dir(root)
-                    .map(|d| d.filter_map(Result::ok).any(|e| !e.file_name().to_string_lossy().starts_with('.')))
+                    .map(|d| {
+                        d.filter_map(Result::ok)
+                            .any(|e| !e.file_name().to_string_lossy().starts_with('.'))
+                    })
                     .unwrap_or(false);
                 if other && !force {
                     return Err(StudyError::Refused(format!(

@@ -54,7 +54,7 @@ pub fn run_one(
     };
     let io = |path: &Path| {
         let path = path.display().to_string();
-        move |source| StudyError::Io { path, source }
+        move |err| StudyError::Io { path, err }
     };
     let done = crate::run_scenario(sc, staging.as_deref(), &mut |_| {})
         .map_err(io(staging.as_deref().unwrap_or(dir.root())))?;
@@ -126,12 +126,11 @@ pub fn collect(plan: &Plan, dir: &SweepDir) -> Result<Collected, StudyError> {
     // Charts are drawn into a scratch directory and moved in whole.
     let scratch = tempdir_in(dir.root())?;
     for (stem, chart) in &charts {
-        let written = acclab_sim::plot::write_chart(&scratch, stem, chart).map_err(|source| {
-            StudyError::Io {
+        let written =
+            acclab_sim::plot::write_chart(&scratch, stem, chart).map_err(|err| StudyError::Io {
                 path: scratch.display().to_string(),
-                source,
-            }
-        })?;
+                err,
+            })?;
         files.extend(written);
     }
     dir.replace_outputs(&files)?;
@@ -139,9 +138,9 @@ pub fn collect(plan: &Plan, dir: &SweepDir) -> Result<Collected, StudyError> {
     dir.write_output("aggregate.csv", &aggregate_csv(plan, &aggregate))?;
     for f in files.iter().skip(2) {
         let to = dir.root().join(f);
-        std::fs::rename(scratch.join(f), &to).map_err(|source| StudyError::Io {
+        std::fs::rename(scratch.join(f), &to).map_err(|err| StudyError::Io {
             path: to.display().to_string(),
-            source,
+            err,
         })?;
     }
     let _ = std::fs::remove_dir_all(&scratch);
@@ -157,9 +156,9 @@ pub fn collect(plan: &Plan, dir: &SweepDir) -> Result<Collected, StudyError> {
 fn tempdir_in(root: &Path) -> Result<std::path::PathBuf, StudyError> {
     let d = root.join(format!(".charts.partial-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir(&d).map_err(|source| StudyError::Io {
+    std::fs::create_dir(&d).map_err(|err| StudyError::Io {
         path: d.display().to_string(),
-        source,
+        err,
     })?;
     Ok(d)
 }

@@ -51,7 +51,12 @@ pub struct AggRow {
 
 /// Numbers, nulls and booleans of `obj`, nested objects joined with `_`; strings and lists
 /// (names, the theory's notes) are not metrics.
-fn flatten(obj: &serde_json::Map<String, Value>, prefix: &str, skip: &[&str], out: &mut Vec<(String, Option<String>)>) {
+fn flatten(
+    obj: &serde_json::Map<String, Value>,
+    prefix: &str,
+    skip: &[&str],
+    out: &mut Vec<(String, Option<String>)>,
+) {
     for (k, v) in obj {
         if skip.contains(&k.as_str()) {
             continue;
@@ -84,7 +89,12 @@ pub fn entities(summary: &Value) -> Vec<Entity> {
     flatten(&whole, "", &[], &mut run);
     out.push(("run", String::new(), String::new(), run));
     for (entity, list) in [("flow", "flows"), ("link", "links")] {
-        for e in top.get(list).and_then(Value::as_array).into_iter().flatten() {
+        for e in top
+            .get(list)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             let o = e.as_object().unwrap_or(&empty);
             let text = |k: &str| o.get(k).and_then(Value::as_str).unwrap_or("").to_string();
             let mut m = Vec::new();
@@ -153,7 +163,9 @@ impl Tidy {
     /// The aggregates over each point's seeds, points in plan order, entities in the order of
     /// their first run, metrics in the table's order (those with no value at a point left out).
     pub fn aggregate(&self, plan: &Plan) -> Vec<AggRow> {
-        let mut groups: Vec<((usize, &'static str, &str, &str), Vec<&TidyRow>)> = Vec::new();
+        // (point, entity, id, kind) and the rows of its seeds.
+        type Group<'a> = ((usize, &'static str, &'a str, &'a str), Vec<&'a TidyRow>);
+        let mut groups: Vec<Group> = Vec::new();
         let mut at = std::collections::HashMap::new();
         for r in &self.rows {
             let point = plan.runs[r.run].point;
@@ -215,7 +227,17 @@ pub fn aggregate_csv(plan: &Plan, rows: &[AggRow]) -> Vec<u8> {
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut header: Vec<&str> = vec!["point"];
     header.extend(plan.keys.iter().map(String::as_str));
-    header.extend(["entity", "id", "kind", "metric", "n", "mean", "std", "ci95_low", "ci95_high"]);
+    header.extend([
+        "entity",
+        "id",
+        "kind",
+        "metric",
+        "n",
+        "mean",
+        "std",
+        "ci95_low",
+        "ci95_high",
+    ]);
     w.write_record(&header).expect("writing to memory");
     let opt = |x: Option<f64>| x.map_or(String::new(), |v| v.to_string());
     for r in rows {
@@ -268,10 +290,17 @@ mod tests {
         assert_eq!(e.len(), 3);
         assert_eq!(e[0].0, "run");
         assert!(e[0].3.iter().all(|(k, _)| k != "wall_time_s"));
-        assert!(e[0].3.contains(&("fairness_jain".into(), Some("0.9".into()))));
+        assert!(e[0]
+            .3
+            .contains(&("fairness_jain".into(), Some("0.9".into()))));
         assert_eq!((e[1].1.as_str(), e[1].2.as_str()), ("f0", "reno"));
-        assert!(e[1].3.contains(&("theory_throughput_bps".into(), Some("2000000.0".into()))));
+        assert!(e[1]
+            .3
+            .contains(&("theory_throughput_bps".into(), Some("2000000.0".into()))));
         assert!(e[1].3.contains(&("mean_rtt_s".into(), None)));
-        assert_eq!(e[2].3, vec![("utilization".to_string(), Some("0.25".to_string()))]);
+        assert_eq!(
+            e[2].3,
+            vec![("utilization".to_string(), Some("0.25".to_string()))]
+        );
     }
 }

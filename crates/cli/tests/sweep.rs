@@ -1,0 +1,415 @@
+//! `acclab sweep` end to end (issue 22's tests): the table equals the runs made one by one,
+//! an interrupted sweep does only its missing runs, a Slurm-style `--only K` + `--collect`
+//! equals the one-shot sweep.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn acclab(cwd: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_acclab"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("acclab starts")
+}
+
+fn ok(cwd: &Path, args: &[&str]) -> String {
+    let o = acclab(cwd, args);
+    let t = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.status.success(), "acclab {args:?}:\n{t}");
+    t
+}
+
+/// Two Reno flows with jittered starts over a lossy bottleneck, so seeds differ.
+fn scenario(dir: &Path, duration: &str) -> String {
+    let src = format!(
+        r#"
+name = "sw"
+duration = "{duration}"
+seed = 7
+
+[[link]]
+between = ["s", "r"]
+rate = "100Mbps"
+delay = "1ms"
+
+[[link]]
+between = ["r", "d"]
+rate = "20Mbps"
+delay = "10ms"
+loss = 0.0005
+queue = {{ kind = "droptail", limit = "50pkt" }}
+
+[[flow]]
+id = "a"
+kind = "reno"
+from = "s"
+to = "d"
+start_jitter = "200ms"
+
+[[flow]]
+id = "b"
+kind = "reno"
+from = "s"
+to = "d"
+start_jitter = "200ms"
+"#
+    );
+    let p = dir.join("sw.toml");
+    std::fs::write(&p, src).unwrap();
+    p.display().to_string()
+}
+
+fn csv_rows(path: &Path) -> Vec<Vec<String>> {
+    let mut r = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_path(path)
+        .unwrap();
+    r.records()
+        .map(|x| x.unwrap().iter().map(String::from).collect())
+        .collect()
+}
+
+#[test]
+fn the_table_equals_the_runs_made_one_by_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sc = scenario(tmp.path(), "2s");
+    let key = "link.\"r->d\".rate";
+    ok(
+        tmp.path(),
+        &[
+            "sweep",
+            &sc,
+            "--set",
+            &format!("{key}=10Mbps,20Mbps"),
+            "--seeds",
+            "2",
+            "--out",
+            "s",
+            "--quiet",
+        ],
+    );
+    let rows = csv_rows(&tmp.path().join("s/runs.csv"));
+    let header = &rows[0];
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let metrics_from = col("kind") + 1;
+    let mut compared = 0;
+    for (rate, seed) in [
+        ("10Mbps", "7"),
+        ("10Mbps", "8"),
+        ("20Mbps", "7"),
+        ("20Mbps", "8"),
+    ] {
+        let out = format!("one-{rate}-{seed}");
+        ok(
+            tmp.path(),
+            &[
+                "run",
+                &sc,
+                "--set",
+                &format!("{key}={rate}"),
+                "--seed",
+                seed,
+                "--out",
+                &out,
+                "--quiet",
+            ],
+        );
+        let summary: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(tmp.path().join(&out).join("summary.json")).unwrap(),
+        )
+        .unwrap();
+        for row in rows[1..]
+            .iter()
+            .filter(|r| r[col(key)] == rate && r[col("seed")] == seed)
+        {
+            let entity = match row[col("entity")].as_str() {
+                "run" => summary.clone(),
+                kind => summary[format!("{kind}s")]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|e| e["id"] == row[col("id")].as_str())
+                    .unwrap()
+                    .clone(),
+            };
+            for (i, name) in header.iter().enumerate().skip(metrics_from) {
+                // summary.json nests theory and fairness; the table joins them with `_`.
+                let value = name
+                    .split_once('_')
+                    .filter(|(head, _)| {
+                        ["theory", "fairness"].contains(head) && entity[*head].is_object()
+                    })
+                    .map_or(&entity[name.as_str()], |(head, rest)| &entity[head][rest]);
+                let expected = match value {
+                    serde_json::Value::Number(n) => n.to_string(),
+                    _ => String::new(),
+                };
+                assert_eq!(
+                    row[i],
+                    expected,
+                    "{rate} seed {seed} {} {name}",
+                    row[col("id")]
+                );
+                compared += usize::from(!expected.is_empty());
+            }
+        }
+    }
+    assert!(compared > 100, "only {compared} values compared");
+    // Seeds differ (the start jitter and the losses are random) …
+    let thr = col("throughput_bps");
+    let flow_a: Vec<&String> = rows[1..]
+        .iter()
+        .filter(|r| r[col("id")] == "a")
+        .map(|r| &r[thr])
+        .collect();
+    assert_eq!(flow_a.len(), 4);
+    assert_ne!(flow_a[0], flow_a[1]);
+    // … and the aggregate holds their mean and a confidence interval.
+    let agg = csv_rows(&tmp.path().join("s/aggregate.csv"));
+    let h = &agg[0];
+    let a = |name: &str| h.iter().position(|x| x == name).unwrap();
+    let row = agg
+        .iter()
+        .find(|r| r[a("id")] == "a" && r[a("metric")] == "throughput_bps" && r[a(key)] == "10Mbps")
+        .unwrap();
+    let x: Vec<f64> = flow_a[..2].iter().map(|v| v.parse().unwrap()).collect();
+    assert_eq!(row[a("n")], "2");
+    assert_eq!(row[a("mean")].parse::<f64>().unwrap(), (x[0] + x[1]) / 2.0);
+    let (lo, hi): (f64, f64) = (
+        row[a("ci95_low")].parse().unwrap(),
+        row[a("ci95_high")].parse().unwrap(),
+    );
+    assert!(
+        lo < x[0].min(x[1]) && hi > x[0].max(x[1]),
+        "{lo} {hi} {x:?}"
+    );
+    assert!(tmp
+        .path()
+        .join("s/throughput_bps-vs-r-_d.rate.png")
+        .is_file());
+}
+
+#[test]
+fn an_interrupted_sweep_does_only_its_missing_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sc = scenario(tmp.path(), "40s");
+    let args = |out: &str| -> Vec<String> {
+        [
+            "sweep",
+            &sc,
+            "--set",
+            "flow.a.params.initial_window=1..4/4",
+            "--seeds",
+            "4",
+            "--jobs",
+            "1",
+            "--quiet",
+            "--out",
+            out,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let mut child = Command::new(env!("CARGO_BIN_EXE_acclab"))
+        .args(args("s"))
+        .current_dir(tmp.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let runs = tmp.path().join("s/runs");
+    let records = || -> Vec<(String, Vec<u8>)> {
+        let mut v: Vec<_> = std::fs::read_dir(&runs)
+            .map(|d| {
+                d.filter_map(Result::ok)
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.ends_with(".json") && !n.starts_with('.'))
+                    .map(|n| {
+                        let bytes = std::fs::read(runs.join(&n)).unwrap();
+                        (n, bytes)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    };
+    let t0 = std::time::Instant::now();
+    while records().len() < 3 {
+        assert!(t0.elapsed().as_secs() < 120, "no run finished");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = records();
+    assert!(before.len() < 16, "the sweep ended before it was killed");
+    assert!(!tmp.path().join("s/runs.csv").exists());
+    let args_s = args("s");
+    let a: Vec<&str> = args_s.iter().map(String::as_str).collect();
+    let mut rerun = a.clone();
+    rerun.retain(|x| *x != "--quiet");
+    let said = ok(tmp.path(), &rerun);
+    assert!(
+        said.contains(&format!("{} to run", 16 - before.len()))
+            && said.contains(&format!("({} finished before", before.len())),
+        "{said}"
+    );
+    // The records made before the kill were not redone: their wall times are still theirs.
+    let after = records();
+    assert_eq!(after.len(), 16);
+    for (name, bytes) in &before {
+        assert_eq!(
+            &after.iter().find(|(n, _)| n == name).unwrap().1,
+            bytes,
+            "{name}"
+        );
+    }
+    // The table is the one-shot sweep's.
+    let args_f = args("fresh");
+    ok(
+        tmp.path(),
+        &args_f.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    for f in ["runs.csv", "aggregate.csv"] {
+        assert_eq!(
+            std::fs::read(tmp.path().join("s").join(f)).unwrap(),
+            std::fs::read(tmp.path().join("fresh").join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    // A third run does nothing.
+    let said = ok(tmp.path(), &rerun);
+    assert!(said.contains("0 to run"), "{said}");
+}
+
+#[test]
+fn only_each_run_then_collect_equals_the_one_shot_sweep() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sc = scenario(tmp.path(), "1s");
+    let base = [
+        "sweep",
+        sc.as_str(),
+        "--set",
+        "flow.a.params.initial_window=2,10",
+        "--set",
+        "flow.b.params.initial_window=2,10",
+        "--zip",
+        "flow.a.params.initial_window,flow.b.params.initial_window",
+        "--set",
+        "link.\"r->d\".queue.kind=droptail,codel",
+        "--seeds",
+        "3",
+        "--quiet",
+    ];
+    fn with<'a>(base: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
+        base.iter().chain(extra).copied().collect()
+    }
+    let listed = ok(tmp.path(), &with(&base, &["--list"]));
+    let lines: Vec<&str> = listed.lines().collect();
+    assert_eq!(lines.len(), 2 * 2 * 3, "{listed}");
+    assert!(
+        lines[0].starts_with("0\t") && lines[0].contains("seed=7"),
+        "{listed}"
+    );
+    assert!(
+        !tmp.path().join("results").exists(),
+        "--list wrote something"
+    );
+    // Collecting before every run is done says which are missing.
+    ok(tmp.path(), &with(&base, &["--out", "arr", "--only", "0"]));
+    let o = acclab(tmp.path(), &with(&base, &["--out", "arr", "--collect"]));
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("11 of 12 runs are not finished"));
+    for k in 1..lines.len() {
+        ok(
+            tmp.path(),
+            &with(&base, &["--out", "arr", "--only", &k.to_string()]),
+        );
+    }
+    ok(tmp.path(), &with(&base, &["--out", "arr", "--collect"]));
+    ok(tmp.path(), &with(&base, &["--out", "one"]));
+    for f in ["runs.csv", "aggregate.csv", "sweep.json"] {
+        assert_eq!(
+            std::fs::read(tmp.path().join("arr").join(f)).unwrap(),
+            std::fs::read(tmp.path().join("one").join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    // Another sweep into the same directory is refused: its tables are not this one's.
+    let o = acclab(
+        tmp.path(),
+        &[&base[..4], &["--seeds", "1", "--out", "one"]].concat(),
+    );
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("holds another sweep"));
+}
+
+#[test]
+fn bad_sweeps_are_refused_before_anything_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sc = scenario(tmp.path(), "1s");
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["--set", "flow.a.params.initial_window=4,0"],
+            "sweep point 1 (flow.a.params.initial_window = 0)",
+        ),
+        (&["--set", "flow.zz.start=1s"], "no flow \"zz\""),
+        (&["--set", "link.\"r->d\".rate=1Mbps..5Mbps"], "A..B/N"),
+        (&["--set", "seed=1,2"], "--seeds"),
+        (
+            &["--set", "duration=1s,2s", "--zip", "duration,output.window"],
+            "not swept",
+        ),
+    ];
+    for (extra, says) in cases {
+        let args: Vec<&str> = ["sweep", sc.as_str(), "--out", "x"]
+            .iter()
+            .chain(extra)
+            .copied()
+            .collect();
+        let o = acclab(tmp.path(), &args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            !o.status.success() && err.contains(says),
+            "{extra:?}: {err}"
+        );
+        assert!(
+            !tmp.path().join("x").exists(),
+            "{extra:?} wrote its directory"
+        );
+    }
+}
+
+#[test]
+fn a_sweep_table_in_the_file_and_keep_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sc = scenario(tmp.path(), "1s");
+    let mut text = std::fs::read_to_string(&sc).unwrap();
+    text.push_str(
+        "\n[sweep]\nseeds = [1, 2]\nmetrics = [\"throughput_bps\"]\n[sweep.set]\n'link.\"r->d\".rate' = \"10Mbps..20Mbps/2\"\n",
+    );
+    std::fs::write(&sc, text).unwrap();
+    let said = ok(tmp.path(), &["check", &sc]);
+    assert!(said.contains("2 points × 2 seeds = 4 runs"), "{said}");
+    let said = ok(tmp.path(), &["run", &sc, "--out", "plain"]);
+    assert!(said.contains("has a [sweep] table"), "{said}");
+    ok(tmp.path(), &["sweep", &sc, "--keep-runs", "--quiet"]);
+    let dir = tmp.path().join("results/sweeps/sw");
+    let plan: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("sweep.json")).unwrap()).unwrap();
+    assert_eq!(plan["seeds"], serde_json::json!([1, 2]));
+    for r in plan["runs"].as_array().unwrap() {
+        let id = r["id"].as_str().unwrap();
+        for f in ["summary.json", "flows.csv", "links.csv"] {
+            assert!(dir.join("runs").join(id).join(f).is_file(), "{id}/{f}");
+        }
+    }
+    assert!(dir.join("throughput_bps-vs-r-_d.rate.svg").is_file());
+    assert!(!dir.join("mean_queue_pkts-vs-r-_d.rate.svg").exists());
+}
