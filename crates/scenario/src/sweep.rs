@@ -174,28 +174,11 @@ impl SweepSpec {
         for (key, v) in raw.set {
             let at = format!("sweep.set.{}", crate::def::quote_key(&key));
             let axis = match v {
-                toml::Value::Array(items) => {
-                    let mut values = Vec::new();
-                    let mut log = false;
-                    for item in items {
-                        match item {
-                            toml::Value::String(s) if Range::is_range(&s) => {
-                                let r = Range::parse(&s).map_err(|m| err(at.clone(), m))?;
-                                log |= r.log;
-                                values.extend(r.values());
-                            }
-                            other => values.push(other),
-                        }
-                    }
-                    Axis { key, values, log }
-                }
-                toml::Value::String(s) => Axis::from_text(&key, &s).map_err(|m| err(at, m))?,
-                other => Axis {
-                    key,
-                    values: vec![other],
-                    log: false,
-                },
-            };
+                toml::Value::Array(items) => Axis::from_values(&key, items),
+                toml::Value::String(s) => Axis::from_text(&key, &s),
+                other => Axis::from_values(&key, vec![other]),
+            }
+            .map_err(|m| err(at, m))?;
             if axis.values.is_empty() {
                 return Err(err(
                     format!("sweep.set.{}", crate::def::quote_key(&axis.key)),
@@ -337,6 +320,28 @@ impl SweepSpec {
 }
 
 impl Axis {
+    /// An axis from values as a file or a program gives them: a string written as a range
+    /// (`"1..1000/4 log"`) stands for the range's values, anything else for itself.
+    pub fn from_values(key: &str, items: Vec<toml::Value>) -> Result<Axis, String> {
+        let mut values = Vec::new();
+        let mut log = false;
+        for item in items {
+            match item {
+                toml::Value::String(s) if Range::is_range(&s) => {
+                    let r = Range::parse(&s)?;
+                    log |= r.log;
+                    values.extend(r.values());
+                }
+                other => values.push(other),
+            }
+        }
+        Ok(Axis {
+            key: key.to_string(),
+            values,
+            log,
+        })
+    }
+
     /// `KEY=V1,V2,…` as given to `--set`: values as on a command line ([`value_of`]), each may
     /// be a range (`10Mbps..100Mbps/10`, `1..1000/4 log`).
     pub fn from_assignment(text: &str) -> Result<Axis, String> {

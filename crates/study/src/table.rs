@@ -143,16 +143,30 @@ impl Tidy {
 
     /// runs.csv.
     pub fn to_csv(&self, plan: &Plan) -> Vec<u8> {
-        let mut w = csv::Writer::from_writer(Vec::new());
-        let mut header: Vec<&str> = vec!["run", "point", "seed"];
-        header.extend(plan.keys.iter().map(String::as_str));
-        header.extend(["entity", "id", "kind"]);
-        header.extend(self.metrics.iter().map(String::as_str));
-        w.write_record(&header).expect("writing to memory");
-        for r in &self.rows {
+        let mut head: Vec<String> = ["run", "point", "seed"].map(String::from).to_vec();
+        head.extend(plan.keys.iter().cloned());
+        self.csv(head, |r| {
             let run = &plan.runs[r.run];
             let mut rec = vec![run.id.clone(), run.point.to_string(), run.seed.to_string()];
             rec.extend(plan.points[run.point].iter().cloned());
+            rec
+        })
+    }
+
+    /// The table of one run without the run's columns: `entity`, `id`, `kind`, metrics.
+    pub fn entities_csv(&self) -> Vec<u8> {
+        self.csv(Vec::new(), |_| Vec::new())
+    }
+
+    /// The rows as CSV, each after the columns `head` names and `lead` gives.
+    fn csv(&self, head: Vec<String>, lead: impl Fn(&TidyRow) -> Vec<String>) -> Vec<u8> {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        let mut header = head;
+        header.extend(["entity", "id", "kind"].map(String::from));
+        header.extend(self.metrics.iter().cloned());
+        w.write_record(&header).expect("writing to memory");
+        for r in &self.rows {
+            let mut rec = lead(r);
             rec.extend([r.entity.to_string(), r.id.clone(), r.kind.clone()]);
             rec.extend(r.values.iter().map(|v| v.clone().unwrap_or_default()));
             w.write_record(&rec).expect("writing to memory");

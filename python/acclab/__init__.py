@@ -1,0 +1,261 @@
+"""acclab: a laboratory for closed-loop congestion control, from Python.
+
+Scenarios are read from TOML files (``acclab.load``), text (``acclab.parse``) or made with a
+builder (``acclab.Builder``), and patched by key path (``sc.set("flow.f0.params.weight", 10)``)
+with the same checks and messages as the command line. Runs and sweeps come back as pandas
+DataFrames with the command line's column names::
+
+    import acclab
+    sc = acclab.load("scenarios/examples/parking-lot.toml")
+    r = acclab.run(sc, seed=1)
+    r.flows           # flows.csv: one row per flow and sample
+    r.summary         # one row per flow and link (and the run): summary.json's metrics
+    df = acclab.sweep(sc, grid={"flow.long.kind": ["reno", "monaco"]}, seeds=10)
+    df.attrs["aggregate"]   # mean, std and 95% CI over the seeds
+
+``acclab.sweep(..., client=dask.distributed.Client(...))`` runs the same sweep on a Dask
+cluster; each task carries the scenario's text, the point's values and a seed.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import pandas as pd
+
+from . import _acclab
+from ._acclab import Builder, Scenario
+
+__version__ = _acclab.__version__
+
+__all__ = [
+    "Builder",
+    "Run",
+    "Scenario",
+    "ScenarioError",
+    "load",
+    "parse",
+    "run",
+    "sweep",
+    "theory",
+]
+
+
+class ScenarioError(ValueError):
+    """A scenario that failed to load or a value that was refused: where, which key, and why.
+
+    ``file`` names the file (or the scenario), ``line`` is the 1-based line when known (else
+    None), ``key`` the key path (``flow[2].params.weight``, ``link."r1->r2".rate``).
+    """
+
+    def __init__(self, message: str, file: str, line: int | None, key: str):
+        self.message = message
+        self.file = file
+        self.line = line
+        self.key = key
+        where = f"{file}:{line}" if line is not None else file
+        super().__init__(f"{where}: key `{key}`: {message}")
+
+    def __reduce__(self):
+        return (ScenarioError, (self.message, self.file, self.line, self.key))
+
+
+def load(path: str | os.PathLike[str]) -> Scenario:
+    """Reads a scenario file (and its ``[sweep]`` table, if it has one)."""
+    return Scenario.load(os.fspath(path))
+
+
+def parse(text: str, file: str = "<string>") -> Scenario:
+    """Reads scenario text; ``file`` names it in errors."""
+    return Scenario.parse(text, file)
+
+
+def _bar(total: float, desc: str, enabled: bool, unit: str):
+    """A tqdm progress bar (in a terminal or a notebook), or None."""
+    if not enabled:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # pragma: no cover - tqdm is a dependency
+        return None
+    # disable=None: shown on a terminal or in Jupyter, silent when output is redirected.
+    return tqdm(total=total, desc=desc, unit=unit, disable=None, leave=False)
+
+
+def _read_csv(text: str) -> pd.DataFrame:
+    return pd.read_csv(io.StringIO(text))
+
+
+@dataclass
+class Run:
+    """A finished run.
+
+    ``flows`` and ``links`` are flows.csv and links.csv (a row per sample); ``summary`` has a
+    row per entity (``entity`` = run, flow or link; ``id``; ``kind``) and summary.json's
+    metrics as columns (nested ones joined with ``_``: ``theory_throughput_bps``);
+    ``summary_json`` is summary.json itself; ``theory`` what the theory predicted for the
+    scenario (or None, with ``no_theory`` saying why); ``dir`` where the files are, if kept.
+    """
+
+    flows: pd.DataFrame
+    links: pd.DataFrame
+    summary: pd.DataFrame
+    summary_json: dict[str, Any]
+    theory: dict[str, Any] | None
+    no_theory: str | None = None
+    dir: Path | None = None
+
+    def flow(self, id: str) -> pd.DataFrame:
+        """The samples of one flow."""
+        return self.flows[self.flows["flow"] == id]
+
+
+def run(
+    scenario: Scenario,
+    seed: int | None = None,
+    out: str | os.PathLike[str] | None = None,
+    progress: bool = True,
+) -> Run:
+    """Simulates ``scenario`` (with ``seed`` instead of its own, if given).
+
+    The samples are read into DataFrames; with ``out`` the run's files (summary.json,
+    flows.csv, links.csv) stay there, otherwise they are removed. A progress bar shows on a
+    terminal and in Jupyter. The GIL is released while simulating.
+    """
+    keep = out is not None
+    if keep:
+        d = Path(out)
+        d.mkdir(parents=True, exist_ok=True)
+        if (d / "summary.json").exists():
+            raise FileExistsError(f"{d} already holds a run's results; choose another directory")
+    else:
+        d = Path(tempfile.mkdtemp(prefix="acclab-run-"))
+    bar = _bar(100, scenario.name, progress, "%")
+    try:
+
+        def tick(fraction: float) -> None:
+            if bar is not None:
+                bar.n = round(100 * fraction)
+                bar.refresh()
+
+        text, no_theory = _acclab.run(scenario, seed, os.fspath(d), tick)
+        flows = pd.read_csv(d / "flows.csv")
+        links = pd.read_csv(d / "links.csv")
+    finally:
+        if bar is not None:
+            bar.close()
+        if not keep:
+            shutil.rmtree(d, ignore_errors=True)
+    summary_json = json.loads(text)
+    eq = None
+    if no_theory is None:
+        eq = json.loads(_acclab.theory(scenario))
+    return Run(
+        flows=flows,
+        links=links,
+        summary=_read_csv(_acclab.summary_table(text)),
+        summary_json=summary_json,
+        theory=eq,
+        no_theory=no_theory,
+        dir=d if keep else None,
+    )
+
+
+def theory(scenario: Scenario) -> dict[str, Any]:
+    """The equilibrium the theory predicts (what ``acclab theory --json`` prints)."""
+    return json.loads(_acclab.theory(scenario))
+
+
+def _run_point(text: str, patches: list[tuple[str, str]], seed: int) -> str:
+    """One run of a sweep on a Dask worker: plain data in (scenario text, the point's values
+    as TOML text, a seed), summary.json's text out."""
+    return _acclab.run_point(text, patches, seed)
+
+
+def sweep(
+    scenario: Scenario,
+    grid: Mapping[str, Any] | None = None,
+    seeds: int | Sequence[int] | None = None,
+    zip: Iterable[Sequence[str]] | None = None,
+    metrics: Sequence[str] | None = None,
+    client: Any = None,
+    jobs: int | None = None,
+    out: str | os.PathLike[str] | None = None,
+    keep_runs: bool = False,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Runs ``scenario`` at every point of ``grid`` with every seed; returns the tidy table.
+
+    ``grid`` maps key paths to values: a list (``[1, 10, 100]``; a string in it may be a
+    range), or a string as on the command line (``"10Mbps..100Mbps/10"``, ``"1..1000/4 log"``,
+    ``"droptail,avq"``). Keys are crossed unless ``zip`` groups them. ``seeds`` is a count
+    (the scenario's seed and those after it) or a list. A ``[sweep]`` table in the scenario's
+    file is the starting point.
+
+    The frame has a row per run and entity — the columns of ``acclab sweep``'s runs.csv: run,
+    point, seed, the swept keys, entity, id, kind, then every metric — and
+    ``df.attrs["aggregate"]`` holds aggregate.csv's frame (mean, std, 95% CI over the seeds).
+
+    With ``client=None`` the runs go on ``jobs`` threads (default: every core) into the sweep
+    directory ``out`` (resumable, with the charts, as the command line's; a temporary one when
+    None). With a ``dask.distributed.Client`` each run is a task on that cluster and the frame
+    is the same.
+    """
+    plan = _acclab.SweepPlan(
+        scenario,
+        dict(grid) if grid is not None else None,
+        seeds,
+        [list(g) for g in zip] if zip is not None else None,
+        list(metrics) if metrics is not None else None,
+    )
+    runs = plan.runs()
+    if client is None:
+        tmp = None
+        if out is None:
+            tmp = tempfile.mkdtemp(prefix="acclab-sweep-")
+            d = Path(tmp) / "sweep"
+        else:
+            d = Path(out)
+        bar = _bar(len(runs), f"sweep {scenario.name}", progress, "run")
+        try:
+
+            def tick(done: int, total: int) -> None:
+                if bar is not None:
+                    bar.total = total
+                    bar.n = done
+                    bar.refresh()
+
+            runs_csv, agg_csv = plan.run_local(os.fspath(d), jobs, keep_runs, tick)
+        finally:
+            if bar is not None:
+                bar.close()
+            if tmp is not None:
+                shutil.rmtree(tmp, ignore_errors=True)
+    else:
+        text = plan.text
+        futures = [
+            client.submit(_run_point, text, patches, seed, key=f"acclab-run-{run_id}", pure=False)
+            for (_, run_id, seed, patches) in runs
+        ]
+        bar = _bar(len(futures), f"sweep {scenario.name} (dask)", progress, "run")
+        try:
+            if bar is not None:
+                from dask.distributed import as_completed
+
+                for _ in as_completed(futures):
+                    bar.update(1)
+            summaries = client.gather(futures)
+        finally:
+            if bar is not None:
+                bar.close()
+        runs_csv, agg_csv = plan.table(list(summaries))
+    df = _read_csv(runs_csv)
+    df.attrs["aggregate"] = _read_csv(agg_csv)
+    return df
