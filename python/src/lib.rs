@@ -471,6 +471,9 @@ fn run_point(
     serde_json::to_string(&done.summary).map_err(value_error)
 }
 
+/// A run as a task: (index, id, seed, the point's values as (key, TOML text)).
+type PlannedTask = (usize, String, u64, Vec<(String, String)>);
+
 /// A sweep's plan over a scenario: its runs, and the tables from their summaries.
 #[pyclass(module = "acclab._acclab", name = "SweepPlan")]
 struct PySweepPlan {
@@ -553,7 +556,7 @@ impl PySweepPlan {
     }
 
     /// Every run: (index, id, seed, [(key, value as TOML text)]).
-    fn runs(&self) -> Vec<(usize, String, u64, Vec<(String, String)>)> {
+    fn runs(&self) -> Vec<PlannedTask> {
         self.plan
             .runs
             .iter()
