@@ -11,7 +11,7 @@ DataFrames with the command line's column names::
     r.flows           # flows.csv: one row per flow and sample
     r.summary         # one row per flow and link (and the run): summary.json's metrics
     df = acclab.sweep(sc, grid={"flow.long.kind": ["reno", "monaco"]}, seeds=10)
-    df.attrs["aggregate"]   # mean, std and 95% CI over the seeds
+    df, agg = acclab.sweep(sc, grid=…, seeds=10, aggregate=True)   # + mean, std, 95% CI
 
 ``acclab.sweep(..., client=dask.distributed.Client(...))`` runs the same sweep on a Dask
 cluster; each task carries the scenario's text, the point's values and a seed.
@@ -190,7 +190,8 @@ def sweep(
     out: str | os.PathLike[str] | None = None,
     keep_runs: bool = False,
     progress: bool = True,
-) -> pd.DataFrame:
+    aggregate: bool = False,
+) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
     """Runs ``scenario`` at every point of ``grid`` with every seed; returns the tidy table.
 
     ``grid`` maps key paths to values: a list (``[1, 10, 100]``; a string in it may be a
@@ -200,8 +201,9 @@ def sweep(
     file is the starting point.
 
     The frame has a row per run and entity — the columns of ``acclab sweep``'s runs.csv: run,
-    point, seed, the swept keys, entity, id, kind, then every metric — and
-    ``df.attrs["aggregate"]`` holds aggregate.csv's frame (mean, std, 95% CI over the seeds).
+    point, seed, the swept keys, entity, id, kind, then every metric. With ``aggregate=True``
+    the result is ``(runs, aggregate)``, the second aggregate.csv's frame: per point, entity
+    and metric over the seeds, n, mean, std and the 95% confidence interval of the mean.
 
     With ``client=None`` the runs go on ``jobs`` threads (default: every core) into the sweep
     directory ``out`` (resumable, with the charts, as the command line's; a temporary one when
@@ -257,5 +259,6 @@ def sweep(
                 bar.close()
         runs_csv, agg_csv = plan.table(list(summaries))
     df = _read_csv(runs_csv)
-    df.attrs["aggregate"] = _read_csv(agg_csv)
+    if aggregate:
+        return df, _read_csv(agg_csv)
     return df

@@ -1,0 +1,163 @@
+"""The Python package against the command line: scenarios, errors, runs, sweeps."""
+
+import json
+import pickle
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import acclab
+from conftest import ROOT, SMALL
+
+
+def test_load_set_and_round_trip(small_file: Path):
+    sc = acclab.load(small_file)
+    assert sc.name == "small" and sc.flows == ["a", "b"] and "r->d" in sc.links
+    sc.set('link."r->d".rate', "10Mbps")
+    sc.set("flow.a.params.initial_window", 4)
+    text = sc.to_toml()
+    assert 'rate = "10Mbps"' in text and "initial_window = 4" in text
+    again = acclab.parse(text)
+    assert again.to_toml() == text
+    # A Scenario pickles (it goes to Dask workers and subprocesses as its text).
+    assert pickle.loads(pickle.dumps(sc)).to_toml() == text
+    sc.update({"duration": "1s", "output.window": ["0.2s", "1s"]})
+    assert sc.duration_s == 1.0
+
+
+def test_errors_carry_file_line_and_key(small_file: Path, tmp_path: Path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(SMALL.replace('limit = "50pkt"', 'limit = "-5pkt"'))
+    with pytest.raises(acclab.ScenarioError) as e:
+        acclab.load(bad)
+    assert e.value.file == str(bad) and e.value.line == 16
+    assert e.value.key == "link[1].queue.limit", e.value
+    sc = acclab.load(small_file)
+    before = sc.to_toml()
+    with pytest.raises(acclab.ScenarioError) as e:
+        sc.set("flow.a.params.initial_window", 0)
+    assert e.value.key == "flow.a.params.initial_window" and e.value.line is None
+    assert "[1, 1000000]" in e.value.message
+    assert sc.to_toml() == before, "a refused value changed the scenario"
+    with pytest.raises(acclab.ScenarioError, match="no flow"):
+        sc.set("flow.nope.start", "1s")
+    with pytest.raises(TypeError):
+        sc.set("duration", object())
+    # The error is a ValueError and pickles with its fields (Dask sends errors back).
+    err = pickle.loads(pickle.dumps(e.value))
+    assert isinstance(err, ValueError) and err.key == "flow.a.params.initial_window"
+
+
+def test_builder_mirrors_the_file():
+    built = (
+        acclab.Builder("small", "2s")
+        .seed(7)
+        .duplex("s", "r", "100Mbps", "1ms")
+        .duplex("r", "d", "20Mbps", "10ms", {"kind": "droptail", "limit": "50pkt"}, loss=0.0005)
+        .flow("a", "reno", "s", "d", start_jitter="200ms")
+        .flow("b", "reno", "s", "d", start_jitter="200ms")
+        .window("0.5s", "2s")
+        .build()
+    )
+    assert built.to_toml() == acclab.parse(SMALL).to_toml()
+    with pytest.raises(ValueError, match="unknown"):
+        acclab.Builder("x", "1s").flow("f", "no-such-scheme", "a", "b")
+    with pytest.raises(acclab.ScenarioError, match="unknown node|no link"):
+        acclab.Builder("x", "1s").duplex("a", "b", "1Mbps", "1ms").flow("f", "reno", "a", "zz").build()
+
+
+def test_run_gives_the_command_lines_numbers(small_file: Path, tmp_path: Path, acclab_bin: str):
+    sc = acclab.load(small_file)
+    r = acclab.run(sc, seed=3, progress=False)
+    out = tmp_path / "cli"
+    subprocess.run([acclab_bin, "run", str(small_file), "--seed", "3", "--out", str(out), "--quiet"], check=True)
+    cli = json.loads((out / "summary.json").read_text())
+    ours = r.summary_json
+    for k in ("events", "packet_hops", "flows", "links", "fairness"):
+        assert ours[k] == cli[k], k
+    pd.testing.assert_frame_equal(r.flows, pd.read_csv(out / "flows.csv"))
+    pd.testing.assert_frame_equal(r.links, pd.read_csv(out / "links.csv"))
+    flows = r.summary[r.summary.entity == "flow"].set_index("id")
+    for f in cli["flows"]:
+        assert flows.loc[f["id"], "throughput_bps"] == f["throughput_bps"]
+        assert flows.loc[f["id"], "lost_packets"] == f["lost_packets"]
+    assert set(r.flow("a").flow) == {"a"}
+
+
+def sweep_args(small_file: Path) -> list[str]:
+    return [
+        str(small_file),
+        "--set",
+        'link."r->d".rate=10Mbps,20Mbps',
+        "--set",
+        "flow.a.params.initial_window=2,10",
+        "--seeds",
+        "3",
+    ]
+
+
+GRID = {'link."r->d".rate': "10Mbps,20Mbps", "flow.a.params.initial_window": [2, 10]}
+
+
+def test_sweep_frame_is_the_command_lines_table(small_file: Path, tmp_path: Path, acclab_bin: str):
+    sc = acclab.load(small_file)
+    df, agg = acclab.sweep(sc, grid=GRID, seeds=3, progress=False, aggregate=True)
+    out = tmp_path / "cli"
+    subprocess.run([acclab_bin, "sweep", *sweep_args(small_file), "--out", str(out), "--quiet"], check=True)
+    pd.testing.assert_frame_equal(df, pd.read_csv(out / "runs.csv"))
+    pd.testing.assert_frame_equal(agg, pd.read_csv(out / "aggregate.csv"))
+    assert len(df) == 2 * 2 * 3 * (1 + 2 + 4)  # runs × (the run, 2 flows, 4 links)
+    # A run's own summary is its rows in the sweep.
+    r = acclab.run(acclab.load(small_file), seed=8, progress=False)
+    sc2 = acclab.load(small_file)
+    sc2.set('link."r->d".rate', "10Mbps")
+    sc2.set("flow.a.params.initial_window", 2)
+    r = acclab.run(sc2, seed=8, progress=False)
+    row = df[(df.seed == 8) & (df.id == "a") & (df['link."r->d".rate'] == "10Mbps") & (df["flow.a.params.initial_window"] == 2)]
+    assert len(row) == 1
+    assert row.throughput_bps.iloc[0] == r.summary_json["flows"][0]["throughput_bps"]
+
+
+def test_sweep_errors_name_the_point(small_file: Path):
+    sc = acclab.load(small_file)
+    with pytest.raises(acclab.ScenarioError) as e:
+        acclab.sweep(sc, grid={"flow.a.params.initial_window": [4, 0]}, progress=False)
+    assert e.value.key == "flow.a.params.initial_window"
+    assert e.value.message.startswith("sweep point 1 (flow.a.params.initial_window = 0)")
+    with pytest.raises(ValueError, match="A..B/N"):
+        acclab.sweep(sc, grid={"duration": "1s..2s"}, progress=False)
+    with pytest.raises(ValueError, match="seeds"):
+        acclab.sweep(sc, grid={"seed": [1, 2]}, progress=False)
+
+
+def test_sweep_into_a_directory_resumes(small_file: Path, tmp_path: Path):
+    sc = acclab.load(small_file)
+    d = tmp_path / "s"
+    first = acclab.sweep(sc, grid=GRID, seeds=2, out=d, progress=False)
+    records = {p.name: p.read_bytes() for p in (d / "runs").glob("*.json")}
+    assert len(records) == 8
+    again = acclab.sweep(sc, grid=GRID, seeds=2, out=d, progress=False)
+    pd.testing.assert_frame_equal(first, again)
+    assert {p.name: p.read_bytes() for p in (d / "runs").glob("*.json")} == records
+    assert (d / "throughput_bps-vs-r-_d.rate.png").is_file()
+
+
+def test_the_example_script_runs(tmp_path: Path):
+    import sys
+
+    out = tmp_path / "ex"
+    subprocess.run(
+        [sys.executable, str(ROOT / "examples/python/weight_sweep.py"), "--quick", "--out", str(out)],
+        check=True,
+        cwd=tmp_path,
+    )
+    ratio = pd.read_csv(out / "ratio.csv")
+    assert set(ratio.bottleneck) == {"FIFO", "AVQ+VD"}
+    # Flow 0 with weight 10 gets several times what a weight-1 loop gets (the 20 s run is short
+    # of the equilibrium's 10; the full run, without --quick, is the figure).
+    w10 = ratio[ratio["flow.f0.params.weight"] == 10]["mean"]
+    assert (w10 > 5).all(), ratio
+    for f in ("weight-sweep.csv", "weight-sweep.png", "weight-sweep.pdf"):
+        assert (out / f).stat().st_size > 0, f
