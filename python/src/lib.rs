@@ -216,7 +216,36 @@ struct PyBuilder {
     inner: Option<ScenarioBuilder>,
 }
 
+/// A link's rate, delay, queue and loss as the Python methods take them.
+type LinkArgs<'a, 'py> = (
+    &'a str,
+    &'a str,
+    Option<&'a Bound<'py, PyDict>>,
+    Option<f64>,
+);
+
 impl PyBuilder {
+    /// Adds links with `add` and gives them the queue and loss of `args`.
+    fn links<'p>(
+        slf: PyRefMut<'p, Self>,
+        (rate_, delay, queue_, loss): LinkArgs<'_, '_>,
+        add: impl FnOnce(ScenarioBuilder, acclab_core::Rate, acclab_core::Duration) -> ScenarioBuilder,
+    ) -> PyResult<PyRefMut<'p, Self>> {
+        let (r, d) = (rate(rate_, "rate")?, duration(delay, "delay")?);
+        let q = queue_.map(queue).transpose()?;
+        Self::with(slf, |b| {
+            let b = add(b, r, d);
+            let b = match q {
+                Some(q) => b.queue(q),
+                None => b,
+            };
+            Ok(match loss {
+                Some(p) => b.loss(p),
+                None => b,
+            })
+        })
+    }
+
     fn with(
         mut slf: PyRefMut<'_, Self>,
         f: impl FnOnce(ScenarioBuilder) -> PyResult<ScenarioBuilder>,
@@ -265,9 +294,9 @@ impl PyBuilder {
         queue_: Option<&Bound<'_, PyDict>>,
         loss: Option<f64>,
     ) -> PyResult<PyRefMut<'p, Self>> {
-        let (r, d) = (rate(rate_, "rate")?, duration(delay, "delay")?);
-        let q = queue_.map(queue).transpose()?;
-        Self::with(slf, |b| Ok(links(b.link(src, dst, r, d), q, loss)))
+        Self::links(slf, (rate_, delay, queue_, loss), |b, r, d| {
+            b.link(src, dst, r, d)
+        })
     }
 
     /// Two links, `a -> b` and `b -> a`.
@@ -281,9 +310,9 @@ impl PyBuilder {
         queue_: Option<&Bound<'_, PyDict>>,
         loss: Option<f64>,
     ) -> PyResult<PyRefMut<'p, Self>> {
-        let (r, d) = (rate(rate_, "rate")?, duration(delay, "delay")?);
-        let q = queue_.map(queue).transpose()?;
-        Self::with(slf, |bld| Ok(links(bld.duplex(a, b, r, d), q, loss)))
+        Self::links(slf, (rate_, delay, queue_, loss), |bld, r, d| {
+            bld.duplex(a, b, r, d)
+        })
     }
 
     /// A flow of `kind` (`"reno"`, `"monaco"`, …) from `src` to `dst`, with its parameters.
@@ -377,21 +406,6 @@ impl PyBuilder {
         let def = b.into_def().map_err(|e| scenario_error(py, e))?;
         def.build().map_err(|e| scenario_error(py, e))?;
         Ok(PyScenario { def, sweep: None })
-    }
-}
-
-fn links(
-    b: ScenarioBuilder,
-    q: Option<acclab_core::config::QueueConfig>,
-    loss: Option<f64>,
-) -> ScenarioBuilder {
-    let b = match q {
-        Some(q) => b.queue(q),
-        None => b,
-    };
-    match loss {
-        Some(p) => b.loss(p),
-        None => b,
     }
 }
 

@@ -1,23 +1,11 @@
 //! The `acclab` command end to end.
 
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn acclab(cwd: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_acclab"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("acclab starts")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use common::{acclab, text};
 
 fn example(name: &str) -> String {
     format!(

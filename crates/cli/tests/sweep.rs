@@ -2,26 +2,17 @@
 //! an interrupted sweep does only its missing runs, a Slurm-style `--only K` + `--collect`
 //! equals the one-shot sweep.
 
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
+mod common;
 
-fn acclab(cwd: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_acclab"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("acclab starts")
-}
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use common::{acclab, text};
 
 fn ok(cwd: &Path, args: &[&str]) -> String {
     let o = acclab(cwd, args);
-    let t = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert!(o.status.success(), "acclab {args:?}:\n{t}");
-    t
+    assert!(o.status.success(), "acclab {args:?}:\n{}", text(&o));
+    text(&o)
 }
 
 /// Two Reno flows with jittered starts over a lossy bottleneck, so seeds differ.
