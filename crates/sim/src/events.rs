@@ -3,9 +3,14 @@
 //! The sequence number makes equal-time events come out in the order they were scheduled, so a
 //! run never depends on how the heap breaks ties. Entries are 32 bytes; cancelled timers are not
 //! removed but carry a generation number that the simulator checks when they come out.
-
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+//!
+//! The heap is this file's own rather than `std::collections::BinaryHeap`: the standard one
+//! writes a pushed entry to memory and reads it straight back to sift it up, and pops by sifting
+//! a hole to the bottom and the last entry up again; here the entry being placed stays in
+//! registers while the hole moves, and a pop sifts the last entry down from the root, stopping
+//! as soon as it fits (keys are one 128-bit compare, so the extra comparisons cost less than the
+//! memory traffic). The order is a function of the keys alone, which are unique, so runs are
+//! the same with either heap.
 
 use acclab_core::Time;
 
@@ -47,28 +52,10 @@ impl Entry {
     }
 }
 
-impl PartialEq for Entry {
-    fn eq(&self, o: &Self) -> bool {
-        self.key == o.key
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Entry {
-    /// Reversed, so that `BinaryHeap` (a max-heap) pops the earliest entry first.
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.key.cmp(&self.key)
-    }
-}
-
-/// Pending events.
+/// Pending events: a binary min-heap of entries by key (`heap[0]` is the earliest).
 #[derive(Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Entry>,
+    heap: Vec<Entry>,
     next_seq: u64,
 }
 
@@ -76,23 +63,61 @@ impl EventQueue {
     pub fn schedule(&mut self, time: Time, event: Event) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry {
+        let e = Entry {
             key: (u128::from(time.0) << 64) | u128::from(seq),
             event,
-        });
+        };
+        // Sift up: move parents down into the hole until `e` fits, then write it once.
+        let mut i = self.heap.len();
+        self.heap.push(e);
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            if self.heap[parent].key <= e.key {
+                break;
+            }
+            self.heap[i] = self.heap[parent];
+            i = parent;
+        }
+        self.heap[i] = e;
     }
 
     /// The earliest event, if it is due no later than `limit`.
     pub fn pop_until(&mut self, limit: Time) -> Option<(Time, Event)> {
-        if self.heap.peek()?.time() > limit {
+        let first = *self.heap.first()?;
+        if first.time() > limit {
             return None;
         }
-        self.heap.pop().map(|e| (e.time(), e.event))
+        let last = self.heap.pop().expect("not empty");
+        let n = self.heap.len();
+        if n > 0 {
+            // Sift `last` down from the root: move the smaller child up into the hole until
+            // `last` fits.
+            let mut i = 0;
+            loop {
+                let left = 2 * i + 1;
+                if left >= n {
+                    break;
+                }
+                let right = left + 1;
+                let child = if right < n && self.heap[right].key < self.heap[left].key {
+                    right
+                } else {
+                    left
+                };
+                if last.key <= self.heap[child].key {
+                    break;
+                }
+                self.heap[i] = self.heap[child];
+                i = child;
+            }
+            self.heap[i] = last;
+        }
+        Some((first.time(), first.event))
     }
 
     /// When the earliest pending event is due.
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(Entry::time)
+        self.heap.first().map(Entry::time)
     }
 
     pub fn len(&self) -> usize {

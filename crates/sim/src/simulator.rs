@@ -29,6 +29,9 @@ use acclab_scenario::{EventAction, LinkId, Scenario};
 /// One unidirectional link.
 struct Link {
     rate: Rate,
+    /// The last packet size serialised and its transmission time at `rate`: a link carries
+    /// mostly one size (data one way, ACKs the other), so the division is rarely needed.
+    tx_memo: (u32, Duration),
     delay: Duration,
     queue: Box<dyn QueueDiscipline>,
     /// The discipline may push a queued packet out on an arrival (FQ-CoDel).
@@ -39,6 +42,16 @@ struct Link {
     transmitting: Option<Packet>,
     /// Packets propagating, with their arrival times (non-decreasing).
     pipe: VecDeque<(Time, Packet)>,
+}
+
+impl Link {
+    /// How long serialising `size` bytes takes at the link's rate (`Rate::tx_time`, memoised).
+    fn tx_time(&mut self, size: u32) -> Duration {
+        if self.tx_memo.0 != size {
+            self.tx_memo = (size, self.rate.tx_time(u64::from(size)));
+        }
+        self.tx_memo.1
+    }
 }
 
 /// Packet counts of one flow in one direction, for conservation checks.
@@ -268,6 +281,7 @@ impl Simulator {
                 });
                 Link {
                     rate: l.rate,
+                    tx_memo: (0, l.rate.tx_time(0)),
                     delay: l.delay,
                     pushes_out: queue.pushes_out(),
                     queue,
@@ -413,6 +427,7 @@ impl Simulator {
             EventAction::SetRate { link, rate } => {
                 let l = &mut self.links[link.0 as usize];
                 l.rate = rate;
+                l.tx_memo = (l.tx_memo.0, rate.tx_time(u64::from(l.tx_memo.0)));
                 l.queue.set_rate(rate);
             }
         }
@@ -528,7 +543,7 @@ impl Simulator {
         }
         if let Some(d) = next {
             let link = &mut self.links[l];
-            let done = now + link.rate.tx_time(d.packet.size as u64);
+            let done = now + link.tx_time(d.packet.size);
             link.transmitting = Some(d.packet);
             self.events.schedule(done, Event::TxDone(l as u32));
             let tx = Transmit {
