@@ -196,6 +196,11 @@ fn run(a: RunArgs) -> Result<()> {
             l.router_mean_lag_s * 1e3,
             l.router_max_lag_s * 1e3
         );
+        if !l.router_realtime {
+            println!(
+                "note: the router ran without real-time priority (it needs root or CAP_SYS_NICE): other work on this machine may have delayed it and distorted the run"
+            );
+        }
     }
     let (eq, no_theory) = match prediction {
         Ok(eq) => (Some(eq), None),

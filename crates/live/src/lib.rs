@@ -7,11 +7,13 @@
 //! - [`router`]: the router emulator — the simulator's network in real time, forwarding datagrams
 //!   between the endpoints a scenario names and dropping (and counting) everything else.
 //! - [`run`]: `acclab live run`, router and endpoints in one process.
+//! - [`priority`]: real-time scheduling for the threads of a live run, where allowed.
 //! - [`netns`]: a testbed of network namespaces for it (`--netns`).
 
 pub mod clock;
 pub mod driver;
 pub mod netns;
+pub mod priority;
 pub mod router;
 pub mod run;
 pub mod wire;

@@ -22,15 +22,13 @@ use std::sync::{Arc, Mutex};
 use acclab_core::transport::{Endpoint, EndpointSlot, EndpointStats};
 use acclab_core::{Packet, Time};
 use acclab_sim::Simulator;
-use tokio::net::UdpSocket;
+use std::net::UdpSocket;
 
 use crate::clock::LiveClock;
 use crate::wire;
 
-/// How long before an event the router stops sleeping and starts polling: more than the timer
-/// granularity (tokio's is 1 ms), so events are handled within microseconds of their time rather
-/// than up to a millisecond late. The cost is a busy core while traffic flows.
-const SPIN: std::time::Duration = std::time::Duration::from_micros(1500);
+/// The longest the router waits without looking at the clock (for progress reports).
+const MAX_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// The router's side of an endpoint that runs elsewhere: packets the network delivers to it go
 /// out to a channel the router drains onto the socket; its statistics are whatever the real
@@ -79,6 +77,8 @@ pub struct RouterCounters {
     pub wakeups: u64,
     pub lag_sum_ns: u64,
     pub lag_max_ns: u64,
+    /// The router's thread had real-time priority.
+    pub realtime: bool,
 }
 
 /// A router for one scenario: its network and the address of every endpoint.
@@ -110,53 +110,62 @@ impl Router {
 
     /// Forwards datagrams until the scenario's end; `progress` is told the scenario time about
     /// ten times a second of wall time. Returns the emulated network for the run's results.
-    pub async fn run(
+    ///
+    /// Runs on the calling thread, which it gives real-time priority where allowed
+    /// ([`crate::priority`]). It never spins: between events it waits in `ppoll(2)`, whose
+    /// high-resolution timeout wakes it within microseconds of the next event's wall-clock time
+    /// (tokio's timers have a granularity of a millisecond, which is why the router used to poll
+    /// busily near its events — a core it then had to fight for on a loaded machine).
+    pub fn run(
         mut self,
         socket: UdpSocket,
         clock: LiveClock,
         progress: &mut dyn FnMut(Time),
-    ) -> (Simulator, RouterCounters) {
+    ) -> std::io::Result<(Simulator, RouterCounters)> {
+        socket.set_nonblocking(true)?;
+        let priority = crate::priority::raise_for_now(crate::priority::ROUTER);
+        self.counters.realtime = priority.raised();
         let mut rx = vec![0u8; wire::MAX_DATAGRAM + 1];
         let mut tx = Vec::with_capacity(2048);
         let end = self.sim.end();
         let mut next_progress = std::time::Instant::now();
         while self.sim.now() < end {
+            // Everything that has arrived, at the time it is read.
+            loop {
+                match socket.recv_from(&mut rx) {
+                    Ok((n, from)) => {
+                        self.sim.advance(clock.now());
+                        self.accept(from, &rx[..n]);
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    // An ICMP error from an endpoint that has gone (connection refused) says
+                    // nothing about this datagram stream; read on.
+                    Err(_) => {}
+                }
+            }
             let next = self.sim.next_event_time().unwrap_or(end).min(end);
             let deadline = clock.instant_of(next);
-            if deadline.saturating_duration_since(std::time::Instant::now()) > SPIN {
-                // Far from the next event: sleep (coarsely) until just before it, or a datagram.
-                tokio::select! {
-                    biased;
-                    r = socket.recv_from(&mut rx) => {
-                        if let Ok((n, from)) = r {
-                            self.sim.advance(clock.now());
-                            self.accept(from, &rx[..n]);
-                        }
-                    }
-                    _ = tokio::time::sleep_until((deadline - SPIN).into()) => {}
-                }
-            } else if let Ok((n, from)) = socket.try_recv_from(&mut rx) {
-                self.sim.advance(clock.now());
-                self.accept(from, &rx[..n]);
-            } else if std::time::Instant::now() >= deadline {
-                let now = clock.now();
-                let lag = now.0.saturating_sub(next.0);
+            let now = std::time::Instant::now();
+            if now >= deadline {
+                let t = clock.now();
+                let lag = t.0.saturating_sub(next.0);
                 self.counters.wakeups += 1;
                 self.counters.lag_sum_ns += lag;
                 self.counters.lag_max_ns = self.counters.lag_max_ns.max(lag);
-                self.sim.advance(now);
+                self.sim.advance(t);
             } else {
-                // Close to it: poll, letting the endpoints' tasks run in between.
-                tokio::task::yield_now().await;
+                wait_readable(&socket, (deadline - now).min(MAX_WAIT))?;
             }
-            self.send_deliveries(&socket, &mut tx).await;
+            self.send_deliveries(&socket, &mut tx)?;
             if std::time::Instant::now() >= next_progress {
                 progress(self.sim.now());
                 next_progress += std::time::Duration::from_millis(100);
             }
         }
         self.sim.advance(end);
-        (self.sim, self.counters)
+        self.send_deliveries(&socket, &mut tx)?;
+        Ok((self.sim, self.counters))
     }
 
     /// Checks one datagram and, if it is a packet of a flow of this scenario sent by that flow's
@@ -175,12 +184,74 @@ impl Router {
         self.sim.inject_external(pkt);
     }
 
-    async fn send_deliveries(&mut self, socket: &UdpSocket, buf: &mut Vec<u8>) {
+    fn send_deliveries(&mut self, socket: &UdpSocket, buf: &mut Vec<u8>) -> std::io::Result<()> {
         while let Ok((e, pkt)) = self.deliveries.try_recv() {
             wire::encode(&pkt, buf);
-            if socket.send_to(buf, self.addrs[e as usize]).await.is_ok() {
-                self.counters.delivered += 1;
+            let to = self.addrs[e as usize];
+            loop {
+                match socket.send_to(buf, to) {
+                    Ok(_) => {
+                        self.counters.delivered += 1;
+                        break;
+                    }
+                    // The socket's send buffer is full: wait until it drains.
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        wait(socket, POLL_OUT, std::time::Duration::from_millis(10))?;
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    // The endpoint is not (or no longer) there: the datagram is lost, as on a
+                    // real network.
+                    Err(_) => break,
+                }
             }
         }
+        Ok(())
     }
+}
+
+#[cfg(target_os = "linux")]
+const POLL_IN: i16 = libc::POLLIN;
+#[cfg(target_os = "linux")]
+const POLL_OUT: i16 = libc::POLLOUT;
+#[cfg(not(target_os = "linux"))]
+const POLL_IN: i16 = 1;
+#[cfg(not(target_os = "linux"))]
+const POLL_OUT: i16 = 4;
+
+/// Waits until `socket` is readable or `timeout` has passed.
+fn wait_readable(socket: &UdpSocket, timeout: std::time::Duration) -> std::io::Result<()> {
+    wait(socket, POLL_IN, timeout)
+}
+
+/// Waits until `socket` has one of `events` or `timeout` has passed, with a nanosecond
+/// timeout (`ppoll(2)`; the kernel's high-resolution timers).
+#[cfg(target_os = "linux")]
+fn wait(socket: &UdpSocket, events: i16, timeout: std::time::Duration) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let mut fd = libc::pollfd {
+        fd: socket.as_raw_fd(),
+        events,
+        revents: 0,
+    };
+    let ts = libc::timespec {
+        tv_sec: timeout.as_secs() as libc::time_t,
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: one valid pollfd and a valid timespec, both living across the call; no signal
+    // mask.
+    let r = unsafe { libc::ppoll(&mut fd, 1, &ts, std::ptr::null()) };
+    if r < 0 {
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// Elsewhere: a short sleep (coarser, as the platform's timers are).
+#[cfg(not(target_os = "linux"))]
+fn wait(_socket: &UdpSocket, _events: i16, timeout: std::time::Duration) -> std::io::Result<()> {
+    std::thread::sleep(timeout.min(std::time::Duration::from_micros(200)));
+    Ok(())
 }

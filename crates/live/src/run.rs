@@ -209,8 +209,7 @@ fn run_with(
         endpoints,
         testbed,
     } = sockets;
-    let result =
-        runtime(opts.threads)?.block_on(run_async(scenario, router, endpoints, opts, progress));
+    let result = run_sockets(scenario, router, endpoints, opts, progress);
     // The namespaces go only once every socket in them has closed.
     drop(testbed);
     result
@@ -221,6 +220,10 @@ fn runtime(threads: usize) -> std::io::Result<tokio::runtime::Runtime> {
     if threads > 0 {
         rt.worker_threads(threads);
     }
+    // The endpoints' worker threads run with real-time priority where the system allows it.
+    rt.on_thread_start(|| {
+        crate::priority::raise(crate::priority::ENDPOINTS);
+    });
     rt.enable_io().enable_time().build()
 }
 
@@ -309,11 +312,9 @@ pub fn router_only(
         addrs,
         r.deliveries,
     );
-    runtime(0)?.block_on(async {
-        let socket = UdpSocket::bind(listen).await?;
-        let clock = LiveClock::start(time_scale);
-        Ok(router.run(socket, clock, &mut |_| {}).await)
-    })
+    let socket = std::net::UdpSocket::bind(listen)?;
+    let clock = LiveClock::start(time_scale);
+    Ok(router.run(socket, clock, &mut |_| {})?)
 }
 
 /// `acclab live endpoints`: every sender and receiver of `scenario` at [`planned_addrs`],
@@ -409,23 +410,27 @@ pub fn check_scale(s: f64) -> Result<(), LiveError> {
     }
 }
 
-async fn run_async(
+/// Runs the endpoints on a tokio runtime and the router on this thread.
+fn run_sockets(
     scenario: Scenario,
     router_socket: std::net::UdpSocket,
     endpoint_sockets: Vec<std::net::UdpSocket>,
     opts: &LiveOptions,
     progress: &mut dyn FnMut(Time),
 ) -> Result<(Simulator, Summary), LiveError> {
-    let router_socket = UdpSocket::from_std(router_socket)?;
-    let mut sockets = Vec::with_capacity(endpoint_sockets.len());
-    let mut addrs = Vec::with_capacity(endpoint_sockets.len());
-    for s in endpoint_sockets {
-        addrs.push(s.local_addr()?);
-        sockets.push(UdpSocket::from_std(s)?);
-    }
+    let rt = runtime(opts.threads)?;
     let r = remotes(&scenario);
     let counters = Arc::new(EndpointCounters::default());
     let tasks = endpoint_tasks(&scenario, r.stats, &counters);
+    let mut addrs = Vec::with_capacity(endpoint_sockets.len());
+    let mut sockets = Vec::with_capacity(endpoint_sockets.len());
+    {
+        let _in_runtime = rt.enter();
+        for s in endpoint_sockets {
+            addrs.push(s.local_addr()?);
+            sockets.push(UdpSocket::from_std(s)?);
+        }
+    }
     let router = Router::new(
         Simulator::with_endpoints(scenario, r.endpoints),
         addrs,
@@ -436,16 +441,18 @@ async fn run_async(
     let handles: Vec<_> = tasks
         .into_iter()
         .zip(sockets)
-        .map(|(t, s)| tokio::spawn(t.run(s, clock)))
+        .map(|(t, s)| rt.spawn(t.run(s, clock)))
         .collect();
-    let (sim, rc) = router.run(router_socket, clock, progress).await;
+    let (sim, rc) = router.run(router_socket, clock, progress)?;
     let wall = clock.wall_elapsed_s();
     let mut sent_by_endpoints = 0;
-    for h in handles {
-        if let Ok(e) = h.await {
-            sent_by_endpoints += e.stats().sent_packets;
+    rt.block_on(async {
+        for h in handles {
+            if let Ok(e) = h.await {
+                sent_by_endpoints += e.stats().sent_packets;
+            }
         }
-    }
+    });
     let mut summary = Summary::of(&sim, wall);
     summary.mode = "live".into();
     summary.live = Some(LiveSummary {
@@ -461,6 +468,7 @@ async fn run_async(
         endpoint_rejected: counters.rejected.load(Ordering::Relaxed),
         router_mean_lag_s: rc.lag_sum_ns as f64 / rc.wakeups.max(1) as f64 / 1e9,
         router_max_lag_s: rc.lag_max_ns as f64 / 1e9,
+        router_realtime: rc.realtime,
     });
     Ok((sim, summary))
 }

@@ -84,6 +84,7 @@ fn two_monaco_loops_reach_weighted_pf_live() {
         0
     );
     assert!(live.router_accepted > 10_000, "{live:?}");
+    eprintln!("router real-time priority: {}", live.router_realtime);
     check_weighted_pf(&s);
 }
 
@@ -206,6 +207,7 @@ fn two_monaco_loops_reach_weighted_pf_across_namespaces() {
     let live = s.live.as_ref().unwrap();
     assert_eq!(live.network, "netns");
     assert!(live.router_accepted > 10_000, "{live:?}");
+    eprintln!("router real-time priority: {}", live.router_realtime);
     check_weighted_pf(&s);
     assert!(
         own_namespaces().is_empty(),

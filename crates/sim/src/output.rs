@@ -67,6 +67,9 @@ pub struct LiveSummary {
     /// How far behind its emulated clock the router ran: mean and largest lag, scenario seconds.
     pub router_mean_lag_s: f64,
     pub router_max_lag_s: f64,
+    /// Whether the router's thread ran with real-time priority (Linux, root or CAP_SYS_NICE):
+    /// without it, other work on the machine can hold the router off a core and distort the run.
+    pub router_realtime: bool,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
