@@ -296,3 +296,74 @@ fn concurrent_runs_get_their_own_directories_and_names_cannot_escape() {
     assert!(text(&o).contains("cannot create"), "{}", text(&o));
     assert!(!text(&o).contains("Results in"), "{}", text(&o));
 }
+
+/// Issue 21 §2: a `--netns` run interrupted by SIGINT or SIGTERM removes its namespaces and
+/// exits with the signal's status. Needs root and iproute2's `ip` (as the live netns tests do).
+#[test]
+fn an_interrupted_netns_run_removes_its_namespaces() {
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false);
+    let ip = std::process::Command::new("ip")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        root && ip,
+        "this test needs root and iproute2's `ip` (apt-get install iproute2); root: {root}, ip: {ip}"
+    );
+    let own = |pid: u32| -> Vec<String> {
+        std::fs::read_dir("/run/netns")
+            .map(|d| {
+                d.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                    .filter(|n| n.starts_with(&format!("acclab-{pid}-")))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    for (signal, status) in [("INT", 130), ("TERM", 143)] {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_acclab"))
+            .args([
+                "live",
+                "run",
+                &example("live-dumbbell.toml"),
+                "--netns",
+                "--time-scale",
+                "1",
+                "--quiet",
+                "--out",
+                "out",
+            ])
+            .current_dir(tmp.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let t0 = std::time::Instant::now();
+        while own(pid).len() < 4 {
+            assert!(t0.elapsed().as_secs() < 30, "the run made no namespaces");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        // Running for a moment (the scenario lasts 24 s at time scale 1).
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let sent = Command::new("kill")
+            .args([&format!("-{signal}"), &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(status), "SIG{signal}: {err}");
+        assert!(
+            err.contains("removed this run's network namespaces"),
+            "{err}"
+        );
+        assert!(own(pid).is_empty(), "SIG{signal} left {:?}", own(pid));
+        // No result that looks complete.
+        assert!(!tmp.path().join("out/summary.json").exists());
+    }
+}

@@ -15,8 +15,9 @@
 //! namespace acclab was started in.
 //!
 //! Namespaces are named `acclab-<pid>-<run>-r` (router) and `acclab-<pid>-<run>-h<k>` and are
-//! deleted when the [`Testbed`] is dropped. A run killed before that leaves them behind; the next
-//! testbed deletes every `acclab-<pid>-…` namespace whose process no longer exists.
+//! deleted when the [`Testbed`] is dropped, or on SIGINT and SIGTERM (the process then ends with
+//! status 130 or 143). A run killed otherwise (SIGKILL) leaves them behind; the next testbed
+//! deletes every `acclab-<pid>-…` namespace whose process no longer exists.
 //!
 //! Sockets are put into a namespace by a short-lived thread that joins it (`setns(2)`) and binds
 //! them: a socket belongs to the namespace it was created in, whichever thread uses it later.
@@ -88,6 +89,7 @@ impl Testbed {
             return Err(NetnsError::Unsupported);
         }
         remove_stale();
+        remove_on_signal();
         let prefix = format!(
             "{PREFIX}{}-{}",
             std::process::id(),
@@ -223,6 +225,42 @@ fn remove_stale() {
     if !stale.is_empty() {
         let _ = ip_batch(None, stale.iter().map(|n| format!("netns del {n}")), true);
     }
+}
+
+/// Deletes every namespace this process made (its testbeds' names start `acclab-<pid>-`).
+fn remove_own() {
+    let Ok(dir) = std::fs::read_dir(NETNS_DIR) else {
+        return;
+    };
+    let me = std::process::id();
+    let own: Vec<String> = dir
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| owner_pid(n) == Some(me))
+        .collect();
+    if !own.is_empty() {
+        let _ = ip_batch(None, own.iter().map(|n| format!("netns del {n}")), true);
+    }
+}
+
+/// On the first testbed, installs handlers for SIGINT and SIGTERM that delete this process's
+/// namespaces and then end it as the signal would have (exit status 128 + the signal's number).
+/// Without them an interrupted run would leave its namespaces until the next run swept them.
+fn remove_on_signal() {
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        use signal_hook::consts::{SIGINT, SIGTERM};
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+            return;
+        };
+        std::thread::spawn(move || {
+            if let Some(sig) = signals.forever().next() {
+                remove_own();
+                let name = if sig == SIGINT { "SIGINT" } else { "SIGTERM" };
+                eprintln!("acclab: {name}: removed this run's network namespaces; stopping");
+                std::process::exit(128 + sig);
+            }
+        });
+    });
 }
 
 /// Runs `commands` through one `ip -batch -`, inside namespace `ns` if given. With `force`, ip
