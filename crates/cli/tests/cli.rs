@@ -325,7 +325,7 @@ fn an_interrupted_netns_run_removes_its_namespaces() {
     };
     for (signal, status) in [("INT", 130), ("TERM", 143)] {
         let tmp = tempfile::tempdir().unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_acclab"))
+        let child = Command::new(env!("CARGO_BIN_EXE_acclab"))
             .args([
                 "live",
                 "run",
