@@ -81,6 +81,11 @@ pub struct RouterArgs {
     /// Address and first port of the endpoints (see above).
     #[arg(long)]
     endpoints: SocketAddr,
+    /// The run's secret key, shared by `live router` and `live endpoints`: a file that the
+    /// first of the two to start creates (mode 0600, 64 hex digits) and the other reads. Every
+    /// datagram is authenticated under it; forged and replayed ones are dropped and counted.
+    #[arg(long, value_name = "FILE")]
+    key_file: PathBuf,
     #[arg(long, default_value_t = 1.0)]
     time_scale: f64,
     /// Where links.csv and router.json go [default: results/<name>-router].
@@ -100,6 +105,11 @@ pub struct EndpointArgs {
     /// Address and first port for the endpoints (flow f: port + 2f and port + 2f + 1).
     #[arg(long)]
     base: SocketAddr,
+    /// The run's secret key, shared by `live router` and `live endpoints`: a file that the
+    /// first of the two to start creates (mode 0600, 64 hex digits) and the other reads. Every
+    /// datagram is authenticated under it; forged and replayed ones are dropped and counted.
+    #[arg(long, value_name = "FILE")]
+    key_file: PathBuf,
     #[arg(long, default_value_t = 1.0)]
     time_scale: f64,
     /// Where endpoints.json goes [default: results/<name>-endpoints].
@@ -175,6 +185,7 @@ fn run(a: RunArgs) -> Result<()> {
         time_scale: a.time_scale,
         network,
         threads: 0,
+        key: None,
     };
     let outcome = acclab_live::run(sc, &opts, &mut |t| {
         if let Some(b) = &bar {
@@ -188,10 +199,12 @@ fn run(a: RunArgs) -> Result<()> {
     }
     if let (false, Some(l)) = (a.quiet, &summary.live) {
         println!(
-            "router: {} datagrams forwarded in, {} delivered, {} malformed and {} foreign rejected; lag mean {:.3} ms, max {:.3} ms (scenario time)",
+            "router: {} datagrams forwarded in, {} delivered, {} malformed, {} forged, {} replayed and {} foreign rejected; lag mean {:.3} ms, max {:.3} ms (scenario time)",
             l.router_accepted,
             l.router_delivered,
             l.router_rejected_malformed,
+            l.router_rejected_forged,
+            l.router_rejected_replayed,
             l.router_rejected_foreign,
             l.router_mean_lag_s * 1e3,
             l.router_max_lag_s * 1e3
@@ -213,6 +226,12 @@ fn run(a: RunArgs) -> Result<()> {
     crate::write_results(&sim, &summary, no_theory, dir, a.plots, a.quiet)
 }
 
+/// The key in `path`, created there if there is none yet.
+fn key_of(path: &std::path::Path) -> Result<acclab_live::auth::Key> {
+    acclab_live::auth::Key::load_or_create(path)
+        .with_context(|| format!("cannot read or create the key file {}", path.display()))
+}
+
 fn router(a: RouterArgs) -> Result<()> {
     acclab_live::run::check_scale(a.time_scale)?;
     let sc = scenario::load(&a.scenario)?;
@@ -225,7 +244,9 @@ fn router(a: RouterArgs) -> Result<()> {
         a.endpoints,
         sc.duration.as_secs_f64() / a.time_scale
     );
-    let (sim, counters) = acclab_live::run::router_only(sc, a.listen, a.endpoints, a.time_scale)?;
+    let key = key_of(&a.key_file)?;
+    let (sim, counters) =
+        acclab_live::run::router_only(sc, a.listen, a.endpoints, a.time_scale, key)?;
     let report = acclab_live::run::router_report(&sim, &counters);
     std::fs::write(
         dir.join("router.json"),
@@ -247,7 +268,8 @@ fn endpoints(a: EndpointArgs) -> Result<()> {
     let dir = out.staging().to_path_buf();
     let names: Vec<String> = sc.flows.iter().map(|f| f.id.clone()).collect();
     let secs = sc.duration.as_secs_f64();
-    let stats = acclab_live::run::endpoints_only(sc, a.router, a.base, a.time_scale)?;
+    let key = key_of(&a.key_file)?;
+    let stats = acclab_live::run::endpoints_only(sc, a.router, a.base, a.time_scale, key)?;
     let flows: Vec<EndpointFlow> = names
         .into_iter()
         .enumerate()

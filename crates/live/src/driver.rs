@@ -17,6 +17,7 @@ use acclab_core::transport::{Endpoint, EndpointStats};
 use acclab_core::{FlowId, Packet, Time};
 use tokio::net::UdpSocket;
 
+use crate::auth::{Key, Opener, Rejection, Sealer};
 use crate::clock::LiveClock;
 use crate::wire;
 
@@ -27,6 +28,8 @@ pub struct EndpointCounters {
     pub rejected: AtomicU64,
     /// Datagrams endpoints accepted.
     pub received: AtomicU64,
+    /// Datagrams that were forged or replayed ([`crate::auth`]); also counted in `rejected`.
+    pub unauthentic: AtomicU64,
 }
 
 /// What one endpoint driver needs.
@@ -43,6 +46,8 @@ pub struct EndpointTask {
     /// The latest `stats()`, published after every step for the router's monitor.
     pub stats: Arc<Mutex<EndpointStats>>,
     pub counters: Arc<EndpointCounters>,
+    /// The run's key.
+    pub key: Key,
 }
 
 /// What is due next for an endpoint.
@@ -62,6 +67,12 @@ impl EndpointTask {
         let mut rx = vec![0u8; wire::MAX_DATAGRAM + 1];
         let mut tx = Vec::with_capacity(2048);
         let mut out = Vec::new();
+        let mut sealer = Sealer::new(self.key.clone());
+        let mut opener = Opener::new(self.key.clone());
+        // The socket is connected to the router: every datagram comes from there.
+        let router = socket
+            .peer_addr()
+            .unwrap_or_else(|_| std::net::SocketAddr::from(([0, 0, 0, 0], 0)));
         let mut last = Time::ZERO;
         loop {
             let now = clock.now();
@@ -69,7 +80,7 @@ impl EndpointTask {
                 break;
             }
             self.catch_up(now, &mut last, &mut out);
-            send_all(&socket, &mut out, &mut tx).await;
+            send_all(&socket, &mut sealer, &mut out, &mut tx).await;
             self.publish();
             let next = self.next_due().map_or(self.end, |(t, _)| t).min(self.end);
             tokio::select! {
@@ -77,12 +88,13 @@ impl EndpointTask {
                     let Ok(n) = r else { continue };
                     let now = clock.now().max(last);
                     self.catch_up(now, &mut last, &mut out);
-                    self.receive(now, &rx[..n], &mut out);
+                    let packet = opener.open(router, &rx[..n]);
+                    self.receive(now, packet, &mut out);
                     last = now;
                 }
                 _ = tokio::time::sleep_until(clock.instant_of(next).into()) => {}
             }
-            send_all(&socket, &mut out, &mut tx).await;
+            send_all(&socket, &mut sealer, &mut out, &mut tx).await;
         }
         self.publish();
         self.endpoint
@@ -125,8 +137,11 @@ impl EndpointTask {
         }
     }
 
-    fn receive(&mut self, now: Time, d: &[u8], out: &mut Vec<Packet>) {
-        match wire::decode(d) {
+    fn receive(&mut self, now: Time, packet: Result<Packet, Rejection>, out: &mut Vec<Packet>) {
+        if matches!(packet, Err(Rejection::Forged | Rejection::Replayed)) {
+            self.counters.unauthentic.fetch_add(1, Ordering::Relaxed);
+        }
+        match packet {
             Ok(p) if p.flow == self.flow && p.kind.is_forward() != self.is_sender => {
                 self.counters.received.fetch_add(1, Ordering::Relaxed);
                 self.endpoint.handle_packet(now, &p);
@@ -153,9 +168,14 @@ impl EndpointTask {
 
 /// Sends the packets in `out` to the router, in order. A send that fails (the router is gone,
 /// or the kernel refused) loses that packet, as a network would.
-async fn send_all(socket: &UdpSocket, out: &mut Vec<Packet>, buf: &mut Vec<u8>) {
+async fn send_all(
+    socket: &UdpSocket,
+    sealer: &mut Sealer,
+    out: &mut Vec<Packet>,
+    buf: &mut Vec<u8>,
+) {
     for p in out.drain(..) {
-        wire::encode(&p, buf);
+        sealer.seal(&p, buf);
         let _ = socket.send(buf).await;
     }
 }

@@ -2,6 +2,7 @@
 //! sockets and the wall clock (SPEC §11).
 //!
 //! - [`wire`]: the versioned binary encoding of a packet in a datagram, and its checked decoder.
+//! - [`auth`]: every datagram authenticated under the run's key; forged and replayed ones refused.
 //! - [`clock`]: wall clock → scenario time, with a time scale.
 //! - [`driver`]: one core endpoint on one socket.
 //! - [`router`]: the router emulator — the simulator's network in real time, forwarding datagrams
@@ -10,6 +11,7 @@
 //! - [`priority`]: real-time scheduling for the threads of a live run, where allowed.
 //! - [`netns`]: a testbed of network namespaces for it (`--netns`).
 
+pub mod auth;
 pub mod clock;
 pub mod driver;
 pub mod netns;

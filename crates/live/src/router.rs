@@ -24,6 +24,7 @@ use acclab_core::{Packet, Time};
 use acclab_sim::Simulator;
 use std::net::UdpSocket;
 
+use crate::auth::{Key, Opener, Rejection, Sealer};
 use crate::clock::LiveClock;
 use crate::wire;
 
@@ -73,6 +74,10 @@ pub struct RouterCounters {
     pub delivered: u64,
     pub rejected_malformed: u64,
     pub rejected_foreign: u64,
+    /// Datagrams whose tag did not verify under the run's key ([`crate::auth`]).
+    pub rejected_forged: u64,
+    /// Authentic datagrams seen before (or too old for the replay window).
+    pub rejected_replayed: u64,
     /// Timer wake-ups, and the sum and maximum of how late they were (scenario ns).
     pub wakeups: u64,
     pub lag_sum_ns: u64,
@@ -88,15 +93,19 @@ pub struct Router {
     addrs: Vec<SocketAddr>,
     by_addr: HashMap<SocketAddr, usize>,
     deliveries: mpsc::Receiver<(u32, Packet)>,
+    sealer: Sealer,
+    opener: Opener,
     pub counters: RouterCounters,
 }
 
 impl Router {
     /// `sim` must have been built with [`Remote`] endpoints that send into `deliveries`.
+    /// Datagrams are sealed and opened under `key`.
     pub fn new(
         sim: Simulator,
         addrs: Vec<SocketAddr>,
         deliveries: mpsc::Receiver<(u32, Packet)>,
+        key: Key,
     ) -> Router {
         let by_addr = addrs.iter().enumerate().map(|(i, a)| (*a, i)).collect();
         Router {
@@ -104,6 +113,8 @@ impl Router {
             addrs,
             by_addr,
             deliveries,
+            sealer: Sealer::new(key.clone()),
+            opener: Opener::new(key),
             counters: RouterCounters::default(),
         }
     }
@@ -168,12 +179,23 @@ impl Router {
         Ok((self.sim, self.counters))
     }
 
-    /// Checks one datagram and, if it is a packet of a flow of this scenario sent by that flow's
-    /// endpoint for its direction, puts it on the flow's route.
+    /// Checks one datagram and, if it is an authentic packet of a flow of this scenario sent by
+    /// that flow's endpoint for its direction, puts it on the flow's route.
     fn accept(&mut self, from: SocketAddr, d: &[u8]) {
-        let Ok(pkt) = wire::decode(d) else {
-            self.counters.rejected_malformed += 1;
-            return;
+        let pkt = match self.opener.open(from, d) {
+            Ok(p) => p,
+            Err(Rejection::Malformed(_)) => {
+                self.counters.rejected_malformed += 1;
+                return;
+            }
+            Err(Rejection::Forged) => {
+                self.counters.rejected_forged += 1;
+                return;
+            }
+            Err(Rejection::Replayed) => {
+                self.counters.rejected_replayed += 1;
+                return;
+            }
         };
         let expected = EndpointSlot::source(&pkt).index();
         if self.by_addr.get(&from) != Some(&expected) {
@@ -186,7 +208,7 @@ impl Router {
 
     fn send_deliveries(&mut self, socket: &UdpSocket, buf: &mut Vec<u8>) -> std::io::Result<()> {
         while let Ok((e, pkt)) = self.deliveries.try_recv() {
-            wire::encode(&pkt, buf);
+            self.sealer.seal(&pkt, buf);
             let to = self.addrs[e as usize];
             loop {
                 match socket.send_to(buf, to) {

@@ -15,6 +15,7 @@ use acclab_sim::simulator::{build_endpoints, flow_times};
 use acclab_sim::{Simulator, Summary};
 use tokio::net::UdpSocket;
 
+use crate::auth::Key;
 use crate::clock::LiveClock;
 use crate::driver::{EndpointCounters, EndpointTask};
 use crate::netns::{NetnsError, Testbed};
@@ -29,6 +30,8 @@ pub struct LiveOptions {
     pub network: Network,
     /// Tokio worker threads (0: one per core).
     pub threads: usize,
+    /// The key every datagram is authenticated under ([`crate::auth`]); None: a fresh one.
+    pub key: Option<Key>,
 }
 
 impl Default for LiveOptions {
@@ -37,6 +40,7 @@ impl Default for LiveOptions {
             time_scale: 1.0,
             network: Network::loopback(),
             threads: 0,
+            key: None,
         }
     }
 }
@@ -86,8 +90,9 @@ pub enum LiveError {
     #[error(transparent)]
     Netns(#[from] NetnsError),
     #[error(
-        "{what} is {size} bytes: a live packet travels in one UDP datagram, at most {} bytes",
-        crate::wire::MAX_DATAGRAM
+        "{what} is {size} bytes: a live packet travels in one UDP datagram with its {}-byte authenticator, so at most {} bytes",
+        crate::auth::TRAILER_LEN,
+        crate::wire::MAX_DATAGRAM - crate::auth::TRAILER_LEN
     )]
     PacketTooLarge { what: String, size: u64 },
 }
@@ -259,6 +264,7 @@ fn endpoint_tasks(
     scenario: &Scenario,
     stats: Vec<SharedStats>,
     counters: &Arc<EndpointCounters>,
+    key: &Key,
 ) -> Vec<EndpointTask> {
     let end = Time(scenario.duration.0);
     build_endpoints(scenario)
@@ -278,6 +284,7 @@ fn endpoint_tasks(
                 end,
                 stats,
                 counters: counters.clone(),
+                key: key.clone(),
             }
         })
         .collect()
@@ -302,6 +309,7 @@ pub fn router_only(
     listen: SocketAddr,
     endpoints_base: SocketAddr,
     time_scale: f64,
+    key: Key,
 ) -> Result<(Simulator, RouterCounters), LiveError> {
     check_scale(time_scale)?;
     check_packet_sizes(&scenario)?;
@@ -311,6 +319,7 @@ pub fn router_only(
         Simulator::with_endpoints(scenario, r.endpoints),
         addrs,
         r.deliveries,
+        key,
     );
     let socket = std::net::UdpSocket::bind(listen)?;
     let clock = LiveClock::start(time_scale);
@@ -324,13 +333,14 @@ pub fn endpoints_only(
     router: SocketAddr,
     base: SocketAddr,
     time_scale: f64,
+    key: Key,
 ) -> Result<Vec<EndpointStats>, LiveError> {
     check_scale(time_scale)?;
     check_packet_sizes(&scenario)?;
     let addrs = planned_addrs(&scenario, base)?;
     let stats: Vec<SharedStats> = (0..addrs.len()).map(|_| SharedStats::default()).collect();
     let counters = Arc::new(EndpointCounters::default());
-    let tasks = endpoint_tasks(&scenario, stats.clone(), &counters);
+    let tasks = endpoint_tasks(&scenario, stats.clone(), &counters, &key);
     runtime(0)?.block_on(async {
         let mut sockets = Vec::with_capacity(addrs.len());
         for a in &addrs {
@@ -378,7 +388,7 @@ pub fn router_report(sim: &Simulator, counters: &RouterCounters) -> RouterReport
 /// Every packet of `scenario` fits in one UDP datagram (a larger one would be sent by nobody and
 /// the run would deliver nothing).
 pub fn check_packet_sizes(scenario: &Scenario) -> Result<(), LiveError> {
-    let max = crate::wire::MAX_DATAGRAM as u64;
+    let max = (crate::wire::MAX_DATAGRAM - crate::auth::TRAILER_LEN) as u64;
     let mut sizes = vec![
         (
             "defaults.packet_size".to_string(),
@@ -421,7 +431,12 @@ fn run_sockets(
     let rt = runtime(opts.threads)?;
     let r = remotes(&scenario);
     let counters = Arc::new(EndpointCounters::default());
-    let tasks = endpoint_tasks(&scenario, r.stats, &counters);
+    // A key of the run's own, unless the caller gave one.
+    let key = match &opts.key {
+        Some(k) => k.clone(),
+        None => Key::generate()?,
+    };
+    let tasks = endpoint_tasks(&scenario, r.stats, &counters, &key);
     let mut addrs = Vec::with_capacity(endpoint_sockets.len());
     let mut sockets = Vec::with_capacity(endpoint_sockets.len());
     {
@@ -435,6 +450,7 @@ fn run_sockets(
         Simulator::with_endpoints(scenario, r.endpoints),
         addrs,
         r.deliveries,
+        key,
     );
 
     let clock = LiveClock::start(opts.time_scale);
@@ -463,9 +479,12 @@ fn run_sockets(
         router_delivered: rc.delivered,
         router_rejected_malformed: rc.rejected_malformed,
         router_rejected_foreign: rc.rejected_foreign,
+        router_rejected_forged: rc.rejected_forged,
+        router_rejected_replayed: rc.rejected_replayed,
         endpoint_sent: sent_by_endpoints,
         endpoint_received: counters.received.load(Ordering::Relaxed),
         endpoint_rejected: counters.rejected.load(Ordering::Relaxed),
+        endpoint_rejected_unauthentic: counters.unauthentic.load(Ordering::Relaxed),
         router_mean_lag_s: rc.lag_sum_ns as f64 / rc.wakeups.max(1) as f64 / 1e9,
         router_max_lag_s: rc.lag_max_ns as f64 / 1e9,
         router_realtime: rc.realtime,
@@ -485,15 +504,16 @@ mod tests {
                 "name = \"big\"\nduration = \"1s\"\n[defaults]\npacket_size = \"{size}\"\n[[link]]\nbetween = [\"a\", \"b\"]\nrate = \"10Mbps\"\ndelay = \"1ms\"\nqueue = {{ kind = \"droptail\", limit = \"100KB\" }}\n[[flow]]\nid = \"f\"\nkind = \"reno\"\nfrom = \"a\"\nto = \"b\"\n"
             )
         };
-        let sc = acclab_scenario::parse(&text("65508B"), "big.toml").unwrap();
+        // 65,507 bytes of UDP payload, 24 of them the authenticator: 65,483 for the packet.
+        let sc = acclab_scenario::parse(&text("65484B"), "big.toml").unwrap();
         let e = check_packet_sizes(&sc).unwrap_err();
         assert!(
             e.to_string()
-                .contains("defaults.packet_size is 65508 bytes")
-                && e.to_string().contains("65507"),
+                .contains("defaults.packet_size is 65484 bytes")
+                && e.to_string().contains("at most 65483"),
             "{e}"
         );
-        let sc = acclab_scenario::parse(&text("65507B"), "ok.toml").unwrap();
+        let sc = acclab_scenario::parse(&text("65483B"), "ok.toml").unwrap();
         assert!(check_packet_sizes(&sc).is_ok());
     }
 }

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use acclab_core::{FlowId, Packet, PacketKind};
+use acclab_live::auth::{Key, Opener, Rejection, Sealer};
 use acclab_live::{wire, LiveOptions, Network};
 use acclab_scenario as scenario;
 
@@ -80,18 +81,34 @@ fn two_monaco_loops_reach_weighted_pf_live() {
     assert_eq!(s.mode, "live");
     let live = s.live.as_ref().unwrap();
     assert_eq!(
-        live.router_rejected_malformed + live.router_rejected_foreign,
-        0
+        live.router_rejected_malformed
+            + live.router_rejected_forged
+            + live.router_rejected_replayed
+            + live.router_rejected_foreign
+            + live.endpoint_rejected,
+        0,
+        "{live:?}"
     );
     assert!(live.router_accepted > 10_000, "{live:?}");
     eprintln!("router real-time priority: {}", live.router_realtime);
     check_weighted_pf(&s);
 }
 
-/// Sends junk at the router for as long as `running` holds: random bytes, truncated packets,
-/// packets with a bad field, and well-formed packets of a real flow from an address the scenario
-/// does not name. Returns (malformed, foreign) datagrams sent.
-fn junk(s: UdpSocket, router: SocketAddr, running: Arc<AtomicBool>) -> (u64, u64) {
+/// What the attacker sent, by the class the router should put it in.
+#[derive(Default, Debug)]
+struct Sent {
+    malformed: u64,
+    forged: u64,
+    replayed: u64,
+    foreign: u64,
+}
+
+/// Sends junk at the router for as long as `running` holds: random bytes, truncated datagrams,
+/// well-formed packets without a valid authenticator or with a corrupted one (forged), authentic
+/// datagrams — sealed with the run's own key, as if it had leaked — from an address the scenario
+/// does not name (foreign), and those same datagrams again (replayed). Each is classified as
+/// the router should, by an `Opener` of its own that sees the same datagrams in the same order.
+fn junk(s: UdpSocket, router: SocketAddr, key: Key, running: Arc<AtomicBool>) -> Sent {
     let mut state = 0x9e37_79b9_7f4a_7c15u64;
     let mut next = move || {
         state ^= state << 13;
@@ -99,33 +116,54 @@ fn junk(s: UdpSocket, router: SocketAddr, running: Arc<AtomicBool>) -> (u64, u64
         state ^= state << 17;
         state
     };
-    let (mut malformed, mut foreign) = (0, 0);
+    let me = s.local_addr().unwrap();
+    let mut sealer = Sealer::new(key.clone());
+    let mut mirror = Opener::new(key);
+    let mut sent = Sent::default();
     let mut buf = Vec::new();
+    let mut last_authentic: Option<Vec<u8>> = None;
     while running.load(Ordering::Relaxed) {
         let mut p = Packet::new(FlowId((next() % 2) as u32), PacketKind::Data, 1000);
         p.seq = next() % 1_000_000;
-        wire::encode(&p, &mut buf);
-        let d: Vec<u8> = match next() % 4 {
+        let d: Vec<u8> = match next() % 6 {
             0 => (0..next() % 1500).map(|_| next() as u8).collect(),
-            1 => buf[..(next() % 1000) as usize].to_vec(),
-            2 => {
-                let mut d = buf.clone();
-                d[2] = 99; // version
-                d
+            1 => {
+                sealer.seal(&p, &mut buf);
+                buf[..(next() % 1000) as usize].to_vec()
             }
-            _ => buf.clone(),
+            2 => {
+                sealer.seal(&p, &mut buf);
+                let at = (next() as usize) % buf.len();
+                buf[at] ^= 0x10;
+                buf.clone()
+            }
+            3 => {
+                wire::encode(&p, &mut buf);
+                buf.extend_from_slice(&[0u8; acclab_live::auth::TRAILER_LEN]);
+                buf.clone()
+            }
+            4 => {
+                sealer.seal(&p, &mut buf);
+                last_authentic = Some(buf.clone());
+                buf.clone()
+            }
+            _ => match &last_authentic {
+                Some(d) => d.clone(),
+                None => continue,
+            },
         };
-        let valid = wire::decode(&d).is_ok();
+        let class = mirror.open(me, &d);
         if s.send_to(&d, router).is_ok() {
-            if valid {
-                foreign += 1;
-            } else {
-                malformed += 1;
+            match class {
+                Err(Rejection::Malformed(_)) => sent.malformed += 1,
+                Err(Rejection::Forged) => sent.forged += 1,
+                Err(Rejection::Replayed) => sent.replayed += 1,
+                Ok(_) => sent.foreign += 1,
             }
         }
         std::thread::sleep(std::time::Duration::from_micros(500));
     }
-    (malformed, foreign)
+    sent
 }
 
 #[test]
@@ -139,21 +177,29 @@ fn router_shrugs_off_junk_and_strangers() {
     let socket = UdpSocket::bind("127.0.0.1:0").expect("loopback");
     let running = Arc::new(AtomicBool::new(true));
     let r = running.clone();
-    let attacker = std::thread::spawn(move || junk(socket, router, r));
+    let key = Key::generate().unwrap();
+    let k = key.clone();
+    let attacker = std::thread::spawn(move || junk(socket, router, k, r));
     let sc = scenario::parse(DUMBBELL, "live-dumbbell").expect("scenario");
-    let opts = options(Network::loopback());
+    let opts = LiveOptions {
+        key: Some(key),
+        ..options(Network::loopback())
+    };
     let (_, s) = acclab_live::run_with_router(sc, router_socket, router.ip(), &opts, &mut |_| {})
         .expect("live run");
     running.store(false, Ordering::Relaxed);
-    let (malformed, foreign) = attacker.join().unwrap();
+    let sent = attacker.join().unwrap();
     let live = s.live.as_ref().unwrap();
-    assert!(malformed > 1000 && foreign > 1000, "{malformed} {foreign}");
+    eprintln!("sent {sent:?}; router counted {live:?}");
     // Junk sent in the moments before the router's socket exists or after the run ends is not
     // seen; loopback loses nothing else at this rate.
     for (what, sent, counted) in [
-        ("malformed", malformed, live.router_rejected_malformed),
-        ("foreign", foreign, live.router_rejected_foreign),
+        ("malformed", sent.malformed, live.router_rejected_malformed),
+        ("forged", sent.forged, live.router_rejected_forged),
+        ("replayed", sent.replayed, live.router_rejected_replayed),
+        ("foreign", sent.foreign, live.router_rejected_foreign),
     ] {
+        assert!(sent > 100, "{what}: only {sent} sent");
         assert!(
             counted <= sent && counted as f64 >= 0.9 * sent as f64,
             "{what}: sent {sent}, router counted {counted}"

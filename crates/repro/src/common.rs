@@ -120,7 +120,10 @@ pub fn live_rows(report: &mut crate::Report, live: &Run, time_scale: f64) {
         "live: datagrams the router rejected",
         None,
         None,
-        (l.router_rejected_malformed + l.router_rejected_foreign) as f64,
+        (l.router_rejected_malformed
+            + l.router_rejected_forged
+            + l.router_rejected_replayed
+            + l.router_rejected_foreign) as f64,
         0.0,
     ));
     report.notes.push(format!(

@@ -58,12 +58,18 @@ pub struct LiveSummary {
     /// Well-formed datagrams the router dropped: unknown flow, or a sender that is not the
     /// endpoint the scenario names for that flow and direction.
     pub router_rejected_foreign: u64,
+    /// Datagrams whose authenticator did not verify under the run's key, and authentic ones
+    /// seen before (replays): both dropped.
+    pub router_rejected_forged: u64,
+    pub router_rejected_replayed: u64,
     /// Datagrams the endpoints sent (to the router) and accepted (from it). Sent − accepted by
     /// the router, plus delivered − received, is what the host's sockets lost, not the emulation.
     pub endpoint_sent: u64,
     pub endpoint_received: u64,
     /// Datagrams endpoints received and dropped (malformed, or not for them).
     pub endpoint_rejected: u64,
+    /// Of those, the forged or replayed.
+    pub endpoint_rejected_unauthentic: u64,
     /// How far behind its emulated clock the router ran: mean and largest lag, scenario seconds.
     pub router_mean_lag_s: f64,
     pub router_max_lag_s: f64,
