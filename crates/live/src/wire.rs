@@ -21,8 +21,9 @@
 //! | | | reverse control: signal (1: 0 increase, 1 decrease, 2 loss; then 7 zero bytes), accumulation estimate â in bytes as IEEE 754 binary64 (8), ftt_q, ns (8) |
 //! | 66 | … | zero padding up to the packet size |
 //!
-//! A datagram is `max(size, 66)` bytes long, so a 1000-byte data packet is a 1000-byte UDP
-//! payload and the router's emulated links and the real sockets carry the same bytes; ACKs and
+//! The packet's bytes are `max(size, 66)` long, so the router's emulated links and the real
+//! sockets carry the same bytes but for the 24-byte authenticator that [`crate::auth`] appends
+//! to every datagram (counter and tag; a 1000-byte data packet is a 1024-byte UDP payload); ACKs and
 //! control packets smaller than the header are sent as 66 bytes, but links still count their
 //! declared size. The router keeps the hop index itself; it is not on the wire. Versions 1
 //! (untyped `ack`, `echo` and `value` fields, control flags in `ack`) and 2 (no SACK block)
