@@ -247,6 +247,15 @@ fn router(a: RouterArgs) -> Result<()> {
     let key = key_of(&a.key_file)?;
     let (sim, counters) =
         acclab_live::run::router_only(sc, a.listen, a.endpoints, a.time_scale, key)?;
+    if counters.accepted == 0 && !sim.scenario().flows.is_empty() {
+        bail!(
+            "the router heard no endpoint in the whole run ({} datagrams rejected as malformed, {} as forged, {} as foreign): were `acclab live endpoints` started with --router {} and the same scenario and key file?",
+            counters.rejected_malformed,
+            counters.rejected_forged,
+            counters.rejected_foreign,
+            a.listen
+        );
+    }
     let report = acclab_live::run::router_report(&sim, &counters);
     std::fs::write(
         dir.join("router.json"),

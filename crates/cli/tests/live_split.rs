@@ -15,6 +15,14 @@ fn free_ports(n: u16) -> u16 {
         .expect("free ports")
 }
 
+/// The tests choose free ports and then start processes that bind them: one test at a time, so
+/// that they do not choose the same ones.
+static PORTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn ports_turn() -> std::sync::MutexGuard<'static, ()> {
+    PORTS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn acclab(args: &[&str], dir: &std::path::Path) -> Child {
     Command::new(env!("CARGO_BIN_EXE_acclab"))
         .args(args)
@@ -32,6 +40,7 @@ fn json(path: std::path::PathBuf) -> serde_json::Value {
 
 #[test]
 fn router_and_endpoints_in_separate_processes_share_the_bottleneck() {
+    let _turn = ports_turn();
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("split.toml"), DUMBBELL).unwrap();
     let base = free_ports(5);
@@ -117,4 +126,46 @@ fn router_and_endpoints_in_separate_processes_share_the_bottleneck() {
         "w2/w1 = {}: {flows}",
         w2 / w1
     );
+}
+
+/// Issue 21 §3: endpoints whose router is not there (never started, or gone) stop with an error
+/// instead of running to the end and writing normal-looking results.
+#[test]
+fn endpoints_without_a_router_fail_clearly() {
+    let _turn = ports_turn();
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("split.toml"), DUMBBELL).unwrap();
+    let base = free_ports(5);
+    let nobody = format!("127.0.0.1:{base}");
+    let endpoints = format!("127.0.0.1:{}", base + 1);
+    let t0 = std::time::Instant::now();
+    let ends = acclab(
+        &[
+            "live",
+            "endpoints",
+            "split.toml",
+            "--router",
+            &nobody,
+            "--base",
+            &endpoints,
+            "--key-file",
+            "key",
+            "--time-scale",
+            "1",
+            "--out",
+            "e",
+        ],
+        tmp.path(),
+    )
+    .wait_with_output()
+    .unwrap();
+    let err = String::from_utf8_lossy(&ends.stderr);
+    assert!(!ends.status.success(), "{err}");
+    assert!(
+        err.contains("sent nothing") && err.contains("nothing listens there"),
+        "{err}"
+    );
+    // Well before the scenario's 24 s end, and no results that look complete.
+    assert!(t0.elapsed().as_secs() < 15, "{:?}", t0.elapsed());
+    assert!(!tmp.path().join("e/endpoints.json").exists());
 }

@@ -48,6 +48,9 @@ pub struct EndpointTask {
     pub counters: Arc<EndpointCounters>,
     /// The run's key.
     pub key: Key,
+    /// Give up when the router falls silent ([`SILENCE`]): for endpoints in a process of their
+    /// own (`acclab live endpoints`), whose router may be gone.
+    pub watch_router: bool,
 }
 
 /// What is due next for an endpoint.
@@ -61,9 +64,31 @@ enum Due {
 /// A safety valve: deadlines handled in one catch-up before the driver yields to the socket.
 const MAX_CATCH_UP: usize = 100_000;
 
+/// How long (wall time) a sender whose flow is running may hear nothing authentic from the
+/// router before the run is given up as one whose router is gone: longer than the longest
+/// retransmission timeout a TCP sender may wait (60 s, RFC 6298 §2.5) at time scale 1.
+pub const SILENCE: std::time::Duration = std::time::Duration::from_secs(65);
+/// The same when the socket reports that nothing listens at the router's address (ICMP port
+/// unreachable): the router has gone or never started.
+pub const SILENCE_REFUSED: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The router fell silent on a running flow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RouterSilent {
+    pub flow: FlowId,
+    /// Datagrams the socket refused to send or receive because nothing listened at the router's
+    /// address (ICMP port unreachable).
+    pub refused: u64,
+}
+
 impl EndpointTask {
-    /// Drives the endpoint on `socket` (connected to the router) until the run's end.
-    pub async fn run(mut self, socket: UdpSocket, clock: LiveClock) -> Box<dyn Endpoint> {
+    /// Drives the endpoint on `socket` (connected to the router) until the run's end, or until
+    /// a sender of a running flow has heard nothing authentic from the router for [`SILENCE`].
+    pub async fn run(
+        mut self,
+        socket: UdpSocket,
+        clock: LiveClock,
+    ) -> Result<Box<dyn Endpoint>, RouterSilent> {
         let mut rx = vec![0u8; wire::MAX_DATAGRAM + 1];
         let mut tx = Vec::with_capacity(2048);
         let mut out = Vec::new();
@@ -74,10 +99,30 @@ impl EndpointTask {
             .peer_addr()
             .unwrap_or_else(|_| std::net::SocketAddr::from(([0, 0, 0, 0], 0)));
         let mut last = Time::ZERO;
+        let mut heard = std::time::Instant::now();
+        let mut refused = 0u64;
         loop {
             let now = clock.now();
             if now >= self.end {
                 break;
+            }
+            let running =
+                self.is_sender && self.start.is_none() && self.stop.is_none_or(|t| now < t);
+            if self.watch_router && running {
+                let limit = if refused > 0 {
+                    SILENCE_REFUSED
+                } else {
+                    SILENCE
+                };
+                if heard.elapsed() > limit {
+                    self.publish();
+                    return Err(RouterSilent {
+                        flow: self.flow,
+                        refused,
+                    });
+                }
+            } else {
+                heard = std::time::Instant::now();
             }
             self.catch_up(now, &mut last, &mut out);
             send_all(&socket, &mut sealer, &mut out, &mut tx).await;
@@ -85,10 +130,21 @@ impl EndpointTask {
             let next = self.next_due().map_or(self.end, |(t, _)| t).min(self.end);
             tokio::select! {
                 r = socket.recv(&mut rx) => {
-                    let Ok(n) = r else { continue };
+                    let n = match r {
+                        Ok(n) => n,
+                        Err(e) => {
+                            if e.kind() == std::io::ErrorKind::ConnectionRefused {
+                                refused += 1;
+                            }
+                            continue;
+                        }
+                    };
                     let now = clock.now().max(last);
                     self.catch_up(now, &mut last, &mut out);
                     let packet = opener.open(router, &rx[..n]);
+                    if packet.is_ok() {
+                        heard = std::time::Instant::now();
+                    }
                     self.receive(now, packet, &mut out);
                     last = now;
                 }
@@ -97,7 +153,7 @@ impl EndpointTask {
             send_all(&socket, &mut sealer, &mut out, &mut tx).await;
         }
         self.publish();
-        self.endpoint
+        Ok(self.endpoint)
     }
 
     /// The earliest pending start, stop or timeout.

@@ -90,6 +90,16 @@ pub enum LiveError {
     #[error(transparent)]
     Netns(#[from] NetnsError),
     #[error(
+        "the router at {router} sent nothing to flow {flow:?}'s sender for {secs} s of a running flow{}: is it running, with the same scenario and key file?",
+        if *refused > 0 { format!(" ({refused} datagrams refused: nothing listens there)") } else { String::new() }
+    )]
+    RouterSilent {
+        router: SocketAddr,
+        flow: String,
+        secs: u64,
+        refused: u64,
+    },
+    #[error(
         "{what} is {size} bytes: a live packet travels in one UDP datagram with its {}-byte authenticator, so at most {} bytes",
         crate::auth::TRAILER_LEN,
         crate::wire::MAX_DATAGRAM - crate::auth::TRAILER_LEN
@@ -265,6 +275,7 @@ fn endpoint_tasks(
     stats: Vec<SharedStats>,
     counters: &Arc<EndpointCounters>,
     key: &Key,
+    watch_router: bool,
 ) -> Vec<EndpointTask> {
     let end = Time(scenario.duration.0);
     build_endpoints(scenario)
@@ -285,6 +296,7 @@ fn endpoint_tasks(
                 stats,
                 counters: counters.clone(),
                 key: key.clone(),
+                watch_router,
             }
         })
         .collect()
@@ -300,6 +312,11 @@ fn planned_addrs(scenario: &Scenario, base: SocketAddr) -> Result<Vec<SocketAddr
                 .map_err(|_| LiveError::PortRange(base, n))
         })
         .collect()
+}
+
+/// The scenario's id of flow `f`.
+fn scenario_flow_id(ids: &[String], f: acclab_core::FlowId) -> String {
+    ids.get(f.0 as usize).cloned().unwrap_or_default()
 }
 
 /// `acclab live router`: only the router, for endpoints at [`planned_addrs`] in another process.
@@ -340,7 +357,8 @@ pub fn endpoints_only(
     let addrs = planned_addrs(&scenario, base)?;
     let stats: Vec<SharedStats> = (0..addrs.len()).map(|_| SharedStats::default()).collect();
     let counters = Arc::new(EndpointCounters::default());
-    let tasks = endpoint_tasks(&scenario, stats.clone(), &counters, &key);
+    let tasks = endpoint_tasks(&scenario, stats.clone(), &counters, &key, true);
+    let flow_ids: Vec<String> = scenario.flows.iter().map(|f| f.id.clone()).collect();
     runtime(0)?.block_on(async {
         let mut sockets = Vec::with_capacity(addrs.len());
         for a in &addrs {
@@ -349,15 +367,32 @@ pub fn endpoints_only(
             sockets.push(s);
         }
         let clock = LiveClock::start(time_scale);
-        let handles: Vec<_> = tasks
-            .into_iter()
-            .zip(sockets)
-            .map(|(t, s)| tokio::spawn(t.run(s, clock)))
-            .collect();
-        for h in handles {
-            let _ = h.await;
+        let mut running = tokio::task::JoinSet::new();
+        for (t, s) in tasks.into_iter().zip(sockets) {
+            running.spawn(t.run(s, clock));
         }
-        Ok::<_, LiveError>(())
+        // The first endpoint to find the router silent ends the run.
+        let mut silent = None;
+        while let Some(done) = running.join_next().await {
+            if let Ok(Err(e)) = done {
+                silent = Some(e);
+                running.abort_all();
+                break;
+            }
+        }
+        match silent {
+            Some(e) => Err(LiveError::RouterSilent {
+                router,
+                flow: scenario_flow_id(&flow_ids, e.flow),
+                secs: if e.refused > 0 {
+                    crate::driver::SILENCE_REFUSED.as_secs()
+                } else {
+                    crate::driver::SILENCE.as_secs()
+                },
+                refused: e.refused,
+            }),
+            None => Ok::<_, LiveError>(()),
+        }
     })?;
     Ok(stats
         .iter()
@@ -436,7 +471,7 @@ fn run_sockets(
         Some(k) => k.clone(),
         None => Key::generate()?,
     };
-    let tasks = endpoint_tasks(&scenario, r.stats, &counters, &key);
+    let tasks = endpoint_tasks(&scenario, r.stats, &counters, &key, false);
     let mut addrs = Vec::with_capacity(endpoint_sockets.len());
     let mut sockets = Vec::with_capacity(endpoint_sockets.len());
     {
@@ -464,7 +499,7 @@ fn run_sockets(
     let mut sent_by_endpoints = 0;
     rt.block_on(async {
         for h in handles {
-            if let Ok(e) = h.await {
+            if let Ok(Ok(e)) = h.await {
                 sent_by_endpoints += e.stats().sent_packets;
             }
         }
