@@ -209,6 +209,9 @@ fn run(a: RunArgs) -> Result<()> {
             l.router_mean_lag_s * 1e3,
             l.router_max_lag_s * 1e3
         );
+        for why in &l.degraded {
+            println!("DEGRADED: {why}");
+        }
         if !l.router_realtime {
             println!(
                 "note: the router ran without real-time priority (it needs root or CAP_SYS_NICE): other work on this machine may have delayed it and distorted the run"

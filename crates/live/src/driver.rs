@@ -30,6 +30,8 @@ pub struct EndpointCounters {
     pub received: AtomicU64,
     /// Datagrams that were forged or replayed ([`crate::auth`]); also counted in `rejected`.
     pub unauthentic: AtomicU64,
+    /// Datagrams the kernel dropped at the endpoints' sockets (receive buffers full).
+    pub socket_drops: AtomicU64,
 }
 
 /// What one endpoint driver needs.
@@ -153,6 +155,11 @@ impl EndpointTask {
             send_all(&socket, &mut sealer, &mut out, &mut tx).await;
         }
         self.publish();
+        {
+            use std::os::fd::AsRawFd;
+            let d = crate::drops::dropped(socket.as_raw_fd()).unwrap_or(0);
+            self.counters.socket_drops.fetch_add(d, Ordering::Relaxed);
+        }
         Ok(self.endpoint)
     }
 

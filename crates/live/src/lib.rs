@@ -4,6 +4,7 @@
 //! - [`wire`]: the versioned binary encoding of a packet in a datagram, and its checked decoder.
 //! - [`auth`]: every datagram authenticated under the run's key; forged and replayed ones refused.
 //! - [`clock`]: wall clock → scenario time, with a time scale.
+//! - [`drops`]: datagrams the kernel dropped at a socket (its receive buffer full).
 //! - [`driver`]: one core endpoint on one socket.
 //! - [`router`]: the router emulator — the simulator's network in real time, forwarding datagrams
 //!   between the endpoints a scenario names and dropping (and counting) everything else.
@@ -14,6 +15,7 @@
 pub mod auth;
 pub mod clock;
 pub mod driver;
+pub mod drops;
 pub mod netns;
 pub mod priority;
 pub mod router;

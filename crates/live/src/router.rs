@@ -84,6 +84,8 @@ pub struct RouterCounters {
     pub lag_max_ns: u64,
     /// The router's thread had real-time priority.
     pub realtime: bool,
+    /// Datagrams the kernel dropped at the router's socket (its receive buffer full).
+    pub socket_drops: u64,
 }
 
 /// A router for one scenario: its network and the address of every endpoint.
@@ -176,6 +178,10 @@ impl Router {
         }
         self.sim.advance(end);
         self.send_deliveries(&socket, &mut tx)?;
+        {
+            use std::os::fd::AsRawFd;
+            self.counters.socket_drops = crate::drops::dropped(socket.as_raw_fd()).unwrap_or(0);
+        }
         Ok((self.sim, self.counters))
     }
 

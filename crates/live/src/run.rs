@@ -314,6 +314,72 @@ fn planned_addrs(scenario: &Scenario, base: SocketAddr) -> Result<Vec<SocketAddr
         .collect()
 }
 
+/// A live run is marked degraded when the router's mean lag exceeds this share of the shortest
+/// base RTT among the scenario's flows…
+pub const MAX_MEAN_LAG_SHARE: f64 = 0.05;
+/// … or its largest lag this share.
+pub const MAX_LAG_SHARE: f64 = 0.5;
+
+/// Why a live run's numbers may not be those of the emulated network: datagrams the kernel
+/// dropped at a socket (the machine could not keep up), datagrams from outside the run that
+/// reached it, a router that ran late relative to the flows' round-trip times
+/// ([`MAX_MEAN_LAG_SHARE`], [`MAX_LAG_SHARE`]). Empty when none of these happened.
+pub fn degradation(scenario: &Scenario, l: &LiveSummary) -> Vec<String> {
+    let mut why = Vec::new();
+    if l.socket_drops_router + l.socket_drops_endpoints > 0 {
+        why.push(format!(
+            "the kernel dropped {} datagrams at the router's socket and {} at the endpoints' (receive buffers full: the machine did not keep up; lower --time-scale)",
+            l.socket_drops_router, l.socket_drops_endpoints
+        ));
+    }
+    let strangers = l.router_rejected_malformed
+        + l.router_rejected_forged
+        + l.router_rejected_replayed
+        + l.router_rejected_foreign
+        + l.endpoint_rejected;
+    if strangers > 0 {
+        why.push(format!(
+            "{strangers} datagrams from outside the run reached it (dropped: {} malformed, {} forged, {} replayed, {} foreign at the router; {} at the endpoints), taking the router's time",
+            l.router_rejected_malformed,
+            l.router_rejected_forged,
+            l.router_rejected_replayed,
+            l.router_rejected_foreign,
+            l.endpoint_rejected
+        ));
+    }
+    let base_rtt = scenario
+        .flows
+        .iter()
+        .map(|f| {
+            f.forward
+                .iter()
+                .chain(&f.reverse)
+                .map(|l| scenario.links[l.0 as usize].delay.as_secs_f64())
+                .sum::<f64>()
+        })
+        .filter(|&r| r > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    if base_rtt.is_finite() {
+        if l.router_mean_lag_s > MAX_MEAN_LAG_SHARE * base_rtt {
+            why.push(format!(
+                "the router ran {:.3} ms late on average, over {:.0}% of the shortest base RTT ({:.1} ms)",
+                l.router_mean_lag_s * 1e3,
+                MAX_MEAN_LAG_SHARE * 100.0,
+                base_rtt * 1e3
+            ));
+        }
+        if l.router_max_lag_s > MAX_LAG_SHARE * base_rtt {
+            why.push(format!(
+                "the router once ran {:.3} ms late, over {:.0}% of the shortest base RTT ({:.1} ms)",
+                l.router_max_lag_s * 1e3,
+                MAX_LAG_SHARE * 100.0,
+                base_rtt * 1e3
+            ));
+        }
+    }
+    why
+}
+
 /// The scenario's id of flow `f`.
 fn scenario_flow_id(ids: &[String], f: acclab_core::FlowId) -> String {
     ids.get(f.0 as usize).cloned().unwrap_or_default()
@@ -523,13 +589,84 @@ fn run_sockets(
         router_mean_lag_s: rc.lag_sum_ns as f64 / rc.wakeups.max(1) as f64 / 1e9,
         router_max_lag_s: rc.lag_max_ns as f64 / 1e9,
         router_realtime: rc.realtime,
+        socket_drops_router: rc.socket_drops,
+        socket_drops_endpoints: counters.socket_drops.load(Ordering::Relaxed),
+        degraded: Vec::new(),
     });
+    if let Some(l) = summary.live.as_mut() {
+        l.degraded = degradation(sim.scenario(), l);
+    }
     Ok((sim, summary))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_is_degraded_by_socket_drops_strangers_and_lag() {
+        let sc = acclab_scenario::parse(
+            "name = \"d\"\nduration = \"1s\"\n[[link]]\nbetween = [\"a\", \"b\"]\nrate = \"10Mbps\"\ndelay = \"10ms\"\n[[flow]]\nid = \"f\"\nkind = \"reno\"\nfrom = \"a\"\nto = \"b\"\n",
+            "d.toml",
+        )
+        .unwrap();
+        let clean = LiveSummary {
+            time_scale: 1.0,
+            network: "local".into(),
+            wall_duration_s: 1.0,
+            router_accepted: 100,
+            router_delivered: 100,
+            router_rejected_malformed: 0,
+            router_rejected_foreign: 0,
+            router_rejected_forged: 0,
+            router_rejected_replayed: 0,
+            endpoint_sent: 100,
+            endpoint_received: 100,
+            endpoint_rejected: 0,
+            endpoint_rejected_unauthentic: 0,
+            router_mean_lag_s: 0.0001,
+            router_max_lag_s: 0.002,
+            router_realtime: true,
+            socket_drops_router: 0,
+            socket_drops_endpoints: 0,
+            degraded: vec![],
+        };
+        assert!(degradation(&sc, &clean).is_empty());
+        // Base RTT 20 ms: a mean lag of 1.5 ms is over 5% of it, a largest of 12 ms over half.
+        for (l, says) in [
+            (
+                LiveSummary {
+                    socket_drops_endpoints: 3,
+                    ..clean.clone()
+                },
+                "dropped 0 datagrams at the router's socket and 3",
+            ),
+            (
+                LiveSummary {
+                    router_rejected_forged: 7,
+                    ..clean.clone()
+                },
+                "7 datagrams from outside",
+            ),
+            (
+                LiveSummary {
+                    router_mean_lag_s: 0.0015,
+                    ..clean.clone()
+                },
+                "late on average",
+            ),
+            (
+                LiveSummary {
+                    router_max_lag_s: 0.012,
+                    ..clean.clone()
+                },
+                "once ran 12.000 ms late",
+            ),
+        ] {
+            let why = degradation(&sc, &l);
+            assert!(why.len() == 1 && why[0].contains(says), "{why:?}");
+        }
+    }
 
     /// Issue 21 §1: `packet_size` above the UDP limit delivered nothing and exited 0.
     #[test]

@@ -91,6 +91,8 @@ fn two_monaco_loops_reach_weighted_pf_live() {
     );
     assert!(live.router_accepted > 10_000, "{live:?}");
     eprintln!("router real-time priority: {}", live.router_realtime);
+    assert!(live.degraded.is_empty(), "{:?}", live.degraded);
+    assert_eq!(live.socket_drops_router + live.socket_drops_endpoints, 0);
     check_weighted_pf(&s);
 }
 
@@ -205,6 +207,13 @@ fn router_shrugs_off_junk_and_strangers() {
             "{what}: sent {sent}, router counted {counted}"
         );
     }
+    assert!(
+        live.degraded
+            .iter()
+            .any(|w| w.contains("from outside the run")),
+        "{:?}",
+        live.degraded
+    );
     check_weighted_pf(&s);
 }
 

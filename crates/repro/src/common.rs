@@ -135,6 +135,9 @@ pub fn live_rows(report: &mut crate::Report, live: &Run, time_scale: f64) {
         l.endpoint_sent,
         l.endpoint_received
     ));
+    for why in &l.degraded {
+        report.notes.push(format!("live run DEGRADED: {why}"));
+    }
 }
 
 /// The equilibrium the theory predicts over [t0, t1] (the flows active then).

@@ -76,6 +76,13 @@ pub struct LiveSummary {
     /// Whether the router's thread ran with real-time priority (Linux, root or CAP_SYS_NICE):
     /// without it, other work on the machine can hold the router off a core and distort the run.
     pub router_realtime: bool,
+    /// Datagrams the kernel dropped at the router's socket and at the endpoints' sockets
+    /// because their receive buffers were full — lost outside the emulated network.
+    pub socket_drops_router: u64,
+    pub socket_drops_endpoints: u64,
+    /// Why the run's numbers may not be the emulated network's (empty when nothing was seen):
+    /// see `acclab_live::run::degradation`.
+    pub degraded: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
