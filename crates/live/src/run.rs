@@ -405,6 +405,7 @@ pub fn router_only(
         key,
     );
     let socket = std::net::UdpSocket::bind(listen)?;
+    let _priority = crate::priority::raise_for_now(crate::priority::ROUTER);
     let clock = LiveClock::start(time_scale);
     Ok(router.run(socket, clock, &mut |_| {})?)
 }
@@ -554,6 +555,9 @@ fn run_sockets(
         key,
     );
 
+    // Real-time priority before the clock starts: the router's first events are due at once,
+    // and a thread at ordinary priority can wait milliseconds for a core on a loaded machine.
+    let _priority = crate::priority::raise_for_now(crate::priority::ROUTER);
     let clock = LiveClock::start(opts.time_scale);
     let handles: Vec<_> = tasks
         .into_iter()
