@@ -88,6 +88,22 @@ pub fn print_summary(s: &Summary) {
         println!("\nJain's fairness index over the window: {j:.4}");
     }
     if let Some(t) = &s.theory {
+        // Why a flow has no prediction beside it — except inelastic CBR flows, which the
+        // theory does take into account (off the capacities).
+        let why: Vec<_> = t
+            .outside
+            .iter()
+            .filter(|(_, w)| !w.starts_with("inelastic"))
+            .collect();
+        for (id, w) in why.iter().take(MAX_ROWS.min(8)) {
+            println!("no theory for {id}: {w}");
+        }
+        if why.len() > 8 {
+            println!(
+                "… and {} more flows outside the theory (summary.json)",
+                why.len() - 8
+            );
+        }
         for n in &t.notes {
             println!("theory note: {n}");
         }

@@ -5,8 +5,13 @@
 //! (1+ε)·α·d·log x + ε·d·x) and Monaco / ACC (weight a*, 000 appendix). Constant-rate CBR flows active for the whole window are inelastic:
 //! their rate is taken off the capacity of every link they cross. Everything else (Reno, finite
 //! transfers, flows that start or stop inside the window) is outside the domain and listed with
-//! the reason; a link that also carries such flows makes its prediction approximate, which the
-//! notes say.
+//! the reason. A long-lived window-based TCP flow (Reno, CUBIC, DCTCP, BBR) active through the
+//! window takes a share of every link it crosses that the theory cannot tell, so the flows in
+//! the domain that cross such a link — and, since they share capacity with them, the flows
+//! that cross theirs, and so on — get no prediction either, with the reason, rather than a number
+//! as if that traffic were absent. Short or intermittent traffic outside the domain (web users,
+//! on-off mice, finite transfers, flows that start or stop inside the window) only makes a
+//! link's prediction approximate, which the notes say.
 //!
 //! Units: rates in packets per second, weights in packets, prices in seconds. A flow's
 //! propagation delay d is its round-trip propagation delay plus the transmission time of a data
@@ -133,6 +138,18 @@ fn utility(f: &FlowDef, d: f64, packet_size: f64) -> Result<Utility, String> {
     }
 }
 
+/// Whether `f` is a long-lived window-based TCP flow (no finite size): traffic the theory does
+/// not model that takes a persistent, unknown share of its links.
+fn persistent_tcp(f: &FlowDef) -> bool {
+    match &f.scheme {
+        SchemeConfig::Reno(p) => p.size.is_none(),
+        SchemeConfig::Cubic(p) => p.size.is_none(),
+        SchemeConfig::Dctcp(p) => p.size.is_none(),
+        SchemeConfig::Bbr(p) => p.size.is_none(),
+        _ => false,
+    }
+}
+
 /// Whether `f` is active over the whole window [from, to].
 fn active_throughout(sc: &Scenario, f: &FlowDef) -> bool {
     let (from, to) = sc.output.window;
@@ -162,6 +179,8 @@ pub fn predict(sc: &Scenario) -> Result<Equilibrium, NumError> {
     let mut notes = Vec::new();
     let mut members = Vec::new(); // (scenario flow index, utility, d)
     let mut unmodelled_links = vec![false; sc.links.len()];
+    // Links with persistent traffic the theory does not model: why (which flow).
+    let mut foreign: Vec<Option<String>> = vec![None; sc.links.len()];
     for (i, f) in sc.flows.iter().enumerate() {
         let (from, to) = sc.output.window;
         let overlaps = f.start < to && f.stop.is_none_or(|s| s > from);
@@ -189,9 +208,43 @@ pub fn predict(sc: &Scenario) -> Result<Equilibrium, NumError> {
             Err(why) => outside.push((f.id.clone(), why)),
         }
         if members.last().is_none_or(|m| m.0 != i) {
+            let persistent = whole && persistent_tcp(f);
             for l in &f.forward {
                 unmodelled_links[l.0 as usize] = true;
+                if persistent && foreign[l.0 as usize].is_none() {
+                    foreign[l.0 as usize] = Some(format!("{} flow {}", f.scheme.kind(), f.id));
+                }
             }
+        }
+    }
+    // Flows in the domain that share a link with such traffic, directly or through other flows
+    // in the domain, leave the domain too (a fixed point: each pass taints the links of the
+    // flows it removes).
+    loop {
+        let before = members.len();
+        let mut kept = Vec::with_capacity(members.len());
+        for m in members.drain(..) {
+            let f = &sc.flows[m.0];
+            match f.forward.iter().find_map(|l| {
+                foreign[l.0 as usize]
+                    .as_ref()
+                    .map(|who| (sc.links[l.0 as usize].name.clone(), who.clone()))
+            }) {
+                Some((link, who)) => {
+                    outside.push((
+                        f.id.clone(),
+                        format!("shares link {link} with {who}, whose share the theory cannot tell (it is outside the domain), so it predicts nothing here rather than a rate as if that traffic were absent"),
+                    ));
+                    for l in &f.forward {
+                        foreign[l.0 as usize].get_or_insert_with(|| format!("flow {}", f.id));
+                    }
+                }
+                None => kept.push(m),
+            }
+        }
+        members = kept;
+        if members.len() == before {
+            break;
         }
     }
     for (l, c) in capacity.iter_mut().enumerate() {
@@ -308,4 +361,77 @@ pub fn predict(sc: &Scenario) -> Result<Equilibrium, NumError> {
         outside,
         notes,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two parallel bottlenecks: a–b carries Monaco flows m1, m2 and (when `reno`) a Reno flow;
+    /// c–d carries Monaco flow m3 alone.
+    fn scenario(reno: &str) -> Scenario {
+        let text = format!(
+            r#"
+name = "mix"
+duration = "60s"
+[output]
+window = ["20s", "60s"]
+[defaults]
+queue = {{ kind = "red", limit = "200pkt", min_th = "20pkt", max_th = "60pkt", priority = true }}
+[[link]]
+between = ["a", "b"]
+rate = "50Mbps"
+delay = "10ms"
+[[link]]
+between = ["c", "d"]
+rate = "50Mbps"
+delay = "10ms"
+[[flow]]
+id = "m1"
+kind = "monaco"
+from = "a"
+to = "b"
+[[flow]]
+id = "m2"
+kind = "monaco"
+from = "a"
+to = "b"
+[[flow]]
+id = "m3"
+kind = "monaco"
+from = "c"
+to = "d"
+{reno}
+"#
+        );
+        acclab_scenario::parse(&text, "mix.toml").unwrap()
+    }
+
+    const RENO: &str = "[[flow]]\nid = \"r\"\nkind = \"reno\"\nfrom = \"a\"\nto = \"b\"\n";
+
+    /// issue 26: Monaco on a link shared with Reno got a rate as if the Reno flow were absent.
+    #[test]
+    fn no_prediction_where_untheorised_tcp_shares_the_link() {
+        let alone = predict(&scenario("")).unwrap();
+        assert!(alone.flows.iter().all(Option::is_some));
+        let mixed = predict(&scenario(RENO)).unwrap();
+        assert!(mixed.flows[0].is_none() && mixed.flows[1].is_none());
+        let why = &mixed.outside.iter().find(|(id, _)| id == "m1").unwrap().1;
+        assert!(why.contains("shares link a->b with reno flow r"), "{why}");
+        // The flow on the other bottleneck keeps its prediction, the same as without Reno (to
+        // the solver's accuracy: the problems differ in size).
+        let (a, b) = (
+            alone.flows[2].as_ref().unwrap().throughput_bps,
+            mixed.flows[2].as_ref().unwrap().throughput_bps,
+        );
+        assert!((a - b).abs() < 1e-6 * a, "{a} vs {b}");
+        // A Reno flow that stops inside the window is intermittent: a note, not an exclusion.
+        let short = predict(&scenario(&format!("{RENO}stop = \"40s\"\n"))).unwrap();
+        assert!(short.flows[0].is_some());
+        assert!(
+            short.notes.iter().any(|n| n.contains("approximate")),
+            "{:?}",
+            short.notes
+        );
+    }
 }
