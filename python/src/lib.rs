@@ -450,7 +450,7 @@ fn theory(py: Python<'_>, scenario: &PyScenario) -> PyResult<String> {
     let sc = scenario.def.build().map_err(|e| scenario_error(py, e))?;
     let eq = acclab_theory::predict(&sc)
         .map_err(|e| value_error(format!("the theory cannot solve it: {e}")))?;
-    serde_json::to_string(&eq).map_err(value_error)
+    serde_json::to_string(&eq.to_json(&sc)).map_err(value_error)
 }
 
 /// A run's summary (summary.json's text) as a table: `entity`, `id`, `kind`, then every

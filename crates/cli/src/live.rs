@@ -149,6 +149,9 @@ fn run(a: RunArgs) -> Result<()> {
     if let Some(seed) = a.seed {
         sc.seed = seed;
     }
+    for w in sc.warnings() {
+        eprintln!("warning: {w}");
+    }
     let dir = crate::output_dir(a.out, &format!("{}-live", sc.name), a.force)?;
     let wall = sc.duration.as_secs_f64() / a.time_scale;
     if !a.quiet {

@@ -194,6 +194,9 @@ fn run(args: RunArgs) -> Result<()> {
     if cost.is_large() && !args.quiet {
         println!("{}: a large run: {cost}", args.scenario.display());
     }
+    for w in sc.warnings() {
+        eprintln!("warning: {w}");
+    }
     let dir = output_dir(args.out, &sc.name, args.force)?;
     simulate(sc, dir, args.plots, args.quiet)
 }
@@ -203,7 +206,8 @@ fn theory(path: &Path, json: bool) -> Result<()> {
     let eq = acclab_theory::predict(&sc)
         .with_context(|| format!("the theory cannot solve {}", path.display()))?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&eq)?);
+        let v = eq.to_json(&sc);
+        println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         report::print_equilibrium(&sc, &eq);
     }
@@ -224,6 +228,9 @@ fn check(path: &Path) -> Result<()> {
         sc.seed
     );
     println!("  cost: {}", acclab_sim::cost::estimate(&sc));
+    for w in sc.warnings() {
+        println!("  warning: {w}");
+    }
     let (def, spec) = scenario::sweep::load(path)?;
     if let Some(spec) = spec {
         let plan = acclab_study::Plan::new(&def, &spec)?;

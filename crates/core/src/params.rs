@@ -230,6 +230,11 @@ pub trait QueueParams {
     fn validate(&self) -> Result<(), ParamError>;
     /// Builds the discipline (of validated parameters: cannot fail).
     fn build(&self, ctx: &QueueContext) -> Box<dyn QueueDiscipline>;
-    /// Every buffer limit this discipline enforces (for invariant checks).
+    /// Every buffer limit this discipline enforces (for invariant checks): one per band.
     fn limits(&self) -> Vec<Limit>;
+    /// Whether high-priority packets (Monaco's out-of-band control packets) have a band of
+    /// their own in front of the data: a discipline with more than one buffer limit has bands.
+    fn priority_band(&self) -> bool {
+        self.limits().len() > 1
+    }
 }

@@ -102,3 +102,65 @@ pub struct TraceDef {
     pub flows: Vec<u32>,
     pub format: TraceFormat,
 }
+
+impl Scenario {
+    /// What in the scenario is valid but probably not what was meant, for `acclab check` and
+    /// `acclab run` to say before running.
+    ///
+    /// Monaco measures a flow's accumulation from the delay its out-of-band control packet sees
+    /// against the in-band one, and 000 §IV-B has the out-of-band packet skip the data queue: a
+    /// router without a priority band makes it wait behind the data, so the estimate (and the
+    /// window) is wrong — many times the target, long queues, other flows starved.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for f in &self.flows {
+            if !matches!(f.scheme, SchemeConfig::Monaco(_)) {
+                continue;
+            }
+            let plain: Vec<String> = f
+                .forward
+                .iter()
+                .map(|l| &self.links[l.0 as usize])
+                .filter(|l| !l.queue.params().priority_band())
+                .map(|l| format!("{} ({})", l.name, l.queue.kind()))
+                .collect();
+            if !plain.is_empty() {
+                out.push(format!(
+                    "flow {:?} is Monaco, but link(s) {} on its path have no priority band: its out-of-band control packets wait behind the data there, which Monaco's accumulation estimate assumes they skip (000 §IV-B) — give those queues `priority = true` (or kind = \"priority\")",
+                    f.id,
+                    plain.join(", ")
+                ));
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn monaco_over_a_queue_without_a_priority_band_is_warned_of() {
+        let text = |queue: &str| {
+            format!(
+                "name = \"w\"\nduration = \"1s\"\n[[link]]\nbetween = [\"a\", \"b\"]\nrate = \"10Mbps\"\ndelay = \"1ms\"\nqueue = {queue}\n[[flow]]\nid = \"m\"\nkind = \"monaco\"\nfrom = \"a\"\nto = \"b\"\n[[flow]]\nid = \"r\"\nkind = \"reno\"\nfrom = \"a\"\nto = \"b\"\n"
+            )
+        };
+        let sc = crate::parse(&text("{ kind = \"droptail\", limit = \"100pkt\" }"), "w").unwrap();
+        let w = sc.warnings();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].contains("flow \"m\"") && w[0].contains("a->b (droptail)"),
+            "{w:?}"
+        );
+        for ok in [
+            "{ kind = \"droptail\", limit = \"100pkt\", priority = true }",
+            "{ kind = \"priority\", limit = \"100pkt\" }",
+            "{ kind = \"avq\", mode = \"delay\", limit = \"100pkt\", priority = true }",
+        ] {
+            assert!(
+                crate::parse(&text(ok), "w").unwrap().warnings().is_empty(),
+                "{ok}"
+            );
+        }
+    }
+}

@@ -36,6 +36,27 @@ pub struct Equilibrium {
     pub notes: Vec<String>,
 }
 
+impl Equilibrium {
+    /// The equilibrium as JSON (`acclab theory --json`, the Python package's `theory`): a flow
+    /// outside the theory is an object with its id and the reason, not a bare null.
+    pub fn to_json(&self, sc: &Scenario) -> serde_json::Value {
+        let mut v = serde_json::to_value(self).expect("an equilibrium serialises");
+        if let Some(flows) = v.get_mut("flows").and_then(|f| f.as_array_mut()) {
+            for (f, def) in flows.iter_mut().zip(&sc.flows) {
+                if f.is_null() {
+                    let why = self
+                        .outside
+                        .iter()
+                        .find(|(id, _)| id == &def.id)
+                        .map_or("outside the theory's domain", |(_, w)| w.as_str());
+                    *f = serde_json::json!({ "id": def.id, "outside": why });
+                }
+            }
+        }
+        v
+    }
+}
+
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct FlowPrediction {
     pub id: String,
@@ -101,7 +122,7 @@ fn utility(f: &FlowDef, d: f64, packet_size: f64) -> Result<Utility, String> {
             }
             if p.alpha != p.beta {
                 return Err(format!(
-                    "vegas with alpha {} < beta {} has a set of equilibria; the model takes alpha = beta",
+                    "vegas with alpha {} < beta {} has a set of equilibria (002 §3), not one point: outside the domain, which holds Vegas with alpha = beta only",
                     p.alpha, p.beta
                 ));
             }
@@ -418,6 +439,12 @@ to = "d"
         assert!(mixed.flows[0].is_none() && mixed.flows[1].is_none());
         let why = &mixed.outside.iter().find(|(id, _)| id == "m1").unwrap().1;
         assert!(why.contains("shares link a->b with reno flow r"), "{why}");
+        // In JSON the flows without a prediction carry their id and the reason.
+        let json = mixed.to_json(&scenario(RENO));
+        assert_eq!(json["flows"][0]["id"], "m1");
+        assert_eq!(json["flows"][0]["outside"].as_str(), Some(why.as_str()));
+        assert_eq!(json["flows"][2]["id"], "m3");
+        assert!(json["flows"][2]["throughput_bps"].is_number());
         // The flow on the other bottleneck keeps its prediction, the same as without Reno (to
         // the solver's accuracy: the problems differ in size).
         let (a, b) = (
