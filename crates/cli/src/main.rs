@@ -152,7 +152,16 @@ fn demo(out: Option<PathBuf>) -> Result<()> {
     println!("acclab demo: 3 Reno flows (RTT 24, 42, 82 ms) and a 20 Mb/s CBR flow over a 100 Mb/s bottleneck, 20 s simulated.");
     let dir = output_dir(out, &sc.name, false)?;
     simulate(sc, dir, true, false)?;
-    println!("\nNext: acclab run scenarios/examples/dumbbell-reno.toml --plots   (see README.md)");
+    // Started by `cargo run` (which sets CARGO), `acclab` is not on the PATH yet: say the
+    // command that works from here.
+    let acclab = if std::env::var_os("CARGO").is_some() {
+        "cargo run --release -p acclab-cli --"
+    } else {
+        "acclab"
+    };
+    println!(
+        "\nNext: {acclab} run scenarios/examples/dumbbell-reno.toml --plots   (see README.md)"
+    );
     Ok(())
 }
 
