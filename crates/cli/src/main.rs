@@ -286,6 +286,9 @@ fn reproduce(args: ReproduceArgs) -> Result<()> {
         bail!("--out names one directory; with \"all\" each experiment goes to results/repro/<id>");
     }
     let mut failed = Vec::new();
+    // (id, checks passed, checks, seconds, passed) of each experiment, for the final table.
+    let mut done: Vec<(String, usize, usize, f64, bool)> = Vec::new();
+    let several = chosen.len() > 1;
     for e in chosen {
         let name = if args.quick {
             format!("{}-quick", e.id())
@@ -346,9 +349,35 @@ fn reproduce(args: ReproduceArgs) -> Result<()> {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
+        done.push((
+            e.id().to_string(),
+            report.rows.iter().filter(|r| r.pass).count(),
+            report.rows.len(),
+            report.wall_time_s,
+            report.passed(),
+        ));
         if !report.passed() {
             failed.push(e.id());
         }
+    }
+    if several {
+        println!(
+            "{:<18} {:>8} {:>9}  status",
+            "experiment", "checks", "time s"
+        );
+        for (id, ok, n, t, passed) in &done {
+            println!(
+                "{id:<18} {:>8} {t:>9.1}  {}",
+                format!("{ok}/{n}"),
+                if *passed { "PASS" } else { "FAIL" }
+            );
+        }
+        let total: f64 = done.iter().map(|d| d.3).sum();
+        println!(
+            "{} of {} experiments pass; {total:.1} s in all",
+            done.iter().filter(|d| d.4).count(),
+            done.len()
+        );
     }
     if !failed.is_empty() {
         bail!("outside tolerance: {}", failed.join(", "));
