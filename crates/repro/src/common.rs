@@ -13,6 +13,9 @@ use acclab_theory::Equilibrium;
 
 use crate::{Ctx, ReproError};
 
+/// Puts the theory beside a run's measurements (the one implementation, in acclab-study).
+pub use acclab_study::attach_theory;
+
 /// Bit/s to Mb/s.
 pub fn mbps(bps: f64) -> f64 {
     bps / 1e6
@@ -165,8 +168,6 @@ fn finish(
     acclab_sim::output::write_files(&dir, &sim, &summary)?;
     Ok(Run { sim, summary, eq })
 }
-
-pub use acclab_study::attach_theory;
 
 /// Writes the scenario text an experiment used next to its results.
 pub fn keep_scenario(dir: &Path, name: &str, text: &str) -> Result<(), ReproError> {
