@@ -27,6 +27,9 @@ struct Cli {
 enum Command {
     /// Simulate a scenario file and write summary.json, flows.csv, links.csv (and plots).
     Run(RunArgs),
+    /// Integrate the model tier (the papers' fluid and discrete-time dynamics) on a scenario and
+    /// write the same files as a run: summary.json, flows.csv, links.csv (and plots).
+    Model(ModelArgs),
     /// Print the equilibrium the theory predicts for a scenario (a table, or JSON with --json).
     Theory {
         /// The scenario file (TOML).
@@ -113,6 +116,31 @@ struct RunArgs {
     allow_large: bool,
 }
 
+#[derive(clap::Args)]
+struct ModelArgs {
+    /// The scenario file (TOML).
+    scenario: PathBuf,
+    /// Output directory [default: results/<scenario name>-model, or the next free one].
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Set a key of the scenario first: KEY=VALUE (repeatable), as for `acclab run`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// The integration step, e.g. "500us" [default: the shortest round-trip propagation delay
+    /// / 40, between 10 µs and 1 ms, dividing the sample interval].
+    #[arg(long)]
+    step: Option<String>,
+    /// Also write plots (PNG and SVG) of throughput, cwnd, queues and utilisation.
+    #[arg(long)]
+    plots: bool,
+    /// Overwrite results already in the output directory.
+    #[arg(long)]
+    force: bool,
+    /// Print nothing but errors.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
 const DEMO: &str = include_str!("../../../scenarios/examples/demo.toml");
 
 /// When the process started: the wall time reported for a whole command counts from here.
@@ -125,6 +153,7 @@ fn main() {
         None => demo(None),
         Some(Command::Demo { out }) => demo(out),
         Some(Command::Run(args)) => run(args),
+        Some(Command::Model(args)) => model(args),
         Some(Command::Check { scenario }) => check(&scenario),
         Some(Command::Theory { scenario, json }) => theory(&scenario, json),
         Some(Command::Reproduce(args)) => reproduce(args),
@@ -165,20 +194,23 @@ fn demo(out: Option<PathBuf>) -> Result<()> {
     Ok(())
 }
 
+/// Reads a scenario file with `--set KEY=VALUE` patches applied (checked as the file would be).
+fn load_with(path: &Path, set: &[String]) -> Result<acclab_scenario::Scenario> {
+    if set.is_empty() {
+        return Ok(scenario::load(path)?);
+    }
+    let mut def = scenario::load_def(path)?;
+    let patches = set
+        .iter()
+        .map(|s| scenario::sweep::assignment(s))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(anyhow::Error::msg)?;
+    def.set_all(&patches)?;
+    Ok(def.build()?)
+}
+
 fn run(args: RunArgs) -> Result<()> {
-    let mut sc = if args.set.is_empty() {
-        scenario::load(&args.scenario)?
-    } else {
-        let mut def = scenario::load_def(&args.scenario)?;
-        let patches = args
-            .set
-            .iter()
-            .map(|s| scenario::sweep::assignment(s))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(anyhow::Error::msg)?;
-        def.set_all(&patches)?;
-        def.build()?
-    };
+    let mut sc = load_with(&args.scenario, &args.set)?;
     if !args.quiet && scenario::sweep::file_has_sweep(&args.scenario) {
         println!(
             "note: {} has a [sweep] table; `acclab run` runs the scenario as written, `acclab sweep {}` runs the sweep",
@@ -208,6 +240,61 @@ fn run(args: RunArgs) -> Result<()> {
     }
     let dir = output_dir(args.out, &sc.name, args.force)?;
     simulate(sc, dir, args.plots, args.quiet)
+}
+
+fn model(args: ModelArgs) -> Result<()> {
+    let sc = load_with(&args.scenario, &args.set)?;
+    let step_ns = match &args.step {
+        None => None,
+        Some(s) => {
+            let d = acclab_core::Duration::parse(s)
+                .map_err(|e| anyhow::anyhow!("--step {s:?}: {e}"))?;
+            if d.0 == 0 || d > sc.output.sample_interval {
+                bail!(
+                    "--step {s:?}: must be above 0 and at most the sample interval ({})",
+                    sc.output.sample_interval
+                );
+            }
+            Some(d.0)
+        }
+    };
+    let settings = acclab_model::Settings { step_ns };
+    // Refuse a scenario outside the domain before claiming a directory.
+    let probe = acclab_model::Model::new(&sc, settings)
+        .with_context(|| format!("{}: no model run", args.scenario.display()))?;
+    let step = probe.step_s();
+    drop(probe);
+    let out = output_dir(args.out, &format!("{}-model", sc.name), args.force)?;
+    let dir = out.staging().to_path_buf();
+    let mut summary = acclab_model::run_to(&sc, settings, &dir)
+        .map_err(|e| anyhow::anyhow!("cannot write results into {}: {e}", dir.display()))?;
+    let prediction = acclab_theory::predict(&sc).ok();
+    acclab_study::attach_theory(&sc, prediction.as_ref(), &mut summary);
+    let json = serde_json::to_string_pretty(&summary)?;
+    std::fs::write(dir.join("summary.json"), json + "\n")?;
+    let plot_files = if args.plots {
+        acclab_sim::plot::write_plots(&dir, &sc)
+            .with_context(|| format!("cannot write plots into {}", dir.display()))?
+    } else {
+        Vec::new()
+    };
+    let dir = out.publish()?;
+    if !args.quiet {
+        report::print_summary(&summary);
+        println!(
+            "Model tier: fluid integration at a step of {:.1} µs ({} steps).",
+            step * 1e6,
+            summary.events
+        );
+        println!(
+            "\nResults in {}/: summary.json, flows.csv, links.csv",
+            dir.display()
+        );
+        if !plot_files.is_empty() {
+            println!("Plots: {}", plot_files.join(", "));
+        }
+    }
+    Ok(())
 }
 
 fn theory(path: &Path, json: bool) -> Result<()> {

@@ -317,7 +317,8 @@ pub fn write_links_csv(dir: &Path, sim: &Simulator) -> std::io::Result<()> {
     w.flush()
 }
 
-const FLOW_COLUMNS: [&str; 8] = [
+/// The columns of `flows.csv` (the model tier writes the same).
+pub const FLOW_COLUMNS: [&str; 8] = [
     "time_s",
     "flow",
     "throughput_bps",
@@ -342,7 +343,8 @@ fn flow_record(s: &FlowSample, id: &str) -> [String; 8] {
     ]
 }
 
-fn link_columns(aqm_columns: &[String]) -> Vec<String> {
+/// The columns of `links.csv` with these AQM columns (the model tier writes the same).
+pub fn link_columns(aqm_columns: &[String]) -> Vec<String> {
     let mut header: Vec<String> = [
         "time_s",
         "link",

@@ -123,10 +123,11 @@ impl Default for MonacoParams {
 }
 
 impl MonacoParams {
-    /// The sender's settings: the policy these parameters name, with its own random stream.
-    pub(crate) fn sender_config(&self, ctx: &FlowContext, rng: crate::rng::Rng) -> MonacoConfig {
+    /// The ACC policy these parameters name, fresh (the sender's, and the model tier's fluid
+    /// law, which applies it per unit of time: `acclab_model::acc`).
+    pub fn policy(&self) -> Box<dyn AccPolicy> {
         let kappa = self.kappa();
-        let policy: Box<dyn AccPolicy> = match self.policy {
+        match self.policy {
             AccPolicyName::AccP if self.is_expected_rate_service() => Box::new(ExpectedRate::new(
                 kappa,
                 self.expected_rate.map_or(0.0, |r| r.as_f64() / 8.0),
@@ -137,7 +138,12 @@ impl MonacoParams {
                 kappa_packets: kappa,
             }),
             AccPolicyName::AccMw => Box::new(AccMw { kappa }),
-        };
+        }
+    }
+
+    /// The sender's settings: the policy these parameters name, with its own random stream.
+    pub(crate) fn sender_config(&self, ctx: &FlowContext, rng: crate::rng::Rng) -> MonacoConfig {
+        let policy = self.policy();
         MonacoConfig {
             packet_size: ctx.packet_size,
             control_size: ctx.ack_size,

@@ -1,0 +1,66 @@
+//! acclab-model: the model tier (SPEC §1) — the dynamics the papers analyse, as equations, on a
+//! scenario's own topology, written out with the simulator's file names and columns so that a
+//! model trajectory can be set beside a packet-level one.
+//!
+//! - [`network`]: the scenario in the model's terms (capacities, buffers, each flow's hops and
+//!   the delays between them and the source), and what is outside the domain;
+//! - [`model`]: the integrator (method, step and order of a step in its header);
+//! - [`history`]: the state history the delays read;
+//! - source laws: [`acc`] (000 eqs. (3), (5), (6), (10); 003 Algorithm 1), [`vegas`] (002 eqs.
+//!   (16)–(19); Vegas+REM, 002 §5), [`reno`] (Misra–Gong–Towsley), [`cbr`];
+//! - queue laws: [`red`] (Hollot et al.), [`rem`] (002 eqs. (30)–(31)), [`avq`] (AVQ; AVD,
+//!   000 §IV-D); a droptail or priority queue is the integrator's fluid FIFO;
+//! - [`output`]: flows.csv, links.csv and summary.json.
+//!
+//! The links are fluid queues: the backlog b_l integrates arrivals less service at capacity
+//! c_l, within [0, buffer]; the link price of 002 (eq. (16)) is the queueing delay b_l/c_l. A
+//! flow's share of a queue is tracked per flow and link, so its accumulation is 000 eq. (1)
+//! itself. Departures from the packet level common to every law: ACK traffic does not load the
+//! reverse links (it has no queue of its own in the model); every packet has the data size.
+
+pub mod acc;
+pub mod avq;
+pub mod cbr;
+pub mod feedback;
+pub mod history;
+pub mod model;
+pub mod network;
+pub mod output;
+pub mod red;
+pub mod reno;
+pub mod rem;
+pub mod vegas;
+
+pub use model::{Memory, Model, Settings};
+pub use network::Outside;
+
+use std::path::Path;
+
+/// Runs the model of `sc` and writes flows.csv, links.csv (into `dir`); returns the summary
+/// (the caller writes summary.json, with whatever it adds).
+pub fn run_to(
+    sc: &acclab_scenario::Scenario,
+    settings: Settings,
+    dir: &Path,
+) -> Result<acclab_sim::Summary, Box<dyn std::error::Error + Send + Sync>> {
+    let mut m = Model::new(sc, settings)?;
+    let mut sink = output::CsvSink::create(dir, &m)?;
+    let t0 = std::time::Instant::now();
+    m.run(&mut sink);
+    let wall = t0.elapsed().as_secs_f64();
+    sink.finish()?;
+    Ok(output::summary(&m, wall))
+}
+
+/// Runs the model of `sc` keeping its samples in memory.
+pub fn run_in_memory(
+    sc: &acclab_scenario::Scenario,
+    settings: Settings,
+) -> Result<(acclab_sim::Summary, Memory), Outside> {
+    let mut m = Model::new(sc, settings)?;
+    let mut mem = Memory::default();
+    let t0 = std::time::Instant::now();
+    m.run(&mut mem);
+    let wall = t0.elapsed().as_secs_f64();
+    Ok((output::summary(&m, wall), mem))
+}

@@ -1,0 +1,630 @@
+//! The integrator: the delayed fluid network of a scenario, stepped at a fixed step h.
+//!
+//! State: each source's window (or rate), each flow's queued packets at each of its forward
+//! links (q_ik), each queue's law state (RED's average, REM's price, AVQ's virtual queue and
+//! capacity). Per step, in this order:
+//! 1. scheduled changes due by t are applied;
+//! 2. a row of the history is recorded: q_ik, what each hop served, dropped and marked of each
+//!    flow over the last step, each link's queueing delay, mark probability and AVD stamp;
+//! 3. each source reads what it sees (`feedback::Seen`) from the history at the delays of its
+//!    path and sets its rate x = w/RTT;
+//! 4. each link takes its arrivals — a flow's rate at its first hop, and what the previous hop
+//!    served `hop_delay` earlier at the others — drops or marks the share its law says
+//!    (early), serves min(c·h, backlog + arrivals), drops what overflows the buffer (from the
+//!    arrivals), and splits what it serves among flows in proportion to their share of backlog
+//!    plus arrivals (a fluid FIFO: at equilibrium q_ik = b_l·λ_ik/y_l);
+//! 5. each source's law advances its window by one Euler step.
+//!
+//! Method: explicit (forward) Euler with delays read from the state history by linear
+//! interpolation (history.rs). The laws of 002 (eqs. (16)–(19)) are themselves Euler steps of
+//! this system with a step of one time unit; ACC's (000 eqs. (3), (5), (6)) are ODEs. The queue
+//! is advanced exactly over a step (projection at 0 and at the buffer). The step h: by default
+//! the shortest round-trip propagation delay / 40, between 10 µs and 1 ms, shortened so that it
+//! divides the sample interval; `--step` sets it. The test `halving_the_step_changes_little`
+//! bounds the effect of halving it.
+//!
+//! Time is kept as a step count (t = n·h, h in integer nanoseconds), so samples and the window
+//! fall on exact steps and runs are deterministic.
+
+use acclab_core::config::AvqMode;
+use acclab_scenario::Scenario;
+
+use crate::feedback::Seen;
+use crate::history::{History, Lag};
+use crate::network::{Change, LinkLaw, Network, Outside, Source};
+
+/// History series of a flow at one hop (4 per hop) and of a link (3 per link).
+const DEP: usize = 0;
+const QUEUED: usize = 1;
+const DROPPED: usize = 2;
+const MARKED: usize = 3;
+const QDELAY: usize = 0;
+const MARK_PROB: usize = 1;
+const STAMP: usize = 2;
+
+/// One row of flows.csv: the flow over the sample interval ending at `t_s`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowRow {
+    pub t_s: f64,
+    pub flow: usize,
+    pub throughput_bps: f64,
+    pub send_rate_bps: f64,
+    pub cwnd_bytes: Option<f64>,
+    pub srtt_s: Option<f64>,
+    pub accumulation_bytes: Option<f64>,
+    pub lost_packets: f64,
+}
+
+/// One row of links.csv.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkRow {
+    pub t_s: f64,
+    pub link: usize,
+    pub queue_pkts: f64,
+    pub utilization: f64,
+    pub drops: f64,
+    pub marks: f64,
+    /// The law's state, named as the packet queues name theirs (`aqm_columns`).
+    pub aqm: Vec<Option<f64>>,
+}
+
+/// Where the samples go.
+pub trait Sink {
+    fn flow(&mut self, row: &FlowRow);
+    fn link(&mut self, row: &LinkRow);
+}
+
+/// Samples kept in memory.
+#[derive(Clone, Debug, Default)]
+pub struct Memory {
+    pub flows: Vec<FlowRow>,
+    pub links: Vec<LinkRow>,
+}
+
+impl Sink for Memory {
+    fn flow(&mut self, row: &FlowRow) {
+        self.flows.push(row.clone());
+    }
+    fn link(&mut self, row: &LinkRow) {
+        self.links.push(row.clone());
+    }
+}
+
+/// Settings of a model run.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Settings {
+    /// The integration step, ns (`None`: the default, see the module header).
+    pub step_ns: Option<u64>,
+}
+
+/// Per flow: the lags at which it reads the history.
+#[derive(Clone, Debug)]
+struct Lags {
+    /// From each forward link back to the source.
+    back: Vec<Lag>,
+    /// The hop before each forward link (index 0 unused).
+    input: Vec<Lag>,
+    /// From the last link to the receiver.
+    receiver: Lag,
+    /// Reverse links.
+    reverse: Vec<(usize, Lag)>,
+}
+
+/// Integrals over the measurement window and whole-run counters.
+#[derive(Clone, Debug, Default)]
+pub struct FlowTotals {
+    pub sent: f64,
+    pub delivered: f64,
+    pub lost: f64,
+    pub delivered_in_window: f64,
+    pub active_in_window: f64,
+    pub rtt_area: f64,
+    pub cwnd_area: f64,
+    pub accumulation_area: f64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct LinkTotals {
+    pub served: f64,
+    pub dropped: f64,
+    pub marked: f64,
+    pub busy_in_window: f64,
+    pub queue_area_in_window: f64,
+    pub dropped_in_window: f64,
+    pub marked_in_window: f64,
+    pub max_queue_in_window: f64,
+}
+
+/// A model run of one scenario.
+pub struct Model<'a> {
+    pub sc: &'a Scenario,
+    pub net: Network,
+    /// The step, ns and s.
+    pub h_ns: u64,
+    h: f64,
+    hist: History,
+    /// Index of each flow's first hop in the per-hop arrays, and each hop's flow.
+    first: Vec<usize>,
+    hop_flow: Vec<usize>,
+    /// Per hop (flow-major): link, queued packets, and last step's served, dropped, marked
+    /// rates (packets per second); arrivals this step (scratch).
+    hop_link: Vec<usize>,
+    queued: Vec<f64>,
+    served: Vec<f64>,
+    dropped: Vec<f64>,
+    marked: Vec<f64>,
+    arrivals: Vec<f64>,
+    /// Hops at each link.
+    at_link: Vec<Vec<usize>>,
+    backlog: Vec<f64>,
+    capacity: Vec<f64>,
+    mark_prob: Vec<f64>,
+    stamp: Vec<f64>,
+    lags: Vec<Lags>,
+    pub seen: Vec<Seen>,
+    pub rate: Vec<f64>,
+    pub flow_totals: Vec<FlowTotals>,
+    pub link_totals: Vec<LinkTotals>,
+    /// Steps taken.
+    pub steps: u64,
+    /// The next scheduled change.
+    next_event: usize,
+    /// Flow and link snapshots at the last sample (sent, delivered; served).
+    last_sample: (Vec<(f64, f64)>, Vec<f64>),
+}
+
+/// The default step for `net` (module header), in ns, dividing `sample_ns`.
+pub fn default_step_ns(net: &Network, sample_ns: u64) -> u64 {
+    let shortest = net
+        .flows
+        .iter()
+        .map(|f| f.prop_delay)
+        .filter(|d| *d > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    let target = if shortest.is_finite() {
+        (shortest / 40.0).clamp(10e-6, 1e-3)
+    } else {
+        1e-3
+    };
+    fit_step((target * 1e9) as u64, sample_ns)
+}
+
+/// The largest step not above `target_ns` that divides `sample_ns`, at least 1 ns.
+fn fit_step(target_ns: u64, sample_ns: u64) -> u64 {
+    let target = target_ns.clamp(1, sample_ns.max(1));
+    sample_ns / sample_ns.div_ceil(target)
+}
+
+impl<'a> Model<'a> {
+    /// Sets up the model of `sc`, or says what of it is outside the domain.
+    pub fn new(sc: &'a Scenario, settings: Settings) -> Result<Model<'a>, Outside> {
+        let net = Network::of(sc)?;
+        let sample_ns = sc.output.sample_interval.0;
+        let h_ns = match settings.step_ns {
+            Some(s) => fit_step(s, sample_ns),
+            None => default_step_ns(&net, sample_ns),
+        };
+        let h = h_ns as f64 * 1e-9;
+        let mut first = Vec::with_capacity(net.flows.len());
+        let mut hop_link = Vec::new();
+        let mut hop_flow = Vec::new();
+        let mut at_link = vec![Vec::new(); net.links.len()];
+        for (i, f) in net.flows.iter().enumerate() {
+            first.push(hop_link.len());
+            for &l in &f.hops {
+                at_link[l].push(hop_link.len());
+                hop_link.push(l);
+                hop_flow.push(i);
+            }
+        }
+        let hops = hop_link.len();
+        let width = 4 * hops + 3 * net.links.len();
+        let hist = History::new(width, net.longest_delay(sc), h);
+        let n_links = net.links.len();
+        let n_flows = net.flows.len();
+        let mut m = Model {
+            sc,
+            h_ns,
+            h,
+            hist,
+            first,
+            hop_flow,
+            hop_link,
+            queued: vec![0.0; hops],
+            served: vec![0.0; hops],
+            dropped: vec![0.0; hops],
+            marked: vec![0.0; hops],
+            arrivals: vec![0.0; hops],
+            at_link,
+            backlog: vec![0.0; n_links],
+            capacity: net.links.iter().map(|l| l.capacity).collect(),
+            mark_prob: vec![0.0; n_links],
+            stamp: vec![0.0; n_links],
+            lags: Vec::new(),
+            seen: vec![Seen::default(); n_flows],
+            rate: vec![0.0; n_flows],
+            flow_totals: vec![FlowTotals::default(); n_flows],
+            link_totals: vec![LinkTotals::default(); n_links],
+            steps: 0,
+            next_event: 0,
+            last_sample: (vec![(0.0, 0.0); n_flows], vec![0.0; n_links]),
+            net,
+        };
+        m.compute_lags();
+        Ok(m)
+    }
+
+    /// The step, s.
+    pub fn step_s(&self) -> f64 {
+        self.h
+    }
+
+    /// The model time, s.
+    pub fn now(&self) -> f64 {
+        (self.steps * self.h_ns) as f64 * 1e-9
+    }
+
+    fn compute_lags(&mut self) {
+        let h = self.h;
+        self.lags = self
+            .net
+            .flows
+            .iter()
+            .map(|f| Lags {
+                back: f.back.iter().map(|&b| Lag::of(b, h)).collect(),
+                input: (0..f.hops.len())
+                    .map(|k| Lag::of(if k == 0 { 0.0 } else { f.hop_delay[k - 1] }, h))
+                    .collect(),
+                receiver: Lag::of(f.hop_delay.last().copied().unwrap_or(0.0), h),
+                reverse: f.reverse.iter().map(|&(l, b)| (l, Lag::of(b, h))).collect(),
+            })
+            .collect();
+    }
+
+    fn link_series(&self, l: usize, s: usize) -> usize {
+        4 * self.hop_link.len() + 3 * l + s
+    }
+
+    fn apply_events(&mut self, t: f64) {
+        while let Some(&(at, change)) = self.net.events.get(self.next_event) {
+            if at > t + 1e-12 {
+                break;
+            }
+            match change {
+                Change::Rate { link, capacity } => {
+                    self.capacity[link] = capacity;
+                    self.net.links[link].capacity = capacity;
+                }
+                Change::Delay { link, delay } => {
+                    let old = self.sc.links[link].delay.as_secs_f64();
+                    // The network's delays hold the current value: shift by the difference.
+                    let current = self.current_delay(link).unwrap_or(old);
+                    self.net.shift_delay(link, delay - current);
+                    self.compute_lags();
+                }
+            }
+            self.next_event += 1;
+        }
+    }
+
+    /// The propagation delay of `link` now, as the flows crossing it have it.
+    fn current_delay(&self, link: usize) -> Option<f64> {
+        let tx = |f: &crate::network::Flow, k: usize| {
+            let def = &self.sc.links[link];
+            let size = (f.packet_scale * self.net.packet_size).round() as u64;
+            f.hop_delay[k] - def.rate.tx_time(size).as_secs_f64()
+        };
+        self.net.flows.iter().find_map(|f| {
+            f.hops.iter().position(|&l| l == link).map(|k| tx(f, k))
+        })
+    }
+
+    fn record(&mut self) {
+        let hops = self.hop_link.len();
+        let row = self.hist.next_row();
+        for i in 0..hops {
+            row[4 * i + DEP] = self.served[i];
+            row[4 * i + QUEUED] = self.queued[i];
+            row[4 * i + DROPPED] = self.dropped[i];
+            row[4 * i + MARKED] = self.marked[i];
+        }
+        for l in 0..self.backlog.len() {
+            let base = 4 * hops + 3 * l;
+            row[base + QDELAY] = self.backlog[l] / self.capacity[l].max(f64::MIN_POSITIVE);
+            row[base + MARK_PROB] = self.mark_prob[l];
+            row[base + STAMP] = self.stamp[l];
+        }
+        self.hist.commit();
+    }
+
+    /// What flow `i` sees now.
+    fn look(&self, i: usize) -> Seen {
+        let f = &self.net.flows[i];
+        let lags = &self.lags[i];
+        let mut s = Seen {
+            prop_delay: f.prop_delay,
+            ..Seen::default()
+        };
+        let mut unmarked = 1.0;
+        for (k, &l) in f.hops.iter().enumerate() {
+            let hop = self.first[i] + k;
+            let lag = lags.back[k];
+            s.forward_queueing += self.hist.at(self.link_series(l, QDELAY), lag);
+            s.virtual_delay += self.hist.at(self.link_series(l, STAMP), lag);
+            s.accumulation += self.hist.at(4 * hop + QUEUED, lag);
+            s.losses += self.hist.at(4 * hop + DROPPED, lag);
+            s.marks += self.hist.at(4 * hop + MARKED, lag);
+            unmarked *= 1.0 - self.hist.at(self.link_series(l, MARK_PROB), lag);
+        }
+        s.mark_probability = 1.0 - unmarked;
+        for &(l, lag) in &lags.reverse {
+            s.reverse_queueing += self.hist.at(self.link_series(l, QDELAY), lag);
+        }
+        if let Some(k) = f.hops.len().checked_sub(1) {
+            s.egress_rate = self.hist.at(4 * (self.first[i] + k) + DEP, lags.back[k]);
+        }
+        s
+    }
+
+    /// Runs to the scenario's end, sending samples to `sink`.
+    pub fn run(&mut self, sink: &mut dyn Sink) {
+        let end = self.sc.duration.0;
+        let sample = self.sc.output.sample_interval.0;
+        let (w0, w1) = (self.sc.output.window.0 .0, self.sc.output.window.1 .0);
+        while self.steps * self.h_ns < end {
+            let t_ns = self.steps * self.h_ns;
+            let in_window = t_ns >= w0 && t_ns < w1;
+            self.step(in_window);
+            let t_end = t_ns + self.h_ns;
+            if t_end % sample == 0 {
+                self.sample(t_end as f64 * 1e-9, sample as f64 * 1e-9, sink);
+            }
+        }
+    }
+
+    /// One step of h.
+    fn step(&mut self, in_window: bool) {
+        let t = self.now();
+        let h = self.h;
+        self.apply_events(t);
+        self.record();
+        // Sources: what they see, and their rates.
+        for i in 0..self.net.flows.len() {
+            let f = &self.net.flows[i];
+            let active = t >= f.start && t < f.stop;
+            let seen = self.look(i);
+            self.rate[i] = if !active {
+                0.0
+            } else {
+                match &f.source {
+                    Source::Acc(a) => a.rate(&seen),
+                    Source::Vegas(v) => v.rate(&seen),
+                    Source::Reno(r) => r.rate(&seen),
+                    Source::Cbr(c) => c.rate(t - f.start),
+                }
+            };
+            self.seen[i] = seen;
+        }
+        // Arrivals at every hop.
+        for (i, f) in self.net.flows.iter().enumerate() {
+            for k in 0..f.hops.len() {
+                let hop = self.first[i] + k;
+                self.arrivals[hop] = if k == 0 {
+                    self.rate[i]
+                } else {
+                    self.hist.at(4 * (hop - 1) + DEP, self.lags[i].input[k])
+                };
+            }
+        }
+        // Links.
+        for l in 0..self.net.links.len() {
+            self.serve(l, h, in_window);
+        }
+        // Source laws.
+        for i in 0..self.net.flows.len() {
+            let f = &mut self.net.flows[i];
+            if !(t >= f.start && t < f.stop) {
+                continue;
+            }
+            let seen = &self.seen[i];
+            match &mut f.source {
+                Source::Acc(a) => a.step(seen, h),
+                Source::Vegas(v) => v.step(seen, h),
+                Source::Reno(r) => r.step(seen, h),
+                Source::Cbr(_) => {}
+            }
+        }
+        // Totals.
+        for (i, f) in self.net.flows.iter().enumerate() {
+            let tot = &mut self.flow_totals[i];
+            let x = self.rate[i];
+            tot.sent += x * h;
+            let last = self.first[i] + f.hops.len().saturating_sub(1);
+            let received = if f.hops.is_empty() {
+                x
+            } else {
+                self.hist.at(4 * last + DEP, self.lags[i].receiver)
+            };
+            tot.delivered += received * h;
+            if in_window {
+                tot.delivered_in_window += received * h;
+                if t >= f.start && t < f.stop {
+                    tot.active_in_window += h;
+                    tot.rtt_area += self.seen[i].rtt() * h;
+                    tot.cwnd_area += window_of(&f.source).unwrap_or(0.0) * h;
+                    tot.accumulation_area += accumulation_of(&f.source).unwrap_or(0.0) * h;
+                }
+            }
+        }
+        self.steps += 1;
+    }
+
+    /// Link `l` over one step: early drops or marks, service, overflow.
+    fn serve(&mut self, l: usize, h: f64, in_window: bool) {
+        let c = self.capacity[l];
+        let b = self.backlog[l];
+        let hops = &self.at_link[l];
+        let y: f64 = hops.iter().map(|&k| self.arrivals[k]).sum();
+        let link = &mut self.net.links[l];
+        // The law's probability for arrivals now, and whether it marks ECN-capable packets.
+        let (p, marks_ecn) = match &mut link.law {
+            LinkLaw::Fifo => (0.0, false),
+            LinkLaw::Red(r) => (r.probability(), r.ecn),
+            LinkLaw::Rem(r) => (r.probability(), true),
+            LinkLaw::Avq(a) => {
+                let over = a.step(y, c, h);
+                (over, a.mode == AvqMode::Mark)
+            }
+        };
+        self.mark_prob[l] = if marks_ecn { p } else { 0.0 };
+        let mut accepted = 0.0;
+        for &k in hops {
+            let flow = self.hop_flow[k];
+            let marking = marks_ecn && self.net.flows[flow].ecn;
+            let a = self.arrivals[k] * h;
+            let (take, mark) = if marking { (a, a * p) } else { (a * (1.0 - p), 0.0) };
+            self.dropped[k] = (a - take) / h;
+            self.marked[k] = mark / h;
+            self.arrivals[k] = take; // now the admitted volume
+            accepted += take;
+        }
+        let out = (c * h).min(b + accepted);
+        let excess = (b + accepted - out - self.net.links[l].buffer).max(0.0);
+        let keep = if accepted > 0.0 { 1.0 - excess / accepted } else { 1.0 };
+        let stock = b + accepted - excess;
+        let mut total = 0.0;
+        for &k in &self.at_link[l] {
+            let admitted = self.arrivals[k] * keep;
+            self.dropped[k] += (self.arrivals[k] - admitted) / h;
+            let share = if stock > 0.0 {
+                out * (self.queued[k] + admitted) / stock
+            } else {
+                0.0
+            };
+            self.served[k] = share / h;
+            self.queued[k] = (self.queued[k] + admitted - share).max(0.0);
+            total += self.queued[k];
+        }
+        self.backlog[l] = total;
+        // The law's state after the step.
+        let link = &mut self.net.links[l];
+        match &mut link.law {
+            LinkLaw::Fifo | LinkLaw::Avq(_) => {}
+            LinkLaw::Red(r) => r.step(total, c, h),
+            LinkLaw::Rem(r) => r.step(b, y, c, h),
+        }
+        self.stamp[l] = match &link.law {
+            LinkLaw::Avq(a) => a.stamp(total / c.max(f64::MIN_POSITIVE)),
+            _ => 0.0,
+        };
+        let dropped: f64 = self.at_link[l].iter().map(|&k| self.dropped[k] * h).sum();
+        let marked: f64 = self.at_link[l].iter().map(|&k| self.marked[k] * h).sum();
+        for &k in &self.at_link[l] {
+            let flow = self.hop_flow[k];
+            self.flow_totals[flow].lost += self.dropped[k] * h;
+        }
+        let tot = &mut self.link_totals[l];
+        tot.served += out;
+        tot.dropped += dropped;
+        tot.marked += marked;
+        if in_window {
+            tot.busy_in_window += out / c.max(f64::MIN_POSITIVE);
+            tot.queue_area_in_window += total * h;
+            tot.dropped_in_window += dropped;
+            tot.marked_in_window += marked;
+            tot.max_queue_in_window = tot.max_queue_in_window.max(total);
+        }
+    }
+
+    /// The AQM columns of links.csv, as the packet queues name them.
+    pub fn aqm_columns(&self) -> Vec<String> {
+        let mut cols: Vec<String> = Vec::new();
+        for l in &self.net.links {
+            for (name, _) in aqm_state(&l.law, 0.0) {
+                if !cols.iter().any(|c| c == name) {
+                    cols.push(name.to_string());
+                }
+            }
+        }
+        cols
+    }
+
+    fn sample(&mut self, t_s: f64, interval: f64, sink: &mut dyn Sink) {
+        let bits = 8.0 * self.net.packet_size;
+        for (i, f) in self.net.flows.iter().enumerate() {
+            let tot = &self.flow_totals[i];
+            let (sent0, del0) = self.last_sample.0[i];
+            let window = window_of(&f.source);
+            let active = t_s > f.start && t_s - interval < f.stop;
+            sink.flow(&FlowRow {
+                t_s,
+                flow: i,
+                throughput_bps: (tot.delivered - del0) * bits / interval,
+                send_rate_bps: (tot.sent - sent0) * bits / interval,
+                cwnd_bytes: window.map(|w| w * self.net.packet_size),
+                srtt_s: (active && window.is_some()).then(|| self.seen[i].rtt()),
+                accumulation_bytes: accumulation_of(&f.source).map(|a| a * self.net.packet_size),
+                lost_packets: tot.lost,
+            });
+            self.last_sample.0[i] = (tot.sent, tot.delivered);
+        }
+        let columns = self.aqm_columns();
+        for (l, link) in self.net.links.iter().enumerate() {
+            let tot = &self.link_totals[l];
+            let served = tot.served - self.last_sample.1[l];
+            let state = aqm_state(&link.law, self.net.packet_size);
+            sink.link(&LinkRow {
+                t_s,
+                link: l,
+                queue_pkts: self.backlog[l],
+                utilization: served / (self.capacity[l] * interval).max(f64::MIN_POSITIVE),
+                drops: tot.dropped,
+                marks: tot.marked,
+                aqm: columns
+                    .iter()
+                    .map(|c| state.iter().find(|(n, _)| n == c).map(|(_, v)| *v))
+                    .collect(),
+            });
+            self.last_sample.1[l] = tot.served;
+        }
+    }
+}
+
+/// The window of a window-based source, packets.
+pub fn window_of(s: &Source) -> Option<f64> {
+    match s {
+        Source::Acc(a) => Some(a.window),
+        Source::Vegas(v) => Some(v.window),
+        Source::Reno(r) => Some(r.window),
+        Source::Cbr(_) => None,
+    }
+}
+
+/// The source's accumulation estimate, packets: Monaco's â, Vegas' diff.
+pub fn accumulation_of(s: &Source) -> Option<f64> {
+    match s {
+        Source::Acc(a) => Some(a.accumulation),
+        Source::Vegas(v) => Some(v.diff),
+        _ => None,
+    }
+}
+
+/// A queue law's state with the packet queue's column names, in bytes and bit/s where those
+/// are (`packet` bytes per packet).
+fn aqm_state(law: &LinkLaw, packet: f64) -> Vec<(&'static str, f64)> {
+    match law {
+        LinkLaw::Fifo => vec![],
+        LinkLaw::Red(r) => vec![("red_avg", r.avg), ("red_prob", r.base_probability())],
+        LinkLaw::Rem(r) => vec![("rem_price", r.price), ("rem_mark_prob", r.probability())],
+        LinkLaw::Avq(a) => {
+            let mut v = vec![
+                ("avq_virtual_capacity_bps", a.virtual_capacity * 8.0 * packet),
+                ("avq_virtual_queue_bytes", a.virtual_queue * packet),
+            ];
+            if a.mode == AvqMode::Delay {
+                v.push(("avd_virtual_delay_s", a.virtual_delay()));
+            }
+            v
+        }
+    }
+}

@@ -1,0 +1,195 @@
+//! A model run's files, named and laid out as the simulator's (crates/sim/src/output.rs):
+//! `flows.csv` and `links.csv` with the simulator's columns (windows in bytes, queues in
+//! packets — here fractional, the fluid's), and `summary.json` with the simulator's fields
+//! (`mode = "model"`; `events` counts integration steps; counters of packets are the fluid's
+//! volumes, rounded).
+
+use std::path::{Path, PathBuf};
+
+use acclab_sim::output::{
+    jain, link_columns, Fairness, FlowSummary, LinkSummary, Summary, WindowSummary, FLOW_COLUMNS,
+};
+
+use crate::model::{window_of, FlowRow, LinkRow, Model, Sink};
+
+fn opt(x: Option<f64>) -> String {
+    x.map_or(String::new(), |v| v.to_string())
+}
+
+/// `flows.csv` and `links.csv`, written as `.part` files and renamed by [`CsvSink::finish`].
+pub struct CsvSink {
+    dir: PathBuf,
+    flows: csv::Writer<std::fs::File>,
+    links: csv::Writer<std::fs::File>,
+    flow_ids: Vec<String>,
+    link_names: Vec<String>,
+    /// Bytes per model packet.
+    packet: f64,
+    error: Option<csv::Error>,
+}
+
+impl CsvSink {
+    pub fn create(dir: &Path, model: &Model) -> std::io::Result<CsvSink> {
+        let mut flows = csv::Writer::from_path(dir.join("flows.csv.part"))?;
+        flows.write_record(FLOW_COLUMNS)?;
+        let mut links = csv::Writer::from_path(dir.join("links.csv.part"))?;
+        links.write_record(link_columns(&model.aqm_columns()))?;
+        Ok(CsvSink {
+            dir: dir.to_path_buf(),
+            flows,
+            links,
+            flow_ids: model.net.flows.iter().map(|f| f.id.clone()).collect(),
+            link_names: model.net.links.iter().map(|l| l.name.clone()).collect(),
+            packet: model.net.packet_size,
+            error: None,
+        })
+    }
+
+    fn note(&mut self, r: csv::Result<()>) {
+        if let Err(e) = r {
+            self.error.get_or_insert(e);
+        }
+    }
+
+    /// Flushes both files and gives them their names.
+    pub fn finish(mut self) -> std::io::Result<()> {
+        if let Some(e) = self.error.take() {
+            return Err(std::io::Error::other(e));
+        }
+        self.flows.flush()?;
+        self.links.flush()?;
+        for f in ["flows.csv", "links.csv"] {
+            std::fs::rename(self.dir.join(format!("{f}.part")), self.dir.join(f))?;
+        }
+        Ok(())
+    }
+}
+
+impl Sink for CsvSink {
+    fn flow(&mut self, s: &FlowRow) {
+        if self.error.is_some() {
+            return;
+        }
+        let r = self.flows.write_record([
+            s.t_s.to_string(),
+            self.flow_ids[s.flow].clone(),
+            s.throughput_bps.to_string(),
+            s.send_rate_bps.to_string(),
+            opt(s.cwnd_bytes),
+            opt(s.srtt_s),
+            opt(s.accumulation_bytes),
+            s.lost_packets.to_string(),
+        ]);
+        self.note(r);
+    }
+
+    fn link(&mut self, s: &LinkRow) {
+        if self.error.is_some() {
+            return;
+        }
+        let mut row = vec![
+            s.t_s.to_string(),
+            self.link_names[s.link].clone(),
+            s.queue_pkts.to_string(),
+            (s.queue_pkts * self.packet).to_string(),
+            s.utilization.to_string(),
+            s.drops.to_string(),
+            s.marks.to_string(),
+        ];
+        row.extend(s.aqm.iter().map(|v| opt(*v)));
+        let r = self.links.write_record(row);
+        self.note(r);
+    }
+}
+
+/// The summary of a finished model run (`wall_time_s` of the integration).
+pub fn summary(m: &Model, wall_time_s: f64) -> Summary {
+    let sc = m.sc;
+    let packet = m.net.packet_size;
+    let bits = 8.0 * packet;
+    let (from, to) = (sc.output.window.0.as_secs_f64(), sc.output.window.1.as_secs_f64());
+    let mut active = Vec::new();
+    let flows = m
+        .net
+        .flows
+        .iter()
+        .zip(&m.flow_totals)
+        .zip(&sc.flows)
+        .map(|((f, t), def)| {
+            let mean = |area: f64| (t.active_in_window > 0.0).then(|| area / t.active_in_window);
+            let throughput = mean(t.delivered_in_window * bits).unwrap_or(0.0);
+            if t.active_in_window > 0.0 {
+                active.push(throughput);
+            }
+            let windowed = window_of(&f.source).is_some();
+            FlowSummary {
+                id: f.id.clone(),
+                kind: f.kind.to_string(),
+                src: sc.nodes[def.src.0 as usize].clone(),
+                dst: sc.nodes[def.dst.0 as usize].clone(),
+                throughput_bps: throughput,
+                sent_bytes: (t.sent * packet).round() as u64,
+                delivered_bytes: (t.delivered * packet).round() as u64,
+                lost_packets: t.lost.round() as u64,
+                mean_rtt_s: if windowed { mean(t.rtt_area) } else { None },
+                mean_cwnd_bytes: if windowed { mean(t.cwnd_area * packet) } else { None },
+                mean_accumulation_bytes: crate::model::accumulation_of(&f.source)
+                    .and(mean(t.accumulation_area * packet)),
+                base_rtt_s: match &f.source {
+                    crate::network::Source::Vegas(v) => Some(v.base_rtt),
+                    _ => None,
+                },
+                retransmits: 0,
+                retransmits_in_window: 0,
+                retransmits_in_avoidance: 0,
+                timeouts: 0,
+                active_in_window_s: t.active_in_window,
+                completed_s: None,
+                theory: None,
+            }
+        })
+        .collect();
+    let span = (to - from).max(f64::MIN_POSITIVE);
+    let links = m
+        .net
+        .links
+        .iter()
+        .zip(&m.link_totals)
+        .zip(&sc.links)
+        .map(|((_, t), def)| LinkSummary {
+            id: def.name.clone(),
+            rate_bps: def.rate.bps(),
+            utilization: t.busy_in_window / span,
+            mean_queue_pkts: t.queue_area_in_window / span,
+            max_queue_pkts: t.max_queue_in_window.ceil() as u64,
+            drops: t.dropped.round() as u64,
+            marks: t.marked.round() as u64,
+            drops_in_window: t.dropped_in_window.round() as u64,
+            marks_in_window: t.marked_in_window.round() as u64,
+            random_losses: 0,
+            transmitted_packets: t.served.round() as u64,
+            theory: None,
+        })
+        .collect();
+    Summary {
+        scenario: sc.name.clone(),
+        mode: "model".into(),
+        seed: sc.seed,
+        sim_time_s: m.now(),
+        wall_time_s,
+        events: m.steps,
+        packet_hops: 0,
+        window: WindowSummary {
+            from_s: from,
+            to_s: to,
+        },
+        flows,
+        links,
+        fairness: Fairness {
+            jain: jain(&active),
+            weighted_max_min: None,
+        },
+        theory: None,
+        live: None,
+    }
+}
