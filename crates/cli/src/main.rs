@@ -258,7 +258,10 @@ fn model(args: ModelArgs) -> Result<()> {
             Some(d.0)
         }
     };
-    let settings = acclab_model::Settings { step_ns };
+    let settings = acclab_model::Settings {
+        step_ns,
+        ..Default::default()
+    };
     // Refuse a scenario outside the domain before claiming a directory.
     let probe = acclab_model::Model::new(&sc, settings)
         .with_context(|| format!("{}: no model run", args.scenario.display()))?;

@@ -64,3 +64,39 @@ pub fn run_in_memory(
     let wall = t0.elapsed().as_secs_f64();
     Ok((output::summary(&m, wall), mem))
 }
+
+/// The model's equilibrium: its fixed point, where the theory has none as much as where it has.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FixedPoint {
+    /// Each flow's rate, bit/s (0 for a flow not active at the end).
+    pub throughput_bps: Vec<f64>,
+    /// Each link's queue, packets, at the end.
+    pub queue_pkts: Vec<f64>,
+    /// Whether the rates settled: their means over successive 5 s stretches moved by less than
+    /// 0.02% (sign laws such as Vegas' chatter about their equilibrium; a slow loop with a time
+    /// constant τ is then within about 0.02%·τ/5 s of its end point).
+    pub settled: bool,
+}
+
+/// The fixed point of `sc`'s model: the laws integrated without feedback delay (002's network
+/// model is so written; the equilibrium does not depend on the delays, the dynamics do) to the
+/// end of the measurement window, then on with the flows active then until the rates settle (at
+/// most 600 s more). A law that holds over a range (Vegas with α < β) settles at the point its
+/// trajectory reaches.
+pub fn fixed_point(sc: &acclab_scenario::Scenario) -> Result<FixedPoint, Outside> {
+    let mut m = Model::new(
+        sc,
+        Settings {
+            instantaneous: true,
+            ..Settings::default()
+        },
+    )?;
+    m.run_until(sc.output.window.1 .0, &mut ());
+    let (rates, settled) = m.settle(5.0, 2e-4, 600.0);
+    let bits = 8.0 * m.net.packet_size;
+    Ok(FixedPoint {
+        throughput_bps: rates.iter().map(|x| x * bits).collect(),
+        queue_pkts: m.backlog().to_vec(),
+        settled,
+    })
+}

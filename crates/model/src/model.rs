@@ -74,6 +74,12 @@ pub trait Sink {
     fn link(&mut self, row: &LinkRow);
 }
 
+/// Samples dropped.
+impl Sink for () {
+    fn flow(&mut self, _: &FlowRow) {}
+    fn link(&mut self, _: &LinkRow) {}
+}
+
 /// Samples kept in memory.
 #[derive(Clone, Debug, Default)]
 pub struct Memory {
@@ -95,6 +101,11 @@ impl Sink for Memory {
 pub struct Settings {
     /// The integration step, ns (`None`: the default, see the module header).
     pub step_ns: Option<u64>,
+    /// Feedback without delay: every source sees the network as it is now and every hop the
+    /// previous hop's output at once (002's network model (16)–(19) is written so). The
+    /// equilibrium is the same; the dynamics are not. [`Model::settle`] uses it to find the
+    /// model's fixed point.
+    pub instantaneous: bool,
 }
 
 /// Per flow: the lags at which it reads the history.
@@ -169,6 +180,9 @@ pub struct Model<'a> {
     pub steps: u64,
     /// The next scheduled change.
     next_event: usize,
+    instantaneous: bool,
+    /// Which flows are active, fixed by [`Model::settle`] (otherwise from their start and stop).
+    frozen: Option<Vec<bool>>,
     /// Flow and link snapshots at the last sample (sent, delivered; served).
     last_sample: (Vec<(f64, f64)>, Vec<f64>),
 }
@@ -189,10 +203,17 @@ pub fn default_step_ns(net: &Network, sample_ns: u64) -> u64 {
     fit_step((target * 1e9) as u64, sample_ns)
 }
 
-/// The largest step not above `target_ns` that divides `sample_ns`, at least 1 ns.
+/// The largest step not above `target_ns` that divides `sample_ns` (so samples fall on steps),
+/// looked for among the next few hundred candidates; failing that, about `target_ns` (samples
+/// are then taken at the first step past each sample time).
 fn fit_step(target_ns: u64, sample_ns: u64) -> u64 {
-    let target = target_ns.clamp(1, sample_ns.max(1));
-    sample_ns / sample_ns.div_ceil(target)
+    let sample = sample_ns.max(1);
+    let target = target_ns.clamp(1, sample);
+    let k0 = sample.div_ceil(target);
+    (k0..k0 + 512)
+        .find(|k| sample % k == 0)
+        .map_or(sample / k0, |k| sample / k)
+        .max(1)
 }
 
 impl<'a> Model<'a> {
@@ -247,11 +268,18 @@ impl<'a> Model<'a> {
             link_totals: vec![LinkTotals::default(); n_links],
             steps: 0,
             next_event: 0,
+            instantaneous: settings.instantaneous,
+            frozen: None,
             last_sample: (vec![(0.0, 0.0); n_flows], vec![0.0; n_links]),
             net,
         };
         m.compute_lags();
         Ok(m)
+    }
+
+    /// Each link's queue now, packets.
+    pub fn backlog(&self) -> &[f64] {
+        &self.backlog
     }
 
     /// The step, s.
@@ -266,17 +294,20 @@ impl<'a> Model<'a> {
 
     fn compute_lags(&mut self) {
         let h = self.h;
+        // Without delays every read is of the newest row.
+        let scale = if self.instantaneous { 0.0 } else { 1.0 };
+        let lag = |tau: f64| Lag::of(tau * scale, h);
         self.lags = self
             .net
             .flows
             .iter()
             .map(|f| Lags {
-                back: f.back.iter().map(|&b| Lag::of(b, h)).collect(),
+                back: f.back.iter().map(|&b| lag(b)).collect(),
                 input: (0..f.hops.len())
-                    .map(|k| Lag::of(if k == 0 { 0.0 } else { f.hop_delay[k - 1] }, h))
+                    .map(|k| lag(if k == 0 { 0.0 } else { f.hop_delay[k - 1] }))
                     .collect(),
-                receiver: Lag::of(f.hop_delay.last().copied().unwrap_or(0.0), h),
-                reverse: f.reverse.iter().map(|&(l, b)| (l, Lag::of(b, h))).collect(),
+                receiver: lag(f.hop_delay.last().copied().unwrap_or(0.0)),
+                reverse: f.reverse.iter().map(|&(l, b)| (l, lag(b))).collect(),
             })
             .collect();
     }
@@ -366,20 +397,67 @@ impl<'a> Model<'a> {
         s
     }
 
+    /// Whether flow `i` sends at time `t`.
+    fn active(&self, i: usize, t: f64) -> bool {
+        match &self.frozen {
+            Some(a) => a[i],
+            None => t >= self.net.flows[i].start && t < self.net.flows[i].stop,
+        }
+    }
+
     /// Runs to the scenario's end, sending samples to `sink`.
     pub fn run(&mut self, sink: &mut dyn Sink) {
-        let end = self.sc.duration.0;
+        self.run_until(self.sc.duration.0, sink);
+    }
+
+    /// Runs until `end` ns of model time, sending samples to `sink`.
+    pub fn run_until(&mut self, end: u64, sink: &mut dyn Sink) {
         let sample = self.sc.output.sample_interval.0;
         let (w0, w1) = (self.sc.output.window.0 .0, self.sc.output.window.1 .0);
+        let mut next_sample = (self.steps * self.h_ns / sample + 1) * sample;
         while self.steps * self.h_ns < end {
             let t_ns = self.steps * self.h_ns;
             let in_window = t_ns >= w0 && t_ns < w1;
             self.step(in_window);
-            let t_end = t_ns + self.h_ns;
-            if t_end % sample == 0 {
-                self.sample(t_end as f64 * 1e-9, sample as f64 * 1e-9, sink);
+            if t_ns + self.h_ns >= next_sample {
+                self.sample(next_sample as f64 / 1e9, sample as f64 / 1e9, sink);
+                next_sample += sample;
             }
         }
+    }
+
+    /// Goes on past the scenario's end (flows as they are then) until every flow's rate, averaged
+    /// over successive `span`-second stretches, moves by less than `tol` (relative) from one
+    /// stretch to the next, or `max_s` more seconds have passed. Returns each flow's mean rate
+    /// over the last stretch, packets per second, and whether it settled.
+    pub fn settle(&mut self, span: f64, tol: f64, max_s: f64) -> (Vec<f64>, bool) {
+        let t = self.now() - self.h;
+        self.frozen = Some((0..self.rate.len()).map(|i| self.active(i, t)).collect());
+        let per = ((span / self.h).ceil() as u64).max(1);
+        let stretches = (max_s / span).ceil().max(1.0) as u64;
+        let mut last: Option<Vec<f64>> = None;
+        for _ in 0..stretches {
+            let mut sum = vec![0.0; self.rate.len()];
+            for _ in 0..per {
+                self.step(false);
+                for (s, x) in sum.iter_mut().zip(&self.rate) {
+                    *s += x;
+                }
+            }
+            let mean: Vec<f64> = sum.iter().map(|s| s / per as f64).collect();
+            if let Some(prev) = &last {
+                let moved = mean
+                    .iter()
+                    .zip(prev)
+                    .map(|(a, b)| (a - b).abs() / a.abs().max(b.abs()).max(1e-9))
+                    .fold(0.0, f64::max);
+                if moved < tol {
+                    return (mean, true);
+                }
+            }
+            last = Some(mean);
+        }
+        (last.unwrap_or_default(), false)
     }
 
     /// One step of h.
@@ -390,8 +468,8 @@ impl<'a> Model<'a> {
         self.record();
         // Sources: what they see, and their rates.
         for i in 0..self.net.flows.len() {
+            let active = self.active(i, t);
             let f = &self.net.flows[i];
-            let active = t >= f.start && t < f.stop;
             let seen = self.look(i);
             self.rate[i] = if !active {
                 0.0
@@ -422,10 +500,10 @@ impl<'a> Model<'a> {
         }
         // Source laws.
         for i in 0..self.net.flows.len() {
-            let f = &mut self.net.flows[i];
-            if !(t >= f.start && t < f.stop) {
+            if !self.active(i, t) {
                 continue;
             }
+            let f = &mut self.net.flows[i];
             let seen = &self.seen[i];
             match &mut f.source {
                 Source::Acc(a) => a.step(seen, h),
@@ -435,7 +513,9 @@ impl<'a> Model<'a> {
             }
         }
         // Totals.
-        for (i, f) in self.net.flows.iter().enumerate() {
+        for i in 0..self.net.flows.len() {
+            let active = self.active(i, t);
+            let f = &self.net.flows[i];
             let tot = &mut self.flow_totals[i];
             let x = self.rate[i];
             tot.sent += x * h;
@@ -448,7 +528,7 @@ impl<'a> Model<'a> {
             tot.delivered += received * h;
             if in_window {
                 tot.delivered_in_window += received * h;
-                if t >= f.start && t < f.stop {
+                if active {
                     tot.active_in_window += h;
                     tot.rtt_area += self.seen[i].rtt() * h;
                     tot.cwnd_area += window_of(&f.source).unwrap_or(0.0) * h;
