@@ -89,7 +89,7 @@ impl AccSource {
         };
         let next = apply(self.policy.as_mut(), w, &fb, self.increase_cap).window;
         let law = (next - w) / p / rtt; // ẇ = Δw per period / period
-        let loss = self.window / 2.0 * seen.halvings(rtt, false);
+        let loss = self.window / 2.0 * seen.halvings(rtt, self.window, false);
         self.window = (self.window + h * (law - loss)).max(1.0);
     }
 }

@@ -31,11 +31,18 @@ impl Seen {
         self.prop_delay + self.forward_queueing + self.reverse_queueing
     }
 
-    /// Halvings per second for a source that halves once per loss indication, at most once per
-    /// round trip (NewReno, and Monaco's decrease-due-to-loss, react once per window of losses;
-    /// Misra–Gong–Towsley's rate x·p is the same when losses are sparse).
-    pub fn halvings(&self, rtt: f64, with_marks: bool) -> f64 {
+    /// Halvings per second of a source with `window` packets in flight that halves once per
+    /// window with a loss indication (NewReno, and Monaco's decrease-due-to-loss, react once per
+    /// window of losses): with p = λ/x the share of its packets that bring one, a window holds
+    /// one with probability 1 − (1 − p)^w, once per round trip. For sparse losses this is λ,
+    /// Misra–Gong–Towsley's rate x·p; for a burst (p → 1) it is one halving per round trip.
+    pub fn halvings(&self, rtt: f64, window: f64, with_marks: bool) -> f64 {
         let l = self.losses + if with_marks { self.marks } else { 0.0 };
-        l.min(1.0 / rtt)
+        if l <= 0.0 {
+            return 0.0;
+        }
+        let x = window / rtt;
+        let p = (l / x).min(1.0);
+        (1.0 - (1.0 - p).powf(window.max(1.0))) / rtt
     }
 }

@@ -7,7 +7,9 @@
 //! losses; a tail-drop burst is one halving, as in the packet run), and λ is the flow's own
 //! drops at each link delayed by the way back, not x(t − R)·p(t − R) for a single link. Slow
 //! start doubles the window per round trip (rate ln 2·W/R) until the first loss indication.
-//! Timeouts are not modelled.
+//! A loss window ends in a timeout with Padhye et al.'s probability Q(W) ≈ min(1, 3/W), which
+//! cuts the window to one packet instead of halving it; the idle RTO itself is not modelled
+//! (30 Reno flows over RED: mean queue 12% above the packet run's with it, 23% without).
 
 use crate::feedback::Seen;
 
@@ -33,7 +35,7 @@ impl RenoSource {
     /// Advances the window over `h` seconds.
     pub fn step(&mut self, seen: &Seen, h: f64) {
         let rtt = seen.rtt();
-        let halvings = seen.halvings(rtt, true);
+        let halvings = seen.halvings(rtt, self.window, true);
         if halvings > 0.0 {
             self.slow_start = false;
         }
@@ -42,7 +44,12 @@ impl RenoSource {
         } else {
             1.0 / rtt // MGT eq. (1): one packet per round trip
         };
-        self.window = (self.window + h * (growth - self.window / 2.0 * halvings)).max(1.0);
+        // A window that loses a packet recovers by fast retransmit when three duplicate ACKs
+        // come back; a small one often cannot and times out, restarting from one packet:
+        // Padhye et al.'s Q(w) ≈ min(1, 3/w) of loss windows end so.
+        let q = (3.0 / self.window).min(1.0);
+        let cut = (1.0 - q) * self.window / 2.0 + q * (self.window - 1.0);
+        self.window = (self.window + h * (growth - cut * halvings)).max(1.0);
     }
 }
 
@@ -60,9 +67,12 @@ mod tests {
         };
         r.step(&s, 0.1);
         assert!((r.window - 11.0).abs() < 1e-12);
-        // A burst of 1000 losses per second is one halving per RTT (10/s): −W/2·10·h.
+        // A burst of losses (every packet) is one cut per RTT (10/s); at w = 11 a share
+        // Q = 3/11 of those are timeouts (to one packet), the rest halve.
         s.losses = 1000.0;
         r.step(&s, 0.01);
-        assert!((r.window - (11.0 + 0.1 - 5.5 * 10.0 * 0.01)).abs() < 1e-12, "{}", r.window);
+        let q = 3.0 / 11.0;
+        let cut = (1.0 - q) * 5.5 + q * 10.0;
+        assert!((r.window - (11.0 + 0.1 - cut * 10.0 * 0.01)).abs() < 1e-12, "{}", r.window);
     }
 }
