@@ -277,6 +277,18 @@ impl<'a> Model<'a> {
         Ok(m)
     }
 
+    /// Sets flow `i`'s window, packets (an initial state; at least one packet). A source without
+    /// a window (CBR) is left as it is.
+    pub fn set_window(&mut self, i: usize, packets: f64) {
+        let w = packets.max(1.0);
+        match &mut self.net.flows[i].source {
+            Source::Acc(a) => a.window = w,
+            Source::Vegas(v) => v.window = w,
+            Source::Reno(r) => r.window = w,
+            Source::Cbr(_) => {}
+        }
+    }
+
     /// Each link's queue now, packets.
     pub fn backlog(&self) -> &[f64] {
         &self.backlog

@@ -170,3 +170,75 @@ fn vegas_persistent_congestion_queue_per_period() {
         assert!((qm - qr).abs() < 0.05 * qr, "period {t}: model {qm}, recursion {qr}");
     }
 }
+
+/// A random multi-bottleneck line: `links` links of random rate and delay, a long flow across
+/// all, a short flow over each, and two flows over random stretches, with weights 1 to 3.
+fn random_line(rng: &mut impl rand::Rng) -> Scenario {
+    use rand::RngExt;
+    let links = rng.random_range(2..=4usize);
+    let mut text = String::from(
+        "name = \"line\"\nduration = \"60s\"\n[output]\nwindow = [\"55s\", \"60s\"]\n[defaults]\nqueue = { kind = \"priority\", limit = \"inf\" }\n",
+    );
+    for l in 0..links {
+        text += &format!(
+            "[[link]]\nbetween = [\"r{l}\", \"r{}\"]\nrate = \"{}Mbps\"\ndelay = \"{}ms\"\n",
+            l + 1,
+            rng.random_range(5..=50u32),
+            rng.random_range(1..=10u32)
+        );
+    }
+    let mut spans = vec![(0, links)];
+    spans.extend((0..links).map(|l| (l, l + 1)));
+    for _ in 0..2 {
+        let a = rng.random_range(0..links);
+        spans.push((a, rng.random_range(a + 1..=links)));
+    }
+    for (i, (a, b)) in spans.iter().enumerate() {
+        text += &format!(
+            "[[link]]\nbetween = [\"s{i}\", \"r{a}\"]\nrate = \"1Gbps\"\ndelay = \"1ms\"\n[[link]]\nbetween = [\"r{b}\", \"d{i}\"]\nrate = \"1Gbps\"\ndelay = \"1ms\"\n[[flow]]\nid = \"f{i}\"\nkind = \"monaco\"\nfrom = \"s{i}\"\nto = \"d{i}\"\nparams = {{ weight = {}, kappa = 0.2 }}\n",
+            rng.random_range(1..=3u32)
+        );
+    }
+    acclab_scenario::parse(&text, "line.toml").unwrap()
+}
+
+/// 001's global stability of ACC-P, on the delayed model: from 100 random initial windows
+/// (1 to 300 packets each) on each of 10 random multi-bottleneck networks, every flow ends
+/// within 1% of its weighted-proportionally-fair rate (the theory's NUM solution).
+///
+/// With κ = 0.2. At the default κ = 0.5 the delayed loop is past its stability boundary on some
+/// of these networks (e.g. a weight-3 loop at 47 ms RTT crossing two 40–45 Mb/s links): it
+/// settles into an oscillation of the queue (10–37 packets, independent of the step) about the
+/// right mean, with rates up to 3% off — 001's proof is of the model without feedback delay.
+#[test]
+fn acc_p_reaches_weighted_pf_from_anywhere() {
+    use rand::{RngExt, SeedableRng};
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(23);
+    let mut worst: f64 = 0.0;
+    for net in 0..10 {
+        let sc = random_line(&mut rng);
+        let eq = acclab_theory::predict(&sc).unwrap();
+        for _ in 0..100 {
+            let mut m = acclab_model::Model::new(
+                &sc,
+                Settings {
+                    step_ns: Some(2_000_000),
+                    ..Settings::default()
+                },
+            )
+            .unwrap();
+            for i in 0..sc.flows.len() {
+                m.set_window(i, rng.random_range(1.0..300.0));
+            }
+            m.run(&mut ());
+            let s = acclab_model::output::summary(&m, 0.0);
+            for (f, p) in s.flows.iter().zip(&eq.flows) {
+                let p = p.as_ref().unwrap().throughput_bps;
+                let err = (f.throughput_bps - p).abs() / p;
+                worst = worst.max(err);
+                assert!(err < 0.01, "network {net}: flow {}: {} vs {p}", f.id, f.throughput_bps);
+            }
+        }
+    }
+    eprintln!("1000 runs: largest distance from weighted PF {:.3}%", worst * 100.0);
+}
