@@ -114,6 +114,11 @@ struct RunArgs {
     /// Run even when the estimated memory exceeds what this machine has available.
     #[arg(long)]
     allow_large: bool,
+    /// Also integrate the model tier on the scenario: its files go to model/ in the output
+    /// directory, its window means beside the measured ones (summary.json and the table), its
+    /// trajectories dashed beside the packet run's on every plot.
+    #[arg(long)]
+    model: bool,
 }
 
 #[derive(clap::Args)]
@@ -180,7 +185,7 @@ fn demo(out: Option<PathBuf>) -> Result<()> {
     let sc = scenario::parse(DEMO, "<built-in demo>")?;
     println!("acclab demo: 3 Reno flows (RTT 24, 42, 82 ms) and a 20 Mb/s CBR flow over a 100 Mb/s bottleneck, 20 s simulated.");
     let dir = output_dir(out, &sc.name, false)?;
-    simulate(sc, dir, true, false)?;
+    simulate(sc, dir, true, false, false)?;
     // Started by `cargo run` (which sets CARGO), `acclab` is not on the PATH yet: say the
     // command that works from here.
     let acclab = if std::env::var_os("CARGO").is_some() {
@@ -239,7 +244,7 @@ fn run(args: RunArgs) -> Result<()> {
         eprintln!("warning: {w}");
     }
     let dir = output_dir(args.out, &sc.name, args.force)?;
-    simulate(sc, dir, args.plots, args.quiet)
+    simulate(sc, dir, args.plots, args.quiet, args.model)
 }
 
 fn model(args: ModelArgs) -> Result<()> {
@@ -276,7 +281,7 @@ fn model(args: ModelArgs) -> Result<()> {
     let json = serde_json::to_string_pretty(&summary)?;
     std::fs::write(dir.join("summary.json"), json + "\n")?;
     let plot_files = if args.plots {
-        acclab_sim::plot::write_plots(&dir, &sc)
+        acclab_sim::plot::write_plots(&dir, &sc, None)
             .with_context(|| format!("cannot write plots into {}", dir.display()))?
     } else {
         Vec::new()
@@ -496,7 +501,9 @@ fn simulate(
     out: outdir::OutDir,
     plots: bool,
     quiet: bool,
+    model: bool,
 ) -> Result<()> {
+    let for_model = model.then(|| sc.clone());
     let dir = out.staging().to_path_buf();
     let dir = dir.as_path();
     let total_ms = sc.duration.0 / 1_000_000;
@@ -515,7 +522,45 @@ fn simulate(
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    write_results(&done.sim, &done.summary, done.no_theory, out, plots, quiet)
+    let mut summary = done.summary;
+    let model_dir = match &for_model {
+        Some(sc) => model_beside(sc, dir, &mut summary)?,
+        None => None,
+    };
+    write_results(
+        &done.sim,
+        &summary,
+        done.no_theory,
+        out,
+        plots,
+        quiet,
+        model_dir.as_deref(),
+    )
+}
+
+/// Runs the model tier on `sc` into `dir`/model (files as a run's, the theory attached), puts
+/// its window means beside the run's in `summary` and rewrites `dir`/summary.json. Returns the
+/// model's directory, or `None` (saying why) when the scenario is outside the model's domain.
+fn model_beside(
+    sc: &acclab_scenario::Scenario,
+    dir: &Path,
+    summary: &mut acclab_sim::Summary,
+) -> Result<Option<PathBuf>> {
+    let settings = acclab_model::Settings::default();
+    if let Err(outside) = acclab_model::Model::new(sc, settings) {
+        eprintln!("note: no model run: {outside}");
+        return Ok(None);
+    }
+    let mdir = dir.join("model");
+    std::fs::create_dir(&mdir).with_context(|| format!("cannot create {}", mdir.display()))?;
+    let mut ms = acclab_model::run_to(sc, settings, &mdir)
+        .map_err(|e| anyhow::anyhow!("cannot write the model's results into {}: {e}", mdir.display()))?;
+    let prediction = acclab_theory::predict(sc).ok();
+    acclab_study::attach_theory(sc, prediction.as_ref(), &mut ms);
+    std::fs::write(mdir.join("summary.json"), serde_json::to_string_pretty(&ms)? + "\n")?;
+    summary.attach_model(&ms);
+    std::fs::write(dir.join("summary.json"), serde_json::to_string_pretty(summary)? + "\n")?;
+    Ok(Some(mdir))
 }
 
 /// Finishes a run whose files are written into `out`'s staging directory: draws its plots,
@@ -527,6 +572,7 @@ fn write_results(
     out: outdir::OutDir,
     plots: bool,
     quiet: bool,
+    model: Option<&Path>,
 ) -> Result<()> {
     let staging = out.staging().to_path_buf();
     let dir = staging.as_path();
@@ -534,7 +580,7 @@ fn write_results(
         eprintln!("note: no theory prediction: {e}");
     }
     let plot_files = if plots {
-        acclab_sim::plot::write_plots(dir, sim.scenario())
+        acclab_sim::plot::write_plots(dir, sim.scenario(), model)
             .with_context(|| format!("cannot write plots into {}", dir.display()))?
     } else {
         Vec::new()
@@ -550,8 +596,13 @@ fn write_results(
             );
         }
         println!(
-            "\nResults in {}/: summary.json, flows.csv, links.csv",
-            dir.display()
+            "\nResults in {}/: summary.json, flows.csv, links.csv{}",
+            dir.display(),
+            if model.is_some() {
+                "; the model tier's in model/"
+            } else {
+                ""
+            }
         );
         if !plot_files.is_empty() {
             println!("Plots: {}", plot_files.join(", "));

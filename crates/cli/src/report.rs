@@ -21,8 +21,9 @@ pub fn print_summary(s: &Summary) {
         s.window.to_s
     );
     let theory = s.flows.iter().any(|f| f.theory.is_some());
+    let model = s.flows.iter().any(|f| f.model.is_some());
     println!(
-        "\n{:<20} {:<6} {:>12} {:>9} {:>9} {:>12} {:>8}{}",
+        "\n{:<20} {:<6} {:>12} {:>9} {:>9} {:>12} {:>8}{}{}",
         "flow",
         "kind",
         "thr (Mb/s)",
@@ -32,6 +33,11 @@ pub fn print_summary(s: &Summary) {
         "cwnd KB",
         if theory {
             "   theory: thr   RTT ms  cwnd KB"
+        } else {
+            ""
+        },
+        if model {
+            "    model: thr   RTT ms  cwnd KB"
         } else {
             ""
         }
@@ -45,8 +51,16 @@ pub fn print_summary(s: &Summary) {
                 t.cwnd_bytes * 1e-3
             )
         });
+        let modelled = f.model.as_ref().map_or(String::new(), |m| {
+            format!(
+                "   {:>11.3} {:>8} {:>8}",
+                m.throughput_bps / 1e6,
+                opt(m.mean_rtt_s, 1e3, 2),
+                opt(m.mean_cwnd_bytes, 1e-3, 1)
+            )
+        });
         println!(
-            "{:<20} {:<6} {:>12.3} {:>9} {:>9} {:>12} {:>8}{}",
+            "{:<20} {:<6} {:>12.3} {:>9} {:>9} {:>12} {:>8}{}{}",
             f.id,
             f.kind,
             f.throughput_bps / 1e6,
@@ -54,7 +68,8 @@ pub fn print_summary(s: &Summary) {
             f.retransmits,
             opt(f.mean_rtt_s, 1e3, 2),
             opt(f.mean_cwnd_bytes, 1e-3, 1),
-            predicted
+            predicted,
+            modelled
         );
     }
     if s.flows.len() > MAX_ROWS {
@@ -70,18 +85,32 @@ pub fn print_summary(s: &Summary) {
         .collect();
     links.sort_by(|a, b| b.utilization.total_cmp(&a.utilization));
     println!(
-        "\n{:<20} {:>10} {:>8} {:>12} {:>10} {:>8}",
-        "busiest links", "rate Mb/s", "util", "mean queue", "max queue", "drops"
+        "\n{:<20} {:>10} {:>8} {:>12} {:>10} {:>8}{}",
+        "busiest links",
+        "rate Mb/s",
+        "util",
+        "mean queue",
+        "max queue",
+        "drops",
+        if model {
+            "   model: util  mean queue"
+        } else {
+            ""
+        }
     );
     for l in links.iter().take(MAX_ROWS.min(8)) {
+        let modelled = l.model.as_ref().map_or(String::new(), |m| {
+            format!("   {:>11.3} {:>11.1}", m.utilization, m.mean_queue_pkts)
+        });
         println!(
-            "{:<20} {:>10.1} {:>8.3} {:>12.1} {:>10} {:>8}",
+            "{:<20} {:>10.1} {:>8.3} {:>12.1} {:>10} {:>8}{}",
             l.id,
             l.rate_bps as f64 / 1e6,
             l.utilization,
             l.mean_queue_pkts,
             l.max_queue_pkts,
-            l.drops
+            l.drops,
+            modelled
         );
     }
     if let Some(j) = s.fairness.jain {

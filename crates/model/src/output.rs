@@ -146,6 +146,7 @@ pub fn summary(m: &Model, wall_time_s: f64) -> Summary {
                 active_in_window_s: t.active_in_window,
                 completed_s: None,
                 theory: None,
+                model: None,
             }
         })
         .collect();
@@ -169,6 +170,7 @@ pub fn summary(m: &Model, wall_time_s: f64) -> Summary {
             random_losses: 0,
             transmitted_packets: t.served.round() as u64,
             theory: None,
+            model: None,
         })
         .collect();
     Summary {

@@ -120,6 +120,25 @@ pub struct FlowSummary {
     /// The theory's prediction for this flow, when it is in the theory's domain.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub theory: Option<FlowTheory>,
+    /// The model tier's values over the same window (`acclab run --model`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<FlowModel>,
+}
+
+/// A flow's window means in the model tier's run of the same scenario.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FlowModel {
+    pub throughput_bps: f64,
+    pub mean_rtt_s: Option<f64>,
+    pub mean_cwnd_bytes: Option<f64>,
+    pub mean_accumulation_bytes: Option<f64>,
+}
+
+/// A link's window means in the model tier's run.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct LinkModel {
+    pub utilization: f64,
+    pub mean_queue_pkts: f64,
 }
 
 /// Predicted equilibrium values of a flow, to set beside the measured ones.
@@ -166,6 +185,8 @@ pub struct LinkSummary {
     pub transmitted_packets: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub theory: Option<LinkTheory>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<LinkModel>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -185,6 +206,25 @@ pub fn jain(xs: &[f64]) -> Option<f64> {
 }
 
 impl Summary {
+    /// Puts a model run's window means (its own summary, of the same scenario) beside this
+    /// run's values.
+    pub fn attach_model(&mut self, model: &Summary) {
+        for (f, m) in self.flows.iter_mut().zip(&model.flows) {
+            f.model = Some(FlowModel {
+                throughput_bps: m.throughput_bps,
+                mean_rtt_s: m.mean_rtt_s,
+                mean_cwnd_bytes: m.mean_cwnd_bytes,
+                mean_accumulation_bytes: m.mean_accumulation_bytes,
+            });
+        }
+        for (l, m) in self.links.iter_mut().zip(&model.links) {
+            l.model = Some(LinkModel {
+                utilization: m.utilization,
+                mean_queue_pkts: m.mean_queue_pkts,
+            });
+        }
+    }
+
     /// Computes the summary of a finished run.
     pub fn of(sim: &Simulator, wall_time_s: f64) -> Summary {
         let sc = sim.scenario();
@@ -233,6 +273,7 @@ impl Summary {
                 active_in_window_s: active.as_secs_f64(),
                 completed_s: tx.completed_at.map(|t| t.as_secs_f64()),
                 theory: None,
+                model: None,
             });
         }
         let links = sc
@@ -255,6 +296,7 @@ impl Summary {
                     random_losses: m.random_losses(i),
                     transmitted_packets: st.dequeued_packets,
                     theory: None,
+                    model: None,
                 }
             })
             .collect();

@@ -27,6 +27,9 @@ pub struct Series {
     pub markers: bool,
     /// A vertical error bar (low, high) at each point, or none when empty.
     pub errors: Vec<(f64, f64)>,
+    /// Drawn dashed, full width, in the colour of the data series just before it: the same
+    /// quantity from another tier (the model's trajectory beside the packet run's).
+    pub dashed: bool,
 }
 
 impl Series {
@@ -159,12 +162,12 @@ where
     let mut next_color = 0;
     let mut last_data_color = None;
     for s in chart.series.iter().take(MAX_SERIES * 2) {
-        let color = match (s.reference, last_data_color) {
+        let color = match (s.reference || s.dashed, last_data_color) {
             (true, Some(c)) => c,
             _ => {
                 let c = Palette99::pick(next_color).to_rgba();
                 next_color += 1;
-                if !s.reference {
+                if !s.reference && !s.dashed {
                     last_data_color = Some(c);
                 }
                 c
@@ -178,15 +181,34 @@ where
             .filter(|p| (!chart.log_x || p.0 > 0.0) && (!chart.log_y || p.1 > 0.0))
             .collect();
         let style = if s.reference { color.mix(0.7) } else { color };
-        c.draw_series(LineSeries::new(
-            pts.iter().copied(),
-            style.stroke_width(width),
-        ))
-        .map_err(e)?
-        .label(s.name.as_str())
-        .legend(move |(x, y)| {
-            PathElement::new(vec![(x, y), (x + 18, y)], style.stroke_width(width))
-        });
+        if s.dashed {
+            c.draw_series(DashedLineSeries::new(
+                pts.iter().copied(),
+                6,
+                4,
+                style.stroke_width(2),
+            ))
+            .map_err(e)?
+            .label(s.name.as_str())
+            .legend(move |(x, y)| {
+                plotters::element::DashedPathElement::new(
+                    vec![(x, y), (x + 18, y)],
+                    4,
+                    3,
+                    style.stroke_width(2),
+                )
+            });
+        } else {
+            c.draw_series(LineSeries::new(
+                pts.iter().copied(),
+                style.stroke_width(width),
+            ))
+            .map_err(e)?
+            .label(s.name.as_str())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 18, y)], style.stroke_width(width))
+            });
+        }
         if s.markers {
             c.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
                 .map_err(e)?;
@@ -287,7 +309,9 @@ fn num(row: &csv::StringRecord, i: usize) -> Option<f64> {
 
 /// Writes the four standard plots of a run from its `flows.csv` and `links.csv` in `dir` (so
 /// that a run need not keep its samples in memory to be plotted) and returns their file names.
-pub fn write_plots(dir: &Path, sc: &Scenario) -> std::io::Result<Vec<String>> {
+/// With `model`, a directory holding the model tier's files of the same scenario, each series
+/// gets the model's trajectory beside it: same colour, dashed.
+pub fn write_plots(dir: &Path, sc: &Scenario, model: Option<&Path>) -> std::io::Result<Vec<String>> {
     let pkt = sc.packet_size as f64;
     let samples = (sc.duration.0 / sc.output.sample_interval.0.max(1)) as usize;
     let stride = samples.div_ceil(MAX_POINTS).max(1);
@@ -300,8 +324,27 @@ pub fn write_plots(dir: &Path, sc: &Scenario) -> std::io::Result<Vec<String>> {
         .map(|f| f.id.clone())
         .collect();
     // flows.csv: time_s, flow, throughput_bps, send_rate_bps, cwnd_bytes, …
+    // The run's series, each followed by the model's, when there is one.
+    let beside = |csv: &Path, name: &str, keys: &[String], value: &dyn Fn(&csv::StringRecord) -> Option<f64>| {
+        let ours = read_series(csv, 1, keys, stride, value)?;
+        let Some(m) = model else {
+            return Ok(ours);
+        };
+        let theirs = read_series(&m.join(name), 1, keys, stride, value)?;
+        let mut out = Vec::with_capacity(ours.len() * 2);
+        for s in ours {
+            let twin = theirs.iter().find(|t| t.name == s.name).cloned();
+            out.push(s);
+            if let Some(mut t) = twin {
+                t.name = format!("{} (model)", t.name);
+                t.dashed = true;
+                out.push(t);
+            }
+        }
+        Ok::<_, std::io::Error>(out)
+    };
     let flow_series = |value: &dyn Fn(&csv::StringRecord) -> Option<f64>| {
-        read_series(&flows_csv, 1, &flow_ids, stride, value)
+        beside(&flows_csv, "flows.csv", &flow_ids, value)
     };
     // Links worth showing: the busiest ones that ever carried traffic (links.csv: time_s, link,
     // queue_pkts, queue_bytes, utilization, …).
@@ -327,7 +370,7 @@ pub fn write_plots(dir: &Path, sc: &Scenario) -> std::io::Result<Vec<String>> {
         .map(|&(i, _)| sc.links[i].name.clone())
         .collect();
     let link_series = |value: &dyn Fn(&csv::StringRecord) -> Option<f64>| {
-        read_series(&links_csv, 1, &busy, stride, value)
+        beside(&links_csv, "links.csv", &busy, value)
     };
     let chart = |title: &str, y: &str, series: Vec<Series>| Chart {
         title: format!("{}: {title}", sc.name),
