@@ -632,7 +632,7 @@ impl<'a> Model<'a> {
     pub fn aqm_columns(&self) -> Vec<String> {
         let mut cols: Vec<String> = Vec::new();
         for l in &self.net.links {
-            for (name, _) in aqm_state(&l.law, 0.0) {
+            for (name, _) in aqm_state(l, 0.0) {
                 if !cols.iter().any(|c| c == name) {
                     cols.push(name.to_string());
                 }
@@ -664,7 +664,7 @@ impl<'a> Model<'a> {
         for (l, link) in self.net.links.iter().enumerate() {
             let tot = &self.link_totals[l];
             let served = tot.served - self.last_sample.1[l];
-            let state = aqm_state(&link.law, self.net.packet_size);
+            let state = aqm_state(link, self.net.packet_size);
             sink.link(&LinkRow {
                 t_s,
                 link: l,
@@ -702,9 +702,10 @@ pub fn accumulation_of(s: &Source) -> Option<f64> {
 }
 
 /// A queue law's state with the packet queue's column names, in bytes and bit/s where those
-/// are (`packet` bytes per packet).
-fn aqm_state(law: &LinkLaw, packet: f64) -> Vec<(&'static str, f64)> {
-    match law {
+/// are (`packet` bytes per packet). A priority-capable queue's high band holds Monaco's
+/// control packets, which the model has none of: 0.
+fn aqm_state(link: &crate::network::Link, packet: f64) -> Vec<(&'static str, f64)> {
+    let mut v = match &link.law {
         LinkLaw::Fifo => vec![],
         LinkLaw::Red(r) => vec![("red_avg", r.avg), ("red_prob", r.base_probability())],
         LinkLaw::Rem(r) => vec![("rem_price", r.price), ("rem_mark_prob", r.probability())],
@@ -718,5 +719,9 @@ fn aqm_state(law: &LinkLaw, packet: f64) -> Vec<(&'static str, f64)> {
             }
             v
         }
+    };
+    if link.priority {
+        v.push(("high_queue_pkts", 0.0));
     }
+    v
 }

@@ -1,0 +1,76 @@
+//! `acclab model` and `acclab run --model` end to end: the model tier's files have the
+//! simulator's names and columns, its values sit beside the measured ones, and a scenario
+//! outside its domain is refused naming what is outside.
+
+mod common;
+use common::{acclab, text};
+
+use std::path::Path;
+
+fn example(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios/examples")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn header(path: &Path) -> String {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn model_writes_the_simulators_files_and_run_puts_it_beside() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sc = example("live-dumbbell.toml");
+    let o = acclab(tmp.path(), &["model", &sc, "--out", "m", "-q"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = acclab(tmp.path(), &["run", &sc, "--out", "r", "--model", "--plots", "-q"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let (m, r) = (tmp.path().join("m"), tmp.path().join("r"));
+    for f in ["flows.csv", "links.csv"] {
+        assert_eq!(header(&m.join(f)), header(&r.join(f)), "{f}");
+        // The model run beside the packet run is the same as one on its own.
+        assert_eq!(
+            std::fs::read(m.join(f)).unwrap(),
+            std::fs::read(r.join("model").join(f)).unwrap()
+        );
+    }
+    let model: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(m.join("summary.json")).unwrap()).unwrap();
+    let run: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(r.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(model["mode"], "model");
+    for i in 0..2 {
+        let beside = &run["flows"][i]["model"]["throughput_bps"];
+        assert_eq!(beside, &model["flows"][i]["throughput_bps"]);
+        // Monaco at weights 1 and 2 over 10 Mb/s: the model sits at the theory's 3.33/6.67.
+        let x = beside.as_f64().unwrap();
+        let p = run["flows"][i]["theory"]["throughput_bps"].as_f64().unwrap();
+        assert!((x - p).abs() < 0.005 * p, "{x} vs {p}");
+    }
+    assert!(run["links"][0]["model"]["mean_queue_pkts"].is_number());
+    assert!(r.join("throughput.png").exists());
+}
+
+#[test]
+fn a_scenario_outside_the_model_is_refused_naming_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = acclab(tmp.path(), &["model", &example("modern-mix.toml"), "--out", "m"]);
+    assert!(!o.status.success());
+    let t = text(&o);
+    assert!(t.contains("flow cubic: cubic has no fluid law"), "{t}");
+    assert!(!tmp.path().join("m").exists(), "nothing is claimed");
+    // Beside a run it is a note, and the run goes on.
+    let o = acclab(tmp.path(), &["run", &example("modern-mix.toml"), "--out", "r", "--model", "-q", "--set", "duration=5s", "--set", "output.window=[\"1s\", \"5s\"]"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("no model run"), "{}", text(&o));
+    assert!(!tmp.path().join("r/model").exists());
+    let o = acclab(tmp.path(), &["model", &example("live-dumbbell.toml"), "--step", "0s"]);
+    assert!(!o.status.success() && text(&o).contains("--step"), "{}", text(&o));
+}
