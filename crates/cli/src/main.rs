@@ -132,7 +132,7 @@ struct ModelArgs {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
     /// The integration step, e.g. "500us" [default: the shortest round-trip propagation delay
-    /// / 40, between 10 µs and 1 ms, dividing the sample interval].
+    /// / 16, between 10 µs and 2 ms, dividing the sample interval].
     #[arg(long)]
     step: Option<String>,
     /// Also write plots (PNG and SVG) of throughput, cwnd, queues and utilisation.

@@ -11,8 +11,10 @@ pub struct History {
     width: usize,
     len: usize,
     data: Vec<f64>,
-    /// Steps recorded so far; the newest row is step `recorded − 1`.
-    recorded: u64,
+    /// The ring position of the newest row (meaningless before the first).
+    newest: usize,
+    /// Rows recorded so far, up to `len`.
+    filled: usize,
 }
 
 /// Where a delay falls between two recorded steps: `steps` back from the newest (whole part) and
@@ -43,27 +45,36 @@ impl History {
             width,
             len,
             data: vec![0.0; width * len],
-            recorded: 0,
+            newest: len - 1,
+            filled: 0,
         }
     }
 
     /// The row to fill for the next step; call [`History::commit`] after filling it.
     pub fn next_row(&mut self) -> &mut [f64] {
-        let r = (self.recorded % self.len as u64) as usize;
+        let r = if self.newest + 1 == self.len { 0 } else { self.newest + 1 };
         &mut self.data[r * self.width..(r + 1) * self.width]
     }
 
     pub fn commit(&mut self) {
-        self.recorded += 1;
+        self.newest = if self.newest + 1 == self.len { 0 } else { self.newest + 1 };
+        self.filled = (self.filled + 1).min(self.len);
     }
 
+    /// The offset of the row `back` steps before the newest (the oldest recorded one if there
+    /// is no such row yet).
     fn row(&self, back: usize) -> usize {
-        let newest = self.recorded.saturating_sub(1);
-        let step = newest.saturating_sub(back as u64);
-        (step % self.len as u64) as usize * self.width
+        let back = back.min(self.filled.saturating_sub(1));
+        let r = if self.newest >= back {
+            self.newest - back
+        } else {
+            self.newest + self.len - back
+        };
+        r * self.width
     }
 
     /// Series `s` at `lag` before the newest row.
+    #[inline]
     pub fn at(&self, s: usize, lag: Lag) -> f64 {
         debug_assert!(lag.steps + 1 < self.len, "lag beyond the history's room");
         let a = self.data[self.row(lag.steps) + s];

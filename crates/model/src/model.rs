@@ -19,7 +19,7 @@
 //! interpolation (history.rs). The laws of 002 (eqs. (16)–(19)) are themselves Euler steps of
 //! this system with a step of one time unit; ACC's (000 eqs. (3), (5), (6)) are ODEs. The queue
 //! is advanced exactly over a step (projection at 0 and at the buffer). The step h: by default
-//! the shortest round-trip propagation delay / 40, between 10 µs and 1 ms, shortened so that it
+//! the shortest round-trip propagation delay / 16, between 10 µs and 2 ms, shortened so that it
 //! divides the sample interval; `--step` sets it. The test `halving_the_step_changes_little`
 //! bounds the effect of halving it.
 //!
@@ -171,6 +171,11 @@ pub struct Model<'a> {
     capacity: Vec<f64>,
     mark_prob: Vec<f64>,
     stamp: Vec<f64>,
+    /// What each link can do besides queueing: drop, mark, stamp a virtual delay (the series a
+    /// source need not read where a link never does it).
+    can_drop: Vec<bool>,
+    can_mark: Vec<bool>,
+    can_stamp: Vec<bool>,
     lags: Vec<Lags>,
     pub seen: Vec<Seen>,
     pub rate: Vec<f64>,
@@ -178,6 +183,8 @@ pub struct Model<'a> {
     pub link_totals: Vec<LinkTotals>,
     /// Steps taken.
     pub steps: u64,
+    /// The AQM columns of links.csv.
+    columns: Vec<String>,
     /// The next scheduled change.
     next_event: usize,
     instantaneous: bool,
@@ -196,7 +203,7 @@ pub fn default_step_ns(net: &Network, sample_ns: u64) -> u64 {
         .filter(|d| *d > 0.0)
         .fold(f64::INFINITY, f64::min);
     let target = if shortest.is_finite() {
-        (shortest / 40.0).clamp(10e-6, 1e-3)
+        (shortest / 16.0).clamp(10e-6, 2e-3)
     } else {
         1e-3
     };
@@ -261,12 +268,24 @@ impl<'a> Model<'a> {
             capacity: net.links.iter().map(|l| l.capacity).collect(),
             mark_prob: vec![0.0; n_links],
             stamp: vec![0.0; n_links],
+            can_drop: net
+                .links
+                .iter()
+                .map(|l| l.buffer.is_finite() || !matches!(l.law, LinkLaw::Fifo))
+                .collect(),
+            can_mark: net
+                .links
+                .iter()
+                .map(|l| matches!(l.law, LinkLaw::Red(_) | LinkLaw::Rem(_) | LinkLaw::Avq(_)))
+                .collect(),
+            can_stamp: net.links.iter().map(|l| crate::network::is_avd(&l.law)).collect(),
             lags: Vec::new(),
             seen: vec![Seen::default(); n_flows],
             rate: vec![0.0; n_flows],
             flow_totals: vec![FlowTotals::default(); n_flows],
             link_totals: vec![LinkTotals::default(); n_links],
             steps: 0,
+            columns: Vec::new(),
             next_event: 0,
             instantaneous: settings.instantaneous,
             frozen: None,
@@ -274,6 +293,7 @@ impl<'a> Model<'a> {
             net,
         };
         m.compute_lags();
+        m.columns = m.aqm_columns();
         Ok(m)
     }
 
@@ -393,11 +413,17 @@ impl<'a> Model<'a> {
             let hop = self.first[i] + k;
             let lag = lags.back[k];
             s.forward_queueing += self.hist.at(self.link_series(l, QDELAY), lag);
-            s.virtual_delay += self.hist.at(self.link_series(l, STAMP), lag);
             s.accumulation += self.hist.at(4 * hop + QUEUED, lag);
-            s.losses += self.hist.at(4 * hop + DROPPED, lag);
-            s.marks += self.hist.at(4 * hop + MARKED, lag);
-            unmarked *= 1.0 - self.hist.at(self.link_series(l, MARK_PROB), lag);
+            if self.can_stamp[l] {
+                s.virtual_delay += self.hist.at(self.link_series(l, STAMP), lag);
+            }
+            if self.can_drop[l] {
+                s.losses += self.hist.at(4 * hop + DROPPED, lag);
+            }
+            if self.can_mark[l] {
+                s.marks += self.hist.at(4 * hop + MARKED, lag);
+                unmarked *= 1.0 - self.hist.at(self.link_series(l, MARK_PROB), lag);
+            }
         }
         s.mark_probability = 1.0 - unmarked;
         for &(l, lag) in &lags.reverse {
@@ -660,7 +686,7 @@ impl<'a> Model<'a> {
             });
             self.last_sample.0[i] = (tot.sent, tot.delivered);
         }
-        let columns = self.aqm_columns();
+        let columns = &self.columns;
         for (l, link) in self.net.links.iter().enumerate() {
             let tot = &self.link_totals[l];
             let served = tot.served - self.last_sample.1[l];
