@@ -553,13 +553,23 @@ fn model_beside(
     }
     let mdir = dir.join("model");
     std::fs::create_dir(&mdir).with_context(|| format!("cannot create {}", mdir.display()))?;
-    let mut ms = acclab_model::run_to(sc, settings, &mdir)
-        .map_err(|e| anyhow::anyhow!("cannot write the model's results into {}: {e}", mdir.display()))?;
+    let mut ms = acclab_model::run_to(sc, settings, &mdir).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot write the model's results into {}: {e}",
+            mdir.display()
+        )
+    })?;
     let prediction = acclab_theory::predict(sc).ok();
     acclab_study::attach_theory(sc, prediction.as_ref(), &mut ms);
-    std::fs::write(mdir.join("summary.json"), serde_json::to_string_pretty(&ms)? + "\n")?;
+    std::fs::write(
+        mdir.join("summary.json"),
+        serde_json::to_string_pretty(&ms)? + "\n",
+    )?;
     summary.attach_model(&ms);
-    std::fs::write(dir.join("summary.json"), serde_json::to_string_pretty(summary)? + "\n")?;
+    std::fs::write(
+        dir.join("summary.json"),
+        serde_json::to_string_pretty(summary)? + "\n",
+    )?;
     Ok(Some(mdir))
 }
 

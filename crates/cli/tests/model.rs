@@ -30,7 +30,10 @@ fn model_writes_the_simulators_files_and_run_puts_it_beside() {
     let sc = example("live-dumbbell.toml");
     let o = acclab(tmp.path(), &["model", &sc, "--out", "m", "-q"]);
     assert!(o.status.success(), "{}", text(&o));
-    let o = acclab(tmp.path(), &["run", &sc, "--out", "r", "--model", "--plots", "-q"]);
+    let o = acclab(
+        tmp.path(),
+        &["run", &sc, "--out", "r", "--model", "--plots", "-q"],
+    );
     assert!(o.status.success(), "{}", text(&o));
     let (m, r) = (tmp.path().join("m"), tmp.path().join("r"));
     for f in ["flows.csv", "links.csv"] {
@@ -51,7 +54,9 @@ fn model_writes_the_simulators_files_and_run_puts_it_beside() {
         assert_eq!(beside, &model["flows"][i]["throughput_bps"]);
         // Monaco at weights 1 and 2 over 10 Mb/s: the model sits at the theory's 3.33/6.67.
         let x = beside.as_f64().unwrap();
-        let p = run["flows"][i]["theory"]["throughput_bps"].as_f64().unwrap();
+        let p = run["flows"][i]["theory"]["throughput_bps"]
+            .as_f64()
+            .unwrap();
         assert!((x - p).abs() < 0.005 * p, "{x} vs {p}");
     }
     assert!(run["links"][0]["model"]["mean_queue_pkts"].is_number());
@@ -61,16 +66,40 @@ fn model_writes_the_simulators_files_and_run_puts_it_beside() {
 #[test]
 fn a_scenario_outside_the_model_is_refused_naming_why() {
     let tmp = tempfile::tempdir().unwrap();
-    let o = acclab(tmp.path(), &["model", &example("modern-mix.toml"), "--out", "m"]);
+    let o = acclab(
+        tmp.path(),
+        &["model", &example("modern-mix.toml"), "--out", "m"],
+    );
     assert!(!o.status.success());
     let t = text(&o);
     assert!(t.contains("flow cubic: cubic has no fluid law"), "{t}");
     assert!(!tmp.path().join("m").exists(), "nothing is claimed");
     // Beside a run it is a note, and the run goes on.
-    let o = acclab(tmp.path(), &["run", &example("modern-mix.toml"), "--out", "r", "--model", "-q", "--set", "duration=5s", "--set", "output.window=[\"1s\", \"5s\"]"]);
+    let o = acclab(
+        tmp.path(),
+        &[
+            "run",
+            &example("modern-mix.toml"),
+            "--out",
+            "r",
+            "--model",
+            "-q",
+            "--set",
+            "duration=5s",
+            "--set",
+            "output.window=[\"1s\", \"5s\"]",
+        ],
+    );
     assert!(o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("no model run"), "{}", text(&o));
     assert!(!tmp.path().join("r/model").exists());
-    let o = acclab(tmp.path(), &["model", &example("live-dumbbell.toml"), "--step", "0s"]);
-    assert!(!o.status.success() && text(&o).contains("--step"), "{}", text(&o));
+    let o = acclab(
+        tmp.path(),
+        &["model", &example("live-dumbbell.toml"), "--step", "0s"],
+    );
+    assert!(
+        !o.status.success() && text(&o).contains("--step"),
+        "{}",
+        text(&o)
+    );
 }

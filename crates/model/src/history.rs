@@ -52,12 +52,20 @@ impl History {
 
     /// The row to fill for the next step; call [`History::commit`] after filling it.
     pub fn next_row(&mut self) -> &mut [f64] {
-        let r = if self.newest + 1 == self.len { 0 } else { self.newest + 1 };
+        let r = if self.newest + 1 == self.len {
+            0
+        } else {
+            self.newest + 1
+        };
         &mut self.data[r * self.width..(r + 1) * self.width]
     }
 
     pub fn commit(&mut self) {
-        self.newest = if self.newest + 1 == self.len { 0 } else { self.newest + 1 };
+        self.newest = if self.newest + 1 == self.len {
+            0
+        } else {
+            self.newest + 1
+        };
         self.filled = (self.filled + 1).min(self.len);
     }
 

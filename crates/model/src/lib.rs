@@ -27,8 +27,8 @@ pub mod model;
 pub mod network;
 pub mod output;
 pub mod red;
-pub mod reno;
 pub mod rem;
+pub mod reno;
 pub mod vegas;
 
 pub use model::{Memory, Model, Settings};

@@ -218,7 +218,7 @@ fn fit_step(target_ns: u64, sample_ns: u64) -> u64 {
     let target = target_ns.clamp(1, sample);
     let k0 = sample.div_ceil(target);
     (k0..k0 + 512)
-        .find(|k| sample % k == 0)
+        .find(|k| sample.is_multiple_of(*k))
         .map_or(sample / k0, |k| sample / k)
         .max(1)
 }
@@ -278,7 +278,11 @@ impl<'a> Model<'a> {
                 .iter()
                 .map(|l| matches!(l.law, LinkLaw::Red(_) | LinkLaw::Rem(_) | LinkLaw::Avq(_)))
                 .collect(),
-            can_stamp: net.links.iter().map(|l| crate::network::is_avd(&l.law)).collect(),
+            can_stamp: net
+                .links
+                .iter()
+                .map(|l| crate::network::is_avd(&l.law))
+                .collect(),
             lags: Vec::new(),
             seen: vec![Seen::default(); n_flows],
             rate: vec![0.0; n_flows],
@@ -377,9 +381,10 @@ impl<'a> Model<'a> {
             let size = (f.packet_scale * self.net.packet_size).round() as u64;
             f.hop_delay[k] - def.rate.tx_time(size).as_secs_f64()
         };
-        self.net.flows.iter().find_map(|f| {
-            f.hops.iter().position(|&l| l == link).map(|k| tx(f, k))
-        })
+        self.net
+            .flows
+            .iter()
+            .find_map(|f| f.hops.iter().position(|&l| l == link).map(|k| tx(f, k)))
     }
 
     fn record(&mut self) {
@@ -600,7 +605,11 @@ impl<'a> Model<'a> {
             let flow = self.hop_flow[k];
             let marking = marks_ecn && self.net.flows[flow].ecn;
             let a = self.arrivals[k] * h;
-            let (take, mark) = if marking { (a, a * p) } else { (a * (1.0 - p), 0.0) };
+            let (take, mark) = if marking {
+                (a, a * p)
+            } else {
+                (a * (1.0 - p), 0.0)
+            };
             self.dropped[k] = (a - take) / h;
             self.marked[k] = mark / h;
             self.arrivals[k] = take; // now the admitted volume
@@ -608,7 +617,11 @@ impl<'a> Model<'a> {
         }
         let out = (c * h).min(b + accepted);
         let excess = (b + accepted - out - self.net.links[l].buffer).max(0.0);
-        let keep = if accepted > 0.0 { 1.0 - excess / accepted } else { 1.0 };
+        let keep = if accepted > 0.0 {
+            1.0 - excess / accepted
+        } else {
+            1.0
+        };
         let stock = b + accepted - excess;
         let mut total = 0.0;
         for &k in &self.at_link[l] {
@@ -737,7 +750,10 @@ fn aqm_state(link: &crate::network::Link, packet: f64) -> Vec<(&'static str, f64
         LinkLaw::Rem(r) => vec![("rem_price", r.price), ("rem_mark_prob", r.probability())],
         LinkLaw::Avq(a) => {
             let mut v = vec![
-                ("avq_virtual_capacity_bps", a.virtual_capacity * 8.0 * packet),
+                (
+                    "avq_virtual_capacity_bps",
+                    a.virtual_capacity * 8.0 * packet,
+                ),
                 ("avq_virtual_queue_bytes", a.virtual_queue * packet),
             ];
             if a.mode == AvqMode::Delay {

@@ -188,12 +188,10 @@ fn source(f: &FlowDef, packet: f64) -> Result<(Source, bool), String> {
             )
         }
         SchemeConfig::Cbr(p) => (Source::Cbr(crate::cbr::CbrSource::new(p, packet)), false),
-        other => {
-            return Err(format!(
-                "{} has no fluid law in the model tier (it has monaco, vegas, vegas-rem, reno and cbr)",
-                other.kind()
-            ))
-        }
+        other => return Err(format!(
+            "{} has no fluid law in the model tier (it has monaco, vegas, vegas-rem, reno and cbr)",
+            other.kind()
+        )),
     })
 }
 
@@ -212,7 +210,11 @@ impl Network {
             let law = link_law(def, packet);
             if let Err(why) = &law {
                 // Only a link some flow's data cross matters.
-                if sc.flows.iter().any(|f| f.forward.iter().any(|l| sc.links[l.0 as usize].name == def.name)) {
+                if sc.flows.iter().any(|f| {
+                    f.forward
+                        .iter()
+                        .any(|l| sc.links[l.0 as usize].name == def.name)
+                }) {
                     outside.push((format!("link {}", def.name), why.clone()));
                 }
             }
@@ -226,7 +228,9 @@ impl Network {
             links.push(Link {
                 name: def.name.clone(),
                 capacity: def.rate.as_f64() / 8.0 / packet,
-                buffer: limits.first().map_or(f64::INFINITY, |&l| packets(l, packet)),
+                buffer: limits
+                    .first()
+                    .map_or(f64::INFINITY, |&l| packets(l, packet)),
                 priority: def.queue.params().priority_band(),
                 law: law.unwrap_or(LinkLaw::Fifo),
             });
@@ -357,7 +361,11 @@ impl Network {
             .iter()
             .map(|f| {
                 f.prop_delay
-                    + f.hops.iter().chain(f.reverse.iter().map(|(l, _)| l)).map(|&l| extra[l]).sum::<f64>()
+                    + f.hops
+                        .iter()
+                        .chain(f.reverse.iter().map(|(l, _)| l))
+                        .map(|&l| extra[l])
+                        .sum::<f64>()
             })
             .fold(0.0, f64::max)
     }

@@ -107,7 +107,10 @@ pub fn summary(m: &Model, wall_time_s: f64) -> Summary {
     let sc = m.sc;
     let packet = m.net.packet_size;
     let bits = 8.0 * packet;
-    let (from, to) = (sc.output.window.0.as_secs_f64(), sc.output.window.1.as_secs_f64());
+    let (from, to) = (
+        sc.output.window.0.as_secs_f64(),
+        sc.output.window.1.as_secs_f64(),
+    );
     let mut active = Vec::new();
     let flows = m
         .net
@@ -132,7 +135,11 @@ pub fn summary(m: &Model, wall_time_s: f64) -> Summary {
                 delivered_bytes: (t.delivered * packet).round() as u64,
                 lost_packets: t.lost.round() as u64,
                 mean_rtt_s: if windowed { mean(t.rtt_area) } else { None },
-                mean_cwnd_bytes: if windowed { mean(t.cwnd_area * packet) } else { None },
+                mean_cwnd_bytes: if windowed {
+                    mean(t.cwnd_area * packet)
+                } else {
+                    None
+                },
                 mean_accumulation_bytes: crate::model::accumulation_of(&f.source)
                     .and(mean(t.accumulation_area * packet)),
                 base_rtt_s: match &f.source {

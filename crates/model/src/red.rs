@@ -67,7 +67,7 @@ impl Red {
     /// `capacity` packets per second (Hollot et al. eq. (2)).
     pub fn step(&mut self, q: f64, capacity: f64, h: f64) {
         let k = -(1.0 - self.wq).ln() * capacity; // −ln(1 − w_q)/δ, δ = 1/C
-        // The filter's exact solution over the step (stable for any step).
+                                                  // The filter's exact solution over the step (stable for any step).
         self.avg = q + (self.avg - q) * (-k * h).exp();
     }
 }
@@ -97,6 +97,10 @@ mod tests {
         r.avg = 0.0;
         let tau = 1.0 / (-(1.0f64 - 0.002).ln() * 1000.0);
         r.step(100.0, 1000.0, tau);
-        assert!((r.avg - 100.0 * (1.0 - (-1.0f64).exp())).abs() < 1e-9, "{}", r.avg);
+        assert!(
+            (r.avg - 100.0 * (1.0 - (-1.0f64).exp())).abs() < 1e-9,
+            "{}",
+            r.avg
+        );
     }
 }

@@ -35,7 +35,8 @@ impl Rem {
     /// packets per second.
     pub fn step(&mut self, b: f64, y: f64, c: f64, h: f64) {
         let t = self.interval;
-        self.price = (self.price + h * self.gamma * (self.mu * b + (y - c) * t) / t).max(0.0); // 002 eq. (30)
+        self.price = (self.price + h * self.gamma * (self.mu * b + (y - c) * t) / t).max(0.0);
+        // 002 eq. (30)
     }
 }
 

@@ -73,6 +73,10 @@ mod tests {
         r.step(&s, 0.01);
         let q = 3.0 / 11.0;
         let cut = (1.0 - q) * 5.5 + q * 10.0;
-        assert!((r.window - (11.0 + 0.1 - cut * 10.0 * 0.01)).abs() < 1e-12, "{}", r.window);
+        assert!(
+            (r.window - (11.0 + 0.1 - cut * 10.0 * 0.01)).abs() < 1e-12,
+            "{}",
+            r.window
+        );
     }
 }

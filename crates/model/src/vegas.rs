@@ -96,7 +96,7 @@ impl VegasSource {
         }
         let ratio = (self.base_rtt / rtt).min(1.0);
         self.diff = self.window * (1.0 - ratio); // 002 eq. (15): w − x·d
-        // Marks are Vegas+REM's price, not congestion events; plain Vegas is not ECN-capable.
+                                                 // Marks are Vegas+REM's price, not congestion events; plain Vegas is not ECN-capable.
         let halvings = seen.halvings(rtt, self.window, false);
         if halvings > 0.0 {
             self.slow_start = false;

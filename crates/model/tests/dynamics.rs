@@ -32,7 +32,9 @@ fn halving_the_step_changes_little() {
         ("scenarios/examples/live-dumbbell.toml", 10e6),
     ] {
         let sc = load(file);
-        let h = acclab_model::Model::new(&sc, Settings::default()).unwrap().h_ns;
+        let h = acclab_model::Model::new(&sc, Settings::default())
+            .unwrap()
+            .h_ns;
         let (s1, m1) = trajectory(&sc, Some(h));
         let (s2, m2) = trajectory(&sc, Some(h / 2));
         assert_eq!(m1.flows.len(), m2.flows.len());
@@ -43,7 +45,11 @@ fn halving_the_step_changes_little() {
                 worst = worst.max((a.throughput_bps - b.throughput_bps).abs() / capacity);
             }
         }
-        eprintln!("{file}: step {h} ns vs {} ns: largest sample difference {:.3}% of capacity", h / 2, worst * 100.0);
+        eprintln!(
+            "{file}: step {h} ns vs {} ns: largest sample difference {:.3}% of capacity",
+            h / 2,
+            worst * 100.0
+        );
         assert!(worst < 0.002, "{file}: {worst}");
         for (a, b) in s1.flows.iter().zip(&s2.flows) {
             let rel = (a.throughput_bps - b.throughput_bps).abs() / a.throughput_bps;
@@ -98,7 +104,10 @@ fn reno_over_red_queue_matches_the_packet_run() {
         let mut sim = acclab_sim::Simulator::new(sc.clone());
         sim.run(&mut |_| {});
         let packet = acclab_sim::Summary::of(&sim, 0.0);
-        let (qm, qp) = (model.links[0].mean_queue_pkts, packet.links[0].mean_queue_pkts);
+        let (qm, qp) = (
+            model.links[0].mean_queue_pkts,
+            packet.links[0].mean_queue_pkts,
+        );
         eprintln!(
             "{n} Reno flows over RED: mean queue model {qm:.1}, packet {qp:.1} packets; utilisation {:.3} / {:.3}",
             model.links[0].utilization, packet.links[0].utilization
@@ -111,7 +120,10 @@ fn reno_over_red_queue_matches_the_packet_run() {
             model.flows.iter().filter_map(|f| f.mean_cwnd_bytes).sum::<f64>() / n as f64,
             packet.flows.iter().filter_map(|f| f.mean_cwnd_bytes).sum::<f64>() / n as f64,
         );
-        assert!((qm - qp).abs() < 0.15 * qp, "{n} flows: model {qm}, packet {qp}");
+        assert!(
+            (qm - qp).abs() < 0.15 * qp,
+            "{n} flows: model {qm}, packet {qp}"
+        );
     }
 }
 
@@ -166,8 +178,14 @@ fn vegas_persistent_congestion_queue_per_period() {
         );
         let qr = recursion[t - 1].queue_pkts;
         eprintln!("period {t}: queue model {qm:.1}, packet {qp:.1}, 002 recursion {qr:.1} packets");
-        assert!((qm - qp).abs() < 0.05 * qp, "period {t}: model {qm}, packet {qp}");
-        assert!((qm - qr).abs() < 0.05 * qr, "period {t}: model {qm}, recursion {qr}");
+        assert!(
+            (qm - qp).abs() < 0.05 * qp,
+            "period {t}: model {qm}, packet {qp}"
+        );
+        assert!(
+            (qm - qr).abs() < 0.05 * qr,
+            "period {t}: model {qm}, recursion {qr}"
+        );
     }
 }
 
@@ -236,9 +254,17 @@ fn acc_p_reaches_weighted_pf_from_anywhere() {
                 let p = p.as_ref().unwrap().throughput_bps;
                 let err = (f.throughput_bps - p).abs() / p;
                 worst = worst.max(err);
-                assert!(err < 0.01, "network {net}: flow {}: {} vs {p}", f.id, f.throughput_bps);
+                assert!(
+                    err < 0.01,
+                    "network {net}: flow {}: {} vs {p}",
+                    f.id,
+                    f.throughput_bps
+                );
             }
         }
     }
-    eprintln!("1000 runs: largest distance from weighted PF {:.3}%", worst * 100.0);
+    eprintln!(
+        "1000 runs: largest distance from weighted PF {:.3}%",
+        worst * 100.0
+    );
 }

@@ -13,7 +13,9 @@ fn scenario_files() -> Vec<PathBuf> {
             let name = p.file_name().unwrap().to_string_lossy().into_owned();
             // The reproductions' quick variants, and those that have none (they are quick).
             let quick = name.ends_with(".quick.toml")
-                || !p.with_file_name(name.replace(".toml", ".quick.toml")).exists();
+                || !p
+                    .with_file_name(name.replace(".toml", ".quick.toml"))
+                    .exists();
             if name.ends_with(".toml") && (dir.ends_with("examples") || quick) {
                 files.push(p);
             }

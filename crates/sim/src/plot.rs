@@ -311,7 +311,11 @@ fn num(row: &csv::StringRecord, i: usize) -> Option<f64> {
 /// that a run need not keep its samples in memory to be plotted) and returns their file names.
 /// With `model`, a directory holding the model tier's files of the same scenario, each series
 /// gets the model's trajectory beside it: same colour, dashed.
-pub fn write_plots(dir: &Path, sc: &Scenario, model: Option<&Path>) -> std::io::Result<Vec<String>> {
+pub fn write_plots(
+    dir: &Path,
+    sc: &Scenario,
+    model: Option<&Path>,
+) -> std::io::Result<Vec<String>> {
     let pkt = sc.packet_size as f64;
     let samples = (sc.duration.0 / sc.output.sample_interval.0.max(1)) as usize;
     let stride = samples.div_ceil(MAX_POINTS).max(1);
@@ -325,7 +329,10 @@ pub fn write_plots(dir: &Path, sc: &Scenario, model: Option<&Path>) -> std::io::
         .collect();
     // flows.csv: time_s, flow, throughput_bps, send_rate_bps, cwnd_bytes, …
     // The run's series, each followed by the model's, when there is one.
-    let beside = |csv: &Path, name: &str, keys: &[String], value: &dyn Fn(&csv::StringRecord) -> Option<f64>| {
+    let beside = |csv: &Path,
+                  name: &str,
+                  keys: &[String],
+                  value: &dyn Fn(&csv::StringRecord) -> Option<f64>| {
         let ours = read_series(csv, 1, keys, stride, value)?;
         let Some(m) = model else {
             return Ok(ours);
