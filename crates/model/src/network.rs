@@ -132,7 +132,11 @@ pub fn packets(limit: Limit, packet: f64) -> f64 {
 fn link_law(def: &LinkDef, packet: f64) -> Result<LinkLaw, String> {
     Ok(match &def.queue {
         QueueConfig::Droptail(_) | QueueConfig::Priority(_) => LinkLaw::Fifo,
-        QueueConfig::Red(p) => LinkLaw::Red(crate::red::Red::new(p, packet)),
+        QueueConfig::Red(p) => LinkLaw::Red(crate::red::Red::new(
+            p,
+            packets(p.min_th, packet),
+            packets(p.max_th, packet),
+        )),
         QueueConfig::Rem(p) => LinkLaw::Rem(crate::rem::Rem::new(p)),
         QueueConfig::Avq(p) => LinkLaw::Avq(crate::avq::Avq::new(
             p,
@@ -188,10 +192,12 @@ fn source(f: &FlowDef, packet: f64) -> Result<(Source, bool), String> {
             )
         }
         SchemeConfig::Cbr(p) => (Source::Cbr(crate::cbr::CbrSource::new(p, packet)), false),
-        other => return Err(format!(
+        other => {
+            return Err(format!(
             "{} has no fluid law in the model tier (it has monaco, vegas, vegas-rem, reno and cbr)",
             other.kind()
-        )),
+        ))
+        }
     })
 }
 

@@ -27,10 +27,11 @@ pub struct Red {
 }
 
 impl Red {
-    pub fn new(p: &RedParams, packet: f64) -> Red {
+    /// RED with `p`'s settings, its thresholds given in packets.
+    pub fn new(p: &RedParams, min_th: f64, max_th: f64) -> Red {
         Red {
-            min_th: crate::network::packets(p.min_th, packet),
-            max_th: crate::network::packets(p.max_th, packet),
+            min_th,
+            max_th,
             max_p: p.max_p,
             wq: p.wq,
             gentle: p.gentle,
