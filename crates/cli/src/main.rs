@@ -309,11 +309,32 @@ fn theory(path: &Path, json: bool) -> Result<()> {
     let sc = scenario::load(path)?;
     let eq = acclab_theory::predict(&sc)
         .with_context(|| format!("the theory cannot solve {}", path.display()))?;
+    // Beyond NUM: where flows are outside the theory but inside the model tier (Reno over RED
+    // or DropTail, Vegas with α < β, …), the model's fixed point gives an equilibrium.
+    let beyond = eq.flows.iter().zip(&sc.flows).any(|(p, f)| {
+        p.is_none() && !matches!(f.scheme, acclab_core::config::SchemeConfig::Cbr(_))
+    });
+    let fixed = if beyond {
+        acclab_model::fixed_point(&sc).ok()
+    } else {
+        None
+    };
     if json {
-        let v = eq.to_json(&sc);
+        let mut v = eq.to_json(&sc);
+        if let Some(fp) = &fixed {
+            v["model_fixed_point"] = serde_json::json!({
+                "what": "the model tier's fixed point: its laws without feedback delay, integrated until the rates settle",
+                "settled": fp.settled,
+                "flows": sc.flows.iter().zip(&fp.throughput_bps).map(|(f, x)| serde_json::json!({"id": f.id, "throughput_bps": x})).collect::<Vec<_>>(),
+                "links": sc.links.iter().zip(&fp.queue_pkts).map(|(l, q)| serde_json::json!({"id": l.name, "queue_pkts": q})).collect::<Vec<_>>(),
+            });
+        }
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         report::print_equilibrium(&sc, &eq);
+        if let Some(fp) = &fixed {
+            report::print_fixed_point(&sc, fp);
+        }
     }
     Ok(())
 }

@@ -195,3 +195,24 @@ fn service(f: &acclab_theory::equilibrium::FlowPrediction) -> String {
         (None, None) => "-".into(),
     }
 }
+
+/// The model tier's fixed point, for flows the NUM theory leaves out (`acclab theory`).
+pub fn print_fixed_point(sc: &acclab_scenario::Scenario, fp: &acclab_model::FixedPoint) {
+    println!(
+        "\nBeyond the NUM theory: the model tier's fixed point (its laws without feedback delay, integrated until the rates settle{})",
+        if fp.settled { "" } else { "; NOT settled after 600 s" }
+    );
+    println!("{:<20} {:<10} {:>12}", "flow", "kind", "rate Mb/s");
+    for (f, x) in sc.flows.iter().zip(&fp.throughput_bps).take(MAX_ROWS * 5) {
+        println!("{:<20} {:<10} {:>12.4}", f.id, f.scheme.kind(), x / 1e6);
+    }
+    println!("\n{:<20} {:>12}", "link", "queue pkt");
+    for (l, q) in sc
+        .links
+        .iter()
+        .zip(&fp.queue_pkts)
+        .filter(|(_, q)| **q > 0.01)
+    {
+        println!("{:<20} {:>12.2}", l.name, q);
+    }
+}

@@ -103,3 +103,39 @@ fn a_scenario_outside_the_model_is_refused_naming_why() {
         text(&o)
     );
 }
+
+#[test]
+fn theory_gives_the_models_fixed_point_where_num_has_none() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Reno flows on a parking lot: outside NUM, inside the model.
+    let o = acclab(tmp.path(), &["theory", &example("parking-lot.toml")]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("Beyond the NUM theory"), "{}", text(&o));
+    let o = acclab(
+        tmp.path(),
+        &["theory", &example("parking-lot.toml"), "--json"],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let fp = &v["model_fixed_point"];
+    assert_eq!(fp["settled"], true);
+    let x: Vec<f64> = fp["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["throughput_bps"].as_f64().unwrap())
+        .collect();
+    // Two 9 Mb/s links, full: the long flow and each short one fill them.
+    assert_eq!(x.len(), 3);
+    assert!((x[0] + x[1] - 9e6).abs() < 0.01 * 9e6, "{x:?}");
+    assert!(
+        x[1] > x[0],
+        "the short flow gets more than the long one: {x:?}"
+    );
+    // A scenario the NUM theory covers whole gets no fixed point.
+    let o = acclab(
+        tmp.path(),
+        &["theory", &example("live-dumbbell.toml"), "--json"],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v.get("model_fixed_point").is_none());
+}

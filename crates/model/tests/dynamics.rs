@@ -94,8 +94,8 @@ start_jitter = "1s"
     acclab_scenario::parse(&text, "reno-red.toml").unwrap()
 }
 
-/// N Reno flows over RED: the model's mean queue within 15% of the packet run's, and the
-/// link equally busy.
+/// N Reno flows over RED: the model's mean queue, and the queue at its fixed point (the TCP/RED
+/// equilibrium that `acclab theory` prints where NUM has none), within 15% of the packet run's.
 #[test]
 fn reno_over_red_queue_matches_the_packet_run() {
     for n in [10, 30] {
@@ -123,6 +123,17 @@ fn reno_over_red_queue_matches_the_packet_run() {
         assert!(
             (qm - qp).abs() < 0.15 * qp,
             "{n} flows: model {qm}, packet {qp}"
+        );
+        // The equilibrium the NUM theory does not give: the model's fixed point.
+        let fp = acclab_model::fixed_point(&sc).unwrap();
+        let qf = fp.queue_pkts[0];
+        eprintln!(
+            "  fixed point: queue {qf:.1} packets (settled: {})",
+            fp.settled
+        );
+        assert!(
+            fp.settled && (qf - qp).abs() < 0.15 * qp,
+            "{n} flows: fixed point {qf}, packet {qp}"
         );
     }
 }
