@@ -52,6 +52,17 @@ pub fn run_to(
     Ok(output::summary(&m, wall))
 }
 
+/// Runs the model of `sc` and returns its summary alone (no sample kept).
+pub fn run_summary(
+    sc: &acclab_scenario::Scenario,
+    settings: Settings,
+) -> Result<acclab_sim::Summary, Outside> {
+    let mut m = Model::new(sc, settings)?;
+    let t0 = std::time::Instant::now();
+    m.run(&mut ());
+    Ok(output::summary(&m, t0.elapsed().as_secs_f64()))
+}
+
 /// Runs the model of `sc` keeping its samples in memory.
 pub fn run_in_memory(
     sc: &acclab_scenario::Scenario,

@@ -81,13 +81,16 @@ fn acc_fig2(e: &Exp) -> Result<Report, ReproError> {
         for f in &run.summary.flows {
             let paper = if f.id == "long" { 3.0 } else { 6.0 };
             let theory = f.theory.as_ref().map(|t| mbps(t.throughput_bps));
-            report.rows.push(Row::close(
-                format!("{label}: {} throughput (Mb/s)", f.id),
-                Some(paper),
-                theory,
-                mbps(f.throughput_bps),
-                0.10,
-            ));
+            report.rows.push(
+                Row::close(
+                    format!("{label}: {} throughput (Mb/s)", f.id),
+                    Some(paper),
+                    theory,
+                    mbps(f.throughput_bps),
+                    0.10,
+                )
+                .with_model(f.model.as_ref().map(|m| mbps(m.throughput_bps))),
+            );
             if f.id == "long" {
                 longs.push(mbps(f.throughput_bps));
             }

@@ -163,6 +163,12 @@ fn finish(
     eq: Option<Equilibrium>,
 ) -> Result<Run, ReproError> {
     attach_theory(sim.scenario(), eq.as_ref(), &mut summary);
+    // The model tier beside the run, where the scenario is in its domain (its window means go
+    // to summary.json's "model" entries and, where an experiment asks, comparison.csv).
+    if let Ok(model) = acclab_model::run_summary(sim.scenario(), acclab_model::Settings::default())
+    {
+        summary.attach_model(&model);
+    }
     let dir = ctx.out.join(label);
     std::fs::create_dir_all(&dir)?;
     acclab_sim::output::write_files(&dir, &sim, &summary)?;

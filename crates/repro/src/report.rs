@@ -11,6 +11,9 @@ pub struct Row {
     pub quantity: String,
     pub paper: Option<f64>,
     pub theory: Option<f64>,
+    /// The model tier's value of the same quantity, where the experiment has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<f64>,
     pub measured: f64,
     /// The check, in words ("±3% of theory", "≤ 0", …).
     pub tolerance: String,
@@ -37,10 +40,17 @@ impl Row {
             quantity: quantity.into(),
             paper,
             theory,
+            model: None,
             measured,
             tolerance: format!("±{}% of {name}", rel * 100.0),
             pass,
         }
+    }
+
+    /// The same row with the model tier's value beside (the check is unchanged).
+    pub fn with_model(mut self, model: Option<f64>) -> Row {
+        self.model = model;
+        self
     }
 
     /// Measured at most `bound`.
@@ -55,6 +65,7 @@ impl Row {
             quantity: quantity.into(),
             paper,
             theory,
+            model: None,
             measured,
             tolerance: format!("≤ {bound}"),
             pass: measured <= bound,
@@ -73,6 +84,7 @@ impl Row {
             quantity: quantity.into(),
             paper,
             theory,
+            model: None,
             measured,
             tolerance: format!("≥ {bound}"),
             pass: measured >= bound,
@@ -113,24 +125,26 @@ impl Report {
     /// Writes `comparison.csv` and `comparison.json` into `dir`.
     pub fn write(&self, dir: &Path) -> std::io::Result<()> {
         let mut w = csv::Writer::from_path(dir.join("comparison.csv"))?;
-        w.write_record([
-            "quantity",
-            "paper",
-            "theory",
-            "measured",
-            "tolerance",
-            "pass",
-        ])?;
+        // A model column only where some row has the model tier's value.
+        let model = self.rows.iter().any(|r| r.model.is_some());
+        let mut header = vec!["quantity", "paper", "theory"];
+        if model {
+            header.push("model");
+        }
+        header.extend(["measured", "tolerance", "pass"]);
+        w.write_record(&header)?;
         let opt = |x: Option<f64>| x.map_or(String::new(), |v| v.to_string());
         for r in &self.rows {
-            w.write_record([
-                r.quantity.clone(),
-                opt(r.paper),
-                opt(r.theory),
+            let mut row = vec![r.quantity.clone(), opt(r.paper), opt(r.theory)];
+            if model {
+                row.push(opt(r.model));
+            }
+            row.extend([
                 r.measured.to_string(),
                 r.tolerance.clone(),
                 r.pass.to_string(),
-            ])?;
+            ]);
+            w.write_record(&row)?;
         }
         w.flush()?;
         let json = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
@@ -148,18 +162,32 @@ impl Report {
             .unwrap_or(8)
             .max(8);
         let mut s = String::new();
+        let model = self.rows.iter().any(|r| r.model.is_some());
+        let model_col = |x: String| {
+            if model {
+                format!(" {x:>12}")
+            } else {
+                String::new()
+            }
+        };
         let _ = writeln!(
             s,
-            "{:<width$}  {:>12} {:>12} {:>12}  {:<18} result",
-            "quantity", "paper", "theory", "measured", "tolerance"
+            "{:<width$}  {:>12} {:>12}{} {:>12}  {:<18} result",
+            "quantity",
+            "paper",
+            "theory",
+            model_col("model".into()),
+            "measured",
+            "tolerance"
         );
         for r in &self.rows {
             let _ = writeln!(
                 s,
-                "{:<width$}  {:>12} {:>12} {:>12}  {:<18} {}",
+                "{:<width$}  {:>12} {:>12}{} {:>12}  {:<18} {}",
                 r.quantity,
                 num(r.paper),
                 num(r.theory),
+                model_col(num(r.model)),
                 fmt_num(r.measured),
                 r.tolerance,
                 if r.pass { "pass" } else { "FAIL" }

@@ -68,27 +68,39 @@ fn single_link(e: &Exp, paper: &PaperTable) -> Result<Report, ReproError> {
         let measured = |f: &dyn Fn(&acclab_sim::output::FlowSummary) -> Option<f64>| {
             mean_of(s, idx, f).unwrap_or(f64::NAN)
         };
-        report.rows.push(Row::close(
-            format!("{class} sending rate (KB/s)"),
-            Some(paper.rate_kbps[k]),
-            theory(&|t| kbps(t.throughput_bps)),
-            measured(&|f| Some(kbps(f.throughput_bps))),
-            TOL,
-        ));
-        report.rows.push(Row::close(
-            format!("{class} RTT with queueing (ms)"),
-            Some(paper.rtt_ms[k]),
-            theory(&|t| t.rtt_s * 1e3),
-            measured(&|f| f.mean_rtt_s.map(|r| r * 1e3)),
-            TOL,
-        ));
-        report.rows.push(Row::close(
-            format!("{class} congestion window (pkts)"),
-            Some(paper.window_pkts[k]),
-            theory(&|t| t.cwnd_bytes / pkt),
-            measured(&|f| f.mean_cwnd_bytes.map(|c| c / pkt)),
-            TOL,
-        ));
+        let model = |f: &dyn Fn(&acclab_sim::output::FlowModel) -> Option<f64>| {
+            mean_of(s, idx, |x| x.model.as_ref().and_then(f))
+        };
+        report.rows.push(
+            Row::close(
+                format!("{class} sending rate (KB/s)"),
+                Some(paper.rate_kbps[k]),
+                theory(&|t| kbps(t.throughput_bps)),
+                measured(&|f| Some(kbps(f.throughput_bps))),
+                TOL,
+            )
+            .with_model(model(&|m| Some(kbps(m.throughput_bps)))),
+        );
+        report.rows.push(
+            Row::close(
+                format!("{class} RTT with queueing (ms)"),
+                Some(paper.rtt_ms[k]),
+                theory(&|t| t.rtt_s * 1e3),
+                measured(&|f| f.mean_rtt_s.map(|r| r * 1e3)),
+                TOL,
+            )
+            .with_model(model(&|m| m.mean_rtt_s.map(|r| r * 1e3))),
+        );
+        report.rows.push(
+            Row::close(
+                format!("{class} congestion window (pkts)"),
+                Some(paper.window_pkts[k]),
+                theory(&|t| t.cwnd_bytes / pkt),
+                measured(&|f| f.mean_cwnd_bytes.map(|c| c / pkt)),
+                TOL,
+            )
+            .with_model(model(&|m| m.mean_cwnd_bytes.map(|c| c / pkt))),
+        );
         report.rows.push(Row::close(
             format!("{class} baseRTT (ms)"),
             Some(paper.base_rtt_ms[k]),
@@ -102,13 +114,21 @@ fn single_link(e: &Exp, paper: &PaperTable) -> Result<Report, ReproError> {
     } else {
         "queue at router 1 (pkts)"
     };
-    report.rows.push(Row::close(
-        q_label,
-        Some(paper.queue_pkts * queue_scale),
-        s.links[bottleneck].theory.as_ref().map(|t| t.queue_pkts),
-        s.links[bottleneck].mean_queue_pkts,
-        TOL,
-    ));
+    report.rows.push(
+        Row::close(
+            q_label,
+            Some(paper.queue_pkts * queue_scale),
+            s.links[bottleneck].theory.as_ref().map(|t| t.queue_pkts),
+            s.links[bottleneck].mean_queue_pkts,
+            TOL,
+        )
+        .with_model(
+            s.links[bottleneck]
+                .model
+                .as_ref()
+                .map(|m| m.mean_queue_pkts),
+        ),
+    );
     // Figures 2 and 3: class averages over time against the predicted levels.
     let end = s.sim_time_s;
     let mut rates = Vec::new();
