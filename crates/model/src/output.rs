@@ -4,10 +4,10 @@
 //! (`mode = "model"`; `events` counts integration steps; counters of packets are the fluid's
 //! volumes, rounded).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use acclab_sim::output::{
-    jain, link_columns, Fairness, FlowSummary, LinkSummary, Summary, WindowSummary, FLOW_COLUMNS,
+    jain, Fairness, FlowSummary, LinkSummary, SampleFiles, Summary, WindowSummary,
 };
 
 use crate::model::{window_of, FlowRow, LinkRow, Model, Sink};
@@ -16,61 +16,35 @@ fn opt(x: Option<f64>) -> String {
     x.map_or(String::new(), |v| v.to_string())
 }
 
-/// `flows.csv` and `links.csv`, written as `.part` files and renamed by [`CsvSink::finish`].
+/// `flows.csv` and `links.csv`, written as the simulator writes them (`SampleFiles`: `.part`
+/// files renamed by [`CsvSink::finish`]).
 pub struct CsvSink {
-    dir: PathBuf,
-    flows: csv::Writer<std::fs::File>,
-    links: csv::Writer<std::fs::File>,
+    files: SampleFiles,
     flow_ids: Vec<String>,
     link_names: Vec<String>,
     /// Bytes per model packet.
     packet: f64,
-    error: Option<csv::Error>,
 }
 
 impl CsvSink {
     pub fn create(dir: &Path, model: &Model) -> std::io::Result<CsvSink> {
-        let mut flows = csv::Writer::from_path(dir.join("flows.csv.part"))?;
-        flows.write_record(FLOW_COLUMNS)?;
-        let mut links = csv::Writer::from_path(dir.join("links.csv.part"))?;
-        links.write_record(link_columns(&model.aqm_columns()))?;
         Ok(CsvSink {
-            dir: dir.to_path_buf(),
-            flows,
-            links,
+            files: SampleFiles::create(dir, &model.aqm_columns())?,
             flow_ids: model.net.flows.iter().map(|f| f.id.clone()).collect(),
             link_names: model.net.links.iter().map(|l| l.name.clone()).collect(),
             packet: model.net.packet_size,
-            error: None,
         })
-    }
-
-    fn note(&mut self, r: csv::Result<()>) {
-        if let Err(e) = r {
-            self.error.get_or_insert(e);
-        }
     }
 
     /// Flushes both files and gives them their names.
     pub fn finish(mut self) -> std::io::Result<()> {
-        if let Some(e) = self.error.take() {
-            return Err(std::io::Error::other(e));
-        }
-        self.flows.flush()?;
-        self.links.flush()?;
-        for f in ["flows.csv", "links.csv"] {
-            std::fs::rename(self.dir.join(format!("{f}.part")), self.dir.join(f))?;
-        }
-        Ok(())
+        self.files.finish()
     }
 }
 
 impl Sink for CsvSink {
     fn flow(&mut self, s: &FlowRow) {
-        if self.error.is_some() {
-            return;
-        }
-        let r = self.flows.write_record([
+        self.files.flow([
             s.t_s.to_string(),
             self.flow_ids[s.flow].clone(),
             s.throughput_bps.to_string(),
@@ -80,13 +54,9 @@ impl Sink for CsvSink {
             opt(s.accumulation_bytes),
             s.lost_packets.to_string(),
         ]);
-        self.note(r);
     }
 
     fn link(&mut self, s: &LinkRow) {
-        if self.error.is_some() {
-            return;
-        }
         let mut row = vec![
             s.t_s.to_string(),
             self.link_names[s.link].clone(),
@@ -97,8 +67,7 @@ impl Sink for CsvSink {
             s.marks.to_string(),
         ];
         row.extend(s.aqm.iter().map(|v| opt(*v)));
-        let r = self.links.write_record(row);
-        self.note(r);
+        self.files.link(row);
     }
 }
 

@@ -359,8 +359,8 @@ pub fn write_links_csv(dir: &Path, sim: &Simulator) -> std::io::Result<()> {
     w.flush()
 }
 
-/// The columns of `flows.csv` (the model tier writes the same).
-pub const FLOW_COLUMNS: [&str; 8] = [
+/// The columns of `flows.csv`.
+const FLOW_COLUMNS: [&str; 8] = [
     "time_s",
     "flow",
     "throughput_bps",
@@ -385,8 +385,8 @@ fn flow_record(s: &FlowSample, id: &str) -> [String; 8] {
     ]
 }
 
-/// The columns of `links.csv` with these AQM columns (the model tier writes the same).
-pub fn link_columns(aqm_columns: &[String]) -> Vec<String> {
+/// The columns of `links.csv` with these AQM columns.
+fn link_columns(aqm_columns: &[String]) -> Vec<String> {
     let mut header: Vec<String> = [
         "time_s",
         "link",
@@ -429,34 +429,28 @@ pub fn stream_outputs(dir: &Path, sim: &mut Simulator, keep: bool) -> std::io::R
     Ok(())
 }
 
-/// `flows.csv` and `links.csv` written as the run goes (a [`SampleSink`]), so that no sample
-/// stays in memory. They are written as `flows.csv.part` and `links.csv.part` and get their
-/// names only when [`SampleSink::finish`] has written everything: a run that dies leaves no
-/// file that looks complete.
-pub struct CsvSamples {
+/// `flows.csv` and `links.csv` being written: as `flows.csv.part` and `links.csv.part`, which
+/// get their names only when [`SampleFiles::finish`] has written everything, so that a run that
+/// dies leaves no file that looks complete. The first write error is kept and reported by
+/// `finish`. The simulator's [`CsvSamples`] and the model tier write through it.
+pub struct SampleFiles {
     dir: std::path::PathBuf,
     flows: csv::Writer<std::fs::File>,
     links: csv::Writer<std::fs::File>,
-    flow_ids: Vec<String>,
-    link_names: Vec<String>,
-    /// The first write error; reported by `finish`.
     error: Option<csv::Error>,
 }
 
-impl CsvSamples {
-    /// Opens the two files in `dir` for the run of `sim` (not yet run).
-    pub fn create(dir: &Path, sim: &Simulator) -> std::io::Result<CsvSamples> {
-        let sc = sim.scenario();
+impl SampleFiles {
+    /// Opens both files in `dir` with their headers (`aqm_columns` after the links' own).
+    pub fn create(dir: &Path, aqm_columns: &[String]) -> std::io::Result<SampleFiles> {
         let mut flows = csv::Writer::from_path(dir.join("flows.csv.part"))?;
         flows.write_record(FLOW_COLUMNS)?;
         let mut links = csv::Writer::from_path(dir.join("links.csv.part"))?;
-        links.write_record(link_columns(&sim.monitor().aqm_columns))?;
-        Ok(CsvSamples {
+        links.write_record(link_columns(aqm_columns))?;
+        Ok(SampleFiles {
             dir: dir.to_path_buf(),
             flows,
             links,
-            flow_ids: sc.flows.iter().map(|f| f.id.clone()).collect(),
-            link_names: sc.links.iter().map(|l| l.name.clone()).collect(),
             error: None,
         })
     }
@@ -466,28 +460,25 @@ impl CsvSamples {
             self.error.get_or_insert(e);
         }
     }
-}
 
-impl SampleSink for CsvSamples {
-    fn flow(&mut self, s: &FlowSample) {
+    /// A row of flows.csv.
+    pub fn flow<I: IntoIterator<Item = String>>(&mut self, row: I) {
         if self.error.is_none() {
-            let r = self
-                .flows
-                .write_record(flow_record(s, &self.flow_ids[s.flow as usize]));
+            let r = self.flows.write_record(row);
             self.note(r);
         }
     }
 
-    fn link(&mut self, s: &LinkSample) {
+    /// A row of links.csv.
+    pub fn link<I: IntoIterator<Item = String>>(&mut self, row: I) {
         if self.error.is_none() {
-            let r = self
-                .links
-                .write_record(link_record(s, &self.link_names[s.link as usize]));
+            let r = self.links.write_record(row);
             self.note(r);
         }
     }
 
-    fn finish(&mut self) -> std::io::Result<()> {
+    /// Flushes both files and gives them their names.
+    pub fn finish(&mut self) -> std::io::Result<()> {
         if let Some(e) = self.error.take() {
             return Err(std::io::Error::other(e));
         }
@@ -497,6 +488,42 @@ impl SampleSink for CsvSamples {
             std::fs::rename(self.dir.join(format!("{f}.part")), self.dir.join(f))?;
         }
         Ok(())
+    }
+}
+
+/// `flows.csv` and `links.csv` written as the run goes (a [`SampleSink`]), so that no sample
+/// stays in memory.
+pub struct CsvSamples {
+    files: SampleFiles,
+    flow_ids: Vec<String>,
+    link_names: Vec<String>,
+}
+
+impl CsvSamples {
+    /// Opens the two files in `dir` for the run of `sim` (not yet run).
+    pub fn create(dir: &Path, sim: &Simulator) -> std::io::Result<CsvSamples> {
+        let sc = sim.scenario();
+        Ok(CsvSamples {
+            files: SampleFiles::create(dir, &sim.monitor().aqm_columns)?,
+            flow_ids: sc.flows.iter().map(|f| f.id.clone()).collect(),
+            link_names: sc.links.iter().map(|l| l.name.clone()).collect(),
+        })
+    }
+}
+
+impl SampleSink for CsvSamples {
+    fn flow(&mut self, s: &FlowSample) {
+        self.files
+            .flow(flow_record(s, &self.flow_ids[s.flow as usize]));
+    }
+
+    fn link(&mut self, s: &LinkSample) {
+        self.files
+            .link(link_record(s, &self.link_names[s.link as usize]));
+    }
+
+    fn finish(&mut self) -> std::io::Result<()> {
+        self.files.finish()
     }
 }
 
