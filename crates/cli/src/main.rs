@@ -319,8 +319,15 @@ fn theory(path: &Path, json: bool) -> Result<()> {
     } else {
         None
     };
+    let bounds = acclab_theory::equilibrium::vegas_bounds(&sc);
     if json {
         let mut v = eq.to_json(&sc);
+        if !bounds.is_empty() {
+            v["vegas_equilibrium_set"] = serde_json::json!(bounds
+                .iter()
+                .map(|(id, lo, hi)| serde_json::json!({"id": id, "min_throughput_bps": lo, "max_throughput_bps": hi}))
+                .collect::<Vec<_>>());
+        }
         if let Some(fp) = &fixed {
             v["model_fixed_point"] = serde_json::json!({
                 "what": "the model tier's fixed point: its laws without feedback delay, integrated until the rates settle",
@@ -332,6 +339,13 @@ fn theory(path: &Path, json: bool) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         report::print_equilibrium(&sc, &eq);
+        if !bounds.is_empty() {
+            println!("\nVegas with alpha < beta holds anywhere in a set of equilibria (002 §3): each flow's rate lies between its weighted-PF rate at weight α against the others' β and at β against their α (exact on one bottleneck)");
+            println!("{:<20} {:>14} {:>14}", "flow", "min Mb/s", "max Mb/s");
+            for (id, lo, hi) in &bounds {
+                println!("{id:<20} {:>14.4} {:>14.4}", lo / 1e6, hi / 1e6);
+            }
+        }
         if let Some(fp) = &fixed {
             report::print_fixed_point(&sc, fp);
         }

@@ -384,6 +384,44 @@ pub fn predict(sc: &Scenario) -> Result<Equilibrium, NumError> {
     })
 }
 
+/// The range of rates Vegas flows with α < β can settle at: their equilibria form a set (002
+/// §3: any window whose diff lies in [α, β] holds), the weighted-PF solutions for weights
+/// between α·d and β·d. For each such flow (at most 64), its rate with weight β against every
+/// other such flow at α, and with α against β: exact bounds on one bottleneck, the corners of
+/// the weight box on a network. Empty when the scenario has no such flow or the theory cannot
+/// solve the corners (other flows outside its domain take the flow out too).
+pub fn vegas_bounds(sc: &Scenario) -> Vec<(String, f64, f64)> {
+    let set: Vec<usize> = sc
+        .flows
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| matches!(&f.scheme, SchemeConfig::Vegas(p) if p.alpha < p.beta && p.size.is_none()))
+        .map(|(i, _)| i)
+        .take(64)
+        .collect();
+    // Flow `me`'s predicted rate with its weight at β and every other set flow's at α
+    // (`high`), or the other way round.
+    let solve = |me: usize, high: bool| -> Option<f64> {
+        let mut c = sc.clone();
+        for &j in &set {
+            if let SchemeConfig::Vegas(p) = &mut c.flows[j].scheme {
+                let w = if (j == me) == high { p.beta } else { p.alpha };
+                p.alpha = w;
+                p.beta = w;
+            }
+        }
+        let eq = predict(&c).ok()?;
+        eq.flows[me].as_ref().map(|p| p.throughput_bps)
+    };
+    let mut out = Vec::new();
+    for &i in &set {
+        if let (Some(lo), Some(hi)) = (solve(i, false), solve(i, true)) {
+            out.push((sc.flows[i].id.clone(), lo, hi));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -426,6 +464,38 @@ to = "d"
 "#
         );
         acclab_scenario::parse(&text, "mix.toml").unwrap()
+    }
+
+    /// Default Vegas (α = 2 < β = 4): two flows on one link can settle anywhere from 2:4 to 4:2.
+    #[test]
+    fn vegas_with_alpha_below_beta_gives_bounds() {
+        let text = r#"
+name = "v"
+duration = "60s"
+[[link]]
+between = ["a", "b"]
+rate = "12Mbps"
+delay = "10ms"
+[[flow]]
+id = "v1"
+kind = "vegas"
+from = "a"
+to = "b"
+[[flow]]
+id = "v2"
+kind = "vegas"
+from = "a"
+to = "b"
+"#;
+        let sc = acclab_scenario::parse(text, "v.toml").unwrap();
+        let b = vegas_bounds(&sc);
+        assert_eq!(b.len(), 2);
+        let (lo, hi) = (b[0].1, b[0].2);
+        // Weights 2 against 4 and 4 against 2 of 12 Mb/s: 4 and 8 Mb/s.
+        assert!(
+            (lo - 4e6).abs() < 1e-3 * 4e6 && (hi - 8e6).abs() < 1e-3 * 8e6,
+            "{lo} {hi}"
+        );
     }
 
     const RENO: &str = "[[flow]]\nid = \"r\"\nkind = \"reno\"\nfrom = \"a\"\nto = \"b\"\n";
