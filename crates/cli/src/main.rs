@@ -88,16 +88,15 @@ struct ReproduceArgs {
     force: bool,
 }
 
+/// What `run` and `model` both take: a scenario, its patches, where results go and how.
 #[derive(clap::Args)]
-struct RunArgs {
+struct ScenarioArgs {
     /// The scenario file (TOML).
     scenario: PathBuf,
-    /// Output directory [default: results/<scenario name>, or the next free results/<name>-N].
+    /// Output directory [default: results/<scenario name> (`model`: <name>-model), or the next
+    /// free one with -2, -3, …].
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Override the scenario's seed.
-    #[arg(long)]
-    seed: Option<u64>,
     /// Set a key of the scenario before running: KEY=VALUE, e.g. flow.f0.params.weight=10 or
     /// 'link."r1->r2".queue.kind=avq' (repeatable; checked as the file would be).
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -111,6 +110,15 @@ struct RunArgs {
     /// Print nothing but errors.
     #[arg(long, short)]
     quiet: bool,
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    #[command(flatten)]
+    common: ScenarioArgs,
+    /// Override the scenario's seed.
+    #[arg(long)]
+    seed: Option<u64>,
     /// Run even when the estimated memory exceeds what this machine has available.
     #[arg(long)]
     allow_large: bool,
@@ -123,27 +131,12 @@ struct RunArgs {
 
 #[derive(clap::Args)]
 struct ModelArgs {
-    /// The scenario file (TOML).
-    scenario: PathBuf,
-    /// Output directory [default: results/<scenario name>-model, or the next free one].
-    #[arg(long)]
-    out: Option<PathBuf>,
-    /// Set a key of the scenario first: KEY=VALUE (repeatable), as for `acclab run`.
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    set: Vec<String>,
+    #[command(flatten)]
+    common: ScenarioArgs,
     /// The integration step, e.g. "500us" [default: the shortest round-trip propagation delay
     /// / 16, between 10 µs and 2 ms, dividing the sample interval].
     #[arg(long)]
     step: Option<String>,
-    /// Also write plots (PNG and SVG) of throughput, cwnd, queues and utilisation.
-    #[arg(long)]
-    plots: bool,
-    /// Overwrite results already in the output directory.
-    #[arg(long)]
-    force: bool,
-    /// Print nothing but errors.
-    #[arg(long, short)]
-    quiet: bool,
 }
 
 const DEMO: &str = include_str!("../../../scenarios/examples/demo.toml");
@@ -214,7 +207,8 @@ fn load_with(path: &Path, set: &[String]) -> Result<acclab_scenario::Scenario> {
     Ok(def.build()?)
 }
 
-fn run(args: RunArgs) -> Result<()> {
+fn run(run: RunArgs) -> Result<()> {
+    let args = &run.common;
     let mut sc = load_with(&args.scenario, &args.set)?;
     if !args.quiet && scenario::sweep::file_has_sweep(&args.scenario) {
         println!(
@@ -223,12 +217,12 @@ fn run(args: RunArgs) -> Result<()> {
             args.scenario.display()
         );
     }
-    if let Some(seed) = args.seed {
+    if let Some(seed) = run.seed {
         sc.seed = seed;
     }
     let cost = acclab_sim::cost::estimate(&sc);
     if let Some(free) = acclab_sim::cost::available_memory() {
-        if cost.memory_bytes > free && !args.allow_large {
+        if cost.memory_bytes > free && !run.allow_large {
             bail!(
                 "{}: the run needs up to {:.1} GB of memory and this machine has {:.1} GB available ({cost}); shorten it, shrink its buffers, or pass --allow-large",
                 args.scenario.display(),
@@ -243,13 +237,14 @@ fn run(args: RunArgs) -> Result<()> {
     for w in sc.warnings() {
         eprintln!("warning: {w}");
     }
-    let dir = output_dir(args.out, &sc.name, args.force)?;
-    simulate(sc, dir, args.plots, args.quiet, args.model)
+    let dir = output_dir(args.out.clone(), &sc.name, args.force)?;
+    simulate(sc, dir, args.plots, args.quiet, run.model)
 }
 
-fn model(args: ModelArgs) -> Result<()> {
+fn model(model: ModelArgs) -> Result<()> {
+    let args = &model.common;
     let sc = load_with(&args.scenario, &args.set)?;
-    let step_ns = match &args.step {
+    let step_ns = match &model.step {
         None => None,
         Some(s) => {
             let d = acclab_core::Duration::parse(s)
@@ -272,7 +267,7 @@ fn model(args: ModelArgs) -> Result<()> {
         .with_context(|| format!("{}: no model run", args.scenario.display()))?;
     let step = probe.step_s();
     drop(probe);
-    let out = output_dir(args.out, &format!("{}-model", sc.name), args.force)?;
+    let out = output_dir(args.out.clone(), &format!("{}-model", sc.name), args.force)?;
     let dir = out.staging().to_path_buf();
     let mut summary = acclab_model::run_to(&sc, settings, &dir)
         .map_err(|e| anyhow::anyhow!("cannot write results into {}: {e}", dir.display()))?;
