@@ -169,6 +169,8 @@ pub struct Model<'a> {
     at_link: Vec<Vec<usize>>,
     backlog: Vec<f64>,
     capacity: Vec<f64>,
+    /// Each link's propagation delay now, s (scheduled changes move it).
+    link_delay: Vec<f64>,
     mark_prob: Vec<f64>,
     stamp: Vec<f64>,
     /// What each link can do besides queueing: drop, mark, stamp a virtual delay (the series a
@@ -266,6 +268,7 @@ impl<'a> Model<'a> {
             at_link,
             backlog: vec![0.0; n_links],
             capacity: net.links.iter().map(|l| l.capacity).collect(),
+            link_delay: sc.links.iter().map(|l| l.delay.as_secs_f64()).collect(),
             mark_prob: vec![0.0; n_links],
             stamp: vec![0.0; n_links],
             can_drop: net
@@ -363,28 +366,14 @@ impl<'a> Model<'a> {
                     self.net.links[link].capacity = capacity;
                 }
                 Change::Delay { link, delay } => {
-                    let old = self.sc.links[link].delay.as_secs_f64();
                     // The network's delays hold the current value: shift by the difference.
-                    let current = self.current_delay(link).unwrap_or(old);
-                    self.net.shift_delay(link, delay - current);
+                    self.net.shift_delay(link, delay - self.link_delay[link]);
+                    self.link_delay[link] = delay;
                     self.compute_lags();
                 }
             }
             self.next_event += 1;
         }
-    }
-
-    /// The propagation delay of `link` now, as the flows crossing it have it.
-    fn current_delay(&self, link: usize) -> Option<f64> {
-        let tx = |f: &crate::network::Flow, k: usize| {
-            let def = &self.sc.links[link];
-            let size = (f.packet_scale * self.net.packet_size).round() as u64;
-            f.hop_delay[k] - def.rate.tx_time(size).as_secs_f64()
-        };
-        self.net
-            .flows
-            .iter()
-            .find_map(|f| f.hops.iter().position(|&l| l == link).map(|k| tx(f, k)))
     }
 
     fn record(&mut self) {

@@ -168,7 +168,8 @@ fn source(f: &FlowDef, packet: f64) -> Result<(Source, bool), String> {
                 PerUnit::Rtt => None,
                 PerUnit::Time(u) => Some(u.as_secs_f64()),
             };
-            let phi = rem.then(|| p.phi.unwrap_or(1.1));
+            // The packet-level source's φ (its default included).
+            let phi = p.controller(packet as u64, rem).marks;
             (
                 Source::Vegas(crate::vegas::VegasSource::new(
                     p.alpha,
