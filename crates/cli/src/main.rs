@@ -137,6 +137,29 @@ struct ModelArgs {
     /// / 16, between 10 µs and 2 ms, dividing the sample interval].
     #[arg(long)]
     step: Option<String>,
+    /// Which flows are integrated as one: `identical` (flows whose trajectories are the same:
+    /// exact), `homogeneous` (also flows that differ only in their start jitter; a class starts
+    /// at its members' mean start — the fluid literature's N homogeneous flows, far faster with
+    /// many jittered flows), or `each`.
+    #[arg(long, value_enum, default_value_t = GroupingArg::Identical)]
+    grouping: GroupingArg,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum GroupingArg {
+    Each,
+    Identical,
+    Homogeneous,
+}
+
+impl From<GroupingArg> for acclab_model::Grouping {
+    fn from(g: GroupingArg) -> Self {
+        match g {
+            GroupingArg::Each => acclab_model::Grouping::Each,
+            GroupingArg::Identical => acclab_model::Grouping::Identical,
+            GroupingArg::Homogeneous => acclab_model::Grouping::Homogeneous,
+        }
+    }
 }
 
 const DEMO: &str = include_str!("../../../scenarios/examples/demo.toml");
@@ -260,12 +283,14 @@ fn model(model: ModelArgs) -> Result<()> {
     };
     let settings = acclab_model::Settings {
         step_ns,
+        grouping: model.grouping.into(),
         ..Default::default()
     };
     // Refuse a scenario outside the domain before claiming a directory.
     let probe = acclab_model::Model::new(&sc, settings)
         .with_context(|| format!("{}: no model run", args.scenario.display()))?;
     let step = probe.step_s();
+    let classes = probe.classes();
     drop(probe);
     let out = output_dir(args.out.clone(), &format!("{}-model", sc.name), args.force)?;
     let dir = out.staging().to_path_buf();
@@ -285,9 +310,12 @@ fn model(model: ModelArgs) -> Result<()> {
     if !args.quiet {
         report::print_summary(&summary);
         println!(
-            "Model tier: fluid integration at a step of {:.1} µs ({} steps).",
+            "Model tier: fluid integration at a step of {:.1} µs ({} steps; {} flows as {} classes), {:.3} s.",
             step * 1e6,
-            summary.events
+            summary.events,
+            sc.flows.len(),
+            classes,
+            summary.wall_time_s
         );
         println!(
             "\nResults in {}/: summary.json, flows.csv, links.csv",
@@ -315,6 +343,13 @@ fn theory(path: &Path, json: bool) -> Result<()> {
         None
     };
     let bounds = acclab_theory::equilibrium::vegas_bounds(&sc);
+    // The ACC loops' stability with feedback delay (acclab_model::stability), where there are
+    // Monaco flows: κ_max, or why there is none.
+    let stability = sc
+        .flows
+        .iter()
+        .any(|f| matches!(f.scheme, acclab_core::config::SchemeConfig::Monaco(_)))
+        .then(|| acclab_model::stability::analyse(&sc));
     if json {
         let mut v = eq.to_json(&sc);
         if !bounds.is_empty() {
@@ -331,6 +366,13 @@ fn theory(path: &Path, json: bool) -> Result<()> {
                 "links": sc.links.iter().zip(&fp.queue_pkts).map(|(l, q)| serde_json::json!({"id": l.name, "queue_pkts": q})).collect::<Vec<_>>(),
             });
         }
+        match &stability {
+            Some(Ok(st)) => v["acc_stability"] = stability_json(st),
+            Some(Err(outside)) => {
+                v["acc_stability"] = serde_json::json!({ "outside": outside.to_string() })
+            }
+            None => {}
+        }
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         report::print_equilibrium(&sc, &eq);
@@ -344,8 +386,28 @@ fn theory(path: &Path, json: bool) -> Result<()> {
         if let Some(fp) = &fixed {
             report::print_fixed_point(&sc, fp);
         }
+        match &stability {
+            Some(Ok(st)) => report::print_stability(st),
+            Some(Err(outside)) => println!("\nNo stability analysis of the ACC loops: {outside}"),
+            None => {}
+        }
     }
     Ok(())
+}
+
+/// `acclab theory --json`'s `acc_stability`.
+fn stability_json(st: &acclab_model::stability::Stability) -> serde_json::Value {
+    let finite = |x: f64| x.is_finite().then_some(x);
+    serde_json::json!({
+        "what": "ACC loops linearised about the model's fixed point, with feedback delays: the largest common gain with every characteristic root in the left half-plane",
+        "kappa_max": st.kappa_max.and_then(finite),
+        "scale_max": finite(st.scale_max),
+        "stable": st.stable(),
+        "rightmost_root_real_per_s": st.abscissa,
+        "rightmost_root_hz": st.frequency_hz,
+        "boundary_oscillation_hz": st.boundary_frequency_hz,
+        "bottlenecks": st.bottlenecks,
+    })
 }
 
 fn check(path: &Path) -> Result<()> {

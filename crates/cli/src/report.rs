@@ -216,3 +216,41 @@ pub fn print_fixed_point(sc: &acclab_scenario::Scenario, fp: &acclab_model::Fixe
         println!("{:<20} {:>12.2}", l.name, q);
     }
 }
+
+/// The ACC loops' stability with feedback delay (`acclab theory`).
+pub fn print_stability(st: &acclab_model::stability::Stability) {
+    println!(
+        "\nStability of the ACC loops with feedback delay (the model linearised about its fixed point; bottlenecks {}):",
+        st.bottlenecks.join(", ")
+    );
+    let limit = match st.kappa_max {
+        _ if st.scale_max.is_infinite() => {
+            "no gain up to 10^4 times the scenario's destabilises them".to_string()
+        }
+        Some(k) => format!("stable for kappa < {k:.3}"),
+        None => format!(
+            "stable with every flow's kappa times less than {:.3}",
+            st.scale_max
+        ),
+    };
+    println!(
+        "  {limit}; at the boundary the queues oscillate at {:.2} Hz",
+        st.boundary_frequency_hz
+    );
+    println!(
+        "  the scenario's gains: {} (margin x{:.2}; rightmost root {:.3}/s{})",
+        if st.stable() {
+            "stable"
+        } else {
+            "UNSTABLE: the model oscillates"
+        },
+        st.scale_max,
+        st.abscissa,
+        if st.frequency_hz > 0.0 {
+            format!(" at {:.2} Hz", st.frequency_hz)
+        } else {
+            String::new()
+        }
+    );
+    println!("  Packet runs, whose senders move the window once per control period, have measured boundaries of 0.5-1x this one on single bottlenecks and as low as 0.25x where standing queues are most of the RTT.");
+}

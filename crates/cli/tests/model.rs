@@ -139,3 +139,30 @@ fn theory_gives_the_models_fixed_point_where_num_has_none() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(v.get("model_fixed_point").is_none());
 }
+
+#[test]
+fn theory_gives_the_acc_loops_stability_boundary() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Monaco at weights 1 and 2 over one bottleneck: κ_max ≈ 0.80 (stability.rs), so the
+    // default κ = 0.5 is stable with a margin of about 1.6.
+    let o = acclab(
+        tmp.path(),
+        &["theory", &example("live-dumbbell.toml"), "--json"],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let st = &v["acc_stability"];
+    let k = st["kappa_max"].as_f64().unwrap();
+    assert!((0.7..0.9).contains(&k), "{st}");
+    assert_eq!(st["stable"], true);
+    assert_eq!(st["bottlenecks"][0], "r1->r2");
+    let o = acclab(tmp.path(), &["theory", &example("live-dumbbell.toml")]);
+    assert!(text(&o).contains("stable for kappa < 0.7"), "{}", text(&o));
+    // Reno flows only: no ACC loop, no analysis.
+    let o = acclab(
+        tmp.path(),
+        &["theory", &example("parking-lot.toml"), "--json"],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v.get("acc_stability").is_none(), "{v}");
+}

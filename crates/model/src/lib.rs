@@ -21,6 +21,7 @@
 pub mod acc;
 pub mod avq;
 pub mod cbr;
+pub mod classes;
 pub mod feedback;
 pub mod history;
 pub mod model;
@@ -29,8 +30,10 @@ pub mod output;
 pub mod red;
 pub mod rem;
 pub mod reno;
+pub mod stability;
 pub mod vegas;
 
+pub use classes::Grouping;
 pub use model::{Memory, Model, Settings};
 pub use network::Outside;
 

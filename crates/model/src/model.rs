@@ -72,12 +72,19 @@ pub struct LinkRow {
 pub trait Sink {
     fn flow(&mut self, row: &FlowRow);
     fn link(&mut self, row: &LinkRow);
+    /// Whether rows are wanted at all (a run for its summary skips building them).
+    fn wants_rows(&self) -> bool {
+        true
+    }
 }
 
 /// Samples dropped.
 impl Sink for () {
     fn flow(&mut self, _: &FlowRow) {}
     fn link(&mut self, _: &LinkRow) {}
+    fn wants_rows(&self) -> bool {
+        false
+    }
 }
 
 /// Samples kept in memory.
@@ -106,6 +113,9 @@ pub struct Settings {
     /// equilibrium is the same; the dynamics are not. [`Model::settle`] uses it to find the
     /// model's fixed point.
     pub instantaneous: bool,
+    /// Which flows are stepped as one (classes.rs): by default those whose trajectories are
+    /// the same.
+    pub grouping: crate::classes::Grouping,
 }
 
 /// Per flow: the lags at which it reads the history.
@@ -113,7 +123,9 @@ pub struct Settings {
 struct Lags {
     /// From each forward link back to the source.
     back: Vec<Lag>,
-    /// The hop before each forward link (index 0 unused).
+    /// The last link's service, read back at the source (the egress rate).
+    egress: Lag,
+    /// The hop before each forward link (index 0 unused); service lags (see `compute_lags`).
     input: Vec<Lag>,
     /// From the last link to the receiver.
     receiver: Lag,
@@ -167,6 +179,13 @@ pub struct Model<'a> {
     arrivals: Vec<f64>,
     /// Hops at each link.
     at_link: Vec<Vec<usize>>,
+    /// Each hop's multiplicity: its class's size at a shared link, 1 at a private one.
+    hop_mult: Vec<f64>,
+    /// Flow classes (classes.rs): the flows stepped (representatives) and the links that hold
+    /// a state of their own (served and recorded: some hop or a law of their own).
+    classes: crate::classes::Classes,
+    reps: Vec<usize>,
+    live_links: Vec<usize>,
     backlog: Vec<f64>,
     capacity: Vec<f64>,
     /// Each link's propagation delay now, s (scheduled changes move it).
@@ -228,25 +247,47 @@ fn fit_step(target_ns: u64, sample_ns: u64) -> u64 {
 impl<'a> Model<'a> {
     /// Sets up the model of `sc`, or says what of it is outside the domain.
     pub fn new(sc: &'a Scenario, settings: Settings) -> Result<Model<'a>, Outside> {
-        let net = Network::of(sc)?;
+        let mut net = Network::of(sc)?;
+        let classes = crate::classes::Classes::of(&net, sc, settings.grouping);
+        let reps: Vec<usize> = (0..net.flows.len())
+            .filter(|&i| classes.rep[i] == i)
+            .collect();
+        for &r in &reps {
+            net.flows[r].start = classes.start[r];
+        }
         let sample_ns = sc.output.sample_interval.0;
         let h_ns = match settings.step_ns {
             Some(s) => fit_step(s, sample_ns),
             None => default_step_ns(&net, sample_ns),
         };
         let h = h_ns as f64 * 1e-9;
-        let mut first = Vec::with_capacity(net.flows.len());
+        let mut first = vec![0; net.flows.len()];
         let mut hop_link = Vec::new();
         let mut hop_flow = Vec::new();
+        let mut hop_mult = Vec::new();
         let mut at_link = vec![Vec::new(); net.links.len()];
-        for (i, f) in net.flows.iter().enumerate() {
-            first.push(hop_link.len());
-            for &l in &f.hops {
+        for &i in &reps {
+            first[i] = hop_link.len();
+            for &l in &net.flows[i].hops {
                 at_link[l].push(hop_link.len());
                 hop_link.push(l);
                 hop_flow.push(i);
+                hop_mult.push(if classes.private[l] {
+                    1.0
+                } else {
+                    classes.mult[i] as f64
+                });
             }
         }
+        for i in 0..net.flows.len() {
+            first[i] = first[classes.rep[i]];
+        }
+        let live_links: Vec<usize> = (0..net.links.len())
+            .filter(|&l| {
+                classes.link_rep[l] == l
+                    && (!at_link[l].is_empty() || !matches!(net.links[l].law, LinkLaw::Fifo))
+            })
+            .collect();
         let hops = hop_link.len();
         let width = 4 * hops + 3 * net.links.len();
         let hist = History::new(width, net.longest_delay(sc), h);
@@ -266,6 +307,10 @@ impl<'a> Model<'a> {
             marked: vec![0.0; hops],
             arrivals: vec![0.0; hops],
             at_link,
+            hop_mult,
+            classes,
+            reps,
+            live_links,
             backlog: vec![0.0; n_links],
             capacity: net.links.iter().map(|l| l.capacity).collect(),
             link_delay: sc.links.iter().map(|l| l.delay.as_secs_f64()).collect(),
@@ -306,7 +351,14 @@ impl<'a> Model<'a> {
 
     /// Sets flow `i`'s window, packets (an initial state; at least one packet). A source without
     /// a window (CBR) is left as it is.
+    ///
+    /// Panics if flow `i` is stepped with others as one class (use `Grouping::Each`).
     pub fn set_window(&mut self, i: usize, packets: f64) {
+        assert!(
+            self.classes.mult[i] == 1,
+            "flow {i} is stepped as one class with {} others: set windows one by one with Grouping::Each",
+            self.classes.mult[i] - 1
+        );
         let w = packets.max(1.0);
         match &mut self.net.flows[i].source {
             Source::Acc(a) => a.window = w,
@@ -317,8 +369,27 @@ impl<'a> Model<'a> {
     }
 
     /// Each link's queue now, packets.
-    pub fn backlog(&self) -> &[f64] {
-        &self.backlog
+    pub fn backlog(&self) -> Vec<f64> {
+        self.classes
+            .link_rep
+            .iter()
+            .map(|&l| self.backlog[l])
+            .collect()
+    }
+
+    /// The flow whose state stands for flow `i` (itself, or its class's representative).
+    pub fn rep(&self, i: usize) -> usize {
+        self.classes.rep[i]
+    }
+
+    /// The link whose state stands for link `l`.
+    pub fn link_rep(&self, l: usize) -> usize {
+        self.classes.link_rep[l]
+    }
+
+    /// The number of flows the integrator steps (one per class).
+    pub fn classes(&self) -> usize {
+        self.reps.len()
     }
 
     /// The step, s.
@@ -336,16 +407,23 @@ impl<'a> Model<'a> {
         // Without delays every read is of the newest row.
         let scale = if self.instantaneous { 0.0 } else { 1.0 };
         let lag = |tau: f64| Lag::of(tau * scale, h);
+        // A hop's service is recorded as a rate over the step before its row ([t − h, t] in the
+        // row of t); what is read as the arrivals over [t, t + h] a delay τ downstream is the
+        // service over [t − τ, t − τ + h]: the row τ − h back (else every hop adds a step of
+        // delay to the loop — at the default step an eighth of an RTT over two hops, enough
+        // to move the stability boundary, stability.rs).
+        let served = |tau: f64| Lag::of((tau * scale - h).max(0.0), h);
         self.lags = self
             .net
             .flows
             .iter()
             .map(|f| Lags {
                 back: f.back.iter().map(|&b| lag(b)).collect(),
+                egress: served(f.back.last().copied().unwrap_or(0.0)),
                 input: (0..f.hops.len())
-                    .map(|k| lag(if k == 0 { 0.0 } else { f.hop_delay[k - 1] }))
+                    .map(|k| served(if k == 0 { 0.0 } else { f.hop_delay[k - 1] }))
                     .collect(),
-                receiver: lag(f.hop_delay.last().copied().unwrap_or(0.0)),
+                receiver: served(f.hop_delay.last().copied().unwrap_or(0.0)),
                 reverse: f.reverse.iter().map(|&(l, b)| (l, lag(b))).collect(),
             })
             .collect();
@@ -385,7 +463,7 @@ impl<'a> Model<'a> {
             row[4 * i + DROPPED] = self.dropped[i];
             row[4 * i + MARKED] = self.marked[i];
         }
-        for l in 0..self.backlog.len() {
+        for &l in &self.live_links {
             let base = 4 * hops + 3 * l;
             row[base + QDELAY] = self.backlog[l] / self.capacity[l].max(f64::MIN_POSITIVE);
             row[base + MARK_PROB] = self.mark_prob[l];
@@ -424,7 +502,7 @@ impl<'a> Model<'a> {
             s.reverse_queueing += self.hist.at(self.link_series(l, QDELAY), lag);
         }
         if let Some(k) = f.hops.len().checked_sub(1) {
-            s.egress_rate = self.hist.at(4 * (self.first[i] + k) + DEP, lags.back[k]);
+            s.egress_rate = self.hist.at(4 * (self.first[i] + k) + DEP, lags.egress);
         }
         s
     }
@@ -452,7 +530,9 @@ impl<'a> Model<'a> {
             let in_window = t_ns >= w0 && t_ns < w1;
             self.step(in_window);
             if t_ns + self.h_ns >= next_sample {
-                self.sample(next_sample as f64 / 1e9, sample as f64 / 1e9, sink);
+                if sink.wants_rows() {
+                    self.sample(next_sample as f64 / 1e9, sample as f64 / 1e9, sink);
+                }
                 next_sample += sample;
             }
         }
@@ -465,15 +545,16 @@ impl<'a> Model<'a> {
     pub fn settle(&mut self, span: f64, tol: f64, max_s: f64) -> (Vec<f64>, bool) {
         let t = self.now() - self.h;
         self.frozen = Some((0..self.rate.len()).map(|i| self.active(i, t)).collect());
+        let n = self.rate.len();
         let per = ((span / self.h).ceil() as u64).max(1);
         let stretches = (max_s / span).ceil().max(1.0) as u64;
         let mut last: Option<Vec<f64>> = None;
         for _ in 0..stretches {
-            let mut sum = vec![0.0; self.rate.len()];
+            let mut sum = vec![0.0; n];
             for _ in 0..per {
                 self.step(false);
-                for (s, x) in sum.iter_mut().zip(&self.rate) {
-                    *s += x;
+                for (i, s) in sum.iter_mut().enumerate() {
+                    *s += self.rate[self.classes.rep[i]];
                 }
             }
             let mean: Vec<f64> = sum.iter().map(|s| s / per as f64).collect();
@@ -499,7 +580,8 @@ impl<'a> Model<'a> {
         self.apply_events(t);
         self.record();
         // Sources: what they see, and their rates.
-        for i in 0..self.net.flows.len() {
+        for r in 0..self.reps.len() {
+            let i = self.reps[r];
             let active = self.active(i, t);
             let f = &self.net.flows[i];
             let seen = self.look(i);
@@ -516,8 +598,8 @@ impl<'a> Model<'a> {
             self.seen[i] = seen;
         }
         // Arrivals at every hop.
-        for (i, f) in self.net.flows.iter().enumerate() {
-            for k in 0..f.hops.len() {
+        for &i in &self.reps {
+            for k in 0..self.net.flows[i].hops.len() {
                 let hop = self.first[i] + k;
                 self.arrivals[hop] = if k == 0 {
                     self.rate[i]
@@ -527,11 +609,12 @@ impl<'a> Model<'a> {
             }
         }
         // Links.
-        for l in 0..self.net.links.len() {
-            self.serve(l, h, in_window);
+        for j in 0..self.live_links.len() {
+            self.serve(self.live_links[j], h, in_window);
         }
         // Source laws.
-        for i in 0..self.net.flows.len() {
+        for r in 0..self.reps.len() {
+            let i = self.reps[r];
             if !self.active(i, t) {
                 continue;
             }
@@ -545,7 +628,7 @@ impl<'a> Model<'a> {
             }
         }
         // Totals.
-        for i in 0..self.net.flows.len() {
+        for &i in &self.reps {
             let active = self.active(i, t);
             let f = &self.net.flows[i];
             let tot = &mut self.flow_totals[i];
@@ -576,7 +659,12 @@ impl<'a> Model<'a> {
         let c = self.capacity[l];
         let b = self.backlog[l];
         let hops = &self.at_link[l];
-        let y: f64 = hops.iter().map(|&k| self.arrivals[k]).sum();
+        // A class's hop counts once per member at a shared link (classes.rs); all shares are
+        // per member.
+        let y: f64 = hops
+            .iter()
+            .map(|&k| self.hop_mult[k] * self.arrivals[k])
+            .sum();
         let link = &mut self.net.links[l];
         // The law's probability for arrivals now, and whether it marks ECN-capable packets.
         let (p, marks_ecn) = match &mut link.law {
@@ -602,7 +690,7 @@ impl<'a> Model<'a> {
             self.dropped[k] = (a - take) / h;
             self.marked[k] = mark / h;
             self.arrivals[k] = take; // now the admitted volume
-            accepted += take;
+            accepted += self.hop_mult[k] * take;
         }
         let out = (c * h).min(b + accepted);
         let excess = (b + accepted - out - self.net.links[l].buffer).max(0.0);
@@ -623,7 +711,7 @@ impl<'a> Model<'a> {
             };
             self.served[k] = share / h;
             self.queued[k] = (self.queued[k] + admitted - share).max(0.0);
-            total += self.queued[k];
+            total += self.hop_mult[k] * self.queued[k];
         }
         self.backlog[l] = total;
         // The law's state after the step.
@@ -637,8 +725,14 @@ impl<'a> Model<'a> {
             LinkLaw::Avq(a) => a.stamp(total / c.max(f64::MIN_POSITIVE)),
             _ => 0.0,
         };
-        let dropped: f64 = self.at_link[l].iter().map(|&k| self.dropped[k] * h).sum();
-        let marked: f64 = self.at_link[l].iter().map(|&k| self.marked[k] * h).sum();
+        let dropped: f64 = self.at_link[l]
+            .iter()
+            .map(|&k| self.hop_mult[k] * self.dropped[k] * h)
+            .sum();
+        let marked: f64 = self.at_link[l]
+            .iter()
+            .map(|&k| self.hop_mult[k] * self.marked[k] * h)
+            .sum();
         for &k in &self.at_link[l] {
             let flow = self.hop_flow[k];
             self.flow_totals[flow].lost += self.dropped[k] * h;
@@ -671,8 +765,11 @@ impl<'a> Model<'a> {
 
     fn sample(&mut self, t_s: f64, interval: f64, sink: &mut dyn Sink) {
         let bits = 8.0 * self.net.packet_size;
-        for (i, f) in self.net.flows.iter().enumerate() {
-            let tot = &self.flow_totals[i];
+        // Every flow and link, from the state that stands for it (classes.rs).
+        for i in 0..self.net.flows.len() {
+            let r = self.classes.rep[i];
+            let f = &self.net.flows[r];
+            let tot = &self.flow_totals[r];
             let (sent0, del0) = self.last_sample.0[i];
             let window = window_of(&f.source);
             let active = t_s > f.start && t_s - interval < f.stop;
@@ -682,22 +779,23 @@ impl<'a> Model<'a> {
                 throughput_bps: (tot.delivered - del0) * bits / interval,
                 send_rate_bps: (tot.sent - sent0) * bits / interval,
                 cwnd_bytes: window.map(|w| w * self.net.packet_size),
-                srtt_s: (active && window.is_some()).then(|| self.seen[i].rtt()),
+                srtt_s: (active && window.is_some()).then(|| self.seen[r].rtt()),
                 accumulation_bytes: accumulation_of(&f.source).map(|a| a * self.net.packet_size),
                 lost_packets: tot.lost,
             });
             self.last_sample.0[i] = (tot.sent, tot.delivered);
         }
         let columns = &self.columns;
-        for (l, link) in self.net.links.iter().enumerate() {
-            let tot = &self.link_totals[l];
+        for l in 0..self.net.links.len() {
+            let lr = self.classes.link_rep[l];
+            let tot = &self.link_totals[lr];
             let served = tot.served - self.last_sample.1[l];
-            let state = aqm_state(link, self.net.packet_size);
+            let state = aqm_state(&self.net.links[lr], self.net.packet_size);
             sink.link(&LinkRow {
                 t_s,
                 link: l,
-                queue_pkts: self.backlog[l],
-                utilization: served / (self.capacity[l] * interval).max(f64::MIN_POSITIVE),
+                queue_pkts: self.backlog[lr],
+                utilization: served / (self.capacity[lr] * interval).max(f64::MIN_POSITIVE),
                 drops: tot.dropped,
                 marks: tot.marked,
                 aqm: columns

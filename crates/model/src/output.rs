@@ -81,13 +81,16 @@ pub fn summary(m: &Model, wall_time_s: f64) -> Summary {
         sc.output.window.1.as_secs_f64(),
     );
     let mut active = Vec::new();
+    // Every flow and link from the state that stands for it (classes.rs).
     let flows = m
         .net
         .flows
         .iter()
-        .zip(&m.flow_totals)
+        .enumerate()
         .zip(&sc.flows)
-        .map(|((f, t), def)| {
+        .map(|((i, member), def)| {
+            let f = &m.net.flows[m.rep(i)];
+            let t = &m.flow_totals[m.rep(i)];
             let mean = |area: f64| (t.active_in_window > 0.0).then(|| area / t.active_in_window);
             let throughput = mean(t.delivered_in_window * bits).unwrap_or(0.0);
             if t.active_in_window > 0.0 {
@@ -95,8 +98,8 @@ pub fn summary(m: &Model, wall_time_s: f64) -> Summary {
             }
             let windowed = window_of(&f.source).is_some();
             FlowSummary {
-                id: f.id.clone(),
-                kind: f.kind.to_string(),
+                id: member.id.clone(),
+                kind: member.kind.to_string(),
                 src: sc.nodes[def.src.0 as usize].clone(),
                 dst: sc.nodes[def.dst.0 as usize].clone(),
                 throughput_bps: throughput,
@@ -127,13 +130,12 @@ pub fn summary(m: &Model, wall_time_s: f64) -> Summary {
         })
         .collect();
     let span = (to - from).max(f64::MIN_POSITIVE);
-    let links = m
-        .net
+    let links = sc
         .links
         .iter()
-        .zip(&m.link_totals)
-        .zip(&sc.links)
-        .map(|((_, t), def)| LinkSummary {
+        .enumerate()
+        .map(|(l, def)| (&m.link_totals[m.link_rep(l)], def))
+        .map(|(t, def)| LinkSummary {
             id: def.name.clone(),
             rate_bps: def.rate.bps(),
             utilization: t.busy_in_window / span,

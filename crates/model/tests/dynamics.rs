@@ -252,6 +252,8 @@ fn acc_p_reaches_weighted_pf_from_anywhere() {
                 &sc,
                 Settings {
                     step_ns: Some(2_000_000),
+                    // Windows set one flow at a time: no flow stands for another.
+                    grouping: acclab_model::Grouping::Each,
                     ..Settings::default()
                 },
             )
@@ -394,4 +396,61 @@ fn acc_policies_share_the_equilibrium_not_the_transient() {
         hi > 1.5 * lo,
         "the transients should differ: {model_times:?}"
     );
+}
+
+/// Flow classes (classes.rs): stepping identical flows as one changes nothing but the order of
+/// floating-point sums, and stepping jittered homogeneous flows as one moves the window means
+/// little. On 20 Reno flows over the benchmark dumbbell (each with private access links; start
+/// jitter 100 ms), once without jitter and once with.
+#[test]
+fn flow_classes_change_nothing_or_little() {
+    let text = acclab_scenario::templates::reno_dumbbell(20, 200, 30);
+    let jittered = acclab_scenario::parse(&text, "dumbbell.toml").unwrap();
+    let mut together = jittered.clone();
+    for f in &mut together.flows {
+        f.start_jitter = acclab_core::Duration::ZERO;
+    }
+    let with = |sc: &Scenario, grouping| {
+        let m = acclab_model::Model::new(
+            sc,
+            Settings {
+                grouping,
+                ..Settings::default()
+            },
+        )
+        .unwrap();
+        let classes = m.classes();
+        let (s, _) = acclab_model::run_in_memory(
+            sc,
+            Settings {
+                grouping,
+                ..Settings::default()
+            },
+        )
+        .unwrap();
+        (classes, s)
+    };
+    let largest_difference = |a: &acclab_sim::Summary, b: &acclab_sim::Summary| {
+        let flows =
+            a.flows.iter().zip(&b.flows).map(|(x, y)| {
+                (x.throughput_bps - y.throughput_bps).abs() / x.throughput_bps.max(1.0)
+            });
+        let links = a.links.iter().zip(&b.links).map(|(x, y)| {
+            (x.mean_queue_pkts - y.mean_queue_pkts).abs() / x.mean_queue_pkts.max(1.0)
+        });
+        flows.chain(links).fold(0.0, f64::max)
+    };
+    use acclab_model::Grouping::{Each, Homogeneous, Identical};
+    let (n_each, each) = with(&together, Each);
+    let (n_same, same) = with(&together, Identical);
+    assert_eq!((n_each, n_same), (20, 1));
+    let d = largest_difference(&each, &same);
+    eprintln!("20 identical flows as one class: largest relative difference {d:e}");
+    assert!(d < 1e-9, "{d}");
+    let (n_jit, each) = with(&jittered, Identical);
+    let (n_hom, hom) = with(&jittered, Homogeneous);
+    assert_eq!((n_jit, n_hom), (20, 1));
+    let d = largest_difference(&each, &hom);
+    eprintln!("20 jittered flows as one homogeneous class: largest relative difference {d:.4}");
+    assert!(d < 0.02, "{d}");
 }
