@@ -143,6 +143,17 @@ struct ModelArgs {
     /// many jittered flows), or `each`.
     #[arg(long, value_enum, default_value_t = GroupingArg::Identical)]
     grouping: GroupingArg,
+    /// How ACC (Monaco) sources apply their policy: `rate` (000 eqs. (3), (5), (6): the window
+    /// moves continuously) or `period` (000 eq. (10): one step per control period, as Monaco's
+    /// sender does).
+    #[arg(long, value_enum, default_value_t = AccLawArg::Rate)]
+    acc_law: AccLawArg,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, clap::ValueEnum)]
+enum AccLawArg {
+    Rate,
+    Period,
 }
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -284,6 +295,7 @@ fn model(model: ModelArgs) -> Result<()> {
     let settings = acclab_model::Settings {
         step_ns,
         grouping: model.grouping.into(),
+        acc_per_period: model.acc_law == AccLawArg::Period,
         ..Default::default()
     };
     // Refuse a scenario outside the domain before claiming a directory.

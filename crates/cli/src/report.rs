@@ -252,5 +252,5 @@ pub fn print_stability(st: &acclab_model::stability::Stability) {
             String::new()
         }
     );
-    println!("  Packet runs, whose senders move the window once per control period, have measured boundaries of 0.5-1x this one on single bottlenecks and as low as 0.25x where standing queues are most of the RTT.");
+    println!("  Packet runs have more delay in their loop: their measured boundaries are 0.6-0.8x this one on single bottlenecks, and as low as 0.25x where standing queues are most of the RTT (README).");
 }

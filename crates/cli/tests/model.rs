@@ -166,3 +166,44 @@ fn theory_gives_the_acc_loops_stability_boundary() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(v.get("acc_stability").is_none(), "{v}");
 }
+
+#[test]
+fn model_takes_a_grouping_and_an_acc_law() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("m");
+    let o = acclab(
+        tmp.path(),
+        &[
+            "model",
+            &example("live-dumbbell.toml"),
+            "--grouping",
+            "homogeneous",
+            "--acc-law",
+            "period",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    // Two flows of different weights: two classes whatever the grouping.
+    assert!(text(&o).contains("2 flows as 2 classes"), "{}", text(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    // Weights 1 and 2 over 10 Mb/s: 1/3 and 2/3 with the policy applied per period too.
+    let x = v["flows"][0]["throughput_bps"].as_f64().unwrap();
+    assert!((x - 10e6 / 3.0).abs() < 0.03 * 10e6 / 3.0, "{x}");
+    let o = acclab(
+        tmp.path(),
+        &[
+            "model",
+            &example("live-dumbbell.toml"),
+            "--acc-law",
+            "sometimes",
+        ],
+    );
+    assert!(
+        !o.status.success() && text(&o).contains("rate, period"),
+        "{}",
+        text(&o)
+    );
+}

@@ -32,6 +32,10 @@ pub struct AccSource {
     pub window: f64,
     /// The last accumulation seen (a + x·Σ t_AVD), packets.
     pub accumulation: f64,
+    /// Apply the policy once per control period (000 eq. (10), as the packet sender does)
+    /// instead of as a rate; the time left in the current period, s.
+    pub per_period: bool,
+    period_left: f64,
 }
 
 impl std::fmt::Debug for AccSource {
@@ -53,6 +57,8 @@ impl AccSource {
             virtual_rtt: p.virtual_rtt,
             window: p.initial_window.0 as f64 / packet,
             accumulation: 0.0,
+            per_period: false,
+            period_left: 0.0,
         }
     }
 
@@ -87,9 +93,21 @@ impl AccSource {
             sent: w,
             allowed: w,
         };
+        let loss = self.window / 2.0 * seen.halvings(rtt, self.window, false);
+        if self.per_period {
+            // 000 eq. (10): one step of the policy at the end of each control period (an RTT);
+            // the window holds in between.
+            self.period_left -= h;
+            if self.period_left <= 0.0 {
+                self.period_left += rtt;
+                let next = apply(self.policy.as_mut(), w, &fb, self.increase_cap).window;
+                self.window = next / p;
+            }
+            self.window = (self.window - h * loss).max(1.0);
+            return;
+        }
         let next = apply(self.policy.as_mut(), w, &fb, self.increase_cap).window;
         let law = (next - w) / p / rtt; // ẇ = Δw per period / period
-        let loss = self.window / 2.0 * seen.halvings(rtt, self.window, false);
         self.window = (self.window + h * (law - loss)).max(1.0);
     }
 }

@@ -116,6 +116,9 @@ pub struct Settings {
     /// Which flows are stepped as one (classes.rs): by default those whose trajectories are
     /// the same.
     pub grouping: crate::classes::Grouping,
+    /// ACC sources apply their policy once per control period (000 eq. (10), as Monaco's
+    /// sender does) rather than as a rate (eqs. (3), (5), (6)).
+    pub acc_per_period: bool,
 }
 
 /// Per flow: the lags at which it reads the history.
@@ -254,6 +257,11 @@ impl<'a> Model<'a> {
             .collect();
         for &r in &reps {
             net.flows[r].start = classes.start[r];
+        }
+        for f in &mut net.flows {
+            if let Source::Acc(a) = &mut f.source {
+                a.per_period = settings.acc_per_period;
+            }
         }
         let sample_ns = sc.output.sample_interval.0;
         let h_ns = match settings.step_ns {

@@ -70,11 +70,14 @@
 //! the standing queues below their buffers. ACC-AIAD's sign law has no linearisation; 003
 //! Algorithm 1's slow start and limit, AQM laws, AVD's stamps and drops are outside (listed).
 //!
-//! Departures from the packet level: the packet sender applies the policy once per control period
-//! (about an RTT) — a discrete-time loop, whose own boundary differs (for one bottleneck with a
-//! one-period measurement delay, w(n+1) = w(n) − κ·(w(n−1) − cd − a*) is stable for κ < 1); the
-//! issue's check is that the packet runs change behaviour within a factor of 2 of κ_max
-//! (tests/dynamics.rs).
+//! Against the packet level (tests/stability.rs): the packet runs change from steady to
+//! oscillating below κ_max — between 0.5 and 0.7 against κ_max = 0.90 on one bottleneck, at a
+//! 15% lower frequency — so Monaco's sender has more delay in its loop than the fluid model.
+//! It is not the policy's once-per-period update: the model with 000 eq. (10) applied per period
+//! (`Settings::acc_per_period`) changes between 0.7 and 0.9 like the rate law. Left to find:
+//! the pacing at the last period's RTT, the receiver's averaged egress rate in â = x̄·ftt_q, the
+//! per-period window cap. The packet boundary stays near 0.5 where the standing queue is most of
+//! the RTT and κ_max grows (a factor of 4 at κ_max = 1.99).
 //!
 //! [BMV05]: D. Breda, S. Maset, R. Vermiglio, "Pseudospectral differencing methods for
 //! characteristic roots of delay differential equations", SIAM J. Sci. Comput. 27(2), 2005.

@@ -138,11 +138,11 @@ fn closed_form_matches_the_spectrum() {
 /// cv < 0.3 over the second half), oscillating at 2·κ_max (cv > 0.3) — on the two single
 /// bottlenecks. Measured where they change (grid 0.3, 0.4, …): the dumbbell between 0.5 and 0.7
 /// (κ_max 0.90), live-dumbbell between 0.5 and 0.6 (κ_max 0.80), at 3.3 Hz against the model's
-/// 3.7–3.9 Hz. The packet loop has more delay than the fluid one: its sender moves the window
-/// once per control period, paced at the last period's RTT. Where the standing queue is most of
-/// the RTT the continuous model's κ_max grows without bound (r → 0) while the packet loop's
-/// stays near 0.5: acc-fig2 with weight 5 has κ_max 1.99 and packets oscillating from 0.5 on
-/// (a factor 4; the module header's sampled-loop bound is the missing piece). acc-fig2 itself
+/// 3.7–3.9 Hz. The packet loop has more delay than the fluid one (not from the once-per-period
+/// update: the model applying 000 eq. (10) per period changes where the rate law does; see the
+/// module header of stability.rs). Where the standing queue is most of the RTT the model's
+/// κ_max grows without bound (r → 0) while the packet loop's stays near 0.5: acc-fig2 with
+/// weight 5 has κ_max 1.99 and packets oscillating from 0.5 on (a factor of 4). acc-fig2 itself
 /// (a* = 3 packets, κ_max 0.65) is printed, not asserted: its packet queues of 4–5 packets have
 /// a cv of 0.3 from packet noise alone.
 #[test]
