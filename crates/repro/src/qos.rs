@@ -64,6 +64,10 @@ struct Point {
     others_theory: Option<f64>,
     queue: f64,
     queue_theory: Option<f64>,
+    /// The model tier's values, where the scenario is in its domain.
+    x0_model: Option<f64>,
+    others_model: Option<f64>,
+    queue_model: Option<f64>,
     utilization: f64,
     at_limit: bool,
 }
@@ -72,6 +76,7 @@ fn point(run: &Run) -> Point {
     let s = &run.summary;
     let thr = |f: &acclab_sim::output::FlowSummary| mbps(f.throughput_bps);
     let theory = |i: usize| s.flows[i].theory.as_ref().map(|t| mbps(t.throughput_bps));
+    let model = |i: usize| s.flows[i].model.as_ref().map(|m| mbps(m.throughput_bps));
     let n = s.flows.len();
     let others: Vec<usize> = (1..n).collect();
     let bottleneck = &s.links[0];
@@ -86,6 +91,13 @@ fn point(run: &Run) -> Point {
             .map(|t| t / (n - 1) as f64),
         queue: bottleneck.mean_queue_pkts,
         queue_theory: bottleneck.theory.as_ref().map(|t| t.queue_pkts),
+        x0_model: model(0),
+        others_model: others
+            .iter()
+            .map(|&i| model(i))
+            .sum::<Option<f64>>()
+            .map(|m| m / (n - 1) as f64),
+        queue_model: bottleneck.model.as_ref().map(|m| m.mean_queue_pkts),
         utilization: bottleneck.utilization,
         at_limit: run
             .eq
@@ -257,21 +269,27 @@ fn qos_fig4(e: &Exp) -> Result<Report, ReproError> {
                 0.05,
             ));
             let (r_top, top) = sel.last().expect("a sweep has points");
-            report.rows.push(Row::close(
-                format!("{case}: largest satisfiable rate (flow 0 at r = {r_top} Mb/s)"),
-                (!avd).then_some(paper_max),
-                top.x0_theory,
-                top.x0,
-                0.03,
-            ));
+            report.rows.push(
+                Row::close(
+                    format!("{case}: largest satisfiable rate (flow 0 at r = {r_top} Mb/s)"),
+                    (!avd).then_some(paper_max),
+                    top.x0_theory,
+                    top.x0,
+                    0.03,
+                )
+                .with_model(top.x0_model),
+            );
             if !avd {
-                report.rows.push(Row::close(
-                    format!("{case}: mean queue at r = {r_top} Mb/s (pkts)"),
-                    None,
-                    top.queue_theory,
-                    top.queue,
-                    0.25,
-                ));
+                report.rows.push(
+                    Row::close(
+                        format!("{case}: mean queue at r = {r_top} Mb/s (pkts)"),
+                        None,
+                        top.queue_theory,
+                        top.queue,
+                        0.25,
+                    )
+                    .with_model(top.queue_model),
+                );
                 let first = sel.iter().find(|(_, p)| p.at_limit).map(|(r, _)| *r);
                 report.notes.push(format!(
                     "{case}: theory puts flow 0 at its limit from r = {} Mb/s",
@@ -398,24 +416,30 @@ fn qos_fig5(e: &Exp) -> Result<Report, ReproError> {
                     1.0,
                 ));
             } else {
-                report.rows.push(Row::close(
-                    format!("{case}, w = {w}: throughput ratio"),
-                    Some(*w as f64),
-                    theory,
-                    ratio,
-                    0.10,
-                ));
+                report.rows.push(
+                    Row::close(
+                        format!("{case}, w = {w}: throughput ratio"),
+                        Some(*w as f64),
+                        theory,
+                        ratio,
+                        0.10,
+                    )
+                    .with_model(p.x0_model.zip(p.others_model).map(|(a, b)| a / b)),
+                );
             }
         }
         if !avd {
             let (w, top) = sel.last().expect("a sweep has points");
-            report.rows.push(Row::close(
-                format!("{case}, w = {w}: mean queue (pkts), linear in w"),
-                None,
-                top.queue_theory,
-                top.queue,
-                0.25,
-            ));
+            report.rows.push(
+                Row::close(
+                    format!("{case}, w = {w}: mean queue (pkts), linear in w"),
+                    None,
+                    top.queue_theory,
+                    top.queue,
+                    0.25,
+                )
+                .with_model(top.queue_model),
+            );
         } else {
             let low: Vec<&Point> = sel
                 .iter()
