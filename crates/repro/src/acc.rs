@@ -150,36 +150,45 @@ fn acc_fig4(e: &Exp) -> Result<Report, ReproError> {
         ("monaco", monaco(AccPolicyName::AccP)),
     ];
     let points: Vec<(u64, usize)> = sweep.iter().flat_map(|&r| [(r, 0), (r, 1)]).collect();
-    let results: Vec<Result<(u64, usize, f64), ReproError>> = points
+    // (reverse rate, scheme, forward utilisation measured, in the model)
+    type Point = (u64, usize, f64, Option<f64>);
+    let results: Vec<Result<Point, ReproError>> = points
         .par_iter()
         .map(|&(rev, k)| {
             // The reverse flows stay Reno (the scenario's cross traffic) in both arms.
             let mut sc = with_scheme_where(&base, &schemes[k].1, |id| id.starts_with("fwd-"));
             sc.links[reverse].rate = acclab_core::Rate::from_mbps(rev);
             let run = simulate(ctx, &format!("{}-reverse-{rev}Mbps", schemes[k].0), sc)?;
-            Ok((rev, k, run.summary.links[forward].utilization))
+            let link = &run.summary.links[forward];
+            Ok((
+                rev,
+                k,
+                link.utilization,
+                link.model.as_ref().map(|m| m.utilization),
+            ))
         })
         .collect();
     let results = results.into_iter().collect::<Result<Vec<_>, _>>()?;
     let mut report = e.report();
-    for &(rev, k, u) in &results {
-        if k == 0 {
-            report.rows.push(Row::at_most(
+    for &(rev, k, u, fluid) in &results {
+        let row = if k == 0 {
+            Row::at_most(
                 format!("Vegas forward utilisation, reverse {rev} Mb/s (paper 10–60%)"),
                 None,
                 None,
                 u,
                 0.6,
-            ));
+            )
         } else {
-            report.rows.push(Row::at_least(
+            Row::at_least(
                 format!("Monaco forward utilisation, reverse {rev} Mb/s"),
                 None,
                 None,
                 u,
                 0.95,
-            ));
-        }
+            )
+        };
+        report.rows.push(row.with_model(fluid));
     }
     let series = |k: usize| {
         results
@@ -246,15 +255,22 @@ fn acc_fig5(e: &Exp) -> Result<Report, ReproError> {
         let s = flow_series(&run.sim, &[0], |f| Some(f.lost_packets as f64));
         common::value_at(&s, f64::MAX) - common::value_at(&s, 10.0)
     };
+    let util_model = |run: &Run, t0: f64, t1: f64| {
+        run.model_link_series(bottleneck, |r| r.utilization)
+            .map(|s| period_mean(&s, t0, t1))
+    };
     let mut report = e.report();
     let end = base.duration.as_secs_f64();
-    report.rows.push(Row::at_most(
-        "Vegas utilisation after the change (15 s – end)",
-        Some(0.10),
-        None,
-        util(&vegas, 15.0, end),
-        0.10,
-    ));
+    report.rows.push(
+        Row::at_most(
+            "Vegas utilisation after the change (15 s – end)",
+            Some(0.10),
+            None,
+            util(&vegas, 15.0, end),
+            0.10,
+        )
+        .with_model(util_model(&vegas, 15.0, end)),
+    );
     let kq = queue_series(&vegas_k.sim, bottleneck);
     let limit = match base.links[bottleneck].queue {
         acclab_core::config::QueueConfig::Droptail(acclab_core::config::DroptailParams {
@@ -294,13 +310,16 @@ fn acc_fig5(e: &Exp) -> Result<Report, ReproError> {
         recovered,
         4.0,
     ));
-    report.rows.push(Row::at_least(
-        "Monaco utilisation 20 s – end",
-        None,
-        Some(1.0),
-        util(&monaco_run, 20.0, end),
-        0.95,
-    ));
+    report.rows.push(
+        Row::at_least(
+            "Monaco utilisation 20 s – end",
+            None,
+            Some(1.0),
+            util(&monaco_run, 20.0, end),
+            0.95,
+        )
+        .with_model(util_model(&monaco_run, 20.0, end)),
+    );
     report.rows.push(Row::at_most(
         "Monaco packets lost",
         Some(0.0),
@@ -465,13 +484,17 @@ fn phase_throughput_rows(run: &Run, report: &mut Report) {
         for set in sets {
             let idx = members(run, set);
             let s = flow_series(&run.sim, &idx, |f| Some(mbps(f.throughput_bps)));
-            report.rows.push(Row::close(
-                format!("{t0:.0}–{t1:.0} s: {set} throughput per flow (Mb/s)"),
-                Some(expected),
-                None,
-                period_mean(&s, m0, m1),
-                0.10,
-            ));
+            let fluid = run.model_flow_series(&idx, |f| Some(mbps(f.throughput_bps)));
+            report.rows.push(
+                Row::close(
+                    format!("{t0:.0}–{t1:.0} s: {set} throughput per flow (Mb/s)"),
+                    Some(expected),
+                    None,
+                    period_mean(&s, m0, m1),
+                    0.10,
+                )
+                .with_model(fluid.as_ref().map(|s| period_mean(s, m0, m1))),
+            );
         }
     }
 }
@@ -489,24 +512,34 @@ fn acc_fig6(e: &Exp) -> Result<Report, ReproError> {
     let q = queue_series(&run.sim, b);
     let u = link_series(&run, b, |x| x.utilization);
     let drops = link_series(&run, b, |x| x.drops as f64);
+    let (q_fluid, u_fluid) = (
+        run.model_link_series(b, |r| r.queue_pkts),
+        run.model_link_series(b, |r| r.utilization),
+    );
     phase_throughput_rows(&run, &mut report);
     for &(t0, t1, sets, _) in &PHASES {
         let (m0, m1) = ((t0 + t1) / 2.0, t1);
         let flows: usize = sets.iter().map(|s| members(&run, s).len()).sum();
-        report.rows.push(Row::close(
-            format!("{t0:.0}–{t1:.0} s: queue (pkts; 3 per flow)"),
-            Some(3.0 * flows as f64),
-            None,
-            period_mean(&q, m0, m1),
-            0.35,
-        ));
-        report.rows.push(Row::at_least(
-            format!("{t0:.0}–{t1:.0} s: utilisation"),
-            Some(1.0),
-            None,
-            period_mean(&u, m0, m1),
-            0.95,
-        ));
+        report.rows.push(
+            Row::close(
+                format!("{t0:.0}–{t1:.0} s: queue (pkts; 3 per flow)"),
+                Some(3.0 * flows as f64),
+                None,
+                period_mean(&q, m0, m1),
+                0.35,
+            )
+            .with_model(q_fluid.as_ref().map(|q| period_mean(q, m0, m1))),
+        );
+        report.rows.push(
+            Row::at_least(
+                format!("{t0:.0}–{t1:.0} s: utilisation"),
+                Some(1.0),
+                None,
+                period_mean(&u, m0, m1),
+                0.95,
+            )
+            .with_model(u_fluid.as_ref().map(|u| period_mean(u, m0, m1))),
+        );
     }
     let total_drops = drops.last().map_or(0.0, |p| p.1);
     report.rows.push(Row::at_most(
@@ -543,13 +576,16 @@ fn acc_fig7(e: &Exp) -> Result<Report, ReproError> {
         halvings,
         1.0,
     ));
-    report.rows.push(Row::at_least(
-        "bottleneck utilisation over the run",
-        Some(1.0),
-        None,
-        run.summary.links[b].utilization,
-        0.95,
-    ));
+    report.rows.push(
+        Row::at_least(
+            "bottleneck utilisation over the run",
+            Some(1.0),
+            None,
+            run.summary.links[b].utilization,
+            0.95,
+        )
+        .with_model(run.summary.links[b].model.as_ref().map(|m| m.utilization)),
+    );
     Ok(report)
 }
 
@@ -572,13 +608,16 @@ fn acc_fig8(e: &Exp) -> Result<Report, ReproError> {
         low,
         0.8,
     ));
-    report.rows.push(Row::close(
-        "bottleneck utilisation over the run (AVD target 0.98)",
-        Some(0.98),
-        None,
-        run.summary.links[b].utilization,
-        0.02,
-    ));
+    report.rows.push(
+        Row::close(
+            "bottleneck utilisation over the run (AVD target 0.98)",
+            Some(0.98),
+            None,
+            run.summary.links[b].utilization,
+            0.02,
+        )
+        .with_model(run.summary.links[b].model.as_ref().map(|m| m.utilization)),
+    );
     report.notes.push(format!(
         "{} packets dropped at the bottleneck",
         run.summary.links[b].drops

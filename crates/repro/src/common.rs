@@ -37,6 +37,41 @@ pub struct Run {
     pub sim: Simulator,
     pub summary: Summary,
     pub eq: Option<Equilibrium>,
+    /// The model tier's samples, where the scenario is in its domain.
+    pub model: Option<acclab_model::Memory>,
+}
+
+impl Run {
+    /// The model's time series of the mean of `f` over flows `idx` (as [`flow_series`]).
+    pub fn model_flow_series(
+        &self,
+        idx: &[usize],
+        f: impl Fn(&acclab_model::model::FlowRow) -> Option<f64>,
+    ) -> Option<Vec<(f64, f64)>> {
+        let m = self.model.as_ref()?;
+        Some(mean_per_time(
+            m.flows
+                .iter()
+                .filter(|r| idx.contains(&r.flow))
+                .filter_map(|r| f(r).map(|v| (r.t_s, v))),
+        ))
+    }
+
+    /// The model's time series of a link's `f` (as [`queue_series`] for the queue).
+    pub fn model_link_series(
+        &self,
+        link: usize,
+        f: impl Fn(&acclab_model::model::LinkRow) -> f64,
+    ) -> Option<Vec<(f64, f64)>> {
+        let m = self.model.as_ref()?;
+        Some(
+            m.links
+                .iter()
+                .filter(|r| r.link == link)
+                .map(|r| (r.t_s, f(r)))
+                .collect(),
+        )
+    }
 }
 
 /// Simulates `sc`, attaches the theory's prediction where it has one, and writes the standard
@@ -165,14 +200,21 @@ fn finish(
     attach_theory(sim.scenario(), eq.as_ref(), &mut summary);
     // The model tier beside the run, where the scenario is in its domain (its window means go
     // to summary.json's "model" entries and, where an experiment asks, comparison.csv).
-    if let Ok(model) = acclab_model::run_summary(sim.scenario(), acclab_model::Settings::default())
-    {
-        summary.attach_model(&model);
-    }
+    let model = acclab_model::run_in_memory(sim.scenario(), acclab_model::Settings::default())
+        .ok()
+        .map(|(model, samples)| {
+            summary.attach_model(&model);
+            samples
+        });
     let dir = ctx.out.join(label);
     std::fs::create_dir_all(&dir)?;
     acclab_sim::output::write_files(&dir, &sim, &summary)?;
-    Ok(Run { sim, summary, eq })
+    Ok(Run {
+        sim,
+        summary,
+        eq,
+        model,
+    })
 }
 
 /// Writes the scenario text an experiment used next to its results.
@@ -214,15 +256,22 @@ pub fn flow_series(
     idx: &[usize],
     f: impl Fn(&FlowSample) -> Option<f64>,
 ) -> Vec<(f64, f64)> {
+    mean_per_time(
+        sim.monitor()
+            .flow_samples
+            .iter()
+            .filter(|s| idx.contains(&(s.flow as usize)))
+            .filter_map(|s| f(s).map(|v| (s.t_s, v))),
+    )
+}
+
+/// (time, value) points averaged per sample time, in time order.
+fn mean_per_time(points: impl Iterator<Item = (f64, f64)>) -> Vec<(f64, f64)> {
     let mut acc: BTreeMap<u64, (f64, u32)> = BTreeMap::new();
-    for s in &sim.monitor().flow_samples {
-        if idx.contains(&(s.flow as usize)) {
-            if let Some(v) = f(s) {
-                let e = acc.entry((s.t_s * 1e6).round() as u64).or_insert((0.0, 0));
-                e.0 += v;
-                e.1 += 1;
-            }
-        }
+    for (t, v) in points {
+        let e = acc.entry((t * 1e6).round() as u64).or_insert((0.0, 0));
+        e.0 += v;
+        e.1 += 1;
     }
     acc.into_iter()
         .map(|(t, (sum, n))| (t as f64 / 1e6, sum / n as f64))

@@ -255,21 +255,28 @@ fn vegas_fig5(e: &Exp) -> Result<Report, ReproError> {
     ));
     for (class, idx) in classes(s).iter().filter(|(_, idx)| !is_mouse(idx[0])) {
         let measured = mean_of(s, idx, |f| Some(kbps(f.throughput_bps))).unwrap_or(f64::NAN);
-        report.rows.push(Row::close(
-            format!("{class} persistent rate (KB/s)"),
-            Some(4800.0),
-            Some(fair),
-            measured,
-            0.10,
-        ));
+        let fluid = mean_of(s, idx, |f| f.model.as_ref().map(|m| kbps(m.throughput_bps)));
+        report.rows.push(
+            Row::close(
+                format!("{class} persistent rate (KB/s)"),
+                Some(4800.0),
+                Some(fair),
+                measured,
+                0.10,
+            )
+            .with_model(fluid),
+        );
     }
-    report.rows.push(Row::at_least(
-        "bottleneck utilisation (mice leave gaps)",
-        None,
-        Some(1.0),
-        s.links[bottleneck].utilization,
-        0.9,
-    ));
+    report.rows.push(
+        Row::at_least(
+            "bottleneck utilisation (mice leave gaps)",
+            None,
+            Some(1.0),
+            s.links[bottleneck].utilization,
+            0.9,
+        )
+        .with_model(s.links[bottleneck].model.as_ref().map(|m| m.utilization)),
+    );
     let q = queue_series(&run.sim, bottleneck);
     let inside: Vec<f64> = q
         .iter()
@@ -393,24 +400,32 @@ fn vegas_table5(e: &Exp) -> Result<Report, ReproError> {
     // (b) discovered baseRTT: the serial-arrival recursion (002 eqs. 27–29).
     let (model, base_rtts) = serial_arrivals(c, alpha_rate, d, 5);
     let q_found = queue_series(&found_run.sim, bottleneck);
+    let q_fluid = found_run.model_link_series(bottleneck, |r| r.queue_pkts);
     for (t, m) in model.iter().enumerate() {
         let (t0, t1) = (period * (t as f64 + 0.75), period * (t as f64 + 1.0));
-        report.rows.push(Row::close(
-            format!("(b) queue, period {} (pkts)", t + 1),
-            Some(TABLE5_QUEUES[t]),
-            Some(m.queue_pkts),
-            period_mean(&q_found, t0, t1),
-            0.05,
-        ));
+        report.rows.push(
+            Row::close(
+                format!("(b) queue, period {} (pkts)", t + 1),
+                Some(TABLE5_QUEUES[t]),
+                Some(m.queue_pkts),
+                period_mean(&q_found, t0, t1),
+                0.05,
+            )
+            .with_model(q_fluid.as_ref().map(|q| period_mean(q, t0, t1))),
+        );
         for (n, x) in m.rates.iter().enumerate() {
             let series = flow_series(&found_run.sim, &[n], |f| Some(kbps(f.throughput_bps)));
-            report.rows.push(Row::close(
-                format!("(b) period {}: host{}a rate (KB/s)", t + 1, n + 1),
-                Some(TABLE5_RATES[t][n]),
-                Some(x * bits / 8000.0),
-                period_mean(&series, t0, t1),
-                0.05,
-            ));
+            let fluid = found_run.model_flow_series(&[n], |f| Some(kbps(f.throughput_bps)));
+            report.rows.push(
+                Row::close(
+                    format!("(b) period {}: host{}a rate (KB/s)", t + 1, n + 1),
+                    Some(TABLE5_RATES[t][n]),
+                    Some(x * bits / 8000.0),
+                    period_mean(&series, t0, t1),
+                    0.05,
+                )
+                .with_model(fluid.as_ref().map(|s| period_mean(s, t0, t1))),
+            );
         }
     }
     for (n, b) in base_rtts.iter().enumerate() {
@@ -667,27 +682,35 @@ fn vegas_rem_fig7(e: &Exp) -> Result<Report, ReproError> {
         .filter(|x| x.link as usize == bottleneck)
         .map(|x| (x.t_s, x.utilization))
         .collect();
+    let util_fluid = run.model_link_series(bottleneck, |r| r.utilization);
+    let q_fluid = run.model_link_series(bottleneck, |r| r.queue_pkts);
     for (t, paper) in FIG7_UTILISATION.iter().enumerate() {
         let (t0, t1) = (period * (t as f64 + 0.5), period * (t as f64 + 1.0));
         // The paper's claim is the range 90–96%; checked as 93% ± 5.5% (the range ± 2 points).
-        report.rows.push(Row::close(
-            format!(
-                "period {}: utilisation (paper {:.0}%, range 90–96%)",
-                t + 1,
-                paper * 100.0
-            ),
-            Some(0.93),
-            None,
-            period_mean(&util, t0, t1),
-            0.055,
-        ));
-        report.rows.push(Row::at_most(
-            format!("period {}: mean queue (pkts; stays low)", t + 1),
-            None,
-            Some(0.0),
-            period_mean(&q, t0, t1),
-            5.0,
-        ));
+        report.rows.push(
+            Row::close(
+                format!(
+                    "period {}: utilisation (paper {:.0}%, range 90–96%)",
+                    t + 1,
+                    paper * 100.0
+                ),
+                Some(0.93),
+                None,
+                period_mean(&util, t0, t1),
+                0.055,
+            )
+            .with_model(util_fluid.as_ref().map(|u| period_mean(u, t0, t1))),
+        );
+        report.rows.push(
+            Row::at_most(
+                format!("period {}: mean queue (pkts; stays low)", t + 1),
+                None,
+                Some(0.0),
+                period_mean(&q, t0, t1),
+                5.0,
+            )
+            .with_model(q_fluid.as_ref().map(|q| period_mean(q, t0, t1))),
+        );
     }
     // With all five active: each source's share of the throughput against weighted PF (the
     // shares, not the absolute rates: REM keeps the link ~90% busy, the model assumes 100%).
@@ -697,16 +720,29 @@ fn vegas_rem_fig7(e: &Exp) -> Result<Report, ReproError> {
         .iter()
         .filter_map(|f| f.theory.as_ref().map(|t| t.throughput_bps))
         .sum();
+    let fluid_total: Option<f64> = s
+        .flows
+        .iter()
+        .map(|f| f.model.as_ref().map(|m| m.throughput_bps))
+        .sum();
     for f in &s.flows {
         let share = f.throughput_bps / total;
         let theory = f.theory.as_ref().map(|t| t.throughput_bps / predicted);
-        report.rows.push(Row::close(
-            format!("{}: share of the throughput, all active", f.id),
-            None,
-            theory,
-            share,
-            0.05,
-        ));
+        let fluid = f
+            .model
+            .as_ref()
+            .zip(fluid_total)
+            .map(|(m, t)| m.throughput_bps / t);
+        report.rows.push(
+            Row::close(
+                format!("{}: share of the throughput, all active", f.id),
+                None,
+                theory,
+                share,
+                0.05,
+            )
+            .with_model(fluid),
+        );
     }
     for (f, paper) in s.flows.iter().zip(TABLE7_BASE_RTT_MS) {
         let theory = f.theory.as_ref().map(|t| t.base_rtt_s * 1e3);
