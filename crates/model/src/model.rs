@@ -189,6 +189,8 @@ pub struct Model<'a> {
     classes: crate::classes::Classes,
     reps: Vec<usize>,
     live_links: Vec<usize>,
+    /// Each live link's place among the history's link series (`usize::MAX` for the others).
+    slot: Vec<usize>,
     backlog: Vec<f64>,
     capacity: Vec<f64>,
     /// Each link's propagation delay now, s (scheduled changes move it).
@@ -297,7 +299,13 @@ impl<'a> Model<'a> {
             })
             .collect();
         let hops = hop_link.len();
-        let width = 4 * hops + 3 * net.links.len();
+        // Link series only for the links with a state of their own, so that a row holds what is
+        // read and the ring stays small (others' queues are always empty; nothing reads them).
+        let mut slot = vec![usize::MAX; net.links.len()];
+        for (j, &l) in live_links.iter().enumerate() {
+            slot[l] = j;
+        }
+        let width = 4 * hops + 3 * live_links.len();
         let hist = History::new(width, net.longest_delay(sc), h);
         let n_links = net.links.len();
         let n_flows = net.flows.len();
@@ -319,6 +327,7 @@ impl<'a> Model<'a> {
             classes,
             reps,
             live_links,
+            slot,
             backlog: vec![0.0; n_links],
             capacity: net.links.iter().map(|l| l.capacity).collect(),
             link_delay: sc.links.iter().map(|l| l.delay.as_secs_f64()).collect(),
@@ -432,13 +441,21 @@ impl<'a> Model<'a> {
                     .map(|k| served(if k == 0 { 0.0 } else { f.hop_delay[k - 1] }))
                     .collect(),
                 receiver: served(f.hop_delay.last().copied().unwrap_or(0.0)),
-                reverse: f.reverse.iter().map(|&(l, b)| (l, lag(b))).collect(),
+                // Only links with a state of their own: the others' queues are always empty
+                // (their series stay zero), so reading them adds nothing.
+                reverse: f
+                    .reverse
+                    .iter()
+                    .filter(|(l, _)| self.live_links.binary_search(l).is_ok())
+                    .map(|&(l, b)| (l, lag(b)))
+                    .collect(),
             })
             .collect();
     }
 
     fn link_series(&self, l: usize, s: usize) -> usize {
-        4 * self.hop_link.len() + 3 * l + s
+        debug_assert!(self.slot[l] != usize::MAX, "link {l} has no series");
+        4 * self.hop_link.len() + 3 * self.slot[l] + s
     }
 
     fn apply_events(&mut self, t: f64) {
@@ -471,8 +488,8 @@ impl<'a> Model<'a> {
             row[4 * i + DROPPED] = self.dropped[i];
             row[4 * i + MARKED] = self.marked[i];
         }
-        for &l in &self.live_links {
-            let base = 4 * hops + 3 * l;
+        for (j, &l) in self.live_links.iter().enumerate() {
+            let base = 4 * hops + 3 * j;
             row[base + QDELAY] = self.backlog[l] / self.capacity[l].max(f64::MIN_POSITIVE);
             row[base + MARK_PROB] = self.mark_prob[l];
             row[base + STAMP] = self.stamp[l];
