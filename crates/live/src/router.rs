@@ -136,6 +136,14 @@ impl Router {
         progress: &mut dyn FnMut(Time),
     ) -> std::io::Result<(Simulator, RouterCounters)> {
         socket.set_nonblocking(true)?;
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            crate::drops::enlarge_receive_buffer(
+                socket.as_raw_fd(),
+                crate::drops::ROUTER_RECEIVE_BUFFER,
+            );
+        }
         let priority = crate::priority::raise_for_now(crate::priority::ROUTER);
         self.counters.realtime = priority.raised();
         let mut rx = vec![0u8; wire::MAX_DATAGRAM + 1];
