@@ -1,8 +1,10 @@
 """A sweep of 20 short runs through Python costs no more than 10% over the command line's.
 
 Measured in CPU time (user + system, the process's own for Python, the child's for the command
-line), one thread each, the best of three alternating tries — so another process on the machine
-does not decide the outcome."""
+line), one thread each, the best of seven alternating tries — so another process on the machine
+does not decide the outcome. (Three were not enough on this project's 2-core VMs: the same sweep's
+CPU time varies by up to 15% from one try to the next, and the best of three of each side came
+out 14% apart once with the true overhead about 1%.)"""
 
 import resource
 import subprocess
@@ -23,7 +25,7 @@ def test_python_sweep_overhead_is_within_ten_percent(small_file: Path, tmp_path:
     sc = acclab.load(small_file)
     grid = {"flow.a.params.initial_window": [2, 10]}
     py, cli = [], []
-    for i in range(3):
+    for i in range(7):
         t0 = cpu(resource.RUSAGE_SELF)
         acclab.sweep(sc, grid=grid, seeds=10, jobs=1, progress=False)
         py.append(cpu(resource.RUSAGE_SELF) - t0)
