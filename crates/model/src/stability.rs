@@ -172,7 +172,6 @@ pub fn analyse(sc: &Scenario) -> Result<Stability, Outside> {
     let coarse = lin.scale_max(24);
     let (scale_max, boundary) = lin.scale_max(40);
     let (abscissa, im) = lin.rightmost(1.0, 40);
-    let net = Network::of(sc)?;
     Ok(Stability {
         scale_max,
         kappa_max: lin.kappa.map(|k| k * scale_max),
@@ -183,7 +182,7 @@ pub fn analyse(sc: &Scenario) -> Result<Stability, Outside> {
         bottlenecks: lin
             .bottlenecks
             .iter()
-            .map(|&l| net.links[l].name.clone())
+            .map(|&l| sc.links[l].name.clone()) // the network's links are the scenario's, in order
             .collect(),
     })
 }
