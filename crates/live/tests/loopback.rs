@@ -1,7 +1,7 @@
 //! End-to-end live runs on loopback and across network namespaces: real sockets, real clocks,
 //! the router emulator.
 //!
-//! Scenario time runs 5× faster than the wall clock, so 24 s of scenario take about 5 s.
+//! Scenario time runs at the wall clock's pace ([`SCALE`]), so 24 s of scenario take 24 s.
 
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,11 +16,14 @@ use acclab_scenario as scenario;
 /// two-priority buffer: weighted PF gives them 1/3 and 2/3 of it.
 const DUMBBELL: &str = include_str!("../../../scenarios/examples/live-dumbbell.toml");
 
-/// Scenario seconds per wall second. 2.5, not 5: on this project's slower 2-core VMs (packet runs
-/// at half the speed of earlier sessions' machines) the router, at 5× and with the junk flood,
-/// fell behind by up to 42 ms of scenario time and a loop lost 19–35% of its share (three of five
-/// full-suite runs on 2026-11-23); the claims are unchanged.
-const SCALE: f64 = 2.5;
+/// Scenario seconds per wall second: 1, real time. This project's 2-core VMs lose their virtual
+/// CPUs to the hypervisor for 2–20 ms at a time (vmstat's `st` 1–14% during a run, with the
+/// machine otherwise idle): the router, real-time priority or not, then wakes that late and its
+/// sends stall as long. At 2.5 such a stall is 5–50 ms of scenario time against base RTTs of 24
+/// and 52 ms, and a loop lost 16–25% of its share in 5 of 6 runs on 2026-11-23 (one CI run);
+/// at 1 the stalls are a fraction of an RTT and the shares came within 2% in every run. The
+/// claims are unchanged.
+const SCALE: f64 = 1.0;
 
 fn options(network: Network) -> LiveOptions {
     LiveOptions {
