@@ -229,7 +229,8 @@ fn run(a: RunArgs) -> Result<()> {
     acclab_study::attach_theory(sim.scenario(), eq.as_ref(), &mut summary);
     acclab_sim::output::write_files(dir.staging(), &sim, &summary)
         .with_context(|| format!("cannot write results into {}", dir.staging().display()))?;
-    crate::write_results(&sim, &summary, no_theory, dir, a.plots, a.quiet, None)
+    let plots = a.plots.then(acclab_sim::plot::PlotOptions::default);
+    crate::write_results(&sim, &summary, no_theory, dir, plots, a.quiet, None)
 }
 
 /// The key in `path`, created there if there is none yet.

@@ -101,9 +101,14 @@ struct ScenarioArgs {
     /// 'link."r1->r2".queue.kind=avq' (repeatable; checked as the file would be).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
-    /// Also write plots (PNG and SVG) of throughput, cwnd, queues and utilisation.
+    /// Also write plots (PNG and SVG) of goodput, cwnd, queues and utilisation, with the
+    /// theory's equilibrium (dotted) and the model tier's trajectory (dashed) where there are.
     #[arg(long)]
     plots: bool,
+    /// The goodput plot's trailing mean: auto (1 s, or a twentieth of the run if shorter), none
+    /// (each sample as it is), or a window such as 500ms. The plot's title says which.
+    #[arg(long, value_name = "WINDOW", default_value = "auto", value_parser = acclab_sim::plot::Smoothing::parse)]
+    smooth: acclab_sim::plot::Smoothing,
     /// Overwrite results already in the output directory.
     #[arg(long)]
     force: bool,
@@ -212,7 +217,7 @@ fn demo(out: Option<PathBuf>) -> Result<()> {
     let sc = scenario::parse(DEMO, "<built-in demo>")?;
     println!("acclab demo: 3 Reno flows (RTT 24, 42, 82 ms) and a 20 Mb/s CBR flow over a 100 Mb/s bottleneck, 20 s simulated.");
     let dir = output_dir(out, &sc.name, false)?;
-    simulate(sc, dir, true, false, false)?;
+    simulate(sc, dir, Some(Default::default()), false, false)?;
     // Started by `cargo run` (which sets CARGO), `acclab` is not on the PATH yet: say the
     // command that works from here.
     let acclab = if std::env::var_os("CARGO").is_some() {
@@ -272,7 +277,10 @@ fn run(run: RunArgs) -> Result<()> {
         eprintln!("warning: {w}");
     }
     let dir = output_dir(args.out.clone(), &sc.name, args.force)?;
-    simulate(sc, dir, args.plots, args.quiet, run.model)
+    let plots = args.plots.then_some(acclab_sim::plot::PlotOptions {
+        smooth: args.smooth,
+    });
+    simulate(sc, dir, plots, args.quiet, run.model)
 }
 
 fn model(model: ModelArgs) -> Result<()> {
@@ -313,7 +321,10 @@ fn model(model: ModelArgs) -> Result<()> {
     let json = serde_json::to_string_pretty(&summary)?;
     std::fs::write(dir.join("summary.json"), json + "\n")?;
     let plot_files = if args.plots {
-        acclab_sim::plot::write_plots(&dir, &sc, None)
+        let options = acclab_sim::plot::PlotOptions {
+            smooth: args.smooth,
+        };
+        acclab_sim::plot::write_plots(&dir, &sc, Some(&summary), None, &options)
             .with_context(|| format!("cannot write plots into {}", dir.display()))?
     } else {
         Vec::new()
@@ -603,7 +614,7 @@ fn progress_bar(len: u64) -> Option<indicatif::ProgressBar> {
 fn simulate(
     sc: acclab_scenario::Scenario,
     out: outdir::OutDir,
-    plots: bool,
+    plots: Option<acclab_sim::plot::PlotOptions>,
     quiet: bool,
     model: bool,
 ) -> Result<()> {
@@ -684,7 +695,7 @@ fn write_results(
     summary: &acclab_sim::Summary,
     no_theory: Option<String>,
     out: outdir::OutDir,
-    plots: bool,
+    plots: Option<acclab_sim::plot::PlotOptions>,
     quiet: bool,
     model: Option<&Path>,
 ) -> Result<()> {
@@ -693,8 +704,8 @@ fn write_results(
     if let Some(e) = &no_theory {
         eprintln!("note: no theory prediction: {e}");
     }
-    let plot_files = if plots {
-        acclab_sim::plot::write_plots(dir, sim.scenario(), model)
+    let plot_files = if let Some(options) = &plots {
+        acclab_sim::plot::write_plots(dir, sim.scenario(), Some(summary), model, options)
             .with_context(|| format!("cannot write plots into {}", dir.display()))?
     } else {
         Vec::new()

@@ -234,8 +234,10 @@ fn clcc_fig8(e: &Exp) -> Result<Report, ReproError> {
         "BAT alone: weighted fairness index {:.3}",
         fairness(r_bat)
     ));
-    let mut ref_line = Series::level("r_ref = 30/70", r_ref, 0.0, bat.summary.sim_time_s);
-    ref_line.reference = true;
+    // 004 Fig. 8(b): the weighted fairness index of each 100 ms sample.
+    let over_time = |s: &[(f64, f64)]| s.iter().map(|&(t, r)| (t, fairness(r))).collect();
+    let (f_bat, f_clcc) = (over_time(&s_bat), over_time(&s_clcc));
+    let ref_line = Series::level("r_ref = 30/70", r_ref, 0.0, bat.summary.sim_time_s);
     e.draw(
         &mut report,
         "ratio",
@@ -244,8 +246,19 @@ fn clcc_fig8(e: &Exp) -> Result<Report, ReproError> {
         "ratio",
         vec![
             Series::new("BAT alone", s_bat),
-            Series::new("BAT + CLCC", s_clcc),
+            Series::new("BAT+CLCC", s_clcc),
             ref_line,
+        ],
+    )?;
+    e.draw(
+        &mut report,
+        "fairness",
+        "weighted fairness index, weights 0.3 (UDP) and 0.7 (TCP) (100 ms samples)",
+        "time (s)",
+        "fairness index",
+        vec![
+            Series::new("BAT alone", f_bat),
+            Series::new("BAT+CLCC", f_clcc),
         ],
     )?;
     Ok(report)

@@ -127,20 +127,18 @@ pub fn simulated_and_live(
 ) -> Result<(Run, Run), ReproError> {
     let sim = simulate(ctx, "simulation", sc.clone())?;
     let live = run_live(ctx, "live", sc.clone(), time_scale)?;
+    // Colour for the flow, line style for the tier: simulated solid, live dashed.
     let mut series = Vec::new();
     for (i, f) in sc.flows.iter().enumerate() {
-        for (label, run) in [("simulation", &sim), ("live", &live)] {
-            series.push(Series::new(
-                format!("{} ({label})", f.id),
-                flow_series(&run.sim, &[i], |s| Some(mbps(s.throughput_bps))),
-            ));
-        }
+        let trace = |run: &Run| flow_series(&run.sim, &[i], |s| Some(mbps(s.throughput_bps)));
+        series.push(Series::new(f.id.clone(), trace(&sim)));
+        series.push(Series::new(format!("{} (live)", f.id), trace(&live)).as_dashed());
     }
     files.extend(acclab_sim::plot::write_chart(
         &ctx.out,
         "throughput",
         &chart(
-            format!("{id}: throughput, simulated and live"),
+            format!("{id}: throughput, simulated (solid) and live (dashed)"),
             "time (s)",
             "throughput (Mb/s)",
             series,

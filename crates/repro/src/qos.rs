@@ -394,6 +394,7 @@ fn qos_fig5(e: &Exp) -> Result<Report, ReproError> {
     let mut report = e.report();
     let mut ratio_series = Vec::new();
     let mut queue_series_ = Vec::new();
+    let mut utilisation_series = Vec::new();
     for avd in [false, true] {
         let case = bottleneck(avd);
         let sel: Vec<(u32, &Point)> = keys
@@ -450,6 +451,22 @@ fn qos_fig5(e: &Exp) -> Result<Report, ReproError> {
         }
         let all: Vec<&Point> = sel.iter().map(|(_, p)| *p).collect();
         utilization_row(&mut report, case, avd, &all);
+        utilisation_series.push(
+            Series::new(
+                case,
+                sel.iter()
+                    .map(|(w, p)| (*w as f64, p.utilization))
+                    .collect(),
+            )
+            .with_markers(),
+        );
+        let (x0, x1) = (weights[0] as f64, *weights.last().unwrap_or(&1) as f64);
+        utilisation_series.push(Series::level(
+            if avd { "AVQ target 0.98" } else { "capacity" },
+            if avd { 0.98 } else { 1.0 },
+            x0,
+            x1,
+        ));
         ratio_series.push(
             Series::new(
                 case,
@@ -493,6 +510,17 @@ fn qos_fig5(e: &Exp) -> Result<Report, ReproError> {
     queue.log_x = true;
     queue.log_y = true;
     report.files.extend(write_chart(&ctx.out, "queue", &queue)?);
+    // 003 Fig. 5(c).
+    let mut utilisation = chart(
+        format!("{}: bottleneck utilisation against weight", e.id()),
+        "weight w of flow 0 (log)",
+        "utilisation (fraction of capacity)",
+        utilisation_series,
+    );
+    utilisation.log_x = true;
+    report
+        .files
+        .extend(write_chart(&ctx.out, "utilisation", &utilisation)?);
     Ok(report)
 }
 

@@ -166,6 +166,10 @@ pub struct OutputSpec {
     pub sample_interval: Option<Duration>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceSpec>,
+    /// `[output] plot_links = ["r1->r2"]`: the links the run plots show (by default the
+    /// bottlenecks, found from the run's queues).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plot_links: Vec<String>,
 }
 
 /// `[output] trace = { links = ["r1->r2"], flows = ["f0"], format = "pcap" }`: trace the named
@@ -302,6 +306,7 @@ impl ScenarioDef {
         if let Some(t) = &self.output.trace {
             output.trace = Some(resolve_trace(&topo, &self.flows, t)?);
         }
+        output.plot_links = resolve_links(&topo, "output.plot_links", &self.output.plot_links)?;
         Ok(Scenario {
             name: self.name.clone(),
             duration,
@@ -758,7 +763,25 @@ fn resolve_output(o: &OutputSpec, duration: Duration) -> Result<OutputDef, Fault
         window,
         sample_interval,
         trace: None,
+        plot_links: vec![],
     })
+}
+
+/// Link names at `key` (a list) as link ids, naming the entry that is not a link.
+fn resolve_links(topo: &Topology, key: &str, names: &[String]) -> Result<Vec<LinkId>, Fault> {
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            topo.link_ids.get(name).copied().ok_or_else(|| {
+                fault(
+                    Item::Top,
+                    &format!("{key}[{i}]"),
+                    format!("unknown link {name:?} (links are named \"a->b\")"),
+                )
+            })
+        })
+        .collect()
 }
 
 fn resolve_trace(topo: &Topology, flows: &[FlowSpec], t: &TraceSpec) -> Result<TraceDef, Fault> {
@@ -769,20 +792,7 @@ fn resolve_trace(topo: &Topology, flows: &[FlowSpec], t: &TraceSpec) -> Result<T
             "name the links (links = [\"r1->r2\"]) or the flows (flows = [\"f0\"]) to trace",
         ));
     }
-    let links = t
-        .links
-        .iter()
-        .enumerate()
-        .map(|(i, name)| {
-            topo.link_ids.get(name).copied().ok_or_else(|| {
-                fault(
-                    Item::Top,
-                    &format!("output.trace.links[{i}]"),
-                    format!("unknown link {name:?} (links are named \"a->b\")"),
-                )
-            })
-        })
-        .collect::<Result<_, _>>()?;
+    let links = resolve_links(topo, "output.trace.links", &t.links)?;
     let flows = t
         .flows
         .iter()

@@ -118,6 +118,8 @@ struct RawOutput {
     window: Option<Vec<Duration>>,
     sample_interval: Option<Duration>,
     trace: Option<TraceSpec>,
+    #[serde(default)]
+    plot_links: Vec<String>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -567,6 +569,7 @@ fn expand(raw: RawScenario) -> Result<(ScenarioDef, Origins), Finding> {
             window,
             sample_interval: raw.output.sample_interval,
             trace: raw.output.trace,
+            plot_links: raw.output.plot_links,
         },
     };
     Ok((def, origins))

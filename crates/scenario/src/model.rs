@@ -79,6 +79,8 @@ pub struct OutputDef {
     pub sample_interval: Duration,
     /// Per-packet traces, off unless asked for.
     pub trace: Option<TraceDef>,
+    /// The links the run plots show; empty: the bottlenecks, found from the run's queues.
+    pub plot_links: Vec<LinkId>,
 }
 
 /// A packet trace's file format.

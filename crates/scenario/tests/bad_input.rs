@@ -253,6 +253,12 @@ fn trace_names_what_it_cannot_find() {
     );
     expect(&with("trace = {}"), 23, "output.trace", &["name the links"]);
     expect(
+        &with(r#"plot_links = ["a->b", "x->y"]"#),
+        23,
+        "output.plot_links[1]",
+        &["unknown link \"x->y\""],
+    );
+    expect(
         &with(r#"trace = { links = ["a->b"], format = "pdf" }"#),
         23,
         "output.trace.format",

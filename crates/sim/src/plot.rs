@@ -1,7 +1,7 @@
 //! Plots (PNG and SVG): the standard plots of a run — per-flow throughput and window, per-link
 //! queue and utilisation over time — and a general [`Chart`] that reproductions use for their
-//! figures. The font is embedded (DejaVu Sans, see assets/) so plotting needs nothing from the
-//! system.
+//! figures. plotters draws the SVG; resvg renders it to PNG. The font is embedded (DejaVu Sans,
+//! see assets/) so plotting needs nothing from the system.
 
 use std::path::Path;
 use std::sync::Once;
@@ -12,24 +12,55 @@ use plotters::prelude::*;
 
 use acclab_scenario::Scenario;
 
-/// At most this many lines per plot, so that the legend stays readable.
+/// At most this many data lines per plot, so that the legend stays readable.
 const MAX_SERIES: usize = 12;
+
+/// Picture size and the strip on the right that holds the legend, outside the data.
+const WIDTH: u32 = 1100;
+const HEIGHT: u32 = 560;
+const LEGEND_WIDTH: u32 = 230;
+
+/// Colours of the data lines, in order: Tableau 10 (distinct in print and for the common
+/// colour-vision deficiencies); after ten, plotters' 99-colour palette.
+const COLOURS: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+fn colour(i: usize) -> RGBAColor {
+    COLOURS
+        .get(i)
+        .map_or_else(|| Palette99::pick(i).to_rgba(), |c| c.to_rgba())
+}
 
 /// One line of a chart.
 #[derive(Clone, Debug, Default)]
 pub struct Series {
     pub name: String,
     pub points: Vec<(f64, f64)>,
-    /// Drawn thin (a prediction or a reference value), in the colour of the data series just
-    /// before it.
+    /// A prediction or a reference value: drawn dotted, on top of every data line, in a darker
+    /// shade of the data series just before it (black when none is).
     pub reference: bool,
     /// Mark each point with a dot.
     pub markers: bool,
     /// A vertical error bar (low, high) at each point, or none when empty.
     pub errors: Vec<(f64, f64)>,
     /// Drawn dashed, full width, in the colour of the data series just before it: the same
-    /// quantity from another tier (the model's trajectory beside the packet run's).
+    /// quantity from another tier (the model's trajectory beside the packet run's, the live
+    /// run's beside the simulated one's).
     pub dashed: bool,
+    /// A colour of its own instead of the one the rules above give.
+    pub colour: Option<RGBColor>,
+    /// Left out of the legend (a key entry says what its style means instead).
+    pub no_legend: bool,
 }
 
 impl Series {
@@ -49,6 +80,16 @@ impl Series {
             ..Series::default()
         }
     }
+    /// A legend entry alone, saying what a line style means ("dashed: model tier").
+    pub fn key(name: impl Into<String>, dashed: bool, reference: bool) -> Series {
+        Series {
+            name: name.into(),
+            dashed,
+            reference,
+            colour: Some(RGBColor(60, 60, 60)),
+            ..Series::default()
+        }
+    }
     pub fn with_markers(mut self) -> Series {
         self.markers = true;
         self
@@ -56,6 +97,16 @@ impl Series {
     /// Draws an error bar (low, high) at each point.
     pub fn with_errors(mut self, errors: Vec<(f64, f64)>) -> Series {
         self.errors = errors;
+        self
+    }
+    /// Drawn dashed in the preceding data series' colour ([`Series::dashed`]).
+    pub fn as_dashed(mut self) -> Series {
+        self.dashed = true;
+        self
+    }
+    /// Left out of the legend.
+    pub fn unlisted(mut self) -> Series {
+        self.no_legend = true;
         self
     }
 }
@@ -80,7 +131,57 @@ fn register_font() {
     });
 }
 
-fn bounds(chart: &Chart) -> ((f64, f64), (f64, f64)) {
+/// The axes' ranges, and where a short peak was left off the top of a linear y axis (its
+/// height and time).
+struct Bounds {
+    x: (f64, f64),
+    y: (f64, f64),
+    off_scale: Option<OffScale>,
+}
+
+/// A peak left above the top of the y axis.
+#[derive(Clone, Copy)]
+struct OffScale {
+    peak: f64,
+    at: f64,
+    top: f64,
+}
+
+/// The parts of a polyline below `top`, each ending where it crosses it (linear axes).
+fn below(points: &[(f64, f64)], top: f64) -> Vec<Vec<(f64, f64)>> {
+    let mut parts = vec![];
+    let mut cur: Vec<(f64, f64)> = vec![];
+    let cross = |a: (f64, f64), b: (f64, f64)| {
+        let t = (top - a.1) / (b.1 - a.1);
+        (a.0 + t * (b.0 - a.0), top)
+    };
+    for (i, &p) in points.iter().enumerate() {
+        let prev = i.checked_sub(1).map(|j| points[j]);
+        match (prev, p.1 <= top) {
+            (Some(a), true) if a.1 > top => cur.push(cross(a, p)),
+            (Some(a), false) if a.1 <= top => {
+                cur.push(cross(a, p));
+                parts.push(std::mem::take(&mut cur));
+            }
+            _ => {}
+        }
+        if p.1 <= top {
+            cur.push(p);
+        }
+    }
+    if !cur.is_empty() {
+        parts.push(cur);
+    }
+    parts
+}
+
+/// A linear y axis whose data rise above 2× their 99th percentile in under 1% of the points
+/// (a start-up spike, one burst of repaired data) ends a little above that percentile or the
+/// highest reference line, whichever is higher, so that the rest is not squashed onto the
+/// floor; the chart then says how high the peak went. Fewer than this many points never clip.
+const ROBUST_MIN_POINTS: usize = 200;
+
+fn bounds(chart: &Chart) -> Bounds {
     // The error bars' ends count as points.
     let ends: Vec<(f64, f64)> = chart
         .series
@@ -127,12 +228,151 @@ fn bounds(chart: &Chart) -> ((f64, f64), (f64, f64)) {
             }
         }
     };
-    (range(&xs, chart.log_x, 0.0), range(&ys, chart.log_y, 0.08))
+    let x = range(&xs, chart.log_x, 0.0);
+    let mut y = range(&ys, chart.log_y, 0.08);
+    let mut off_scale = None;
+    let data: Vec<(f64, f64)> = chart
+        .series
+        .iter()
+        .filter(|s| !s.reference)
+        .flat_map(|s| s.points.iter().copied())
+        .filter(|p| p.0.is_finite() && p.1.is_finite())
+        .collect();
+    if !chart.log_y && data.len() >= ROBUST_MIN_POINTS {
+        let mut sorted: Vec<f64> = data.iter().map(|p| p.1).collect();
+        sorted.sort_by(f64::total_cmp);
+        let p99 = sorted[(sorted.len() * 99) / 100];
+        let peak = data.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1));
+        let refs = chart
+            .series
+            .iter()
+            .filter(|s| s.reference)
+            .flat_map(|s| s.points.iter().map(|p| p.1))
+            .filter(|v| v.is_finite())
+            .fold(f64::NEG_INFINITY, f64::max);
+        if let Some((px, py)) = peak {
+            let top = p99.max(refs);
+            if p99 > 0.0 && py > 2.0 * top {
+                y.1 = top + 0.15 * (top - y.0);
+                off_scale = Some(OffScale {
+                    peak: py,
+                    at: px,
+                    top: y.1,
+                });
+            }
+        }
+    }
+    Bounds { x, y, off_scale }
+}
+
+/// How one series is drawn: its colour and whether it is listed.
+fn colours(chart: &Chart) -> Vec<RGBAColor> {
+    let mut next = 0;
+    let mut last_data = None;
+    chart
+        .series
+        .iter()
+        .take(MAX_SERIES * 3)
+        .map(|s| {
+            if let Some(c) = s.colour {
+                return c.to_rgba();
+            }
+            if s.dashed {
+                return last_data.unwrap_or(BLACK.to_rgba());
+            }
+            if s.reference {
+                // Darker than its data series, so that it shows where the two coincide.
+                return last_data.map_or(BLACK.to_rgba(), |c: RGBAColor| {
+                    let d = |v: u8| (v as f64 * 0.55) as u8;
+                    RGBAColor(d(c.0), d(c.1), d(c.2), 1.0)
+                });
+            }
+            let c = colour(next);
+            next += 1;
+            last_data = Some(c);
+            c
+        })
+        .collect()
+}
+
+/// A short sample of a series' line style at (x, y), as the legend shows it.
+fn sample<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    s: &Series,
+    c: RGBAColor,
+    (x, y): (i32, i32),
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let line = vec![(x, y), (x + 26, y)];
+    if s.reference {
+        area.draw(&plotters::element::DashedPathElement::new(
+            line,
+            2,
+            3,
+            c.stroke_width(2),
+        ))?;
+    } else if s.dashed {
+        area.draw(&plotters::element::DashedPathElement::new(
+            line,
+            6,
+            4,
+            c.stroke_width(2),
+        ))?;
+    } else if !s.points.is_empty() || s.markers {
+        area.draw(&PathElement::new(line, c.stroke_width(2)))?;
+    }
+    if s.markers {
+        area.draw(&Circle::new((x + 13, y), 3, c.filled()))?;
+    }
+    Ok(())
+}
+
+/// The legend, in its own strip beside the plot: nothing in it can cover a data point.
+fn legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    chart: &Chart,
+    colours: &[RGBAColor],
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let font: TextStyle = ("sans-serif", 13).into_font().into();
+    let entries: Vec<(&Series, RGBAColor)> = chart
+        .series
+        .iter()
+        .zip(colours)
+        .filter(|(s, _)| !s.no_legend && !s.name.is_empty())
+        .map(|(s, c)| (s, *c))
+        .collect();
+    let (w, h) = area.dim_in_pixel();
+    let top = 46;
+    let row = 19;
+    let rows = ((h as i32 - top - 10) / row).max(1) as usize;
+    let width = w as i32 - 48;
+    for (i, (s, c)) in entries.iter().enumerate() {
+        let y = top + row * i as i32;
+        if i + 1 == rows && entries.len() > rows {
+            let more = format!("… and {} more", entries.len() - i);
+            area.draw(&Text::new(more, (8, y), font.clone()))?;
+            break;
+        }
+        sample(area, s, *c, (6, y + 8))?;
+        // Long names are cut to the strip's width.
+        let mut name = s.name.clone();
+        while name.chars().count() > 3
+            && area
+                .estimate_text_size(&name, &font)
+                .is_ok_and(|(tw, _)| tw as i32 > width)
+        {
+            name.pop();
+            name.pop();
+            name.push('…');
+        }
+        area.draw(&Text::new(name, (40, y), font.clone()))?;
+    }
+    Ok(())
 }
 
 fn draw_on<DB, X, Y>(
     root: DrawingArea<DB, Shift>,
     chart: &Chart,
+    off_scale: Option<OffScale>,
     xr: X,
     yr: Y,
 ) -> Result<(), String>
@@ -145,10 +385,12 @@ where
 {
     let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
     root.fill(&WHITE).map_err(e)?;
-    let mut c = ChartBuilder::on(&root)
-        .caption(&chart.title, ("sans-serif", 22))
+    let (w, _) = root.dim_in_pixel();
+    let (plot, side) = root.split_horizontally(w.saturating_sub(LEGEND_WIDTH));
+    let mut c = ChartBuilder::on(&plot)
+        .caption(&chart.title, ("sans-serif", 21))
         .margin(12)
-        .x_label_area_size(40)
+        .x_label_area_size(44)
         .y_label_area_size(80)
         .build_cartesian_2d(xr, yr)
         .map_err(e)?;
@@ -156,107 +398,172 @@ where
         .x_desc(chart.x_label.as_str())
         .y_desc(chart.y_label.as_str())
         .label_style(("sans-serif", 14))
+        .x_label_formatter(&|v| tick(*v))
+        .y_label_formatter(&|v| tick(*v))
+        .axis_desc_style(("sans-serif", 15))
+        .light_line_style(WHITE.mix(0.0))
+        .bold_line_style(BLACK.mix(0.08))
         .draw()
         .map_err(e)?;
-    // A reference series right after a data series shares its colour (its prediction).
-    let mut next_color = 0;
-    let mut last_data_color = None;
-    for s in chart.series.iter().take(MAX_SERIES * 2) {
-        let color = match (s.reference || s.dashed, last_data_color) {
-            (true, Some(c)) => c,
-            _ => {
-                let c = Palette99::pick(next_color).to_rgba();
-                next_color += 1;
-                if !s.reference && !s.dashed {
-                    last_data_color = Some(c);
-                }
-                c
-            }
-        };
-        let width = if s.reference { 1 } else { 2 };
+    let colours = colours(chart);
+    // The parts of a series inside the axes: points a log axis cannot show are left out, and
+    // a line is cut where it leaves a cut-off y axis.
+    let visible = |s: &Series| -> Vec<Vec<(f64, f64)>> {
         let pts: Vec<(f64, f64)> = s
             .points
             .iter()
             .copied()
             .filter(|p| (!chart.log_x || p.0 > 0.0) && (!chart.log_y || p.1 > 0.0))
             .collect();
-        let style = if s.reference { color.mix(0.7) } else { color };
-        if s.dashed {
-            c.draw_series(DashedLineSeries::new(
-                pts.iter().copied(),
-                6,
-                4,
-                style.stroke_width(2),
-            ))
-            .map_err(e)?
-            .label(s.name.as_str())
-            .legend(move |(x, y)| {
-                plotters::element::DashedPathElement::new(
-                    vec![(x, y), (x + 18, y)],
-                    4,
-                    3,
-                    style.stroke_width(2),
-                )
-            });
-        } else {
-            c.draw_series(LineSeries::new(
-                pts.iter().copied(),
-                style.stroke_width(width),
-            ))
-            .map_err(e)?
-            .label(s.name.as_str())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 18, y)], style.stroke_width(width))
-            });
+        match off_scale {
+            Some(o) => below(&pts, o.top),
+            None => vec![pts],
         }
-        if s.markers {
-            c.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
+    };
+    // Data and other tiers' lines first, reference lines over them, so that none is hidden.
+    for pass_references in [false, true] {
+        for (s, &color) in chart.series.iter().zip(&colours) {
+            if s.reference != pass_references {
+                continue;
+            }
+            let parts = visible(s);
+            for pts in &parts {
+                let pts = pts.iter().copied();
+                if s.reference {
+                    c.draw_series(DashedLineSeries::new(pts, 2, 3, color.stroke_width(2)))
+                } else if s.dashed {
+                    c.draw_series(DashedLineSeries::new(pts, 6, 4, color.stroke_width(2)))
+                } else {
+                    c.draw_series(LineSeries::new(pts, color.stroke_width(2)))
+                }
                 .map_err(e)?;
+            }
+            if s.markers {
+                let dots = parts.iter().flatten();
+                c.draw_series(dots.map(|&p| Circle::new(p, 3, color.filled())))
+                    .map_err(e)?;
+            }
+            let bars = s.points.iter().zip(&s.errors).filter(|(p, b)| {
+                let ok = |y: f64| y.is_finite() && (!chart.log_y || y > 0.0);
+                p.0.is_finite() && (!chart.log_x || p.0 > 0.0) && ok(b.0) && ok(b.1)
+            });
+            c.draw_series(bars.map(|(p, b)| {
+                ErrorBar::new_vertical(p.0, b.0, p.1, b.1, color.stroke_width(1), 8)
+            }))
+            .map_err(e)?;
         }
-        let bars = s.points.iter().zip(&s.errors).filter(|(p, b)| {
-            let ok = |y: f64| y.is_finite() && (!chart.log_y || y > 0.0);
-            p.0.is_finite() && (!chart.log_x || p.0 > 0.0) && ok(b.0) && ok(b.1)
-        });
-        c.draw_series(
-            bars.map(|(p, b)| ErrorBar::new_vertical(p.0, b.0, p.1, b.1, color.stroke_width(1), 8)),
-        )
+    }
+    if let Some(o) = off_scale {
+        let note = format!(
+            "axis cut at {}: the peak, {} at x = {}, is off scale",
+            short(o.top),
+            short(o.peak),
+            short(o.at)
+        );
+        let area = c.plotting_area().strip_coord_spec();
+        area.draw(&Text::new(
+            note,
+            (8, 6),
+            ("sans-serif", 13).into_font().color(&BLACK.mix(0.7)),
+        ))
         .map_err(e)?;
     }
-    c.configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 13))
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()
-        .map_err(e)?;
+    legend(&side, chart, &colours).map_err(e)?;
     root.present().map_err(e)
 }
 
-fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, chart: &Chart) -> Result<(), String> {
-    let ((x0, x1), (y0, y1)) = bounds(chart);
-    match (chart.log_x, chart.log_y) {
-        (false, false) => draw_on(root, chart, x0..x1, y0..y1),
-        (true, false) => draw_on(root, chart, (x0..x1).log_scale(), y0..y1),
-        (false, true) => draw_on(root, chart, x0..x1, (y0..y1).log_scale()),
-        (true, true) => draw_on(root, chart, (x0..x1).log_scale(), (y0..y1).log_scale()),
+/// An axis label: at most six significant digits, no trailing zeros ("10", "0.25", "1e-5").
+fn tick(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    if v.abs() < 1e-3 || v.abs() >= 1e7 {
+        return format!("{v:.1e}");
+    }
+    let digits = (5 - v.abs().log10().floor() as i32).clamp(0, 9) as usize;
+    let s = format!("{v:.digits$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
     }
 }
 
-/// Writes `<stem>.png` and `<stem>.svg` into `dir` and returns their file names.
+/// A number in a few significant digits.
+fn short(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else if v.abs() >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, chart: &Chart) -> Result<(), String> {
+    let b = bounds(chart);
+    let ((x0, x1), (y0, y1)) = (b.x, b.y);
+    let o = b.off_scale;
+    match (chart.log_x, chart.log_y) {
+        (false, false) => draw_on(root, chart, o, x0..x1, y0..y1),
+        (true, false) => draw_on(root, chart, o, (x0..x1).log_scale(), y0..y1),
+        (false, true) => draw_on(root, chart, o, x0..x1, (y0..y1).log_scale()),
+        (true, true) => draw_on(root, chart, o, (x0..x1).log_scale(), (y0..y1).log_scale()),
+    }
+}
+
+/// Pixels per SVG unit in the PNG: 2, for slides and screens with dense pixels.
+const PNG_SCALE: f32 = 2.0;
+
+/// The font database the PNGs' text is laid out with: the embedded DejaVu Sans as every
+/// generic family, so that PNG and SVG (viewed where DejaVu Sans is installed) agree.
+fn fonts() -> std::sync::Arc<resvg::usvg::fontdb::Database> {
+    static DB: std::sync::OnceLock<std::sync::Arc<resvg::usvg::fontdb::Database>> =
+        std::sync::OnceLock::new();
+    DB.get_or_init(|| {
+        let mut db = resvg::usvg::fontdb::Database::new();
+        db.load_font_data(include_bytes!("../../../assets/DejaVuSans.ttf").to_vec());
+        db.set_sans_serif_family("DejaVu Sans");
+        std::sync::Arc::new(db)
+    })
+    .clone()
+}
+
+/// The PNG of an SVG picture, rendered by resvg (text shaped with the font's kerning; plotters'
+/// own bitmap text drops each glyph's side bearing, which opened gaps inside words).
+fn rasterise(svg: &str) -> Result<Vec<u8>, String> {
+    let options = resvg::usvg::Options {
+        fontdb: fonts(),
+        font_family: "DejaVu Sans".into(),
+        ..Default::default()
+    };
+    let tree = resvg::usvg::Tree::from_str(svg, &options).map_err(|e| e.to_string())?;
+    let size = tree.size();
+    let (w, h) = (
+        (size.width() * PNG_SCALE).ceil() as u32,
+        (size.height() * PNG_SCALE).ceil() as u32,
+    );
+    let mut pixmap =
+        resvg::tiny_skia::Pixmap::new(w, h).ok_or_else(|| format!("no {w}x{h} picture"))?;
+    pixmap.fill(resvg::tiny_skia::Color::WHITE);
+    let scale = resvg::tiny_skia::Transform::from_scale(PNG_SCALE, PNG_SCALE);
+    resvg::render(&tree, scale, &mut pixmap.as_mut());
+    pixmap.encode_png().map_err(|e| e.to_string())
+}
+
+/// Writes `<stem>.svg` (for papers: vector, text as text) and `<stem>.png` (the same picture
+/// rendered at [`PNG_SCALE`]) into `dir` and returns their file names.
 pub fn write_chart(dir: &Path, stem: &str, chart: &Chart) -> std::io::Result<Vec<String>> {
     register_font();
-    let png = dir.join(format!("{stem}.png"));
-    let svg = dir.join(format!("{stem}.svg"));
+    let mut svg = String::new();
     draw(
-        BitMapBackend::new(&png, (1000, 560)).into_drawing_area(),
+        SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area(),
         chart,
     )
     .map_err(std::io::Error::other)?;
-    draw(
-        SVGBackend::new(&svg, (1000, 560)).into_drawing_area(),
-        chart,
-    )
-    .map_err(std::io::Error::other)?;
+    let png = rasterise(&svg).map_err(|e| std::io::Error::other(format!("{stem}.png: {e}")))?;
+    std::fs::write(dir.join(format!("{stem}.svg")), svg)?;
+    std::fs::write(dir.join(format!("{stem}.png")), png)?;
     Ok(vec![format!("{stem}.png"), format!("{stem}.svg")])
 }
 
@@ -307,16 +614,142 @@ fn num(row: &csv::StringRecord, i: usize) -> Option<f64> {
     row.get(i).and_then(|v| v.parse().ok())
 }
 
+/// How a run's throughput plot is smoothed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Smoothing {
+    /// A trailing mean over 1 s, or over a twentieth of the run when that is shorter, and never
+    /// less than one sample.
+    #[default]
+    Auto,
+    /// The samples as they are (each the goodput of one sample interval).
+    Raw,
+    /// A trailing mean over this long (rounded to whole samples).
+    Over(acclab_core::Duration),
+}
+
+impl Smoothing {
+    /// `auto`, `none`, or a duration (`500ms`, `2s`).
+    pub fn parse(s: &str) -> Result<Smoothing, String> {
+        match s {
+            "auto" => Ok(Smoothing::Auto),
+            "none" | "raw" => Ok(Smoothing::Raw),
+            _ => match acclab_core::Duration::parse(s) {
+                Ok(d) if d.0 > 0 => Ok(Smoothing::Over(d)),
+                Ok(_) => Err(format!(
+                    "{s:?}: a smoothing window must be above 0 (or \"none\")"
+                )),
+                Err(e) => Err(format!(
+                    "{s:?}: expected auto, none or a duration such as 500ms ({e})"
+                )),
+            },
+        }
+    }
+
+    /// Samples per mean for a run of `sc`.
+    fn samples(self, sc: &Scenario) -> usize {
+        let every = sc.output.sample_interval.0.max(1);
+        let window = match self {
+            Smoothing::Raw => return 1,
+            Smoothing::Auto => 1_000_000_000u64.min(sc.duration.0 / 20),
+            Smoothing::Over(d) => d.0,
+        };
+        (window.div_ceil(every) as usize).max(1)
+    }
+}
+
+/// Options of the standard run plots.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PlotOptions {
+    pub smooth: Smoothing,
+}
+
+/// Trailing means over `k` consecutive points (the first k − 1 over the points so far).
+fn trailing_mean(points: &mut [(f64, f64)], k: usize) {
+    if k <= 1 {
+        return;
+    }
+    let ys: Vec<f64> = points.iter().map(|p| p.1).collect();
+    let mut sum = 0.0;
+    for (i, p) in points.iter_mut().enumerate() {
+        sum += ys[i];
+        if i >= k {
+            sum -= ys[i - k];
+        }
+        p.1 = sum / (i + 1).min(k) as f64;
+    }
+}
+
+/// The links a run's queue and utilisation plots show: the scenario's `[output] plot_links`
+/// when it names any; otherwise the bottlenecks — links whose queue held more than two packets
+/// at some sample, with a mean queue at least 5% of the most queued link's (at most six, most
+/// queued first) — and when nothing queued, the busiest link. Read from `links.csv`
+/// (time_s, link, queue_pkts, queue_bytes, utilization, …).
+fn links_to_plot(sc: &Scenario, links_csv: &Path) -> std::io::Result<(Vec<String>, &'static str)> {
+    if !sc.output.plot_links.is_empty() {
+        let names = sc.output.plot_links.iter();
+        let names = names.map(|l| sc.links[l.0 as usize].name.clone());
+        return Ok((names.collect(), "the chosen links"));
+    }
+    #[derive(Default, Clone, Copy)]
+    struct Seen {
+        queue_sum: f64,
+        queue_max: f64,
+        load: f64,
+    }
+    let mut seen = std::collections::HashMap::<String, Seen>::new();
+    let mut r = csv::Reader::from_path(links_csv).map_err(std::io::Error::other)?;
+    for row in r.records() {
+        let row = row.map_err(std::io::Error::other)?;
+        let (Some(l), Some(q), Some(u)) = (row.get(1), num(&row, 2), num(&row, 4)) else {
+            continue;
+        };
+        let s = seen.entry(l.to_string()).or_default();
+        s.queue_sum += q;
+        s.queue_max = s.queue_max.max(q);
+        s.load += u;
+    }
+    let get = |i: usize| seen.get(&sc.links[i].name).copied().unwrap_or_default();
+    let most = (0..sc.links.len())
+        .map(|i| get(i).queue_sum)
+        .fold(0.0, f64::max);
+    let mut queued: Vec<usize> = (0..sc.links.len())
+        .filter(|&i| get(i).queue_max > 2.0 && get(i).queue_sum >= 0.05 * most)
+        .collect();
+    queued.sort_by(|&a, &b| {
+        get(b)
+            .queue_sum
+            .total_cmp(&get(a).queue_sum)
+            .then(a.cmp(&b))
+    });
+    queued.truncate(6);
+    let mut what = "the bottlenecks (links that queued)";
+    if queued.is_empty() {
+        queued = (0..sc.links.len())
+            .filter(|&i| get(i).load > 0.0)
+            .max_by(|&a, &b| get(a).load.total_cmp(&get(b).load).then(b.cmp(&a)))
+            .into_iter()
+            .collect();
+        what = "the busiest link (none queued)";
+    }
+    Ok((
+        queued.iter().map(|&i| sc.links[i].name.clone()).collect(),
+        what,
+    ))
+}
+
 /// Writes the four standard plots of a run from its `flows.csv` and `links.csv` in `dir` (so
 /// that a run need not keep its samples in memory to be plotted) and returns their file names.
-/// With `model`, a directory holding the model tier's files of the same scenario, each series
-/// gets the model's trajectory beside it: same colour, dashed.
+/// With `summary`, every flow and link the theory predicts gets its equilibrium as a dotted
+/// line in its colour; with `model`, a directory holding the model tier's files of the same
+/// scenario, each series gets the model's trajectory beside it: same colour, dashed. Windows
+/// are in KB (1000 bytes), as in the terminal and the reproductions' figures.
 pub fn write_plots(
     dir: &Path,
     sc: &Scenario,
+    summary: Option<&crate::Summary>,
     model: Option<&Path>,
+    options: &PlotOptions,
 ) -> std::io::Result<Vec<String>> {
-    let pkt = sc.packet_size as f64;
     let samples = (sc.duration.0 / sc.output.sample_interval.0.max(1)) as usize;
     let stride = samples.div_ceil(MAX_POINTS).max(1);
     let flows_csv = dir.join("flows.csv");
@@ -327,101 +760,228 @@ pub fn write_plots(
         .take(MAX_SERIES)
         .map(|f| f.id.clone())
         .collect();
-    // flows.csv: time_s, flow, throughput_bps, send_rate_bps, cwnd_bytes, …
-    // The run's series, each followed by the model's, when there is one.
-    let beside = |csv: &Path,
-                  name: &str,
-                  keys: &[String],
-                  value: &dyn Fn(&csv::StringRecord) -> Option<f64>| {
-        let ours = read_series(csv, 1, keys, stride, value)?;
-        let Some(m) = model else {
-            return Ok(ours);
+    let end = sc.duration.as_secs_f64();
+    let mut keys = (false, false);
+    // The run's series, each followed by the model's and the theory's, when there are.
+    let mut beside = |csv: &Path,
+                      name: &str,
+                      keys_of: &[String],
+                      value: &dyn Fn(&csv::StringRecord) -> Option<f64>,
+                      theory: &dyn Fn(&str) -> Option<f64>,
+                      smooth: usize| {
+        let mut ours = read_series(csv, 1, keys_of, stride, value)?;
+        let mut theirs = match model {
+            Some(m) => read_series(&m.join(name), 1, keys_of, stride, value)?,
+            None => vec![],
         };
-        let theirs = read_series(&m.join(name), 1, keys, stride, value)?;
-        let mut out = Vec::with_capacity(ours.len() * 2);
+        for s in ours.iter_mut().chain(theirs.iter_mut()) {
+            trailing_mean(&mut s.points, smooth.div_ceil(stride));
+        }
+        let mut out = Vec::with_capacity(ours.len() * 3);
         for s in ours {
             let twin = theirs.iter().find(|t| t.name == s.name).cloned();
+            let level = theory(&s.name);
+            let id = s.name.clone();
             out.push(s);
             if let Some(mut t) = twin {
-                t.name = format!("{} (model)", t.name);
-                t.dashed = true;
-                out.push(t);
+                t.name = format!("{id} (model)");
+                out.push(t.as_dashed().unlisted());
+                keys.0 = true;
+            }
+            if let Some(y) = level.filter(|y| y.is_finite()) {
+                out.push(Series::level(format!("{id} (theory)"), y, 0.0, end).unlisted());
+                keys.1 = true;
             }
         }
         Ok::<_, std::io::Error>(out)
     };
-    let flow_series = |value: &dyn Fn(&csv::StringRecord) -> Option<f64>| {
-        beside(&flows_csv, "flows.csv", &flow_ids, value)
+    let flow_theory = |id: &str| {
+        let f = summary?.flows.iter().find(|f| f.id == id)?;
+        f.theory.as_ref()
     };
-    // Links worth showing: the busiest ones that ever carried traffic (links.csv: time_s, link,
-    // queue_pkts, queue_bytes, utilization, …).
-    let mut load = std::collections::HashMap::<String, f64>::new();
-    let mut r = csv::Reader::from_path(&links_csv).map_err(std::io::Error::other)?;
-    for row in r.records() {
-        let row = row.map_err(std::io::Error::other)?;
-        if let (Some(l), Some(u)) = (row.get(1), num(&row, 4)) {
-            *load.entry(l.to_string()).or_default() += u;
+    let link_theory = |id: &str| {
+        let l = summary?.links.iter().find(|l| l.id == id)?;
+        l.theory.as_ref()
+    };
+    let smooth = options.smooth.samples(sc);
+    let every = sc.output.sample_interval.as_secs_f64();
+    let goodput = if smooth > 1 {
+        format!(
+            "goodput per flow, trailing mean over {}",
+            seconds(smooth as f64 * every)
+        )
+    } else {
+        format!("goodput per flow, per {} sample", seconds(every))
+    };
+    let throughput = beside(
+        &flows_csv,
+        "flows.csv",
+        &flow_ids,
+        &|r| num(r, 2).map(|b| b / 1e6),
+        &|id| flow_theory(id).map(|t| t.throughput_bps / 1e6),
+        smooth,
+    )?;
+    let cwnd = beside(
+        &flows_csv,
+        "flows.csv",
+        &flow_ids,
+        &|r| num(r, 4).map(|c| c / 1e3),
+        &|id| flow_theory(id).map(|t| t.cwnd_bytes / 1e3),
+        1,
+    )?;
+    let (links, which) = links_to_plot(sc, &links_csv)?;
+    let queue = beside(
+        &links_csv,
+        "links.csv",
+        &links,
+        &|r| num(r, 2),
+        &|id| link_theory(id).map(|t| t.queue_pkts),
+        1,
+    )?;
+    let utilisation = beside(
+        &links_csv,
+        "links.csv",
+        &links,
+        &|r| num(r, 4),
+        &|_| None,
+        1,
+    )?;
+    let with_keys = |mut series: Vec<Series>| {
+        if keys.0 {
+            series.push(Series::key("dashed: model tier", true, false));
         }
-    }
-    let mut busy: Vec<(usize, f64)> = sc
-        .links
-        .iter()
-        .enumerate()
-        .map(|(i, l)| (i, load.get(&l.name).copied().unwrap_or(0.0)))
-        .filter(|&(_, u)| u > 0.0)
-        .collect();
-    busy.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    busy.truncate(6);
-    let busy: Vec<String> = busy
-        .iter()
-        .map(|&(i, _)| sc.links[i].name.clone())
-        .collect();
-    let link_series = |value: &dyn Fn(&csv::StringRecord) -> Option<f64>| {
-        beside(&links_csv, "links.csv", &busy, value)
+        if keys.1 {
+            series.push(Series::key("dotted: theory", false, true));
+        }
+        series
     };
-    let chart = |title: &str, y: &str, series: Vec<Series>| Chart {
+    let chart = |title: String, y: &str, series: Vec<Series>| Chart {
         title: format!("{}: {title}", sc.name),
         x_label: "time (s)".into(),
         y_label: y.into(),
-        series,
+        series: with_keys(series),
         ..Chart::default()
     };
     let mut files = Vec::new();
-    files.extend(write_chart(
-        dir,
-        "throughput",
-        &chart(
-            "throughput per flow",
-            "Mb/s",
-            flow_series(&|r| num(r, 2).map(|b| b / 1e6))?,
+    for (stem, c) in [
+        ("throughput", chart(goodput, "Mb/s", throughput)),
+        ("cwnd", chart("congestion window".into(), "KB", cwnd)),
+        (
+            "queue",
+            chart(format!("queue at {which}"), "packets", queue),
         ),
-    )?);
-    files.extend(write_chart(
-        dir,
-        "cwnd",
-        &chart(
-            "congestion window",
-            "packets",
-            flow_series(&|r| num(r, 4).map(|c| c / pkt))?,
+        (
+            "utilization",
+            chart(
+                format!("utilisation of {which}"),
+                "fraction of capacity",
+                utilisation,
+            ),
         ),
-    )?);
-    files.extend(write_chart(
-        dir,
-        "queue",
-        &chart(
-            "queue at the busiest links",
-            "packets",
-            link_series(&|r| num(r, 2))?,
-        ),
-    )?);
-    files.extend(write_chart(
-        dir,
-        "utilization",
-        &chart(
-            "utilisation of the busiest links",
-            "fraction of capacity",
-            link_series(&|r| num(r, 4))?,
-        ),
-    )?);
+    ] {
+        files.extend(write_chart(dir, stem, &c)?);
+    }
     Ok(files)
+}
+
+/// A duration in s or ms, for a label.
+fn seconds(s: f64) -> String {
+    if s >= 1.0 {
+        format!("{} s", short(s))
+    } else {
+        format!("{} ms", short(s * 1e3))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_cut_where_they_leave_the_axis() {
+        let pts = [(0.0, 1.0), (1.0, 3.0), (2.0, 1.0), (3.0, 1.0)];
+        let parts = below(&pts, 2.0);
+        assert_eq!(
+            parts,
+            vec![
+                vec![(0.0, 1.0), (0.5, 2.0)],
+                vec![(1.5, 2.0), (2.0, 1.0), (3.0, 1.0)]
+            ]
+        );
+        assert_eq!(below(&pts, 5.0), vec![pts.to_vec()]);
+    }
+
+    #[test]
+    fn a_short_spike_is_cut_off_and_a_level_stays_in_view() {
+        let mut pts: Vec<(f64, f64)> = (0..400).map(|i| (i as f64, 1.0)).collect();
+        pts[3].1 = 12.7;
+        let chart = Chart {
+            series: vec![
+                Series::new("ratio", pts.clone()),
+                Series::level("r_ref", 1.5, 0.0, 400.0),
+            ],
+            ..Chart::default()
+        };
+        let b = bounds(&chart);
+        let o = b.off_scale.expect("the spike is off scale");
+        assert_eq!((o.peak, o.at), (12.7, 3.0));
+        assert!(b.y.1 > 1.5 && b.y.1 < 2.0, "{:?}", b.y);
+        // A peak that lasts is data, not a transient: no cut.
+        for p in pts.iter_mut().skip(200) {
+            p.1 = 12.7;
+        }
+        let chart = Chart {
+            series: vec![Series::new("ratio", pts)],
+            ..Chart::default()
+        };
+        assert!(bounds(&chart).off_scale.is_none());
+    }
+
+    #[test]
+    fn references_are_darker_and_tiers_share_the_colour() {
+        let chart = Chart {
+            series: vec![
+                Series::new("a", vec![(0.0, 1.0)]),
+                Series::new("a (model)", vec![(0.0, 1.0)]).as_dashed(),
+                Series::level("a (theory)", 1.0, 0.0, 1.0),
+                Series::new("b", vec![(0.0, 1.0)]),
+            ],
+            ..Chart::default()
+        };
+        let c = colours(&chart);
+        assert_eq!(c[0], c[1]);
+        assert!(c[2].0 < c[0].0 || c[2].1 < c[0].1);
+        assert_ne!(c[3], c[0]);
+    }
+
+    #[test]
+    fn smoothing_is_a_trailing_mean_over_whole_samples() {
+        let mut pts: Vec<(f64, f64)> = [0.0, 4.0, 2.0, 6.0]
+            .iter()
+            .enumerate()
+            .map(|(i, &y)| (i as f64, y))
+            .collect();
+        trailing_mean(&mut pts, 2);
+        assert_eq!(
+            pts.iter().map(|p| p.1).collect::<Vec<_>>(),
+            [0.0, 2.0, 3.0, 4.0]
+        );
+        assert_eq!(Smoothing::parse("auto"), Ok(Smoothing::Auto));
+        assert_eq!(Smoothing::parse("none"), Ok(Smoothing::Raw));
+        assert_eq!(
+            Smoothing::parse("500ms"),
+            Ok(Smoothing::Over(acclab_core::Duration(500_000_000)))
+        );
+        assert!(Smoothing::parse("0s").unwrap_err().contains("above 0"));
+        assert!(Smoothing::parse("fast").unwrap_err().contains("auto, none"));
+    }
+
+    #[test]
+    fn ticks_read_as_numbers() {
+        assert_eq!(tick(10.0), "10");
+        assert_eq!(tick(0.25), "0.25");
+        assert_eq!(tick(1000.0), "1000");
+        assert_eq!(tick(2.5e-5), "2.5e-5");
+        assert_eq!(tick(0.1 + 0.2), "0.3");
+    }
 }
