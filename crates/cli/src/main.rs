@@ -497,7 +497,7 @@ fn reproduce(args: ReproduceArgs) -> Result<()> {
     }
     let mut failed = Vec::new();
     // (id, checks passed, checks, seconds, passed) of each experiment, for the final table.
-    let mut done: Vec<(String, usize, usize, f64, bool)> = Vec::new();
+    let mut done: Vec<(String, usize, usize, usize, f64, bool)> = Vec::new();
     let several = chosen.len() > 1;
     for e in chosen {
         let name = if args.quick {
@@ -545,10 +545,13 @@ fn reproduce(args: ReproduceArgs) -> Result<()> {
             println!("note: {n}");
         }
         let verdict = if report.passed() { "PASS" } else { "FAIL" };
+        let (ok, checked) = report.score();
+        let left = match report.left_to_full_run() {
+            0 => String::new(),
+            n => format!(" ({n} more for the full run only)"),
+        };
         println!(
-            "{verdict}: {} of {} checks pass; {:.1} s; results in {}/ (comparison.csv, {})\n",
-            report.rows.iter().filter(|r| r.pass).count(),
-            report.rows.len(),
+            "{verdict}: {ok} of {checked} checks pass{left}; {:.1} s; results in {}/ (comparison.csv, {})\n",
             report.wall_time_s,
             dir.display(),
             report
@@ -561,8 +564,9 @@ fn reproduce(args: ReproduceArgs) -> Result<()> {
         );
         done.push((
             e.id().to_string(),
-            report.rows.iter().filter(|r| r.pass).count(),
-            report.rows.len(),
+            ok,
+            checked,
+            report.left_to_full_run(),
             report.wall_time_s,
             report.passed(),
         ));
@@ -575,17 +579,21 @@ fn reproduce(args: ReproduceArgs) -> Result<()> {
             "{:<18} {:>8} {:>9}  status",
             "experiment", "checks", "time s"
         );
-        for (id, ok, n, t, passed) in &done {
+        for (id, ok, n, left, t, passed) in &done {
+            let full = match left {
+                0 => String::new(),
+                n => format!(" ({n} full run only)"),
+            };
             println!(
-                "{id:<18} {:>8} {t:>9.1}  {}",
+                "{id:<18} {:>8} {t:>9.1}  {}{full}",
                 format!("{ok}/{n}"),
                 if *passed { "PASS" } else { "FAIL" }
             );
         }
-        let total: f64 = done.iter().map(|d| d.3).sum();
+        let total: f64 = done.iter().map(|d| d.4).sum();
         println!(
             "{} of {} experiments pass; {total:.1} s in all",
-            done.iter().filter(|d| d.4).count(),
+            done.iter().filter(|d| d.5).count(),
             done.len()
         );
     }

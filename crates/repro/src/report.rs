@@ -18,6 +18,10 @@ pub struct Row {
     /// The check, in words ("±3% of theory", "≤ 0", …).
     pub tolerance: String,
     pub pass: bool,
+    /// Why this (quick) run cannot establish the row: it is reported, not checked, and the full
+    /// run checks it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub full_run_only: Option<String>,
 }
 
 impl Row {
@@ -41,9 +45,33 @@ impl Row {
             paper,
             theory,
             model: None,
+            full_run_only: None,
             measured,
             tolerance: format!("±{}% of {name}", rel * 100.0),
             pass,
+        }
+    }
+
+    /// In a quick run (`quick`), the row is reported but not checked, for `reason`: what only
+    /// the full run's length or size can establish.
+    pub fn full_run_only(mut self, quick: bool, reason: &str) -> Row {
+        if quick {
+            self.full_run_only = Some(reason.into());
+        }
+        self
+    }
+
+    /// Whether the row counts: it was checked (not left to the full run) and held.
+    pub fn checked(&self) -> bool {
+        self.full_run_only.is_none()
+    }
+
+    /// The result column: pass, FAIL, or full run only (why).
+    pub fn verdict(&self) -> String {
+        match (&self.full_run_only, self.pass) {
+            (Some(why), _) => format!("full run only ({why})"),
+            (None, true) => "pass".into(),
+            (None, false) => "FAIL".into(),
         }
     }
 
@@ -66,6 +94,7 @@ impl Row {
             paper,
             theory,
             model: None,
+            full_run_only: None,
             measured,
             tolerance: format!("≤ {bound}"),
             pass: measured <= bound,
@@ -85,6 +114,7 @@ impl Row {
             paper,
             theory,
             model: None,
+            full_run_only: None,
             measured,
             tolerance: format!("≥ {bound}"),
             pass: measured >= bound,
@@ -118,8 +148,21 @@ impl Report {
         }
     }
 
+    /// Every checked row passes (rows left to the full run do not count).
     pub fn passed(&self) -> bool {
-        self.rows.iter().all(|r| r.pass)
+        self.rows.iter().all(|r| r.pass || !r.checked())
+    }
+
+    /// Checked rows that pass, and checked rows.
+    pub fn score(&self) -> (usize, usize) {
+        let checked = self.rows.iter().filter(|r| r.checked());
+        let n = checked.clone().count();
+        (checked.filter(|r| r.pass).count(), n)
+    }
+
+    /// Rows left to the full run.
+    pub fn left_to_full_run(&self) -> usize {
+        self.rows.iter().filter(|r| !r.checked()).count()
     }
 
     /// Writes `comparison.csv` and `comparison.json` into `dir`.
@@ -142,7 +185,10 @@ impl Report {
             row.extend([
                 r.measured.to_string(),
                 r.tolerance.clone(),
-                r.pass.to_string(),
+                match &r.full_run_only {
+                    Some(_) => r.verdict(),
+                    None => r.pass.to_string(),
+                },
             ]);
             w.write_record(&row)?;
         }
@@ -190,7 +236,7 @@ impl Report {
                 model_col(num(r.model)),
                 fmt_num(r.measured),
                 r.tolerance,
-                if r.pass { "pass" } else { "FAIL" }
+                r.verdict()
             );
         }
         s
@@ -232,5 +278,22 @@ mod tests {
         assert!(Row::at_most("x", None, None, 0.0, 0.0).pass);
         assert!(!Row::at_least("x", None, None, 0.0, 1.0).pass);
         assert!(!Row::close("x", None, Some(1.0), f64::NAN, 0.5).pass);
+    }
+
+    #[test]
+    fn rows_left_to_the_full_run_are_shown_not_counted() {
+        let mut r = Report::new("x", "x", true);
+        r.rows.push(Row::at_most("a", None, None, 1.0, 2.0));
+        r.rows
+            .push(Row::at_most("b", None, None, 3.0, 2.0).full_run_only(true, "needs 600 s"));
+        r.rows
+            .push(Row::at_most("c", None, None, 1.0, 2.0).full_run_only(false, "needs 600 s"));
+        assert!(r.passed());
+        assert_eq!((r.score(), r.left_to_full_run()), ((2, 2), 1));
+        assert_eq!(r.rows[1].verdict(), "full run only (needs 600 s)");
+        assert!(r.table().contains("full run only (needs 600 s)"));
+        // The full run checks it.
+        r.rows[1].full_run_only = None;
+        assert!(!r.passed());
     }
 }
