@@ -3,6 +3,7 @@
 mod bench;
 mod live;
 mod outdir;
+mod params;
 mod report;
 mod sweep;
 
@@ -35,6 +36,15 @@ enum Command {
         /// The scenario file (TOML).
         scenario: PathBuf,
         /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List every flow and queue kind, or one kind's parameters: default, allowed values and
+    /// meaning, from the code that reads and checks them.
+    Params {
+        /// A flow kind (monaco, reno, …) or queue kind (droptail, avq, …).
+        kind: Option<String>,
+        /// Print JSON (the parameters and the kind's JSON Schema).
         #[arg(long)]
         json: bool,
     },
@@ -196,6 +206,7 @@ fn main() {
         Some(Command::Reproduce(args)) => reproduce(args),
         Some(Command::Sweep(args)) => sweep::sweep(args),
         Some(Command::Live(cmd)) => live::live(cmd),
+        Some(Command::Params { kind, json }) => params::run(kind.as_deref(), json),
         Some(Command::Bench(args)) => bench::bench(args),
         Some(Command::BenchCase {
             flows,

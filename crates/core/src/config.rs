@@ -46,12 +46,12 @@ pub use crate::transport::web::WebParams;
 macro_rules! tagged_enum {
     (
         $(#[$meta:meta])* $enum:ident: dyn $trait:ident, $layout:ident;
-        $( $(#[$vmeta:meta])* $variant:ident($params:ty) = $kind:literal, )*
+        $( $(#[doc = $vdoc:literal])* $variant:ident($params:ty) = $kind:literal, )*
     ) => {
         $(#[$meta])*
         #[derive(Clone, Debug, PartialEq)]
         pub enum $enum {
-            $( $(#[$vmeta])* $variant($params), )*
+            $( $(#[doc = $vdoc])* $variant($params), )*
         }
 
         impl $enum {
@@ -70,6 +70,23 @@ macro_rules! tagged_enum {
                 match kind {
                     $( $kind => <$params>::deserialize(params).map($enum::$variant), )*
                     other => Err(serde::de::Error::unknown_variant(other, Self::KINDS)),
+                }
+            }
+
+            /// What `kind` is: its doc comment above.
+            pub fn about(kind: &str) -> Option<String> {
+                match kind {
+                    $( $kind => Some([$($vdoc),*].iter().map(|l| l.trim()).collect::<Vec<_>>().join(" ")), )*
+                    _ => None,
+                }
+            }
+
+            /// The JSON Schema of `kind`'s parameters: keys, types, defaults and each field's
+            /// doc comment, from the very struct that reads them.
+            pub fn schema(kind: &str) -> Option<schemars::Schema> {
+                match kind {
+                    $( $kind => Some(schemars::schema_for!($params)), )*
+                    _ => None,
                 }
             }
 

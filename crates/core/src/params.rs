@@ -47,8 +47,33 @@ impl fmt::Display for ParamError {
     }
 }
 
+thread_local! {
+    /// The ranges the checks below named while [`ranges_checked_by`] listened.
+    static NAMED: std::cell::RefCell<Option<Vec<(String, String)>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Tells a listening [`ranges_checked_by`] that `key` was checked against `allowed`.
+fn named(key: &str, allowed: impl FnOnce() -> String) {
+    NAMED.with(|n| {
+        if let Some(v) = n.borrow_mut().as_mut() {
+            v.push((key.to_string(), allowed()));
+        }
+    });
+}
+
+/// Runs `check` (a validation) and returns every (key, allowed values) that the range checks
+/// of this module made on its way, in order — how `acclab params` states each parameter's
+/// range from the very code that enforces it.
+pub fn ranges_checked_by(check: impl FnOnce()) -> Vec<(String, String)> {
+    NAMED.with(|n| *n.borrow_mut() = Some(Vec::new()));
+    check();
+    NAMED.with(|n| n.borrow_mut().take().unwrap_or_default())
+}
+
 /// Requires `x` to be finite and positive.
 pub fn positive(key: &str, x: f64) -> Result<(), ParamError> {
+    named(key, || "(0, inf)".into());
     if x.is_finite() && x > 0.0 {
         Ok(())
     } else {
@@ -64,9 +89,6 @@ pub fn in_range(
     range: impl std::ops::RangeBounds<f64>,
 ) -> Result<(), ParamError> {
     use std::ops::Bound;
-    if x.is_finite() && range.contains(&x) {
-        return Ok(());
-    }
     let lo = match range.start_bound() {
         Bound::Included(a) => format!("[{}", num(*a)),
         Bound::Excluded(a) => format!("({}", num(*a)),
@@ -77,6 +99,10 @@ pub fn in_range(
         Bound::Excluded(b) => format!("{})", num(*b)),
         Bound::Unbounded => "inf)".to_string(),
     };
+    named(key, || format!("{lo}, {hi}"));
+    if x.is_finite() && range.contains(&x) {
+        return Ok(());
+    }
     Err(ParamError::at(
         key,
         format!("must be a finite number in {lo}, {hi}, not {}", num(x)),
@@ -94,6 +120,7 @@ fn num(x: f64) -> String {
 
 /// Requires a count to be in [lo, hi]; the error names the range.
 pub fn count_in(key: &str, n: u64, lo: u64, hi: u64) -> Result<(), ParamError> {
+    named(key, || format!("[{lo}, {hi}]"));
     if (lo..=hi).contains(&n) {
         Ok(())
     } else {
@@ -111,6 +138,7 @@ pub fn period_at_least(
     d: crate::units::Duration,
     min: crate::units::Duration,
 ) -> Result<(), ParamError> {
+    named(key, || format!("at least {min}"));
     if d >= min {
         Ok(())
     } else {
@@ -130,6 +158,7 @@ pub const MAX_RATE: crate::units::Rate = crate::units::Rate(10_000_000_000_000);
 
 /// Requires a rate in [1 bps, [`MAX_RATE`]].
 pub fn rate_in_range(key: &str, r: crate::units::Rate) -> Result<(), ParamError> {
+    named(key, || format!("[1 bps, {MAX_RATE}]"));
     if (1..=MAX_RATE.0).contains(&r.0) {
         Ok(())
     } else {

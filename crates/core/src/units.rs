@@ -441,7 +441,24 @@ macro_rules! unit_serde {
                 s.collect_str(self)
             }
         }
+        impl schemars::JsonSchema for $t {
+            fn inline_schema() -> bool {
+                true
+            }
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($t).into()
+            }
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                string_schema($expect)
+            }
+        }
     };
+}
+
+/// The schema of a parameter written as a string: `x-form` says what it takes (the field's doc
+/// comment, merged in as its description, says what it means).
+pub fn string_schema(form: &str) -> schemars::Schema {
+    schemars::json_schema!({ "type": "string", "x-form": form })
 }
 unit_serde!(Duration, "a duration such as \"4ms\"");
 unit_serde!(Rate, "a rate such as \"100Mbps\"");

@@ -140,14 +140,14 @@ fn single_link(e: &Exp, paper: &PaperTable) -> Result<Report, ReproError> {
         ));
         windows.push(Series::new(
             class.clone(),
-            flow_series(&run.sim, idx, |f| f.cwnd_bytes.map(|c| c as f64 / pkt)),
+            flow_series(&run.sim, idx, |f| f.cwnd_bytes.map(|c| c as f64 / 1e3)),
         ));
         if let Some(t) = mean_of(s, idx, |x| {
             x.theory.as_ref().map(|t| kbps(t.throughput_bps))
         }) {
             rates.push(Series::level(format!("{class} predicted"), t, 0.0, end));
         }
-        if let Some(t) = mean_of(s, idx, |x| x.theory.as_ref().map(|t| t.cwnd_bytes / pkt)) {
+        if let Some(t) = mean_of(s, idx, |x| x.theory.as_ref().map(|t| t.cwnd_bytes / 1e3)) {
             windows.push(Series::level(format!("{class} predicted"), t, 0.0, end));
         }
     }
@@ -167,7 +167,7 @@ fn single_link(e: &Exp, paper: &PaperTable) -> Result<Report, ReproError> {
     report.files.extend(write_chart(
         &ctx.out,
         "windows",
-        &chart("congestion window", "packets", windows),
+        &chart("congestion window", &window_kb(pkt), windows),
     )?);
     report.files.extend(write_chart(
         &ctx.out,
@@ -668,6 +668,7 @@ fn vegas_rem_fig7(e: &Exp) -> Result<Report, ReproError> {
     let ctx = e.ctx;
     // 48 Mb/s for 100 s runs in a third of a second: quick is the full run.
     let sc = e.scenario()?;
+    let sc_packet_size = sc.packet_size as f64;
     let bottleneck = common::link(&sc, BOTTLENECK)?;
     let period = sc.flows[1].start.as_secs_f64();
     let run = simulate(ctx, "run", sc)?;
@@ -767,7 +768,7 @@ fn vegas_rem_fig7(e: &Exp) -> Result<Report, ReproError> {
         "windows",
         "congestion windows",
         "time (s)",
-        "packets",
+        &window_kb(sc_packet_size),
         windows,
     )?;
     e.draw(
@@ -779,4 +780,10 @@ fn vegas_rem_fig7(e: &Exp) -> Result<Report, ReproError> {
         vec![Series::new("queue", q)],
     )?;
     Ok(report)
+}
+
+/// The y label of a window plot: KB, as every window people read in acclab, with what a packet
+/// is (002's tables count windows in packets).
+fn window_kb(packet_bytes: f64) -> String {
+    format!("KB (one packet = {} KB)", packet_bytes / 1e3)
 }

@@ -218,7 +218,7 @@ impl CongestionController for Cubic {
 }
 
 /// `cubic` parameters.
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CubicParams {
     /// C, segments/s³ (RFC 9438: 0.4).
@@ -235,6 +235,7 @@ pub struct CubicParams {
     pub ecn: bool,
     /// Bytes to transfer; absent = bulk.
     pub size: Option<Bytes>,
+    /// Lower bound of the retransmission timeout (RFC 6298 §2.4).
     pub min_rto: Duration,
     /// Initial window in segments.
     pub initial_window: u64,

@@ -110,7 +110,7 @@ impl CongestionController for Dctcp {
 }
 
 /// `dctcp` parameters.
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct DctcpParams {
     /// g, the weight of each window's marked fraction in α (RFC 8257: 1/16), in (0, 1].
@@ -119,6 +119,7 @@ pub struct DctcpParams {
     pub initial_alpha: f64,
     /// Bytes to transfer; absent = bulk.
     pub size: Option<Bytes>,
+    /// Lower bound of the retransmission timeout (RFC 6298 §2.4).
     pub min_rto: Duration,
     /// Initial window in segments.
     pub initial_window: u64,

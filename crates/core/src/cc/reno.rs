@@ -83,7 +83,7 @@ impl CongestionController for Reno {
 }
 
 /// `reno` parameters.
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RenoParams {
     /// React to ECN echoes (halve once per RTT) and send ECN-capable packets.

@@ -284,7 +284,7 @@ impl CongestionController for Vegas {
 }
 
 /// `vegas` parameters (SPEC §9).
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct VegasParams {
     /// Lower threshold, packets (per RTT, or per `per` for WPF).
@@ -303,7 +303,9 @@ pub struct VegasParams {
     pub phi: Option<f64>,
     /// Bytes to transfer; absent = bulk.
     pub size: Option<Bytes>,
+    /// Lower bound of the retransmission timeout (RFC 6298 §2.4).
     pub min_rto: Duration,
+    /// Initial window in segments.
     pub initial_window: u64,
     /// Delayed ACKs at the receiver, as for `reno`; absent = an ACK per segment.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -426,6 +428,28 @@ fn keyword_or_duration<'de, D: serde::Deserializer<'de>>(
         .map_err(|e| serde::de::Error::custom(format!("expected \"{keyword}\" or a duration: {e}")))
 }
 
+impl schemars::JsonSchema for PerUnit {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PerUnit".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::units::string_schema("\"rtt\" or a duration such as \"100ms\"")
+    }
+}
+impl schemars::JsonSchema for BaseRttParam {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "BaseRttParam".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::units::string_schema("\"min\" or a duration such as \"40ms\"")
+    }
+}
 impl<'de> Deserialize<'de> for PerUnit {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         Ok(keyword_or_duration(d, "rtt")?.map_or(PerUnit::Rtt, PerUnit::Time))
@@ -484,7 +508,7 @@ impl SchemeParams for VegasParams {
 }
 
 /// `vegas-rem` parameters: those of `vegas`, with `phi` (002 §5).
-#[derive(Clone, Debug, PartialEq, Default, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct VegasRemParams(pub VegasParams);
 

@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use crate::params::{positive, ParamError, QueueContext, QueueParams};
 
 /// What AVQ does when its virtual queue overflows (`mode = "mark" | "drop" | "delay"`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum AvqMode {
     Mark,
@@ -38,7 +38,9 @@ pub enum AvqMode {
 }
 
 /// What an AVD link adds to the virtual-delay field of a Monaco IB packet.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum AvdStamp {
     /// The virtual delay less the physical queueing delay the IB is about to spend at the link
@@ -180,14 +182,19 @@ impl Aqm for Avq {
 }
 
 /// `avq` parameters.
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AvqParams {
+    /// Buffer size of the physical queue (packets or bytes).
     pub limit: Limit,
+    /// γ: the utilisation AVQ steers the link to (Kunniyur–Srikant).
     #[serde(default = "avq_gamma")]
     pub target_utilization: f64,
+    /// α: the virtual capacity's adaptation gain, C̃' = α·(γ·C − λ).
     #[serde(default = "avq_alpha")]
     pub alpha: f64,
+    /// What AVQ does when its virtual queue overflows: mark (ECN), drop, or delay — AVD / AVQ+VD
+    /// for Monaco (000 §IV-D), which adds the virtual delay VQ/C̃ to IB control packets.
     #[serde(default = "avq_mode")]
     pub mode: AvqMode,
     /// As for `droptail`: Monaco's out-of-band and reverse control packets skip the data queue.

@@ -244,11 +244,15 @@ impl Aqm for Bat {
 }
 
 /// `queue = { kind = "bat", ... }` (SPEC §9; defaults in queue/bat.rs).
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BatParams {
+    /// Buffer size (packets or bytes).
     pub limit: Limit,
+    /// The traffic classes, each `{ name, f_min, f_max, c, d }`: flows join the class their `class`
+    /// (by default "tcp" or "udp") names; BAT controls each class's admitted rate (004 eq. (1)).
     pub classes: Vec<BatClassParams>,
+    /// Period of BAT's rate update (004 §II).
     #[serde(default = "bat_interval")]
     pub interval: Duration,
     /// Coarse AIMD step w.
@@ -259,6 +263,8 @@ pub struct BatParams {
     pub excess_utilization: f64,
     /// Queue length (packets) at or below which B(t) may be 1; default a quarter of the limit.
     pub low_queue: Option<u64>,
+    /// The CLCC controller (004 §III) adapting the UDP class's D_UDP toward the ratio `r_ref`;
+    /// absent: BAT alone.
     pub clcc: Option<ClccParams>,
     /// Monaco's out-of-band and reverse control packets skip the data queue (as for `droptail`).
     #[serde(default)]
@@ -280,7 +286,7 @@ fn bat_cd() -> f64 {
 
 /// One BAT traffic class. Flows join a class by their `class` key (default: "udp" for cbr,
 /// "tcp" for reno, vegas and onoff, "acc" for monaco).
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BatClassParams {
     pub name: String,

@@ -153,7 +153,7 @@ impl Clcc {
 }
 
 /// CLCC on a BAT link (004 §IV; defaults in queue/clcc.rs).
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClccParams {
     /// The desired UDP/TCP ratio, or "max-min".
@@ -188,6 +188,17 @@ pub enum RatioParam {
     MaxMin,
 }
 
+impl schemars::JsonSchema for RatioParam {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RatioParam".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "x-form": "a positive ratio such as 0.42, or \"max-min\"" })
+    }
+}
 impl<'de> Deserialize<'de> for RatioParam {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         #[derive(Deserialize)]

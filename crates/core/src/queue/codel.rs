@@ -213,9 +213,10 @@ impl Aqm for Codel {
 }
 
 /// `queue = { kind = "codel", limit = "1000pkt" }` (RFC 8289; defaults its §4.2–4.4).
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CodelParams {
+    /// Buffer size (packets or bytes).
     pub limit: Limit,
     /// Acceptable standing queue delay (RFC 8289 §4.4: 5 ms).
     #[serde(default = "codel_target")]

@@ -28,7 +28,7 @@ impl DropTail {
 }
 
 /// `queue = { kind = "droptail", limit = "90pkt" }` (SPEC §9).
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DroptailParams {
     /// Buffer limit: "90pkt", "60KB", or "inf".

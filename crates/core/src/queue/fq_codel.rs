@@ -214,7 +214,7 @@ impl QueueDiscipline for FqCodel {
 }
 
 /// `fq-codel` parameters.
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct FqCodelParams {
     /// Shared buffer limit (Linux: 10240 packets).
@@ -223,8 +223,9 @@ pub struct FqCodelParams {
     pub flows: usize,
     /// DRR quantum, bytes (RFC 8290 §5.2.3: one MTU; default: the scenario's packet size).
     pub quantum: Option<crate::units::Bytes>,
-    /// CoDel's target and interval on each queue (5 ms, 100 ms).
+    /// CoDel's target on each queue (default 5 ms).
     pub target: Duration,
+    /// CoDel's interval on each queue (default 100 ms).
     pub interval: Duration,
     /// Mark ECN-capable packets instead of dropping them (Linux's default is on).
     pub ecn: bool,

@@ -187,9 +187,10 @@ impl Aqm for Pie {
 }
 
 /// `pie` parameters.
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PieParams {
+    /// Buffer size (packets or bytes).
     pub limit: Limit,
     /// QDELAY_REF, the target queueing delay (RFC 8033: 15 ms).
     pub target: Duration,

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::params::{ParamError, QueueContext, QueueParams};
 
 /// `queue = { kind = "priority", limit = "90pkt", high_limit = "20pkt" }` (SPEC §9).
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PriorityParams {
     /// Limit of the low (data) band.

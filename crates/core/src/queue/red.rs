@@ -161,18 +161,27 @@ impl Aqm for Red {
 }
 
 /// `red` parameters; thresholds in packets ("5pkt") or bytes ("5KB", byte mode).
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RedParams {
+    /// Buffer size (packets or bytes).
     pub limit: Limit,
+    /// Average queue below which nothing is dropped or marked.
     pub min_th: Limit,
+    /// Average queue at which the drop probability reaches `max_p` (and, unless `gentle`, every
+    /// packet is dropped above it).
     pub max_th: Limit,
+    /// Drop (or mark) probability at `max_th`.
     #[serde(default = "red_max_p")]
     pub max_p: f64,
+    /// Weight of the average queue's exponential moving average (Floyd–Jacobson's w_q).
     #[serde(default = "red_wq")]
     pub wq: f64,
+    /// Gentle RED: between `max_th` and twice it the probability rises from `max_p` to 1 instead of
+    /// jumping to 1.
     #[serde(default = "crate::params::yes")]
     pub gentle: bool,
+    /// Mark ECN-capable packets (RFC 3168) instead of dropping them.
     #[serde(default)]
     pub ecn: bool,
     /// Monaco's out-of-band and reverse control packets skip the data queue (as for `droptail`).

@@ -109,16 +109,21 @@ impl Aqm for Rem {
 }
 
 /// `rem` parameters (002 §6.3 defaults).
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RemParams {
+    /// Buffer size (packets or bytes).
     pub limit: Limit,
+    /// φ > 1: a packet is marked with probability 1 − φ^(−p) at price p (002 eq. (31)).
     #[serde(default = "rem_phi")]
     pub phi: f64,
+    /// μ: the backlog's weight in the price update p ← max(0, p + γ·(μ·b + x − c)) (002 eq. (30)).
     #[serde(default = "rem_mu")]
     pub mu: f64,
+    /// γ: the price update's step size (002 eq. (30)).
     #[serde(default = "rem_gamma")]
     pub gamma: f64,
+    /// Period T of the price update.
     #[serde(default = "rem_interval")]
     pub interval: Duration,
     /// Monaco's out-of-band and reverse control packets skip the data queue (as for `droptail`).

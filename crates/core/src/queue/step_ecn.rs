@@ -47,9 +47,10 @@ impl Aqm for StepEcn {
 }
 
 /// `queue = { kind = "step-ecn", limit = "200pkt", threshold = "20pkt" }`.
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StepEcnParams {
+    /// Buffer size (packets or bytes).
     pub limit: Limit,
     /// K: ECN-capable packets arriving when the queue holds more than this are marked
     /// ("20pkt", or bytes such as "30KB").

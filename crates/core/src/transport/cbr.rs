@@ -15,7 +15,7 @@ use crate::params::{
 use crate::units::Bytes;
 
 /// One step of a CBR schedule: from `at` (since the flow's start) send at `rate`, or pause.
-#[derive(Clone, Copy, Debug, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CbrStep {
     pub at: Duration,
@@ -197,9 +197,10 @@ impl Endpoint for CbrSink {
 }
 
 /// `cbr` parameters.
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CbrParams {
+    /// Sending rate (the first step's, when `schedule` changes it over time).
     pub rate: Rate,
     /// Packet size; absent = the scenario's default packet size.
     pub packet_size: Option<Bytes>,

@@ -127,7 +127,7 @@ impl Endpoint for OnOffSender {
 }
 
 /// `onoff` parameters (002 §6.1.3).
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct OnOffParams {
     /// "vegas" or "reno": the transport of each file.
@@ -141,7 +141,7 @@ pub struct OnOffParams {
 }
 
 /// The transport an on-off source uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum OnOffScheme {
     Vegas,

@@ -431,20 +431,30 @@ impl Endpoint for WebReceiver {
 }
 
 /// `web` parameters; defaults in transport/web.rs (`WebModel::default`).
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WebParams {
     /// Users multiplexed on this flow.
     pub users: u32,
+    /// Mean pages per session (geometric; default 10).
     pub pages_per_session: Option<f64>,
+    /// Mean gap between a user's sessions (exponential; default 30 s).
     pub session_gap: Option<Duration>,
+    /// Mean think time between pages (Pareto; default 3 s).
     pub think_time: Option<Duration>,
+    /// Shape of the think-time Pareto distribution (default 1.5).
     pub think_shape: Option<f64>,
+    /// Mean objects per page (Pareto, as SURGE; default 1.7).
     pub objects_per_page: Option<f64>,
+    /// Shape of the objects-per-page Pareto distribution (default 2.43).
     pub objects_shape: Option<f64>,
+    /// Mean object size (Pareto; default 12 KB).
     pub object_size: Option<Bytes>,
+    /// Shape of the object-size Pareto distribution (default 1.2).
     pub object_shape: Option<f64>,
+    /// Lower bound of each transfer's retransmission timeout (default as `reno`'s).
     pub min_rto: Option<Duration>,
+    /// Each transfer's initial window in segments (default as `reno`'s).
     pub initial_window: Option<u64>,
     /// Carry each object on a fresh Monaco loop with these settings instead of TCP Reno (003
     /// Table I: its web users are loops of weight 1). `min_rto` and `initial_window` are then

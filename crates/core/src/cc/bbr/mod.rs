@@ -460,7 +460,7 @@ impl CongestionController for Bbr {
 }
 
 /// `bbr` parameters.
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct BbrParams {
     /// Startup's pacing and cwnd gain (2/ln 2 ≈ 2.885).
@@ -475,6 +475,7 @@ pub struct BbrParams {
     pub probe_rtt_duration: Duration,
     /// Bytes to transfer; absent = bulk.
     pub size: Option<Bytes>,
+    /// Lower bound of the retransmission timeout (RFC 6298 §2.4).
     pub min_rto: Duration,
     /// Initial window in segments.
     pub initial_window: u64,

@@ -73,15 +73,20 @@ use crate::transport::Endpoint;
 use crate::units::{Bytes, Duration, Rate};
 
 /// `monaco` parameters (SPEC §9).
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct MonacoParams {
+    /// The ACC control policy (000 eqs. (3), (5), (6)): proportional (acc-p), multiplicative-window
+    /// (acc-mw) or additive-increase additive-decrease (acc-aiad).
     pub policy: AccPolicyName,
     /// Policy gain: κ of ACC-P and ACC-MW (default 0.5); the step in packets of ACC-AIAD
     /// (default 1).
     pub kappa: Option<f64>,
     /// Target accumulation a*.
     pub target: Bytes,
+    /// How the receiver estimates the accumulation: `rate`, x̄ times the forward queueing delay
+    /// between the OB and IB control packets (000 §IV-B.1); `count`, the data bytes that arrive
+    /// between them.
     pub estimator: Estimator,
     /// Increase the window by at most one packet per control period (003 §II).
     pub increase_cap: bool,
@@ -245,7 +250,7 @@ impl SchemeParams for MonacoParams {
 }
 
 /// The ACC policy of a Monaco loop.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum AccPolicyName {
     AccP,

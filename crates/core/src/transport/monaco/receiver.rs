@@ -10,7 +10,7 @@ use crate::units::Time;
 
 /// How the receiver turns a control period into an accumulation estimate
 /// (`estimator = "rate" | "count"`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Estimator {
     /// â = x̄·(ftt_q + Σ t_AVD), x̄ the egress-rate EWMA (000 §IV-B.1).
