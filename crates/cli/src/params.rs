@@ -17,39 +17,38 @@ struct Param {
     meaning: String,
 }
 
+/// A kind's table ("flow kind" or "queue kind"), JSON Schema, description, and the ranges the
+/// validation of its defaults checks; `None` for no such kind.
+fn kind_info(kind: &str) -> Option<(&'static str, Value, Option<String>, Vec<(String, String)>)> {
+    if SchemeConfig::KINDS.contains(&kind) {
+        let ranges = defaults_ranges(kind, |v| {
+            SchemeConfig::from_kind(kind, v).map(|c| move || drop(c.validate()))
+        });
+        let schema = SchemeConfig::schema(kind)?.to_value();
+        Some(("flow kind", schema, SchemeConfig::about(kind), ranges))
+    } else if QueueConfig::KINDS.contains(&kind) {
+        let ranges = defaults_ranges(kind, |v| {
+            QueueConfig::from_kind(kind, v).map(|c| move || drop(c.validate()))
+        });
+        let schema = QueueConfig::schema(kind)?.to_value();
+        Some(("queue kind", schema, QueueConfig::about(kind), ranges))
+    } else {
+        None
+    }
+}
+
 pub fn run(kind: Option<&str>, as_json: bool) -> Result<()> {
     let Some(kind) = kind else {
         list();
         return Ok(());
     };
-    let (what, schema, about, ranges) = if SchemeConfig::KINDS.contains(&kind) {
-        let ranges = defaults_ranges(kind, |v| {
-            SchemeConfig::from_kind(kind, v).map(|c| move || drop(c.validate()))
-        });
-        (
-            "flow kind",
-            SchemeConfig::schema(kind),
-            SchemeConfig::about(kind),
-            ranges,
-        )
-    } else if QueueConfig::KINDS.contains(&kind) {
-        let ranges = defaults_ranges(kind, |v| {
-            QueueConfig::from_kind(kind, v).map(|c| move || drop(c.validate()))
-        });
-        (
-            "queue kind",
-            QueueConfig::schema(kind),
-            QueueConfig::about(kind),
-            ranges,
-        )
-    } else {
+    let Some((what, schema, about, ranges)) = kind_info(kind) else {
         bail!(
             "no flow or queue kind {kind:?}; flows: {}; queues: {}",
             SchemeConfig::KINDS.join(", "),
             QueueConfig::KINDS.join(", ")
         );
     };
-    let schema = schema.expect("every kind has a schema").to_value();
     let params = describe(&schema, &ranges);
     if as_json {
         let rows: Vec<Value> = params
@@ -262,19 +261,7 @@ mod tests {
     use super::*;
 
     fn params_of(kind: &str) -> Vec<Param> {
-        let schema = SchemeConfig::schema(kind)
-            .or_else(|| QueueConfig::schema(kind))
-            .unwrap()
-            .to_value();
-        let ranges = if SchemeConfig::KINDS.contains(&kind) {
-            defaults_ranges(kind, |v| {
-                SchemeConfig::from_kind(kind, v).map(|c| move || drop(c.validate()))
-            })
-        } else {
-            defaults_ranges(kind, |v| {
-                QueueConfig::from_kind(kind, v).map(|c| move || drop(c.validate()))
-            })
-        };
+        let (_, schema, _, ranges) = kind_info(kind).unwrap();
         describe(&schema, &ranges)
     }
 

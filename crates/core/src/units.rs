@@ -441,6 +441,14 @@ macro_rules! unit_serde {
                 s.collect_str(self)
             }
         }
+        form_schema!($t, string_schema($expect));
+    };
+}
+
+/// `impl JsonSchema` for a parameter type with its own serde, as `schema`, inlined where used
+/// (the field's doc comment then becomes its description).
+macro_rules! form_schema {
+    ($t:ty, $schema:expr) => {
         impl schemars::JsonSchema for $t {
             fn inline_schema() -> bool {
                 true
@@ -449,11 +457,12 @@ macro_rules! unit_serde {
                 stringify!($t).into()
             }
             fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-                string_schema($expect)
+                $schema
             }
         }
     };
 }
+pub(crate) use form_schema;
 
 /// The schema of a parameter written as a string: `x-form` says what it takes (the field's doc
 /// comment, merged in as its description, says what it means).

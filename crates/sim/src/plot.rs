@@ -887,9 +887,9 @@ pub fn write_plots(
 /// A duration in s or ms, for a label.
 fn seconds(s: f64) -> String {
     if s >= 1.0 {
-        format!("{} s", short(s))
+        format!("{} s", tick(s))
     } else {
-        format!("{} ms", short(s * 1e3))
+        format!("{} ms", tick(s * 1e3))
     }
 }
 

@@ -428,28 +428,14 @@ fn keyword_or_duration<'de, D: serde::Deserializer<'de>>(
         .map_err(|e| serde::de::Error::custom(format!("expected \"{keyword}\" or a duration: {e}")))
 }
 
-impl schemars::JsonSchema for PerUnit {
-    fn inline_schema() -> bool {
-        true
-    }
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "PerUnit".into()
-    }
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::units::string_schema("\"rtt\" or a duration such as \"100ms\"")
-    }
-}
-impl schemars::JsonSchema for BaseRttParam {
-    fn inline_schema() -> bool {
-        true
-    }
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "BaseRttParam".into()
-    }
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::units::string_schema("\"min\" or a duration such as \"40ms\"")
-    }
-}
+crate::units::form_schema!(
+    PerUnit,
+    crate::units::string_schema("\"rtt\" or a duration such as \"100ms\"")
+);
+crate::units::form_schema!(
+    BaseRttParam,
+    crate::units::string_schema("\"min\" or a duration such as \"40ms\"")
+);
 impl<'de> Deserialize<'de> for PerUnit {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         Ok(keyword_or_duration(d, "rtt")?.map_or(PerUnit::Rtt, PerUnit::Time))

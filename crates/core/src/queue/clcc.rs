@@ -188,17 +188,10 @@ pub enum RatioParam {
     MaxMin,
 }
 
-impl schemars::JsonSchema for RatioParam {
-    fn inline_schema() -> bool {
-        true
-    }
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "RatioParam".into()
-    }
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schemars::json_schema!({ "x-form": "a positive ratio such as 0.42, or \"max-min\"" })
-    }
-}
+crate::units::form_schema!(
+    RatioParam,
+    schemars::json_schema!({ "x-form": "a positive ratio such as 0.42, or \"max-min\"" })
+);
 impl<'de> Deserialize<'de> for RatioParam {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         #[derive(Deserialize)]
