@@ -17,9 +17,12 @@ struct Param {
     meaning: String,
 }
 
-/// A kind's table ("flow kind" or "queue kind"), JSON Schema, description, and the ranges the
-/// validation of its defaults checks; `None` for no such kind.
-fn kind_info(kind: &str) -> Option<(&'static str, Value, Option<String>, Vec<(String, String)>)> {
+/// What the help says of a kind: its table ("flow kind" or "queue kind"), JSON Schema,
+/// description, and the ranges the validation of its defaults checks.
+type KindInfo = (&'static str, Value, Option<String>, Vec<(String, String)>);
+
+/// The [`KindInfo`] of `kind`; `None` for no such kind.
+fn kind_info(kind: &str) -> Option<KindInfo> {
     if SchemeConfig::KINDS.contains(&kind) {
         let ranges = defaults_ranges(kind, |v| {
             SchemeConfig::from_kind(kind, v).map(|c| move || drop(c.validate()))
