@@ -144,7 +144,7 @@ pub fn print_equilibrium(sc: &acclab_scenario::Scenario, eq: &acclab_theory::Equ
     println!("{}: predicted equilibrium\nmodel: {}\n", sc.name, eq.model);
     println!(
         "{:<20} {:>12} {:>10} {:>10} {:>12} {:>10} {:>10}  service",
-        "flow", "rate Mb/s", "weight pkt", "d ms", "queueing ms", "RTT ms", "cwnd pkt"
+        "flow", "rate Mb/s", "weight pkt", "d ms", "queueing ms", "RTT ms", "cwnd KB"
     );
     for f in eq.flows.iter().flatten().take(MAX_ROWS * 5) {
         println!(
@@ -155,7 +155,7 @@ pub fn print_equilibrium(sc: &acclab_scenario::Scenario, eq: &acclab_theory::Equ
             f.prop_delay_s * 1e3,
             f.queueing_delay_s * 1e3,
             f.rtt_s * 1e3,
-            f.window_pkts,
+            f.window_bytes / 1e3,
             service(f)
         );
     }

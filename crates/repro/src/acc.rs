@@ -106,13 +106,38 @@ fn acc_fig2(e: &Exp) -> Result<Report, ReproError> {
                 .sum(),
             0.0,
         ));
+        // Each flow's packet-level goodput, the model tier's trajectory (dashed) and the
+        // theory's equilibrium (dotted), as 000 Fig. 2 sets the policies against one equilibrium.
+        let end = run.summary.sim_time_s;
+        let mut series = Vec::new();
+        for (i, s) in throughput_series(&run).into_iter().enumerate() {
+            let f = &run.summary.flows[i];
+            series.push(s);
+            if let Some(m) = run.model_flow_series(&[i], |r| Some(mbps(r.throughput_bps))) {
+                series.push(
+                    Series::new(format!("{} (model)", f.id), m)
+                        .as_dashed()
+                        .unlisted(),
+                );
+            }
+            if let Some(t) = &f.theory {
+                let level = mbps(t.throughput_bps);
+                series
+                    .push(Series::level(format!("{} (theory)", f.id), level, 0.0, end).unlisted());
+            }
+        }
+        series.push(Series::key("dashed: model tier", true, false));
+        series.push(Series::key("dotted: theory (weighted PF)", false, true));
         e.draw(
             &mut report,
             &format!("throughput-{label}"),
-            label,
+            &format!(
+                "{label}: goodput per {} sample",
+                run.sim.scenario().output.sample_interval
+            ),
             "time (s)",
             "Mb/s",
-            throughput_series(&run),
+            series,
         )?;
     }
     let spread = longs.iter().cloned().fold(f64::MIN, f64::max)
