@@ -131,7 +131,7 @@ fn acc_fig2(e: &Exp) -> Result<Report, ReproError> {
         e.draw(
             &mut report,
             &format!("throughput-{label}"),
-            &format!(
+            format!(
                 "{label}: goodput per {} sample",
                 run.sim.scenario().output.sample_interval
             ),
