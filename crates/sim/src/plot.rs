@@ -456,9 +456,9 @@ where
     if let Some(o) = off_scale {
         let note = format!(
             "axis cut at {}: the peak, {} at x = {}, is off scale",
-            short(o.top),
-            short(o.peak),
-            short(o.at)
+            significant(o.top, 3),
+            significant(o.peak, 3),
+            significant(o.at, 3)
         );
         let area = c.plotting_area().strip_coord_spec();
         area.draw(&Text::new(
@@ -474,29 +474,24 @@ where
 
 /// An axis label: at most six significant digits, no trailing zeros ("10", "0.25", "1e-5").
 fn tick(v: f64) -> String {
+    significant(v, 6)
+}
+
+/// `v` in at most `digits` significant digits, without trailing zeros; exponent form when tiny
+/// or huge.
+fn significant(v: f64, digits: i32) -> String {
     if v == 0.0 || !v.is_finite() {
         return format!("{v}");
     }
     if v.abs() < 1e-3 || v.abs() >= 1e7 {
         return format!("{v:.1e}");
     }
-    let digits = (5 - v.abs().log10().floor() as i32).clamp(0, 9) as usize;
-    let s = format!("{v:.digits$}");
+    let decimals = (digits - 1 - v.abs().log10().floor() as i32).clamp(0, 9) as usize;
+    let s = format!("{v:.decimals$}");
     if s.contains('.') {
         s.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
         s
-    }
-}
-
-/// A number in a few significant digits.
-fn short(v: f64) -> String {
-    if v.abs() >= 100.0 {
-        format!("{v:.0}")
-    } else if v.abs() >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.3}")
     }
 }
 
@@ -983,5 +978,7 @@ mod tests {
         assert_eq!(tick(1000.0), "1000");
         assert_eq!(tick(2.5e-5), "2.5e-5");
         assert_eq!(tick(0.1 + 0.2), "0.3");
+        assert_eq!(significant(12.7456, 3), "12.7");
+        assert_eq!(significant(2.6396, 3), "2.64");
     }
 }
