@@ -248,17 +248,26 @@ pub fn link(sc: &Scenario, name: &str) -> Result<usize, ReproError> {
         .ok_or_else(|| ReproError::Other(format!("scenario {} has no link {name}", sc.name)))
 }
 
-/// Time series of the mean of `f` over flows `idx`, one point per sample time.
+/// Time series of the mean of `f` over flows `idx`, one point per sample time, over the
+/// samples that cover some of each flow's active time (from its start to the first sample
+/// after its stop): a flow that has not started or has stopped is left out of the mean, and a
+/// series whose flows are all inactive has no point there, so a plot neither draws a window
+/// frozen at its last value nor averages a set with flows that are not running.
 pub fn flow_series(
     sim: &Simulator,
     idx: &[usize],
     f: impl Fn(&FlowSample) -> Option<f64>,
 ) -> Vec<(f64, f64)> {
+    let interval = sim.scenario().output.sample_interval.as_secs_f64();
+    let active = |flow: usize, t: f64| {
+        let (start, stop) = sim.flow_times(flow);
+        t >= start.as_secs_f64() && stop.is_none_or(|s| t - interval < s.as_secs_f64())
+    };
     mean_per_time(
         sim.monitor()
             .flow_samples
             .iter()
-            .filter(|s| idx.contains(&(s.flow as usize)))
+            .filter(|s| idx.contains(&(s.flow as usize)) && active(s.flow as usize, s.t_s))
             .filter_map(|s| f(s).map(|v| (s.t_s, v))),
     )
 }
