@@ -210,7 +210,10 @@ fn bounds(chart: &Chart) -> Bounds {
         .map(|p| p.1)
         .filter(|&y| pos(y, chart.log_y))
         .collect();
-    let range = |v: &[f64], log: bool, margin: f64| -> (f64, f64) {
+    // `from_zero`: a linear axis starts at 0 (values are read against it); an x axis only
+    // when 0 is near the data (a time axis), not when it would leave a blank band (the
+    // number of bottlenecks from 2 to 9).
+    let range = |v: &[f64], log: bool, margin: f64, from_zero: bool| -> (f64, f64) {
         let lo = v.iter().cloned().fold(f64::INFINITY, f64::min);
         let hi = v.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
         match (lo.is_finite(), log) {
@@ -218,7 +221,11 @@ fn bounds(chart: &Chart) -> Bounds {
             (false, false) => (0.0, 1.0),
             (true, true) => (lo / 1.5, hi * 1.5),
             (true, false) => {
-                let lo = lo.min(0.0);
+                let lo = if from_zero || lo <= 0.15 * hi {
+                    lo.min(0.0)
+                } else {
+                    lo
+                };
                 let hi = if hi > lo {
                     hi + margin * (hi - lo)
                 } else {
@@ -228,8 +235,8 @@ fn bounds(chart: &Chart) -> Bounds {
             }
         }
     };
-    let x = range(&xs, chart.log_x, 0.0);
-    let mut y = range(&ys, chart.log_y, 0.08);
+    let x = range(&xs, chart.log_x, 0.0, false);
+    let mut y = range(&ys, chart.log_y, 0.08, true);
     let mut off_scale = None;
     let data: Vec<(f64, f64)> = chart
         .series
