@@ -39,13 +39,20 @@ pub struct DroptailParams {
     pub priority: bool,
 }
 
+impl DroptailParams {
+    /// The discipline, as its own type (a driver may hold it without the trait object).
+    pub fn queue(&self) -> DropTail {
+        AqmQueue::with_priority(TailDrop, self.limit, self.priority)
+    }
+}
+
 impl QueueParams for DroptailParams {
     fn validate(&self) -> Result<(), ParamError> {
         Ok(())
     }
 
     fn build(&self, _ctx: &QueueContext) -> Box<dyn QueueDiscipline> {
-        Box::new(AqmQueue::with_priority(TailDrop, self.limit, self.priority))
+        Box::new(self.queue())
     }
 
     fn limits(&self) -> Vec<Limit> {
