@@ -189,6 +189,7 @@ fn run(a: RunArgs) -> Result<()> {
         network,
         threads: 0,
         key: None,
+        files: Some(dir.staging().to_path_buf()),
     };
     let outcome = acclab_live::run(sc, &opts, &mut |t| {
         if let Some(b) = &bar {
@@ -212,6 +213,12 @@ fn run(a: RunArgs) -> Result<()> {
             l.router_mean_lag_s * 1e3,
             l.router_max_lag_s * 1e3
         );
+        if let Some(ip) = &l.ip {
+            println!(
+                "real stacks: {} IP packets carried in, {} delivered, {} malformed and {} foreign rejected, {} refused by a host",
+                ip.accepted, ip.delivered, ip.rejected_malformed, ip.rejected_foreign, ip.write_failures
+            );
+        }
         for why in &l.degraded {
             println!("DEGRADED: {why}");
         }

@@ -270,6 +270,9 @@ fn run(run: RunArgs) -> Result<()> {
     if let Some(seed) = run.seed {
         sc.seed = seed;
     }
+    if let Some(why) = sc.not_simulable() {
+        bail!("{}: {why}", args.scenario.display());
+    }
     let cost = acclab_sim::cost::estimate(&sc);
     if let Some(free) = acclab_sim::cost::available_memory() {
         if cost.memory_bytes > free && !run.allow_large {

@@ -36,6 +36,7 @@ pub use crate::queue::red::RedParams;
 pub use crate::queue::rem::RemParams;
 pub use crate::queue::step_ecn::StepEcnParams;
 pub use crate::transport::cbr::{CbrParams, CbrStep};
+pub use crate::transport::external::{CommandParams, KernelTcpParams};
 pub use crate::transport::monaco::{AccPolicyName, Estimator, MonacoParams};
 pub use crate::transport::onoff::{OnOffParams, OnOffScheme};
 pub use crate::transport::web::WebParams;
@@ -150,6 +151,11 @@ tagged_enum! {
     Monaco(MonacoParams) = "monaco",
     /// Web users (SURGE-style sessions, pages, Pareto objects), each object a short transfer.
     Web(WebParams) = "web",
+    /// The kernel's own TCP between two network namespaces (live mode with `--netns` only).
+    KernelTcp(KernelTcpParams) = "kernel-tcp",
+    /// Unmodified programs (e.g. iperf3) in the flow's namespaces (live mode with `--netns`
+    /// only).
+    Command(CommandParams) = "command",
 }
 
 tagged_enum! {
@@ -196,6 +202,11 @@ impl SchemeConfig {
     /// Whether the receiver sends packets back, so the flow needs a reverse route.
     pub fn sends_feedback(&self) -> bool {
         self.params().sends_feedback()
+    }
+
+    /// What runs the flow if not acclab's endpoints ([`SchemeParams::external`]).
+    pub fn external(&self) -> Option<&'static str> {
+        self.params().external()
     }
 }
 

@@ -237,6 +237,12 @@ pub trait SchemeParams {
     fn sends_feedback(&self) -> bool {
         true
     }
+    /// What runs the flow when acclab's own endpoints do not (a kernel TCP connection,
+    /// programs): such a flow runs only in live mode's network namespaces, and the simulator
+    /// refuses it. `None` for every scheme acclab implements.
+    fn external(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// What a queue discipline needs from the scenario.

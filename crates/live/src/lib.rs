@@ -11,15 +11,22 @@
 //! - [`run`]: `acclab live run`, router and endpoints in one process.
 //! - [`priority`]: real-time scheduling for the threads of a live run, where allowed.
 //! - [`netns`]: a testbed of network namespaces for it (`--netns`).
+//! - [`tun`], [`ip`]: real stacks' IP packets through the emulated network (`kernel-tcp` and
+//!   `command` flows, with `--netns`).
 
 pub mod auth;
 pub mod clock;
 pub mod driver;
 pub mod drops;
+pub mod ip;
+pub mod ipflows;
+pub mod kernel;
 pub mod netns;
 pub mod priority;
 pub mod router;
 pub mod run;
+pub mod stacks;
+pub mod tun;
 pub mod wire;
 
 pub use clock::LiveClock;

@@ -37,6 +37,8 @@ const NETNS_DIR: &str = "/run/netns";
 const PREFIX: &str = "acclab-";
 /// The hosts' address plan: /30s carved out of 10.200.0.0/16.
 const PLAN_BASE: u32 = u32::from_be_bytes([10, 200, 0, 0]);
+/// Real stacks' address plan ([`crate::tun`]): host k is 10.201.0.0 + k + 1 on a /16.
+const IP_PLAN_BASE: u32 = u32::from_be_bytes([10, 201, 0, 0]);
 const MAX_HOSTS: usize = 1 << 14;
 /// The veth MTU: above any packet size a scenario uses, so no datagram is fragmented.
 const VETH_MTU: u32 = 65_000;
@@ -53,7 +55,7 @@ pub enum NetnsError {
     Command { command: String, stderr: String },
     #[error("the scenario has {0} endpoint hosts; a namespace testbed holds at most {MAX_HOSTS}")]
     TooManyHosts(usize),
-    #[error("cannot put a socket into network namespace {ns}: {error}")]
+    #[error("cannot set up a socket or device in network namespace {ns}: {error}")]
     Socket { ns: String, error: std::io::Error },
     #[error("network namespaces exist only on Linux")]
     Unsupported,
@@ -70,6 +72,8 @@ pub struct Host {
     pub addr: Ipv4Addr,
     /// The router's address on this host's veth pair: where the host sends its datagrams.
     pub gateway: Ipv4Addr,
+    /// The host's address for real stacks: its TUN device's, if it has one ([`Testbed::open_tun`]).
+    pub ip_addr: Ipv4Addr,
 }
 
 /// The router's namespace and one namespace per endpoint host, deleted on drop.
@@ -132,6 +136,34 @@ impl Testbed {
             &host.namespace,
             SocketAddr::V4(SocketAddrV4::new(host.addr, 0)),
         )
+    }
+
+    /// A TUN device in `host`'s namespace ([`crate::tun`]), with MTU `mtu`, the host's
+    /// [`Host::ip_addr`] on 10.201.0.0/16, and no IPv6 link-local address (so the kernel sends
+    /// no neighbour discovery into the emulated network). Returns its non-blocking descriptor;
+    /// the device goes when the descriptor closes.
+    pub fn open_tun(&self, host: &Host, mtu: u32) -> Result<std::fs::File, NetnsError> {
+        let tun = in_namespace(&host.namespace, crate::tun::open)?;
+        let dev = crate::tun::DEVICE;
+        ip_batch(
+            Some(&host.namespace),
+            [
+                format!("link set {dev} addrgenmode none"),
+                format!("link set {dev} mtu {mtu}"),
+                format!("addr add {}/16 dev {dev}", host.ip_addr),
+                format!("link set {dev} up"),
+            ],
+            false,
+        )?;
+        Ok(tun)
+    }
+
+    /// Sets `net.<key>` (a path under /proc/sys/net, e.g. "ipv4/tcp_ecn") to `value` in
+    /// `host`'s namespace only.
+    pub fn sysctl(&self, host: &Host, key: &str, value: &str) -> Result<(), NetnsError> {
+        let path = format!("/proc/sys/net/{key}");
+        let value = value.to_string();
+        in_namespace(&host.namespace, move || std::fs::write(path, value))
     }
 
     /// `netns <verb> NAME` for the router's namespace and every host's.
@@ -201,6 +233,7 @@ fn plan(prefix: &str, nodes: &[NodeId]) -> Result<Vec<Host>, NetnsError> {
                 namespace: format!("{prefix}-h{k}"),
                 addr: Ipv4Addr::from(net + 2),
                 gateway: Ipv4Addr::from(net + 1),
+                ip_addr: Ipv4Addr::from(IP_PLAN_BASE + k as u32 + 1),
             }
         })
         .collect())
@@ -312,23 +345,39 @@ fn ip_batch(
     }
 }
 
-/// Binds a non-blocking UDP socket to `addr` inside namespace `ns`, from a thread that joins the
-/// namespace and ends (the socket stays in it).
+/// Binds a non-blocking UDP socket to `addr` inside namespace `ns` (the socket stays in it).
 fn bind_in(ns: &str, addr: SocketAddr) -> Result<UdpSocket, NetnsError> {
+    in_namespace(ns, move || {
+        let s = UdpSocket::bind(addr)?;
+        s.set_nonblocking(true)?;
+        Ok(s)
+    })
+}
+
+/// Runs `f` on a thread that has joined namespace `ns` (a name under /run/netns) and ends with
+/// it: sockets and devices `f` creates belong to `ns`, whichever thread uses them later.
+pub fn in_namespace<T: Send + 'static>(
+    ns: &str,
+    f: impl FnOnce() -> std::io::Result<T> + Send + 'static,
+) -> Result<T, NetnsError> {
     let path = format!("{NETNS_DIR}/{ns}");
     let socket_err = |error| NetnsError::Socket {
         ns: ns.to_string(),
         error,
     };
-    std::thread::spawn(move || -> std::io::Result<UdpSocket> {
+    std::thread::spawn(move || -> std::io::Result<T> {
         join_namespace(&path)?;
-        let s = UdpSocket::bind(addr)?;
-        s.set_nonblocking(true)?;
-        Ok(s)
+        f()
     })
     .join()
-    .map_err(|_| socket_err(std::io::Error::other("binding thread panicked")))?
+    .map_err(|_| socket_err(std::io::Error::other("the namespace's thread panicked")))?
     .map_err(socket_err)
+}
+
+/// Joins namespace `ns` for the rest of the calling thread's life (for threads that live in a
+/// host, such as a kernel TCP flow's sender).
+pub fn enter(ns: &str) -> std::io::Result<()> {
+    join_namespace(&format!("{NETNS_DIR}/{ns}"))
 }
 
 #[cfg(target_os = "linux")]
@@ -361,6 +410,7 @@ mod tests {
             ]
         );
         assert_eq!(hosts[1].namespace, "acclab-1-0-h1");
+        assert_eq!(hosts[2].ip_addr, Ipv4Addr::new(10, 201, 0, 3));
         assert_eq!(hosts[2].node, NodeId(7));
         // The last host of a full plan is still inside 10.200.0.0/16.
         let last = plan("p", &vec![NodeId(0); MAX_HOSTS])
@@ -368,6 +418,7 @@ mod tests {
             .pop()
             .unwrap();
         assert_eq!(last.addr, Ipv4Addr::new(10, 200, 255, 254));
+        assert_eq!(last.ip_addr, Ipv4Addr::new(10, 201, 64, 0));
         assert!(matches!(
             plan("p", &vec![NodeId(0); MAX_HOSTS + 1]),
             Err(NetnsError::TooManyHosts(_))

@@ -31,21 +31,38 @@ use crate::wire;
 /// The longest the router waits without looking at the clock (for progress reports).
 const MAX_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
 
+/// Where a stand-in's statistics come from.
+pub type StatsSource = Box<dyn Fn() -> EndpointStats + Send>;
+
 /// The router's side of an endpoint that runs elsewhere: packets the network delivers to it go
-/// out to a channel the router drains onto the socket; its statistics are whatever the real
-/// endpoint last published.
+/// out to a channel the router drains onto the socket (or a TUN device); its statistics are
+/// whatever the real endpoint last published, or what a probe of a real stack reads.
 pub struct Remote {
     index: u32,
     deliveries: mpsc::Sender<(u32, Packet)>,
-    stats: Arc<Mutex<EndpointStats>>,
+    stats: StatsSource,
 }
 
 impl Remote {
-    /// Endpoint `index` (2f sender, 2f + 1 receiver of flow f).
+    /// Endpoint `index` (2f sender, 2f + 1 receiver of flow f), whose statistics are the last
+    /// that its driver published into `published`.
     pub fn new(
         index: u32,
         deliveries: mpsc::Sender<(u32, Packet)>,
-        stats: Arc<Mutex<EndpointStats>>,
+        published: Arc<Mutex<EndpointStats>>,
+    ) -> Remote {
+        Remote::measured(
+            index,
+            deliveries,
+            Box::new(move || published.lock().map(|s| *s).unwrap_or_default()),
+        )
+    }
+
+    /// Endpoint `index`, whose statistics `stats` reads when asked.
+    pub fn measured(
+        index: u32,
+        deliveries: mpsc::Sender<(u32, Packet)>,
+        stats: StatsSource,
     ) -> Remote {
         Remote {
             index,
@@ -63,7 +80,7 @@ impl Endpoint for Remote {
         None
     }
     fn stats(&self) -> EndpointStats {
-        self.stats.lock().map(|s| *s).unwrap_or_default()
+        (self.stats)()
     }
 }
 
@@ -97,6 +114,8 @@ pub struct Router {
     deliveries: mpsc::Receiver<(u32, Packet)>,
     sealer: Sealer,
     opener: Opener,
+    /// Real stacks' packets, when the scenario has `kernel-tcp` or `command` flows.
+    ip: Option<crate::ipflows::IpFlows>,
     pub counters: RouterCounters,
 }
 
@@ -117,8 +136,19 @@ impl Router {
             deliveries,
             sealer: Sealer::new(key.clone()),
             opener: Opener::new(key),
+            ip: None,
             counters: RouterCounters::default(),
         }
+    }
+
+    /// The emulated network, to set up real stacks' flows on ([`crate::ipflows::IpFlows::new`]).
+    pub fn sim_mut(&mut self) -> &mut Simulator {
+        &mut self.sim
+    }
+
+    /// Carries real stacks' packets too, read from and written to TUN devices.
+    pub fn carry_ip(&mut self, ip: crate::ipflows::IpFlows) {
+        self.ip = Some(ip);
     }
 
     /// Forwards datagrams until the scenario's end; `progress` is told the scenario time about
@@ -134,7 +164,11 @@ impl Router {
         socket: UdpSocket,
         clock: LiveClock,
         progress: &mut dyn FnMut(Time),
-    ) -> std::io::Result<(Simulator, RouterCounters)> {
+    ) -> std::io::Result<(
+        Simulator,
+        RouterCounters,
+        Option<crate::ipflows::IpCounters>,
+    )> {
         socket.set_nonblocking(true)?;
         #[cfg(target_os = "linux")]
         {
@@ -165,6 +199,9 @@ impl Router {
                     Err(_) => {}
                 }
             }
+            if let Some(ip) = &mut self.ip {
+                ip.read_all(&mut self.sim, &clock);
+            }
             let next = self.sim.next_event_time().unwrap_or(end).min(end);
             let deadline = clock.instant_of(next);
             let now = std::time::Instant::now();
@@ -176,7 +213,10 @@ impl Router {
                 self.counters.lag_max_ns = self.counters.lag_max_ns.max(lag);
                 self.sim.advance(t);
             } else {
-                wait_readable(&socket, (deadline - now).min(MAX_WAIT))?;
+                use std::os::fd::AsRawFd;
+                let mut fds = vec![socket.as_raw_fd()];
+                fds.extend(self.ip.iter().flat_map(|ip| ip.fds()));
+                wait(&fds, POLL_IN, (deadline - now).min(MAX_WAIT))?;
             }
             self.send_deliveries(&socket, &mut tx)?;
             if std::time::Instant::now() >= next_progress {
@@ -190,7 +230,7 @@ impl Router {
             use std::os::fd::AsRawFd;
             self.counters.socket_drops = crate::drops::dropped(socket.as_raw_fd()).unwrap_or(0);
         }
-        Ok((self.sim, self.counters))
+        Ok((self.sim, self.counters, self.ip.map(|ip| ip.counters)))
     }
 
     /// Checks one datagram and, if it is an authentic packet of a flow of this scenario sent by
@@ -222,6 +262,10 @@ impl Router {
 
     fn send_deliveries(&mut self, socket: &UdpSocket, buf: &mut Vec<u8>) -> std::io::Result<()> {
         while let Ok((e, pkt)) = self.deliveries.try_recv() {
+            if let Some(ip) = self.ip.as_mut().filter(|ip| ip.carries(pkt.flow)) {
+                ip.deliver(e, &pkt);
+                continue;
+            }
             self.sealer.seal(&pkt, buf);
             let to = self.addrs[e as usize];
             loop {
@@ -232,7 +276,12 @@ impl Router {
                     }
                     // The socket's send buffer is full: wait until it drains.
                     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                        wait(socket, POLL_OUT, std::time::Duration::from_millis(10))?;
+                        use std::os::fd::AsRawFd;
+                        wait(
+                            &[socket.as_raw_fd()],
+                            POLL_OUT,
+                            std::time::Duration::from_millis(10),
+                        )?;
                     }
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                     // The endpoint is not (or no longer) there: the datagram is lost, as on a
@@ -254,28 +303,36 @@ const POLL_IN: i16 = 1;
 #[cfg(not(target_os = "linux"))]
 const POLL_OUT: i16 = 4;
 
-/// Waits until `socket` is readable or `timeout` has passed.
-fn wait_readable(socket: &UdpSocket, timeout: std::time::Duration) -> std::io::Result<()> {
-    wait(socket, POLL_IN, timeout)
-}
-
-/// Waits until `socket` has one of `events` or `timeout` has passed, with a nanosecond
+/// Waits until one of `fds` has one of `events` or `timeout` has passed, with a nanosecond
 /// timeout (`ppoll(2)`; the kernel's high-resolution timers).
 #[cfg(target_os = "linux")]
-fn wait(socket: &UdpSocket, events: i16, timeout: std::time::Duration) -> std::io::Result<()> {
-    use std::os::fd::AsRawFd;
-    let mut fd = libc::pollfd {
-        fd: socket.as_raw_fd(),
-        events,
-        revents: 0,
-    };
+fn wait(
+    fds: &[std::os::fd::RawFd],
+    events: i16,
+    timeout: std::time::Duration,
+) -> std::io::Result<()> {
+    let mut polled: Vec<libc::pollfd> = fds
+        .iter()
+        .map(|&fd| libc::pollfd {
+            fd,
+            events,
+            revents: 0,
+        })
+        .collect();
     let ts = libc::timespec {
         tv_sec: timeout.as_secs() as libc::time_t,
         tv_nsec: timeout.subsec_nanos() as libc::c_long,
     };
-    // SAFETY: one valid pollfd and a valid timespec, both living across the call; no signal
-    // mask.
-    let r = unsafe { libc::ppoll(&mut fd, 1, &ts, std::ptr::null()) };
+    // SAFETY: `polled.len()` valid pollfds and a valid timespec, both living across the call; no
+    // signal mask.
+    let r = unsafe {
+        libc::ppoll(
+            polled.as_mut_ptr(),
+            polled.len() as libc::nfds_t,
+            &ts,
+            std::ptr::null(),
+        )
+    };
     if r < 0 {
         let e = std::io::Error::last_os_error();
         if e.kind() != std::io::ErrorKind::Interrupted {
@@ -287,7 +344,7 @@ fn wait(socket: &UdpSocket, events: i16, timeout: std::time::Duration) -> std::i
 
 /// Elsewhere: a short sleep (coarser, as the platform's timers are).
 #[cfg(not(target_os = "linux"))]
-fn wait(_socket: &UdpSocket, _events: i16, timeout: std::time::Duration) -> std::io::Result<()> {
+fn wait(_fds: &[i32], _events: i16, timeout: std::time::Duration) -> std::io::Result<()> {
     std::thread::sleep(timeout.min(std::time::Duration::from_micros(200)));
     Ok(())
 }

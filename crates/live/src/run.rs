@@ -32,6 +32,9 @@ pub struct LiveOptions {
     pub threads: usize,
     /// The key every datagram is authenticated under ([`crate::auth`]); None: a fresh one.
     pub key: Option<Key>,
+    /// The run's directory, where `command` flows' programs write their output
+    /// (`programs/…log`); None: their output is discarded.
+    pub files: Option<std::path::PathBuf>,
 }
 
 impl Default for LiveOptions {
@@ -41,6 +44,7 @@ impl Default for LiveOptions {
             network: Network::loopback(),
             threads: 0,
             key: None,
+            files: None,
         }
     }
 }
@@ -105,6 +109,16 @@ pub enum LiveError {
         crate::wire::MAX_DATAGRAM - crate::auth::TRAILER_LEN
     )]
     PacketTooLarge { what: String, size: u64 },
+    #[error("flow {0:?} is run by a real stack (kind kernel-tcp or command), whose IP packets need the network namespaces of `acclab live run --netns` (as root)")]
+    NeedsNetns(String),
+    #[error("kernel TCP and programs run in real time: --time-scale must be 1, not {0}")]
+    RealTimeOnly(f64),
+    #[error("flow {flow} is past the last port a real flow's connection can have ({first} + flows < 65536)", first = crate::ipflows::FIRST_PORT, flow = .0)]
+    TooManyRealFlows(usize),
+    #[error("flow {0:?}: kernel-tcp flows that share a host must agree on `ecn` (it is the host's net.ipv4.tcp_ecn)")]
+    EcnDisagrees(String),
+    #[error("flow {flow:?}: {error}")]
+    RealFlow { flow: String, error: String },
 }
 
 // By hand rather than `#[from]`: the message already holds the cause, and a source as well would
@@ -119,7 +133,8 @@ impl From<std::io::Error> for LiveError {
 /// connected to it, all non-blocking — and the testbed they live in, if any.
 struct Sockets {
     router: std::net::UdpSocket,
-    endpoints: Vec<std::net::UdpSocket>,
+    /// None for the endpoints of real stacks' flows, which have no socket of acclab's.
+    endpoints: Vec<Option<std::net::UdpSocket>>,
     testbed: Option<Testbed>,
 }
 
@@ -138,13 +153,17 @@ fn sockets(scenario: &Scenario, network: &Network) -> Result<Sockets, LiveError>
             for i in 0..n {
                 let slot = EndpointSlot::at(i);
                 let flow = &scenario.flows[slot.flow().0 as usize];
+                if flow.scheme.external().is_some() {
+                    endpoints.push(None);
+                    continue;
+                }
                 let host = testbed.host(match slot.side() {
                     Side::Sender => flow.src,
                     Side::Receiver => flow.dst,
                 });
                 let s = testbed.host_socket(host)?;
                 s.connect(SocketAddr::new(IpAddr::V4(host.gateway), port))?;
-                endpoints.push(s);
+                endpoints.push(Some(s));
             }
             Ok(Sockets {
                 router,
@@ -168,7 +187,7 @@ fn local_sockets(
         .map(|_| {
             let s = bind_nonblocking(SocketAddr::new(endpoint_ip, 0))?;
             s.connect(router_addr)?;
-            Ok(s)
+            Ok(Some(s))
         })
         .collect::<std::io::Result<_>>()?;
     Ok(Sockets {
@@ -193,8 +212,27 @@ pub fn run(
 ) -> Result<(Simulator, Summary), LiveError> {
     check_scale(opts.time_scale)?;
     check_packet_sizes(&scenario)?;
+    check_real_flows(&scenario, opts)?;
     let sockets = sockets(&scenario, &opts.network)?;
     run_with(scenario, sockets, opts, progress)
+}
+
+/// A scenario with real stacks' flows runs only in namespaces, and in real time.
+pub fn check_real_flows(scenario: &Scenario, opts: &LiveOptions) -> Result<(), LiveError> {
+    let Some(f) = scenario
+        .flows
+        .iter()
+        .find(|f| f.scheme.external().is_some())
+    else {
+        return Ok(());
+    };
+    if opts.network != Network::Namespaces {
+        return Err(LiveError::NeedsNetns(f.id.clone()));
+    }
+    if opts.time_scale != 1.0 {
+        return Err(LiveError::RealTimeOnly(opts.time_scale));
+    }
+    Ok(())
 }
 
 /// [`run`] on this machine's addresses with a router socket the caller has bound (and whose
@@ -209,6 +247,13 @@ pub fn run_with_router(
 ) -> Result<(Simulator, Summary), LiveError> {
     check_scale(opts.time_scale)?;
     check_packet_sizes(&scenario)?;
+    if let Some(f) = scenario
+        .flows
+        .iter()
+        .find(|f| f.scheme.external().is_some())
+    {
+        return Err(LiveError::NeedsNetns(f.id.clone()));
+    }
     let sockets = local_sockets(&scenario, router, endpoint_ip)?;
     run_with(scenario, sockets, opts, progress)
 }
@@ -224,8 +269,14 @@ fn run_with(
         endpoints,
         testbed,
     } = sockets;
-    let result = run_sockets(scenario, router, endpoints, opts, progress);
-    // The namespaces go only once every socket in them has closed.
+    let stacks = match &testbed {
+        Some(t) if crate::stacks::has_real_flows(&scenario) => Some(
+            crate::stacks::RealStacks::set_up(&scenario, t, opts.files.as_deref())?,
+        ),
+        _ => None,
+    };
+    let result = run_sockets(scenario, router, endpoints, stacks, opts, progress);
+    // The namespaces go only once every socket and device in them has closed.
     drop(testbed);
     result
 }
@@ -253,14 +304,22 @@ struct Remotes {
     deliveries: mpsc::Receiver<(u32, Packet)>,
 }
 
-fn remotes(scenario: &Scenario) -> Remotes {
+/// Stand-ins for every endpoint; those of real stacks' flows read `stacks`' measurements.
+fn remotes(scenario: &Scenario, stacks: Option<&crate::stacks::RealStacks>) -> Remotes {
     let (tx, deliveries) = mpsc::channel();
     let n = EndpointSlot::count(scenario.flows.len());
     let stats: Vec<SharedStats> = (0..n).map(|_| SharedStats::default()).collect();
     let endpoints = stats
         .iter()
         .enumerate()
-        .map(|(i, s)| Box::new(Remote::new(i as u32, tx.clone(), s.clone())) as Box<dyn Endpoint>)
+        .map(|(i, s)| {
+            let real = stacks.and_then(|r| r.stats_source(EndpointSlot::at(i)));
+            let remote = match real {
+                Some(source) => Remote::measured(i as u32, tx.clone(), source),
+                None => Remote::new(i as u32, tx.clone(), s.clone()),
+            };
+            Box::new(remote) as Box<dyn Endpoint>
+        })
         .collect();
     Remotes {
         endpoints,
@@ -397,7 +456,7 @@ pub fn router_only(
     check_scale(time_scale)?;
     check_packet_sizes(&scenario)?;
     let addrs = planned_addrs(&scenario, endpoints_base)?;
-    let r = remotes(&scenario);
+    let r = remotes(&scenario, None);
     let router = Router::new(
         Simulator::with_endpoints(scenario, r.endpoints),
         addrs,
@@ -407,7 +466,8 @@ pub fn router_only(
     let socket = std::net::UdpSocket::bind(listen)?;
     let _priority = crate::priority::raise_for_now(crate::priority::ROUTER);
     let clock = LiveClock::start(time_scale);
-    Ok(router.run(socket, clock, &mut |_| {})?)
+    let (sim, counters, _) = router.run(socket, clock, &mut |_| {})?;
+    Ok((sim, counters))
 }
 
 /// `acclab live endpoints`: every sender and receiver of `scenario` at [`planned_addrs`],
@@ -522,16 +582,18 @@ pub fn check_scale(s: f64) -> Result<(), LiveError> {
     }
 }
 
-/// Runs the endpoints on a tokio runtime and the router on this thread.
+/// Runs the endpoints on a tokio runtime, real stacks' flows on threads of their own, and the
+/// router on this thread.
 fn run_sockets(
     scenario: Scenario,
     router_socket: std::net::UdpSocket,
-    endpoint_sockets: Vec<std::net::UdpSocket>,
+    endpoint_sockets: Vec<Option<std::net::UdpSocket>>,
+    mut stacks: Option<crate::stacks::RealStacks>,
     opts: &LiveOptions,
     progress: &mut dyn FnMut(Time),
 ) -> Result<(Simulator, Summary), LiveError> {
     let rt = runtime(opts.threads)?;
-    let r = remotes(&scenario);
+    let r = remotes(&scenario, stacks.as_ref());
     let counters = Arc::new(EndpointCounters::default());
     // A key of the run's own, unless the caller gave one.
     let key = match &opts.key {
@@ -544,16 +606,31 @@ fn run_sockets(
     {
         let _in_runtime = rt.enter();
         for s in endpoint_sockets {
-            addrs.push(s.local_addr()?);
-            sockets.push(UdpSocket::from_std(s)?);
+            match s {
+                Some(s) => {
+                    addrs.push(s.local_addr()?);
+                    sockets.push(Some(UdpSocket::from_std(s)?));
+                }
+                // A real stack's endpoint: no datagram ever comes from (or goes to) it.
+                None => {
+                    addrs.push(SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0));
+                    sockets.push(None);
+                }
+            }
         }
     }
-    let router = Router::new(
+    let flow_count = scenario.flows.len();
+    let mut router = Router::new(
         Simulator::with_endpoints(scenario, r.endpoints),
         addrs,
         r.deliveries,
         key,
     );
+    if let Some(st) = stacks.as_mut() {
+        let (tuns, hosts, specs) = st.take_network();
+        let ip = crate::ipflows::IpFlows::new(router.sim_mut(), tuns, &hosts, flow_count, specs);
+        router.carry_ip(ip);
+    }
 
     // Real-time priority before the clock starts: the router's first events are due at once,
     // and a thread at ordinary priority can wait milliseconds for a core on a loaded machine.
@@ -562,9 +639,14 @@ fn run_sockets(
     let handles: Vec<_> = tasks
         .into_iter()
         .zip(sockets)
-        .map(|(t, s)| rt.spawn(t.run(s, clock)))
+        .filter_map(|(t, s)| Some(rt.spawn(t.run(s?, clock))))
         .collect();
-    let (sim, rc) = router.run(router_socket, clock, progress)?;
+    let real = stacks.map(|s| s.start(clock)).transpose()?;
+    let outcome = router.run(router_socket, clock, progress);
+    if let Some(real) = real {
+        real.finish();
+    }
+    let (sim, rc, ip) = outcome?;
     let wall = clock.wall_elapsed_s();
     let mut sent_by_endpoints = 0;
     rt.block_on(async {
@@ -595,6 +677,13 @@ fn run_sockets(
         router_realtime: rc.realtime,
         socket_drops_router: rc.socket_drops,
         socket_drops_endpoints: counters.socket_drops.load(Ordering::Relaxed),
+        ip: ip.map(|c| acclab_sim::output::LiveIpSummary {
+            accepted: c.accepted,
+            delivered: c.delivered,
+            rejected_malformed: c.rejected_malformed,
+            rejected_foreign: c.rejected_foreign,
+            write_failures: c.write_failures,
+        }),
         degraded: Vec::new(),
     });
     if let Some(l) = summary.live.as_mut() {
@@ -633,6 +722,7 @@ mod tests {
             router_realtime: true,
             socket_drops_router: 0,
             socket_drops_endpoints: 0,
+            ip: None,
             degraded: vec![],
         };
         assert!(degradation(&sc, &clean).is_empty());

@@ -106,6 +106,19 @@ pub struct TraceDef {
 }
 
 impl Scenario {
+    /// Why the simulator cannot run this scenario: its first flow that acclab's endpoints do not
+    /// run (`kind = "kernel-tcp"` or `"command"`), which only live mode's network namespaces can.
+    pub fn not_simulable(&self) -> Option<String> {
+        let f = self.flows.iter().find(|f| f.scheme.external().is_some())?;
+        Some(format!(
+            "flow {:?} (kind = {:?}) is {}, which runs only in `acclab live run --netns` (as root); \
+             the simulator runs acclab's own schemes (e.g. kind = \"reno\", \"cubic\", \"bbr\")",
+            f.id,
+            f.scheme.kind(),
+            f.scheme.external().unwrap_or_default()
+        ))
+    }
+
     /// What in the scenario is valid but probably not what was meant, for `acclab check` and
     /// `acclab run` to say before running.
     ///

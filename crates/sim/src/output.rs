@@ -80,9 +80,26 @@ pub struct LiveSummary {
     /// because their receive buffers were full — lost outside the emulated network.
     pub socket_drops_router: u64,
     pub socket_drops_endpoints: u64,
+    /// Real stacks' IP packets (`kernel-tcp` and `command` flows), when the run had any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ip: Option<LiveIpSummary>,
     /// Why the run's numbers may not be the emulated network's (empty when nothing was seen):
     /// see `acclab_live::run::degradation`.
     pub degraded: Vec<String>,
+}
+
+/// What live mode's router did with real stacks' IP packets (`acclab_live::ipflows`).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct LiveIpSummary {
+    /// Packets read from the hosts' TUN devices into the emulated network, and written out.
+    pub accepted: u64,
+    pub delivered: u64,
+    /// Not IPv4 (or truncated), and IPv4 between hosts no flow joins: dropped.
+    pub rejected_malformed: u64,
+    pub rejected_foreign: u64,
+    /// Packets a destination's device refused (its kernel's backlog full): lost outside the
+    /// emulated network.
+    pub write_failures: u64,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]

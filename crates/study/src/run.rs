@@ -58,6 +58,9 @@ pub fn run_scenario(
     files: Option<&Path>,
     progress: &mut dyn FnMut(acclab_core::Time),
 ) -> std::io::Result<Finished> {
+    if let Some(why) = sc.not_simulable() {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, why));
+    }
     let (prediction, no_theory) = match acclab_theory::predict(&sc) {
         Ok(eq) => (Some(eq), None),
         Err(e) => (None, Some(e.to_string())),

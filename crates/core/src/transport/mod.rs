@@ -11,6 +11,7 @@
 //! 3. then re-arm its timer at `poll_timeout()`.
 
 pub mod cbr;
+pub mod external;
 pub mod monaco;
 pub mod onoff;
 pub mod pacer;
