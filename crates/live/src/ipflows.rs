@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex};
 
 use acclab_core::packet::PacketKind;
 use acclab_core::queue::{Backlog, DropReason};
-use acclab_core::transport::EndpointStats;
+use acclab_core::transport::{EndpointSlot, EndpointStats, Side};
 use acclab_core::{FlowId, Packet, Time};
 use acclab_scenario::LinkId;
 use acclab_sim::observe::Observer;
@@ -242,7 +242,7 @@ impl IpFlows {
         let Some(f) = self.flows[pkt.flow.0 as usize].as_ref() else {
             return;
         };
-        let to_source = endpoint % 2 == 0;
+        let to_source = EndpointSlot::at(endpoint as usize).side() == Side::Sender;
         let device = if to_source { f.src } else { f.dst };
         if pkt.ecn.is_marked() {
             ip::mark_ce(&mut bytes);

@@ -88,7 +88,7 @@ impl Probe {
         let (sum, n) = {
             let mut r = self.rtt.lock().unwrap_or_else(|e| e.into_inner());
             if info.tcpi_rtt > 0 {
-                r.0 = r.0 + srtt;
+                r.0 += srtt;
                 r.1 += 1;
             }
             *r
