@@ -33,6 +33,14 @@ pub struct BenchArgs {
     /// Seconds per rate (the first second is not measured).
     #[arg(long, default_value_t = 5)]
     seconds: u64,
+    /// Measure the real-stack path instead (Linux, as root, with iperf3 and ping installed):
+    /// hosts in network namespaces with TUN devices, iperf3 sending UDP at 1.05 × the rate over
+    /// an emulated link at each rate (10 ms each way, a buffer of two bandwidth-delay products)
+    /// and, on a second link of the same rate and delay, `ping` every 10 ms: the delivered rate
+    /// against the emulated one, and the delay and jitter the router adds to the emulated round
+    /// trip.
+    #[arg(long)]
+    netns: bool,
 }
 
 #[derive(clap::Args)]
@@ -349,15 +357,18 @@ fn bench(a: BenchArgs) -> Result<()> {
             a.seconds
         );
     }
+    if let Some(r) = a.rates.iter().find(|r| !(r.is_finite() && **r > 0.0)) {
+        bail!("--rates: {r} is not a positive rate");
+    }
+    if a.netns {
+        return bench_real_stacks(&a);
+    }
     println!("router emulator on loopback, 1000-byte datagrams, CBR at 1.05 × the emulated rate, {} s per rate", a.seconds);
     println!(
         "{:>10} {:>14} {:>10} {:>12} {:>10} {:>12}",
         "rate Mb/s", "delivered Mb/s", "error %", "datagrams/s", "CPU %", "socket loss"
     );
     for &r in &a.rates {
-        if !(r.is_finite() && r > 0.0) {
-            bail!("--rates: {r} is not a positive rate");
-        }
         let text = format!(
             r#"name = "router-bench"
 duration = "{s}s"
@@ -400,5 +411,124 @@ window = ["1s", "{s}s"]
         );
     }
     println!("(CPU % is the whole process — router, CBR sender and receiver — of one core; error is delivered vs emulated rate)");
+    Ok(())
+}
+
+/// `acclab live bench --netns`: the real-stack path's fidelity (see [`BenchArgs::netns`]).
+fn bench_real_stacks(a: &BenchArgs) -> Result<()> {
+    const DELAY_MS: f64 = 10.0;
+    println!(
+        "real-stack path: iperf3 UDP at 1.05 × the rate, and ping, through TUN devices and the router; 1500-byte packets, {DELAY_MS} ms each way, {} s per rate",
+        a.seconds
+    );
+    println!(
+        "{:>10} {:>14} {:>9} {:>15} {:>11} {:>13} {:>7}",
+        "rate Mb/s",
+        "delivered Mb/s",
+        "error %",
+        "added delay ms",
+        "jitter ms",
+        "router lag ms",
+        "CPU %"
+    );
+    let mut best: Option<f64> = None;
+    for &r in &a.rates {
+        // Two bandwidth-delay products of the round trip, at least 100 packets.
+        let buffer = ((r * 1e6 * 2.0 * DELAY_MS * 2e-3 / 8.0 / 1500.0).ceil() as u64).max(100);
+        let text = format!(
+            r#"name = "real-stack-bench"
+duration = "{s}s"
+[defaults]
+packet_size = "1500B"
+[[link]]
+between = ["a", "b"]
+rate = "{r}Mbps"
+delay = "{DELAY_MS}ms"
+queue = {{ kind = "droptail", limit = "{buffer}pkt" }}
+[[link]]
+between = ["c", "d"]
+rate = "{r}Mbps"
+delay = "{DELAY_MS}ms"
+[[flow]]
+id = "udp"
+kind = "command"
+params = {{ server = "iperf3 -s -1 -p {{port}}", client = "iperf3 -c {{dst}} -p {{port}} -u -l 1472 -b {over}M -t {send}" }}
+from = "a"
+to = "b"
+[[flow]]
+id = "ping"
+kind = "command"
+params = {{ client = "ping -q -n -i 0.01 -w {send} {{dst}}" }}
+from = "c"
+to = "d"
+[output]
+window = ["1s", "{last}s"]
+"#,
+            s = a.seconds,
+            last = a.seconds - 1,
+            // Until a second before the end, so that ping and iperf3 end and report themselves.
+            send = a.seconds - 1,
+            over = r * 1.05,
+        );
+        let sc = scenario::parse(&text, "<live bench --netns>")?;
+        let logs = tempfile::tempdir().context("cannot make a temporary directory")?;
+        let opts = LiveOptions {
+            network: Network::Namespaces,
+            files: Some(logs.path().to_path_buf()),
+            ..Default::default()
+        };
+        let cpu0 = cpu_seconds();
+        let (_, summary) = acclab_live::run(sc, &opts, &mut |_| {})?;
+        let cpu = cpu_seconds().zip(cpu0).map(|(b, a)| b - a);
+        // UDP payload delivered, as wire bytes: 1472 + 8 (UDP) + 20 (IP) per packet.
+        let delivered = summary.flows[0].throughput_bps * 1500.0 / 1472.0 / 1e6;
+        let l = summary
+            .live
+            .as_ref()
+            .context("a live run has live fields")?;
+        let ping = std::fs::read_to_string(logs.path().join("programs/ping-client.log"))
+            .unwrap_or_default();
+        // "rtt min/avg/max/mdev = 20.1/20.2/21.0/0.1 ms[, pipe 2]"; the emulated round trip is the two
+        // delays and two serialisations of an 84-byte ping packet.
+        let stats: Vec<f64> = ping
+            .lines()
+            .find_map(|l| l.split_once(" = ").filter(|(k, _)| k.contains("mdev")))
+            .map(|(_, v)| {
+                // "… ms" or "… ms, pipe 2"
+                v.split(" ms")
+                    .next()
+                    .unwrap_or_default()
+                    .split('/')
+                    .filter_map(|x| x.trim().parse().ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let emulated_ms = 2.0 * DELAY_MS + 2.0 * 84.0 * 8.0 / (r * 1e6) * 1e3;
+        let (added, jitter) = match stats.as_slice() {
+            [_, avg, _, mdev] => (Some(avg - emulated_ms), Some(*mdev)),
+            _ => (None, None),
+        };
+        let error = 100.0 * (delivered - r) / r;
+        let show = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.3}"));
+        println!(
+            "{r:>10.1} {delivered:>14.2} {error:>9.2} {:>15} {:>11} {:>13} {:>7}",
+            show(added),
+            show(jitter),
+            format!("{:.3}", l.router_mean_lag_s * 1e3),
+            cpu.map_or("-".into(), |c| format!(
+                "{:.0}",
+                100.0 * c / l.wall_duration_s
+            )),
+        );
+        let within = error.abs() <= 1.0 && added.is_some_and(|d| d.abs() <= 0.01 * emulated_ms);
+        if within {
+            best = Some(best.map_or(r, |b: f64| b.max(r)));
+        }
+    }
+    match best {
+        Some(b) => println!("highest rate with the delivered rate and the round trip both within 1% of the emulated: {b} Mb/s"),
+        None => println!("at no rate tried were the delivered rate and the round trip both within 1% of the emulated"),
+    }
+    println!("(delivered: the UDP flow's payload delivered by the router, as wire bytes, 1500/1472; added delay: ping's mean RTT less the emulated round trip, on an idle link; jitter: ping's mdev; CPU % of one core, the whole process)");
     Ok(())
 }

@@ -28,6 +28,16 @@ use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::clock::LiveClock;
 
+/// Header bytes of a full-sized kernel TCP segment: IPv4 (20) + TCP (20) + the timestamp option
+/// Linux sets by default (12). A 1500-byte packet carries 1448 bytes of goodput.
+pub const HEADERS: u32 = 52;
+
+/// Goodput (application bytes) of a kernel TCP flow as wire bytes, with `packet`-byte packets:
+/// how it compares with acclab's throughput, which counts whole packets (SPEC §2).
+pub fn wire_bytes(goodput: f64, packet: u32) -> f64 {
+    goodput * f64::from(packet) / f64::from(packet.saturating_sub(HEADERS).max(1))
+}
+
 /// How often the flow's threads look at the clock while they wait on their socket.
 pub const TICK: StdDuration = StdDuration::from_millis(20);
 

@@ -19,10 +19,6 @@
 use acclab_live::{LiveOptions, Network};
 use acclab_sim::Summary;
 
-/// Header bytes per kernel TCP segment with timestamps.
-const KERNEL_HEADERS: f64 = 52.0;
-const PACKET: f64 = 1500.0;
-
 fn scenario(kind: &str, n: usize) -> acclab_scenario::Scenario {
     let text = format!(
         r#"name = "linux-{n}"
@@ -71,12 +67,16 @@ struct Measured {
     jain: f64,
 }
 
-fn measure(sim: &acclab_sim::Simulator, s: &Summary, payload_scale: f64) -> Measured {
+/// `kernel`: the flows are Linux's, whose goodput is converted to wire bytes.
+fn measure(sim: &acclab_sim::Simulator, s: &Summary, kernel: bool) -> Measured {
     let n = s.flows.len();
     let thr: Vec<f64> = s
         .flows
         .iter()
-        .map(|f| f.throughput_bps * payload_scale)
+        .map(|f| match kernel {
+            true => acclab_live::kernel::wire_bytes(f.throughput_bps, 1500),
+            false => f.throughput_bps,
+        })
         .collect();
     let (from, to) = (s.window.from_s, s.window.to_s);
     let periods: Vec<f64> = (0..n as u32)
@@ -186,7 +186,7 @@ fn compare(cc: &str, n: usize, period: bool) {
         return;
     }
     let (sim, s) = acclab_sim::run(scenario(&format!("kind = \"{cc}\""), n), &mut |_| {});
-    let simulated = measure(&sim, &s, 1.0);
+    let simulated = measure(&sim, &s, false);
     let _turn = one_at_a_time();
     let opts = LiveOptions {
         network: Network::Namespaces,
@@ -199,7 +199,7 @@ fn compare(cc: &str, n: usize, period: bool) {
     let ip = live.ip.as_ref().expect("real stacks' counters");
     assert!(ip.accepted > 10_000, "{ip:?}");
     assert_eq!(ip.rejected_foreign + ip.write_failures, 0, "{ip:?}");
-    let kernel = measure(&ksim, &ks, PACKET / (PACKET - KERNEL_HEADERS));
+    let kernel = measure(&ksim, &ks, true);
     eprintln!(
         "{cc} x{n}: simulated {simulated:?}\n{cc} x{n}: Linux     {kernel:?}\nlive: {live:?}"
     );
