@@ -367,3 +367,29 @@ fn an_interrupted_netns_run_removes_its_namespaces() {
         assert!(!tmp.path().join("out/summary.json").exists());
     }
 }
+
+/// Flows of real stacks (issue 25) run only in live mode's namespaces: the simulator and the
+/// loopback live mode refuse them before any output directory exists, naming the flow.
+#[test]
+fn real_stacks_flows_are_refused_outside_live_namespaces() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = format!(
+        "{}/../../scenarios/live/real-stacks.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let o = acclab(tmp.path(), &["check", &file]);
+    assert!(o.status.success(), "{}", text(&o));
+    for args in [
+        vec!["run", file.as_str(), "--out", "sim"],
+        vec!["live", "run", file.as_str(), "--out", "live"],
+    ] {
+        let o = acclab(tmp.path(), &args);
+        assert!(!o.status.success(), "{args:?}: {}", text(&o));
+        assert!(
+            text(&o).contains("\"linux-cubic\"") && text(&o).contains("--netns"),
+            "{args:?}: {}",
+            text(&o)
+        );
+        assert!(!tmp.path().join(args[args.len() - 1]).exists(), "{args:?}");
+    }
+}

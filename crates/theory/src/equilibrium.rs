@@ -159,10 +159,13 @@ fn utility(f: &FlowDef, d: f64, packet_size: f64) -> Result<Utility, String> {
     }
 }
 
-/// Whether `f` is a long-lived window-based TCP flow (no finite size): traffic the theory does
-/// not model that takes a persistent, unknown share of its links.
+/// Whether `f` is a long-lived window-based TCP flow (no finite size), or a real stack's flow
+/// that may be one (live mode's kernel TCP, programs): traffic the theory does not model that
+/// takes a persistent, unknown share of its links.
 fn persistent_tcp(f: &FlowDef) -> bool {
     match &f.scheme {
+        SchemeConfig::KernelTcp(p) => p.size.is_none(),
+        SchemeConfig::Command(_) => true,
         SchemeConfig::Reno(p) => p.size.is_none(),
         SchemeConfig::Cubic(p) => p.size.is_none(),
         SchemeConfig::Dctcp(p) => p.size.is_none(),
