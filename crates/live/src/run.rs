@@ -113,12 +113,8 @@ pub enum LiveError {
     NeedsNetns(String),
     #[error("kernel TCP and programs run in real time: --time-scale must be 1, not {0}")]
     RealTimeOnly(f64),
-    #[error("flow {flow} is past the last port a real flow's connection can have ({first} + flows < 65536)", first = crate::ipflows::FIRST_PORT, flow = .0)]
-    TooManyRealFlows(usize),
-    #[error("flow {0:?}: kernel-tcp flows that share a host must agree on `ecn` (it is the host's net.ipv4.tcp_ecn)")]
-    EcnDisagrees(String),
-    #[error("flow {flow:?}: {error}")]
-    RealFlow { flow: String, error: String },
+    #[error(transparent)]
+    RealStacks(#[from] crate::stacks::StacksError),
 }
 
 // By hand rather than `#[from]`: the message already holds the cause, and a source as well would

@@ -26,9 +26,24 @@ use acclab_sim::simulator::flow_times;
 use crate::clock::LiveClock;
 use crate::ipflows::{flow_port, metered_stats, FlowMeter, IpFlowSpec};
 use crate::kernel::{KernelFlow, Probe};
+use crate::netns::NetnsError;
 use crate::netns::{in_namespace, Testbed};
 use crate::router::StatsSource;
-use crate::run::LiveError;
+
+/// Why a scenario's real stacks could not be set up or started.
+#[derive(Debug, thiserror::Error)]
+pub enum StacksError {
+    #[error("flow {flow} is past the last port a real flow's connection can have ({first} + flows < 65536)", first = crate::ipflows::FIRST_PORT, flow = .0)]
+    TooManyRealFlows(usize),
+    #[error("flow {0:?}: kernel-tcp flows that share a host must agree on `ecn` (it is the host's net.ipv4.tcp_ecn)")]
+    EcnDisagrees(String),
+    #[error("flow {flow:?}: {error}")]
+    RealFlow { flow: String, error: String },
+    #[error(transparent)]
+    Netns(#[from] NetnsError),
+    #[error("cannot set up real stacks' flows: {0}")]
+    Io(#[from] std::io::Error),
+}
 
 /// How a real flow is measured.
 enum Measured {
@@ -70,7 +85,7 @@ impl RealStacks {
         scenario: &Scenario,
         testbed: &Testbed,
         logs: Option<&Path>,
-    ) -> Result<RealStacks, LiveError> {
+    ) -> Result<RealStacks, StacksError> {
         let real: Vec<usize> = (0..scenario.flows.len())
             .filter(|&i| scenario.flows[i].scheme.external().is_some())
             .collect();
@@ -107,7 +122,7 @@ impl RealStacks {
         let mut ecn: HashMap<_, bool> = HashMap::new();
         for &i in &real {
             let f = &scenario.flows[i];
-            let port = flow_port(i).ok_or(LiveError::TooManyRealFlows(i))?;
+            let port = flow_port(i).ok_or(StacksError::TooManyRealFlows(i))?;
             let (src, dst) = (testbed.host(f.src), testbed.host(f.dst));
             let (start, stop) = flow_times(scenario, i);
             let until = stop.unwrap_or(end).min(end);
@@ -116,7 +131,7 @@ impl RealStacks {
                 SchemeConfig::KernelTcp(p) => {
                     for h in [f.src, f.dst] {
                         if *ecn.entry(h).or_insert(p.ecn) != p.ecn {
-                            return Err(LiveError::EcnDisagrees(f.id.clone()));
+                            return Err(StacksError::EcnDisagrees(f.id.clone()));
                         }
                     }
                     let (dst_addr, cc) = (dst.ip_addr, p.cc.clone());
@@ -127,7 +142,7 @@ impl RealStacks {
                     let sender = in_namespace(&src.namespace, move || {
                         crate::kernel::sender_socket(src_addr, port, &cc)
                     })
-                    .map_err(|e| LiveError::RealFlow {
+                    .map_err(|e| StacksError::RealFlow {
                         flow: f.id.clone(),
                         error: e.to_string(),
                     })?;
@@ -217,7 +232,7 @@ impl RealStacks {
     }
 
     /// Starts every real flow on `clock`.
-    pub fn start(self, clock: LiveClock) -> Result<Running, LiveError> {
+    pub fn start(self, clock: LiveClock) -> Result<Running, StacksError> {
         let mut threads = Vec::new();
         for k in self.kernel {
             threads.extend(k.spawn(clock));
@@ -235,7 +250,7 @@ impl RealStacks {
                     .as_ref()
                     .map(|d| d.join(format!("{}-server.log", c.id)));
                 servers.push(spawn_in(&c.dst_ns, line, log.as_deref()).map_err(|e| {
-                    LiveError::RealFlow {
+                    StacksError::RealFlow {
                         flow: c.id.clone(),
                         error: format!("cannot start the server {line:?}: {e}"),
                     }
@@ -292,7 +307,7 @@ impl Running {
 
 /// Two command flows between the same two hosts cannot be told apart (their packets carry no
 /// port acclab chose).
-fn check_commands_apart(scenario: &Scenario, real: &[usize]) -> Result<(), LiveError> {
+fn check_commands_apart(scenario: &Scenario, real: &[usize]) -> Result<(), StacksError> {
     let mut seen: HashMap<_, &str> = HashMap::new();
     for &i in real {
         let f = &scenario.flows[i];
@@ -301,7 +316,7 @@ fn check_commands_apart(scenario: &Scenario, real: &[usize]) -> Result<(), LiveE
         }
         let pair = (f.src.min(f.dst), f.src.max(f.dst));
         if let Some(other) = seen.insert(pair, &f.id) {
-            return Err(LiveError::RealFlow {
+            return Err(StacksError::RealFlow {
                 flow: f.id.clone(),
                 error: format!(
                     "it joins the same two nodes as command flow {other:?}; acclab tells command flows' packets apart by their hosts only, so give each its own pair of nodes"
