@@ -11,6 +11,9 @@ use acclab_core::{FlowId, Packet, PacketKind};
 use acclab_live::auth::{Key, Opener, Rejection, Sealer};
 use acclab_live::{wire, LiveOptions, Network};
 use acclab_scenario as scenario;
+use common::{may_create_namespaces, one_at_a_time};
+
+mod common;
 
 /// Two Monaco loops with weights 1 and 2 and different RTTs over one 10 Mb/s bottleneck with a
 /// two-priority buffer: weighted PF gives them 1/3 and 2/3 of it.
@@ -33,14 +36,6 @@ fn options(network: Network) -> LiveOptions {
         network,
         ..LiveOptions::default()
     }
-}
-
-/// Live runs share the machine's cores with their own router's polling loop; one at a time keeps
-/// them from measuring each other.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn run_dumbbell(network: Network) -> acclab_sim::Summary {
@@ -232,24 +227,6 @@ fn router_shrugs_off_junk_and_strangers() {
         live.degraded
     );
     check_weighted_pf(&s);
-}
-
-/// Whether this process may create network namespaces: root, with iproute2's `ip`.
-fn may_create_namespaces() -> Result<(), &'static str> {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    // "Uid: real effective saved fs"
-    let euid = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Uid:"))
-        .and_then(|ids| ids.split_whitespace().nth(1));
-    if euid != Some("0") {
-        return Err("not root");
-    }
-    let ip = std::process::Command::new("ip").arg("-V").output();
-    if !ip.is_ok_and(|o| o.status.success()) {
-        return Err("iproute2's `ip` is not installed");
-    }
-    Ok(())
 }
 
 /// Namespaces named after this process (a testbed's are `acclab-<pid>-…`).
