@@ -181,6 +181,13 @@ impl Router {
         let priority = crate::priority::raise_for_now(crate::priority::ROUTER);
         self.counters.realtime = priority.raised();
         let mut rx = vec![0u8; wire::MAX_DATAGRAM + 1];
+        // What the router waits on: its socket, and the hosts' TUN devices if it carries IP.
+        let fds: Vec<std::os::fd::RawFd> = {
+            use std::os::fd::AsRawFd;
+            std::iter::once(socket.as_raw_fd())
+                .chain(self.ip.iter().flat_map(|ip| ip.fds()))
+                .collect()
+        };
         let mut tx = Vec::with_capacity(2048);
         let end = self.sim.end();
         let mut next_progress = std::time::Instant::now();
@@ -213,9 +220,6 @@ impl Router {
                 self.counters.lag_max_ns = self.counters.lag_max_ns.max(lag);
                 self.sim.advance(t);
             } else {
-                use std::os::fd::AsRawFd;
-                let mut fds = vec![socket.as_raw_fd()];
-                fds.extend(self.ip.iter().flat_map(|ip| ip.fds()));
                 wait(&fds, POLL_IN, (deadline - now).min(MAX_WAIT))?;
             }
             self.send_deliveries(&socket, &mut tx)?;
