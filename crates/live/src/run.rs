@@ -215,11 +215,7 @@ pub fn run(
 
 /// A scenario with real stacks' flows runs only in namespaces, and in real time.
 pub fn check_real_flows(scenario: &Scenario, opts: &LiveOptions) -> Result<(), LiveError> {
-    let Some(f) = scenario
-        .flows
-        .iter()
-        .find(|f| f.scheme.external().is_some())
-    else {
+    let Some(f) = scenario.first_external_flow() else {
         return Ok(());
     };
     if opts.network != Network::Namespaces {
@@ -243,11 +239,7 @@ pub fn run_with_router(
 ) -> Result<(Simulator, Summary), LiveError> {
     check_scale(opts.time_scale)?;
     check_packet_sizes(&scenario)?;
-    if let Some(f) = scenario
-        .flows
-        .iter()
-        .find(|f| f.scheme.external().is_some())
-    {
+    if let Some(f) = scenario.first_external_flow() {
         return Err(LiveError::NeedsNetns(f.id.clone()));
     }
     let sockets = local_sockets(&scenario, router, endpoint_ip)?;
@@ -266,7 +258,7 @@ fn run_with(
         testbed,
     } = sockets;
     let stacks = match &testbed {
-        Some(t) if crate::stacks::has_real_flows(&scenario) => Some(
+        Some(t) if scenario.first_external_flow().is_some() => Some(
             crate::stacks::RealStacks::set_up(&scenario, t, opts.files.as_deref())?,
         ),
         _ => None,

@@ -74,11 +74,6 @@ pub struct RealStacks {
     logs: Option<PathBuf>,
 }
 
-/// Whether `scenario` has flows that real stacks run.
-pub fn has_real_flows(scenario: &Scenario) -> bool {
-    scenario.flows.iter().any(|f| f.scheme.external().is_some())
-}
-
 impl RealStacks {
     /// Sets up every real flow of `scenario` on `testbed`; program output goes under `logs`.
     pub fn set_up(

@@ -106,10 +106,15 @@ pub struct TraceDef {
 }
 
 impl Scenario {
+    /// The first flow that a real stack runs (`kernel-tcp`, `command`), not acclab's endpoints.
+    pub fn first_external_flow(&self) -> Option<&FlowDef> {
+        self.flows.iter().find(|f| f.scheme.external().is_some())
+    }
+
     /// Why the simulator cannot run this scenario: its first flow that acclab's endpoints do not
     /// run (`kind = "kernel-tcp"` or `"command"`), which only live mode's network namespaces can.
     pub fn not_simulable(&self) -> Option<String> {
-        let f = self.flows.iter().find(|f| f.scheme.external().is_some())?;
+        let f = self.first_external_flow()?;
         Some(format!(
             "flow {:?} (kind = {:?}) is {}, which runs only in `acclab live run --netns` (as root); \
              the simulator runs acclab's own schemes (e.g. kind = \"reno\", \"cubic\", \"bbr\")",
