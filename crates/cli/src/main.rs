@@ -742,8 +742,18 @@ fn write_results(
                 t0.elapsed().as_secs_f64()
             );
         }
+        let trace = match sim.scenario().output.trace.as_ref().map(|t| t.format) {
+            Some(acclab_scenario::TraceFormat::Pcap) => ", trace.pcapng",
+            Some(acclab_scenario::TraceFormat::Csv) => ", trace.csv",
+            None => "",
+        };
+        let programs = if dir.join("programs").is_dir() {
+            "; the programs' output in programs/"
+        } else {
+            ""
+        };
         println!(
-            "\nResults in {}/: summary.json, flows.csv, links.csv{}",
+            "\nResults in {}/: summary.json, flows.csv, links.csv{trace}{}{programs}",
             dir.display(),
             if model.is_some() {
                 "; the model tier's in model/"

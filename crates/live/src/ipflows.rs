@@ -14,6 +14,10 @@
 //! router's store. A queue that marks it sets CE in the real header on the way out
 //! ([`crate::ip::mark_ce`]); a packet the network drops is removed from the store (a drop
 //! observer tells the router). Nothing else of the bytes is touched.
+//!
+//! A packet trace of the run (`[output] trace`, pcap) records these packets' own headers — IP
+//! and TCP/UDP as the hosts' kernels wrote them, CE where a queue marked — rather than
+//! synthesised ones ([`IpFlows::capture`]).
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -28,6 +32,7 @@ use acclab_core::transport::{EndpointSlot, EndpointStats, Side};
 use acclab_core::{FlowId, Packet, Time};
 use acclab_scenario::LinkId;
 use acclab_sim::observe::Observer;
+use acclab_sim::trace::PacketBytes;
 use acclab_sim::Simulator;
 
 use crate::clock::LiveClock;
@@ -77,6 +82,14 @@ pub struct IpCounters {
     pub write_failures: u64,
 }
 
+/// The bytes of every real packet in the emulated network, by its `seq` (shared with a trace).
+type Store = Arc<Mutex<slab::Slab<Vec<u8>>>>;
+
+/// Locks the store (a panic elsewhere leaves its bytes usable).
+fn lock(store: &Store) -> std::sync::MutexGuard<'_, slab::Slab<Vec<u8>>> {
+    store.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// The router's real-stack side: the devices, the flows, the packets in flight.
 pub struct IpFlows {
     tuns: Vec<File>,
@@ -85,8 +98,7 @@ pub struct IpFlows {
     flows: Vec<Option<IpFlow>>,
     /// The flows between two hosts (the lower device index first).
     by_pair: HashMap<(usize, usize), Vec<usize>>,
-    /// The bytes of every packet in the emulated network, by its `seq`.
-    store: slab::Slab<Vec<u8>>,
+    store: Store,
     dropped: Arc<Mutex<Vec<u64>>>,
     buf: Vec<u8>,
     pub counters: IpCounters,
@@ -136,7 +148,7 @@ impl IpFlows {
             host_of: addrs.iter().enumerate().map(|(i, a)| (*a, i)).collect(),
             flows,
             by_pair,
-            store: slab::Slab::new(),
+            store: Store::default(),
             dropped,
             buf: vec![0; 65_536],
             counters: IpCounters::default(),
@@ -198,7 +210,7 @@ impl IpFlows {
         };
         let mut pkt = Packet::new(FlowId(flow as u32), kind, u32::from(h.len));
         pkt.ecn = h.core_ecn();
-        pkt.seq = self.store.insert(self.buf[..h.len as usize].to_vec()) as u64;
+        pkt.seq = lock(&self.store).insert(self.buf[..h.len as usize].to_vec()) as u64;
         pkt.sent_at = sim.now();
         self.counters.accepted += 1;
         sim.inject_external(pkt);
@@ -236,7 +248,7 @@ impl IpFlows {
     /// host, 2f + 1: its destination) to that host's device, with CE set if a queue marked it.
     pub fn deliver(&mut self, endpoint: u32, pkt: &Packet) {
         self.forget_dropped();
-        let Some(mut bytes) = self.store.try_remove(pkt.seq as usize) else {
+        let Some(mut bytes) = lock(&self.store).try_remove(pkt.seq as usize) else {
             return;
         };
         let Some(f) = self.flows[pkt.flow.0 as usize].as_ref() else {
@@ -274,14 +286,60 @@ impl IpFlows {
     /// Frees the bytes of packets the network dropped.
     fn forget_dropped(&mut self) {
         let dropped = std::mem::take(&mut *self.dropped.lock().unwrap_or_else(|e| e.into_inner()));
+        if dropped.is_empty() {
+            return;
+        }
+        let mut store = lock(&self.store);
         for seq in dropped {
-            self.store.try_remove(seq as usize);
+            store.try_remove(seq as usize);
         }
     }
 
     /// Packets whose bytes the router holds (in the network's queues and pipes).
     pub fn in_flight(&self) -> usize {
-        self.store.len()
+        lock(&self.store).len()
+    }
+
+    /// The real packets' headers, for a packet trace of the run.
+    pub fn capture(&self) -> Box<dyn PacketBytes> {
+        Box::new(Capture {
+            real: self.flows.iter().map(Option::is_some).collect(),
+            store: self.store.clone(),
+        })
+    }
+}
+
+/// How many bytes of a real packet a trace keeps at most: its IP and transport headers (60 +
+/// 60 at their longest) and no payload; ICMP and other protocols up to this length.
+const SNAP_LEN: usize = 128;
+
+/// A trace's view of the real packets' bytes.
+struct Capture {
+    real: Vec<bool>,
+    store: Store,
+}
+
+impl PacketBytes for Capture {
+    fn capture(&mut self, p: &Packet, buf: &mut Vec<u8>) -> Option<u32> {
+        if self.real.get(p.flow.0 as usize) != Some(&true) {
+            return None;
+        }
+        let store = lock(&self.store);
+        let bytes = store.get(p.seq as usize)?;
+        let headers = Header::parse(bytes)
+            .ok()
+            .and_then(|h| h.payload_len.map(|n| usize::from(h.len - n)));
+        let keep = headers
+            .unwrap_or(bytes.len())
+            .min(SNAP_LEN)
+            .min(bytes.len());
+        buf.clear();
+        buf.extend_from_slice(&bytes[..keep]);
+        // As the packet leaves a queue that marked it (the store's copy is marked on delivery).
+        if p.ecn.is_marked() {
+            ip::mark_ce(buf);
+        }
+        Some(bytes.len() as u32)
     }
 }
 

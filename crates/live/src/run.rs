@@ -115,6 +115,10 @@ pub enum LiveError {
     RealTimeOnly(f64),
     #[error(transparent)]
     RealStacks(#[from] crate::stacks::StacksError),
+    #[error("the scenario asks for a packet trace ([output] trace) but the run has no directory to write it into")]
+    TraceNowhere,
+    #[error("cannot write the packet trace: {0}")]
+    Trace(std::io::Error),
 }
 
 // By hand rather than `#[from]`: the message already holds the cause, and a source as well would
@@ -252,6 +256,9 @@ fn run_with(
     opts: &LiveOptions,
     progress: &mut dyn FnMut(Time),
 ) -> Result<(Simulator, Summary), LiveError> {
+    if trace_nowhere(&scenario, opts) {
+        return Err(LiveError::TraceNowhere);
+    }
     let Sockets {
         router,
         endpoints,
@@ -267,6 +274,11 @@ fn run_with(
     // The namespaces go only once every socket and device in them has closed.
     drop(testbed);
     result
+}
+
+/// A trace asked for where the run writes no files.
+fn trace_nowhere(scenario: &Scenario, opts: &LiveOptions) -> bool {
+    scenario.output.trace.is_some() && opts.files.is_none()
 }
 
 fn runtime(threads: usize) -> std::io::Result<tokio::runtime::Runtime> {
@@ -614,10 +626,21 @@ fn run_sockets(
         r.deliveries,
         key,
     );
+    let mut real_bytes = None;
     if let Some(st) = stacks.as_mut() {
         let (tuns, hosts, specs) = st.take_network();
         let ip = crate::ipflows::IpFlows::new(router.sim_mut(), tuns, &hosts, flow_count, specs);
+        real_bytes = Some(ip.capture());
         router.carry_ip(ip);
+    }
+    // The trace of `[output] trace`: real packets with their own headers.
+    if let Some(dir) = &opts.files {
+        let sim = router.sim_mut();
+        let tracer = acclab_sim::trace::Tracer::create_with_bytes(dir, sim.scenario(), real_bytes)
+            .map_err(LiveError::Trace)?;
+        if let Some(t) = tracer {
+            sim.observe(Box::new(t));
+        }
     }
 
     // Real-time priority before the clock starts: the router's first events are due at once,
@@ -634,8 +657,9 @@ fn run_sockets(
     if let Some(real) = real {
         real.finish();
     }
-    let (sim, rc, ip) = outcome?;
+    let (mut sim, rc, ip) = outcome?;
     let wall = clock.wall_elapsed_s();
+    sim.finish_samples().map_err(LiveError::Trace)?;
     let mut sent_by_endpoints = 0;
     rt.block_on(async {
         for h in handles {

@@ -105,8 +105,12 @@ pub fn simulate_all<const N: usize>(
 pub fn run_live(ctx: &Ctx, label: &str, sc: Scenario, time_scale: f64) -> Result<Run, ReproError> {
     let eq = acclab_theory::predict(&sc).ok();
     let total = sc.duration.0.max(1) as f64;
+    // The run's directory takes what the run writes as it goes (programs' output, a trace).
+    let dir = ctx.out.join(label);
+    std::fs::create_dir_all(&dir)?;
     let opts = acclab_live::LiveOptions {
         time_scale,
+        files: Some(dir),
         ..acclab_live::LiveOptions::default()
     };
     let (sim, summary) = acclab_live::run(sc, &opts, &mut |t| {

@@ -25,6 +25,10 @@
 //! sojourn_s, queue_pkts, reason` (`ack`: the next segment an ACK expects, empty otherwise).
 //!
 //! Both are written as `….part` and renamed when the run finishes.
+//!
+//! Packets that are real (live mode's IP packets of real stacks) carry bytes of their own: a
+//! [`PacketBytes`] source hands the tracer their headers, which the pcap records instead of
+//! synthesised ones (CE set where the queue marked, as the packet will leave the link).
 
 use std::borrow::Cow;
 use std::fs::File;
@@ -58,6 +62,13 @@ enum Sink {
     Csv(Box<csv::Writer<BufWriter<File>>>),
 }
 
+/// Where a tracer finds the bytes of packets that have some (live mode's real IP packets).
+pub trait PacketBytes: Send {
+    /// Writes the packet's captured bytes (its headers at least) into `buf` and returns its
+    /// length on the wire; `None` if it has no bytes of its own (its headers are synthesised).
+    fn capture(&mut self, p: &Packet, buf: &mut Vec<u8>) -> Option<u32>;
+}
+
 /// Writes the trace a scenario asks for.
 pub struct Tracer {
     links: Vec<bool>,
@@ -70,6 +81,8 @@ pub struct Tracer {
     flow_ids: Vec<String>,
     mss: u64,
     buf: Vec<u8>,
+    /// The bytes of real packets, where there are any.
+    bytes: Option<Box<dyn PacketBytes>>,
     error: Option<std::io::Error>,
 }
 
@@ -84,13 +97,27 @@ impl Tracer {
     /// The tracer for `scenario`'s `[output] trace`, writing into `dir`; `None` if it asks for
     /// none.
     pub fn create(dir: &Path, scenario: &Scenario) -> std::io::Result<Option<Tracer>> {
+        Tracer::create_with_bytes(dir, scenario, None)
+    }
+
+    /// [`Tracer::create`], with the real packets' bytes taken from `bytes` in a pcap trace.
+    pub fn create_with_bytes(
+        dir: &Path,
+        scenario: &Scenario,
+        bytes: Option<Box<dyn PacketBytes>>,
+    ) -> std::io::Result<Option<Tracer>> {
         let Some(def) = &scenario.output.trace else {
             return Ok(None);
         };
-        Tracer::new(dir, scenario, def).map(Some)
+        Tracer::new(dir, scenario, def, bytes).map(Some)
     }
 
-    fn new(dir: &Path, sc: &Scenario, def: &TraceDef) -> std::io::Result<Tracer> {
+    fn new(
+        dir: &Path,
+        sc: &Scenario,
+        def: &TraceDef,
+        bytes: Option<Box<dyn PacketBytes>>,
+    ) -> std::io::Result<Tracer> {
         let name = match def.format {
             TraceFormat::Pcap => "trace.pcapng",
             TraceFormat::Csv => "trace.csv",
@@ -152,6 +179,7 @@ impl Tracer {
             flow_ids: sc.flows.iter().map(|f| f.id.clone()).collect(),
             mss: u64::from(sc.packet_size.saturating_sub(40).max(1)),
             buf: Vec::with_capacity(64),
+            bytes,
             error: None,
         })
     }
@@ -221,7 +249,14 @@ impl Tracer {
                 Ok(())
             }
             Sink::Pcap(_) => {
-                let orig = self.headers(p)?;
+                let real = match &mut self.bytes {
+                    Some(b) => b.capture(p, &mut self.buf),
+                    None => None,
+                };
+                let orig = match real {
+                    Some(len) => len,
+                    None => self.headers(p)?,
+                };
                 let (comment, flags) = match what {
                     What::Enqueue => (Cow::Borrowed("enqueue"), 0b01),
                     What::Dequeue(tx) => (
