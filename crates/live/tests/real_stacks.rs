@@ -1,5 +1,5 @@
-//! Cross-validation with Linux (issue 25 §4): the kernel's Reno and CUBIC, emulated through
-//! acclab's router in network namespaces, against acclab's simulated Reno and CUBIC on the same
+//! Cross-validation with Linux (issue 25 §4): the kernel's Reno, CUBIC and BBR, emulated through
+//! acclab's router in network namespaces, against acclab's simulated Reno, CUBIC and BBR on the same
 //! scenario — a 20 Mb/s bottleneck, round-trip propagation delay 20 ms, a buffer of one
 //! bandwidth-delay product (34 packets of 1500 B) — with one and with four flows.
 //!
@@ -12,8 +12,8 @@
 //! Claims (each able to fail): per-flow throughput (the flows' mean) within 10%, the
 //! bottleneck's mean queue within 20%, the period of the congestion window's sawtooth (mean
 //! over flows) within 20%; and the Linux flows share the bottleneck with Jain's index ≥ 0.95.
-//! Two claims do not hold in every case, and those cases say so where they are declared: the
-//! queue with one flow, the period with four CUBIC flows.
+//! Some claims do not hold in every case, and those cases say so where they are declared: the
+//! queue with one flow, the period with four CUBIC flows and with BBR, fairness with BBR.
 //!
 //! The kernel's goodput is application bytes; acclab's throughput counts whole packets (SPEC
 //! §2: a packet's size is on the wire, headers included). The kernel's is converted to wire
@@ -180,6 +180,8 @@ struct Held {
     queue: bool,
     /// The sawtooth period within 20% (see the CUBIC ×4 test).
     period: bool,
+    /// The Linux flows' Jain index at least 0.95 (see the BBR tests).
+    fair: bool,
 }
 
 fn compare(cc: &str, n: usize, held: Held) {
@@ -224,7 +226,7 @@ fn compare(cc: &str, n: usize, held: Held) {
         simulated.mean_queue
     );
     assert!(
-        kernel.jain >= 0.95,
+        !held.fair || kernel.jain >= 0.95,
         "Linux flows share the bottleneck unfairly: Jain {:.3}",
         kernel.jain
     );
@@ -244,6 +246,7 @@ fn compare(cc: &str, n: usize, held: Held) {
 const ONE_FLOW: Held = Held {
     queue: false,
     period: true,
+    fair: true,
 };
 
 #[test]
@@ -259,6 +262,7 @@ fn four_linux_reno_flows_match_acclab_reno() {
         Held {
             queue: true,
             period: true,
+            fair: true,
         },
     );
 }
@@ -281,6 +285,7 @@ fn four_linux_cubic_flows_match_acclab_cubic() {
         Held {
             queue: true,
             period: false,
+            fair: true,
         },
     );
 }
@@ -461,5 +466,40 @@ fn ecn_marks_reach_linux_and_the_trace_holds_its_packets() {
     assert!(
         ece_acks > 10 && cwr_data > 10,
         "ECE {ece_acks}, CWR {cwr_data}"
+    );
+}
+
+/// BBR has no sawtooth: its window is 2 × its BDP estimate and falls only in ProbeRTT (every
+/// 10 s) and in loss recovery, so the period is not compared. Open findings, not hidden (seed 3,
+/// 70 s, window 10–70 s, two runs): with one flow Linux's mean queue is 36–56% above acclab's
+/// (10.0 and 11.4 against 7.3 packets) and its window falls every 1.5–3.6 s (loss recovery: the
+/// queue reaches the one-BDP buffer) where acclab's falls only in ProbeRTT — a likely cause is the emulator's jitter
+/// (the router adds 0.3–4 ms, `acclab live bench --netns`): ACKs that arrive in bursts give
+/// delivery-rate samples above the link's rate, which BBR's max filter keeps, so it paces
+/// above the link; not yet established. With four flows Linux's BBR shares the link less evenly
+/// (Jain 0.90–0.93 against acclab's 0.997), as BBR v1 is known to on shallow buffers.
+#[test]
+fn one_linux_bbr_flow_matches_acclab_bbr() {
+    compare(
+        "bbr",
+        1,
+        Held {
+            queue: false,
+            period: false,
+            fair: true,
+        },
+    );
+}
+
+#[test]
+fn four_linux_bbr_flows_match_acclab_bbr() {
+    compare(
+        "bbr",
+        4,
+        Held {
+            queue: true,
+            period: false,
+            fair: false,
+        },
     );
 }
