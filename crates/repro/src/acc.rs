@@ -1093,7 +1093,7 @@ fn acc_fig11(e: &Exp) -> Result<Report, ReproError> {
             ));
         }
     }
-    common::live_rows(&mut report, &live, scale);
+    common::live_rows(&mut report, "live", &live, scale);
     report
         .notes
         .push(format!("simulation: {}", common::speed(&sim.summary)));

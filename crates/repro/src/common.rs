@@ -103,6 +103,18 @@ pub fn simulate_all<const N: usize>(
 /// wall second), attaches the theory's prediction, and writes the standard outputs into
 /// `ctx.out/label`, like [`simulate`].
 pub fn run_live(ctx: &Ctx, label: &str, sc: Scenario, time_scale: f64) -> Result<Run, ReproError> {
+    run_live_on(ctx, label, sc, time_scale, acclab_live::Network::loopback())
+}
+
+/// [`run_live`] on `network`. A machine that cannot build the network (namespaces without
+/// root) makes the experiment [`ReproError::Unavailable`] rather than failed.
+pub fn run_live_on(
+    ctx: &Ctx,
+    label: &str,
+    sc: Scenario,
+    time_scale: f64,
+    network: acclab_live::Network,
+) -> Result<Run, ReproError> {
     let eq = acclab_theory::predict(&sc).ok();
     let total = sc.duration.0.max(1) as f64;
     // The run's directory takes what the run writes as it goes (programs' output, a trace).
@@ -110,13 +122,22 @@ pub fn run_live(ctx: &Ctx, label: &str, sc: Scenario, time_scale: f64) -> Result
     std::fs::create_dir_all(&dir)?;
     let opts = acclab_live::LiveOptions {
         time_scale,
+        network,
         files: Some(dir),
         ..acclab_live::LiveOptions::default()
     };
     let (sim, summary) = acclab_live::run(sc, &opts, &mut |t| {
         (ctx.progress)(label, t.0 as f64 / total)
     })
-    .map_err(|e| ReproError::Other(format!("live run: {e}")))?;
+    .map_err(|e| {
+        use acclab_live::netns::NetnsError;
+        match e {
+            acclab_live::LiveError::Netns(
+                n @ (NetnsError::NoIp | NetnsError::Command { .. } | NetnsError::Unsupported),
+            ) => ReproError::Unavailable(format!("live run: {n}")),
+            e => ReproError::Other(format!("live run: {e}")),
+        }
+    })?;
     finish(ctx, label, sim, summary, eq)
 }
 
@@ -152,12 +173,12 @@ pub fn simulated_and_live(
 }
 
 /// The live run's counters as a report row (the router rejected nothing) and a note.
-pub fn live_rows(report: &mut crate::Report, live: &Run, time_scale: f64) {
+pub fn live_rows(report: &mut crate::Report, label: &str, live: &Run, time_scale: f64) {
     let Some(l) = &live.summary.live else {
         return;
     };
     report.rows.push(crate::Row::at_most(
-        "live: datagrams the router rejected",
+        format!("{label}: datagrams the router rejected"),
         None,
         None,
         (l.router_rejected_malformed
@@ -167,7 +188,7 @@ pub fn live_rows(report: &mut crate::Report, live: &Run, time_scale: f64) {
         0.0,
     ));
     report.notes.push(format!(
-        "live at time scale {time_scale}: {:.1} s wall; router forwarded {} datagrams, lag mean {:.3} ms / max {:.3} ms of scenario time; endpoints sent {}, received {}",
+        "{label} at time scale {time_scale}: {:.1} s wall; router forwarded {} datagrams, lag mean {:.3} ms / max {:.3} ms of scenario time; endpoints sent {}, received {}",
         l.wall_duration_s,
         l.router_accepted,
         l.router_mean_lag_s * 1e3,
@@ -176,7 +197,7 @@ pub fn live_rows(report: &mut crate::Report, live: &Run, time_scale: f64) {
         l.endpoint_received
     ));
     for why in &l.degraded {
-        report.notes.push(format!("live run DEGRADED: {why}"));
+        report.notes.push(format!("{label} run DEGRADED: {why}"));
     }
 }
 

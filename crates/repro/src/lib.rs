@@ -43,6 +43,7 @@ pub mod common;
 pub mod modern;
 pub mod qos;
 pub mod report;
+pub mod stacks;
 pub mod vegas;
 
 use std::path::PathBuf;
@@ -60,6 +61,10 @@ pub enum ReproError {
     Io(#[from] std::io::Error),
     #[error("{0}")]
     Other(String),
+    /// This machine cannot run the experiment (live runs in network namespaces need root):
+    /// nothing was measured, and nothing failed.
+    #[error("cannot run here: {0}")]
+    Unavailable(String),
 }
 
 /// Where and how a reproduction runs.
@@ -193,6 +198,7 @@ pub fn registry() -> Vec<&'static Spec> {
         &clcc::FIG8,
         &clcc::FIG9,
         &modern::COMPARISON,
+        &stacks::REAL_STACKS,
     ]
 }
 

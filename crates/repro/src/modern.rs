@@ -46,7 +46,7 @@ const QUEUES: [&str; 4] = ["droptail", "codel", "fq-codel", "avd"];
 const DUMBBELL: &str = "db-r1->db-r2";
 const PARKING_LOT: [&str; 3] = ["pl-r1->pl-r2", "pl-r2->pl-r3", "pl-r3->pl-r4"];
 
-fn scheme(name: &str) -> SchemeConfig {
+pub(crate) fn scheme(name: &str) -> SchemeConfig {
     match name {
         "monaco" => SchemeConfig::Monaco(MonacoParams::default()),
         "vegas" => SchemeConfig::Vegas(VegasParams {
@@ -65,7 +65,7 @@ fn scheme(name: &str) -> SchemeConfig {
 /// Discipline `name` with the buffer `limit` the scenario gives the link. CoDel and FQ-CoDel mark
 /// ECN-capable packets (Linux's fq_codel default; only DCTCP's are), and every discipline that
 /// has one gives Monaco's control packets the priority band its estimator needs (000 §IV-B).
-fn queue(name: &str, limit: Limit) -> QueueConfig {
+pub(crate) fn queue(name: &str, limit: Limit) -> QueueConfig {
     match name {
         "droptail" => QueueConfig::Droptail(DroptailParams {
             limit,

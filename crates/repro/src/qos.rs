@@ -810,7 +810,7 @@ fn qos_fig7(e: &Exp) -> Result<Report, ReproError> {
             }
         }
     }
-    common::live_rows(&mut report, &live, scale);
+    common::live_rows(&mut report, "live", &live, scale);
     report
         .notes
         .push(format!("simulation: {}", common::speed(&sim.summary)));

@@ -52,6 +52,28 @@ impl Row {
         }
     }
 
+    /// Measured within `rel` (relative) of `reference`, a value of the experiment's own (another
+    /// of its runs, `name`), which the tolerance quotes.
+    pub fn close_to(
+        quantity: impl Into<String>,
+        name: &str,
+        reference: f64,
+        measured: f64,
+        rel: f64,
+    ) -> Row {
+        let pass = measured.is_finite() && (measured - reference).abs() <= rel * reference.abs();
+        Row {
+            quantity: quantity.into(),
+            paper: None,
+            theory: None,
+            model: None,
+            full_run_only: None,
+            measured,
+            tolerance: format!("±{}% of {name} {}", rel * 100.0, fmt_num(reference)),
+            pass,
+        }
+    }
+
     /// In a quick run (`quick`), the row is reported but not checked, for `reason`: what only
     /// the full run's length or size can establish.
     pub fn full_run_only(mut self, quick: bool, reason: &str) -> Row {
