@@ -11,9 +11,10 @@
 //! The sender's statistics are read from the socket when the router's monitor asks for them (at
 //! every sample): `tcpi_snd_cwnd × tcpi_snd_mss` is the window, `tcpi_rtt` the smoothed RTT,
 //! `tcpi_min_rtt` the base RTT, `tcpi_bytes_sent` and `tcpi_data_segs_out` what was sent,
-//! `tcpi_total_retrans` the retransmissions (also counted as detected losses). The kernel keeps
-//! no sum of RTT samples, so the mean RTT over the window is the mean of the smoothed RTT at the
-//! samples.
+//! `tcpi_total_retrans` the retransmissions (also counted as detected losses), `tcpi_total_rto`
+//! the retransmission timeouts (Linux 6.7 and later; an older kernel reports none). The kernel
+//! keeps no sum of RTT samples, so the mean RTT over the window is the mean of the smoothed RTT
+//! at the samples.
 //!
 //! [`Host::ip_addr`]: crate::netns::Host::ip_addr
 
@@ -109,6 +110,8 @@ impl Probe {
             sent_packets: u64::from(info.tcpi_data_segs_out),
             retransmits: retrans,
             detected_losses: retrans,
+            // Linux 6.7+; zero from an older kernel, which does not count them.
+            timeouts: u64::from(info.tcpi_total_rto),
             cwnd_bytes: Some(u64::from(info.tcpi_snd_cwnd) * u64::from(info.tcpi_snd_mss)),
             srtt: (info.tcpi_rtt > 0).then_some(srtt),
             rtt_sum: sum,
