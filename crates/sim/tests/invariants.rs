@@ -15,6 +15,8 @@ const TCP_KINDS: &[(&str, &str)] = &[
     ("bbr", "sack = true"),
     ("bbr", "sack = false"),
     ("vegas", "sack = false"),
+    ("reno", "sack = true, receive_window = \"4KB\""),
+    ("bbr", "receive_window = \"8KB\""),
 ];
 
 #[derive(Debug, Clone)]

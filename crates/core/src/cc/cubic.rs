@@ -242,6 +242,10 @@ pub struct CubicParams {
     /// Delayed ACKs at the receiver, as for `reno`; absent = an ACK per segment.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delayed_ack: Option<Duration>,
+    /// The receiver's buffer ("6MB" as Linux's largest autotuned one; ns-3's default is
+    /// "128KB"): at most this much past the cumulative ACK is sent; absent = unbounded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receive_window: Option<Bytes>,
     /// SACK-based loss recovery (RFC 6675); on, as Linux's CUBIC runs.
     pub sack: bool,
 }
@@ -260,6 +264,7 @@ impl Default for CubicParams {
             min_rto: d.min_rto,
             initial_window: d.initial_window,
             delayed_ack: None,
+            receive_window: None,
             sack: true,
         }
     }
@@ -275,6 +280,7 @@ impl CubicParams {
             ecn: self.ecn,
             delayed_ack: self.delayed_ack,
             sack: self.sack,
+            receive_window: self.receive_window,
         }
     }
 }

@@ -126,6 +126,10 @@ pub struct DctcpParams {
     /// Delayed ACKs at the receiver, as for `reno`; absent = an ACK per segment.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delayed_ack: Option<Duration>,
+    /// The receiver's buffer ("6MB" as Linux's largest autotuned one; ns-3's default is
+    /// "128KB"): at most this much past the cumulative ACK is sent; absent = unbounded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receive_window: Option<Bytes>,
     /// SACK-based loss recovery (RFC 6675); on, as Linux's DCTCP runs.
     pub sack: bool,
 }
@@ -140,6 +144,7 @@ impl Default for DctcpParams {
             min_rto: d.min_rto,
             initial_window: d.initial_window,
             delayed_ack: None,
+            receive_window: None,
             sack: true,
         }
     }
@@ -155,6 +160,7 @@ impl DctcpParams {
             ecn: true,
             delayed_ack: self.delayed_ack,
             sack: self.sack,
+            receive_window: self.receive_window,
         }
     }
 }

@@ -98,6 +98,10 @@ pub struct RenoParams {
     /// "40ms" as Linux, "200ms" as ns-3); absent = an ACK per segment.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delayed_ack: Option<Duration>,
+    /// The receiver's buffer ("6MB" as Linux's largest autotuned one; ns-3's default is
+    /// "128KB"): at most this much past the cumulative ACK is sent; absent = unbounded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receive_window: Option<Bytes>,
     /// SACK-based loss recovery (RFC 2018, RFC 6675); off: NewReno's, as ns-2's Reno.
     pub sack: bool,
 }
@@ -111,6 +115,7 @@ impl Default for RenoParams {
             min_rto: d.min_rto,
             initial_window: d.initial_window,
             delayed_ack: None,
+            receive_window: None,
             sack: false,
         }
     }
@@ -126,6 +131,7 @@ impl RenoParams {
             ecn: self.ecn,
             delayed_ack: self.delayed_ack,
             sack: self.sack,
+            receive_window: self.receive_window,
         }
     }
 }

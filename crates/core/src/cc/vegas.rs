@@ -38,7 +38,7 @@ use serde::{Deserialize, Serialize};
 use std::ops::Bound::{Excluded, Included};
 
 use crate::params::{in_range, FlowContext, ParamError, SchemeParams};
-use crate::transport::tcp::{check_delayed_ack, TcpConfig, TcpOptions};
+use crate::transport::tcp::{check_delayed_ack, check_receive_window, TcpConfig, TcpOptions};
 use crate::transport::Endpoint;
 use crate::units::Bytes;
 
@@ -310,6 +310,10 @@ pub struct VegasParams {
     /// Delayed ACKs at the receiver, as for `reno`; absent = an ACK per segment.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delayed_ack: Option<Duration>,
+    /// The receiver's buffer ("6MB" as Linux's largest autotuned one; ns-3's default is
+    /// "128KB"): at most this much past the cumulative ACK is sent; absent = unbounded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receive_window: Option<Bytes>,
     /// SACK-based loss recovery (RFC 6675); off: NewReno's, as the papers' ns-2 Vegas.
     pub sack: bool,
 }
@@ -329,6 +333,7 @@ impl Default for VegasParams {
             min_rto: d.min_rto,
             initial_window: d.initial_window,
             delayed_ack: None,
+            receive_window: None,
             sack: false,
         }
     }
@@ -375,6 +380,7 @@ impl VegasParams {
             ));
         }
         check_delayed_ack(self.delayed_ack)?;
+        check_receive_window(self.receive_window)?;
         if matches!(self.per, PerUnit::Time(d) if d.0 == 0) {
             return Err(ParamError::at(
                 "per",
@@ -475,6 +481,7 @@ impl VegasParams {
             ecn: rem,
             delayed_ack: self.delayed_ack,
             sack: self.sack,
+            receive_window: self.receive_window,
         }
         .endpoints(ctx, cc)
     }

@@ -189,6 +189,7 @@ impl SchemeParams for OnOffParams {
             ecn: false,
             delayed_ack: None,
             sack: false,
+            receive_window: None,
         };
         let tx = tcp.sender(ctx, factory());
         let rng = crate::rng::stream(ctx.seed, &format!("flow:{}:onoff", ctx.name));

@@ -17,7 +17,10 @@
 //! Departures, all deliberate:
 //! - Sequence numbers count segments, not bytes; every segment is `packet_size` bytes on the wire
 //!   (headers included, SPEC §2) except possibly the last of a finite transfer.
-//! - No SACK, no window scaling, no receive-window limit (the receiver buffers everything).
+//! - No window scaling; the receive window is a fixed buffer whose application reads at once
+//!   (`receive_window`, off by default: then the receiver buffers everything): the sender keeps
+//!   new data below SND.UNA + the buffer (RFC 9293 §3.8.6.2.1), and ACKs do not carry it.
+//!   (SACK is an option: crates/core/src/transport/sack.rs.)
 //! - Fast retransmit is suppressed while the cumulative ACK is below the `recover` point of the
 //!   previous recovery or timeout (RFC 6582 §3.2 step 1, the "careful" variant, using
 //!   ACK ≥ recover + 1 so that a loss of the first segment after a recovery is still repaired
@@ -53,6 +56,8 @@ pub struct TcpConfig {
     pub conn: u32,
     /// SACK-based loss recovery (RFC 6675) instead of NewReno's.
     pub sack: bool,
+    /// The receiver's buffer in segments (its receive window); `None`: unbounded.
+    pub receive_window: Option<u64>,
 }
 
 impl Default for TcpConfig {
@@ -66,6 +71,7 @@ impl Default for TcpConfig {
             ecn: false,
             conn: 0,
             sack: false,
+            receive_window: None,
         }
     }
 }
@@ -172,6 +178,15 @@ impl TcpSender {
             (Some(sb), Some(_)) => sb.pipe(self.snd_una, self.snd_max, self.high_rxt) * self.mss(),
             _ => self.in_flight(),
         }
+    }
+
+    /// The first segment the receiver has no room for: SND.UNA + its buffer (its application
+    /// reads in-order data at once, so the window it advertises is its whole buffer past the
+    /// cumulative ACK; both ends know the size, so ACKs do not carry it).
+    fn receive_edge(&self) -> u64 {
+        self.cfg
+            .receive_window
+            .map_or(u64::MAX, |w| self.snd_una.saturating_add(w))
     }
 
     /// Whether loss recovery is SACK-based and under way.
@@ -485,6 +500,11 @@ impl Endpoint for TcpSender {
                 self.snd_nxt += 1;
             }
         }
+        if self.snd_nxt >= self.receive_edge() {
+            // RFC 9293 §3.8.6.2.1: nothing beyond SND.UNA + SND.WND (the receiver's buffer holds
+            // what arrived out of order until the hole before it fills).
+            return None;
+        }
         if self.snd_nxt >= limit {
             // Room in the window and nothing to send: the application limits the rate.
             if let Some(r) = &mut self.rates {
@@ -506,7 +526,7 @@ impl Endpoint for TcpSender {
         // A paced sender with data and window waits for its pacer too.
         let limit = self.app_limit.max(self.snd_max);
         let paced = (self.paced
-            && self.snd_nxt < limit
+            && self.snd_nxt < limit.min(self.receive_edge())
             && self.outstanding() + self.mss() <= self.window())
         .then(|| self.pacer.release_time());
         match (self.rto_deadline, paced) {
@@ -704,6 +724,8 @@ pub struct TcpOptions {
     pub delayed_ack: Option<Duration>,
     /// SACK blocks from the receiver and RFC 6675 loss recovery at the sender.
     pub sack: bool,
+    /// The receiver's buffer, bytes (its receive window); `None`: unbounded.
+    pub receive_window: Option<Bytes>,
 }
 
 /// The largest initial window a scenario may give, segments.
@@ -721,7 +743,8 @@ impl TcpOptions {
                 ),
             ));
         }
-        check_delayed_ack(self.delayed_ack)
+        check_delayed_ack(self.delayed_ack)?;
+        check_receive_window(self.receive_window)
     }
 
     /// The sender of one scenario flow over controller `cc`.
@@ -733,6 +756,9 @@ impl TcpOptions {
             min_rto: self.min_rto,
             ecn: self.ecn,
             sack: self.sack,
+            receive_window: self
+                .receive_window
+                .map(|b| (b.0 / u64::from(ctx.packet_size.max(1))).max(1)),
             ..TcpConfig::default()
         };
         TcpSender::new(ctx.flow, cfg, cc)
@@ -760,6 +786,20 @@ impl TcpOptions {
 
 /// Checks a `delayed_ack` parameter: RFC 1122 §4.2.3.2, "the delay MUST be less than 0.5
 /// seconds".
+/// A receive window must hold at least two segments' worth of bytes.
+pub fn check_receive_window(w: Option<Bytes>) -> Result<(), crate::params::ParamError> {
+    match w {
+        Some(b) if b.0 < 3_000 => Err(crate::params::ParamError::at(
+            "receive_window",
+            format!(
+                "`receive_window` must be at least 3000 bytes (two full segments), not {} bytes",
+                b.0
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 pub fn check_delayed_ack(delay: Option<Duration>) -> Result<(), crate::params::ParamError> {
     match delay {
         Some(d) if d.0 == 0 || d >= Duration::from_millis(500) => {
@@ -801,6 +841,26 @@ mod tests {
 
     fn ms(x: u64) -> Time {
         Time(x * 1_000_000)
+    }
+
+    /// RFC 9293 §3.8.6.2.1: new data only up to SND.UNA + the receiver's buffer, however large
+    /// the congestion window; what a loss holds back at the receiver holds back the sender.
+    #[test]
+    fn the_receive_window_bounds_what_is_sent_past_the_cumulative_ack() {
+        let cfg = TcpConfig {
+            initial_window: 10,
+            receive_window: Some(4),
+            sack: true,
+            ..TcpConfig::default()
+        };
+        let mut s = TcpSender::new(FlowId(0), cfg, Box::new(Reno::new(MSS, 10)));
+        s.handle_start(Time::ZERO);
+        assert_eq!(drain(&mut s, ms(0)), vec![0, 1, 2, 3]);
+        s.handle_packet(ms(10), &ack(2, ms(0)));
+        assert_eq!(drain(&mut s, ms(10)), vec![4, 5]);
+        // Segment 2 lost: 3, 4 and 5 arrive and are SACKed; the window stays at 2 + 4.
+        s.handle_packet(ms(20), &sack_ack(2, 3, 6));
+        assert!(drain(&mut s, ms(20)).iter().all(|&q| q < 6));
     }
 
     #[test]
