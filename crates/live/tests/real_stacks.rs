@@ -28,7 +28,7 @@ mod common;
 
 use acclab_live::{LiveOptions, Network};
 use acclab_sim::Summary;
-use common::one_at_a_time;
+use common::{one_at_a_time, runs_here};
 
 fn scenario(kind: &str, n: usize) -> acclab_scenario::Scenario {
     scenario_over(kind, n, r#"{ kind = "droptail", limit = "34pkt" }"#, "")
@@ -185,12 +185,7 @@ struct Held {
 }
 
 fn compare(cc: &str, n: usize, held: Held) {
-    if let Err(why) = may_create_namespaces() {
-        assert!(
-            std::env::var_os("ACCLAB_REQUIRE_NETNS").is_none(),
-            "ACCLAB_REQUIRE_NETNS is set but namespaces cannot be created here: {why}"
-        );
-        eprintln!("SKIPPED: network namespaces cannot be created here ({why})");
+    if !runs_here(may_create_namespaces()) {
         return;
     }
     // The simulation too takes its turn: it would take a core from another test's live run.
@@ -295,18 +290,14 @@ fn four_linux_cubic_flows_match_acclab_cubic() {
 /// what iperf3's client says it sent, the bottleneck is full, and the programs' output is kept.
 #[test]
 fn iperf3_runs_unmodified_through_the_emulated_bottleneck() {
-    if let Err(why) = may_create_namespaces().and_then(|()| {
+    let iperf3 = || {
         std::process::Command::new("iperf3")
             .arg("--version")
             .output()
             .map_err(|_| "iperf3 is not installed")
             .map(|_| ())
-    }) {
-        assert!(
-            std::env::var_os("ACCLAB_REQUIRE_NETNS").is_none(),
-            "ACCLAB_REQUIRE_NETNS is set but this test cannot run here: {why}"
-        );
-        eprintln!("SKIPPED: {why}");
+    };
+    if !runs_here(may_create_namespaces().and_then(|()| iperf3())) {
         return;
     }
     let kind = "kind = \"command\"\nparams = { server = \"iperf3 -s -1 -p {port}\", client = \"iperf3 -c {dst} -p {port} -t 14 -J\" }";
@@ -368,12 +359,7 @@ fn iperf3_runs_unmodified_through_the_emulated_bottleneck() {
 /// with valid IP checksums, CE on the records of the packets the queue marked.
 #[test]
 fn ecn_marks_reach_linux_and_the_trace_holds_its_packets() {
-    if let Err(why) = may_create_namespaces() {
-        assert!(
-            std::env::var_os("ACCLAB_REQUIRE_NETNS").is_none(),
-            "ACCLAB_REQUIRE_NETNS is set but namespaces cannot be created here: {why}"
-        );
-        eprintln!("SKIPPED: network namespaces cannot be created here ({why})");
+    if !runs_here(may_create_namespaces()) {
         return;
     }
     let mut sc = scenario_over(

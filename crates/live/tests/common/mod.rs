@@ -19,6 +19,22 @@ pub fn may_create_namespaces() -> Result<(), &'static str> {
     Ok(())
 }
 
+/// Whether a test that needs what `check` checks runs here. If not, it says why and is skipped
+/// — except where `ACCLAB_REQUIRE_NETNS` is set (CI, which runs as root), where it fails, so
+/// that a skip there cannot pass for a check.
+#[allow(dead_code)] // each test binary uses what it needs
+pub fn runs_here(check: Result<(), &str>) -> bool {
+    let Err(why) = check else {
+        return true;
+    };
+    assert!(
+        std::env::var_os("ACCLAB_REQUIRE_NETNS").is_none(),
+        "ACCLAB_REQUIRE_NETNS is set but this test cannot run here: {why}"
+    );
+    eprintln!("SKIPPED: {why}");
+    false
+}
+
 /// Live runs take their turn: each holds the machine's attention (its real-time threads, its
 /// clock) for its length, and two at once on two cores would distort both.
 #[allow(dead_code)] // each test binary uses what it needs
