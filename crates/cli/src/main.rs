@@ -762,10 +762,14 @@ fn write_results(
             Some(acclab_scenario::TraceFormat::Csv) => ", trace.csv",
             None => "",
         };
-        let programs = if dir.join("programs").is_dir() {
-            "; the programs' output in programs/"
-        } else {
-            ""
+        let programs = match (
+            dir.join("tcp_info.csv").is_file(),
+            dir.join("programs").is_dir(),
+        ) {
+            (true, true) => ", tcp_info.csv; the programs' output in programs/",
+            (true, false) => ", tcp_info.csv",
+            (false, true) => "; the programs' output in programs/",
+            (false, false) => "",
         };
         println!(
             "\nResults in {}/: summary.json, flows.csv, links.csv{trace}{}{programs}",

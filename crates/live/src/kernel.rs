@@ -14,7 +14,8 @@
 //! `tcpi_total_retrans` the retransmissions (also counted as detected losses), `tcpi_total_rto`
 //! the retransmission timeouts (Linux 6.7 and later; an older kernel reports none). The kernel
 //! keeps no sum of RTT samples, so the mean RTT over the window is the mean of the smoothed RTT
-//! at the samples.
+//! at the samples. Every reading is also kept whole enough for `tcp_info.csv` ([`InfoRow`]:
+//! delivery and pacing rates, ssthresh, the congestion-avoidance state, CE deliveries, …).
 //!
 //! [`Host::ip_addr`]: crate::netns::Host::ip_addr
 
@@ -76,9 +77,76 @@ pub fn check_cc(cc: &str) -> Result<(), String> {
     set_cc(&s, cc)
 }
 
+/// One reading of the sender's `TCP_INFO`, as `tcp_info.csv` keeps it (every sample): what
+/// flows.csv has no column for. Rates in bit/s; `None` where the kernel reports none yet.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct InfoRow {
+    pub time_s: f64,
+    pub flow: String,
+    /// `tcpi_delivery_rate` (the kernel's latest delivery-rate sample).
+    pub delivery_rate_bps: u64,
+    /// `tcpi_pacing_rate`; `None` when unpaced (the kernel's "unlimited").
+    pub pacing_rate_bps: Option<u64>,
+    pub cwnd_segments: u32,
+    /// `tcpi_snd_ssthresh`; `None` while it is infinite (before the first reduction).
+    pub ssthresh_segments: Option<u32>,
+    pub srtt_s: f64,
+    pub rttvar_s: f64,
+    pub min_rtt_s: Option<f64>,
+    /// `tcpi_ca_state`: open, disorder, cwr, recovery, loss.
+    pub ca_state: &'static str,
+    pub total_retrans: u32,
+    pub total_rto: u16,
+    /// Segments the kernel counts lost now, and delivered (CE-marked) so far.
+    pub lost: u32,
+    pub delivered: u32,
+    pub delivered_ce: u32,
+    pub bytes_acked: u64,
+}
+
+impl InfoRow {
+    fn of(time_s: f64, flow: &str, i: &libc::tcp_info) -> InfoRow {
+        let us = |x: u32| f64::from(x) / 1e6;
+        InfoRow {
+            time_s,
+            flow: flow.to_string(),
+            delivery_rate_bps: i.tcpi_delivery_rate.saturating_mul(8),
+            pacing_rate_bps: (i.tcpi_pacing_rate != u64::MAX)
+                .then(|| i.tcpi_pacing_rate.saturating_mul(8)),
+            cwnd_segments: i.tcpi_snd_cwnd,
+            // Linux's TCP_INFINITE_SSTHRESH.
+            ssthresh_segments: (i.tcpi_snd_ssthresh < 0x7fff_ffff).then_some(i.tcpi_snd_ssthresh),
+            srtt_s: us(i.tcpi_rtt),
+            rttvar_s: us(i.tcpi_rttvar),
+            min_rtt_s: (i.tcpi_min_rtt != u32::MAX && i.tcpi_min_rtt > 0)
+                .then(|| us(i.tcpi_min_rtt)),
+            ca_state: match i.tcpi_ca_state {
+                0 => "open",
+                1 => "disorder",
+                2 => "cwr",
+                3 => "recovery",
+                4 => "loss",
+                _ => "unknown",
+            },
+            total_retrans: i.tcpi_total_retrans,
+            total_rto: i.tcpi_total_rto,
+            lost: i.tcpi_lost,
+            delivered: i.tcpi_delivered,
+            delivered_ce: i.tcpi_delivered_ce,
+            bytes_acked: i.tcpi_bytes_acked,
+        }
+    }
+}
+
 /// The two ends' measurements, read by the flow's stand-ins in the router.
 #[derive(Debug, Default)]
 pub struct Probe {
+    /// The flow's id, for `tcp_info.csv`.
+    flow: String,
+    /// The run's clock, once the flow's threads start (for the readings' times).
+    clock: OnceLock<LiveClock>,
+    /// Every reading of `TCP_INFO` so far, one per sample time.
+    readings: Mutex<Vec<InfoRow>>,
     /// The sender's socket, once connected (a duplicate descriptor, for `TCP_INFO`).
     sender: OnceLock<Socket>,
     /// Sum and count of the smoothed RTTs read so far.
@@ -90,6 +158,14 @@ pub struct Probe {
 }
 
 impl Probe {
+    /// The probe of flow `flow`.
+    pub fn new(flow: &str) -> Probe {
+        Probe {
+            flow: flow.to_string(),
+            ..Probe::default()
+        }
+    }
+
     /// The sender's statistics, from `TCP_INFO` now.
     pub fn sender_stats(&self) -> EndpointStats {
         let Some(info) = self.sender.get().and_then(|s| tcp_info(s).ok()) else {
@@ -104,6 +180,14 @@ impl Probe {
             }
             *r
         };
+        if let Some(clock) = self.clock.get() {
+            let t = clock.now().as_secs_f64();
+            let mut r = self.readings.lock().unwrap_or_else(|e| e.into_inner());
+            // The monitor asks more than once at some instants (a sample and a window's edge).
+            if r.last().is_none_or(|last| last.time_s < t) {
+                r.push(InfoRow::of(t, &self.flow, &info));
+            }
+        }
         let retrans = u64::from(info.tcpi_total_retrans);
         EndpointStats {
             sent_bytes: info.tcpi_bytes_sent,
@@ -121,6 +205,14 @@ impl Probe {
             completed_at: self.completed_at(),
             ..Default::default()
         }
+    }
+
+    /// Every reading of `TCP_INFO` taken so far.
+    pub fn readings(&self) -> Vec<InfoRow> {
+        self.readings
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// The receiver's statistics: the bytes its application read.
@@ -198,6 +290,7 @@ pub fn sender_socket(addr: Ipv4Addr, port: u16, cc: &str) -> std::io::Result<Soc
 impl KernelFlow {
     /// Starts the flow's two threads on `clock`; join them after the run.
     pub fn spawn(self, clock: LiveClock) -> Vec<std::thread::JoinHandle<()>> {
+        let _ = self.probe.clock.set(clock);
         let KernelFlow {
             listener,
             sender,

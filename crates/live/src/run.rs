@@ -117,8 +117,8 @@ pub enum LiveError {
     RealStacks(#[from] crate::stacks::StacksError),
     #[error("the scenario asks for a packet trace ([output] trace) but the run has no directory to write it into")]
     TraceNowhere,
-    #[error("cannot write the packet trace: {0}")]
-    Trace(std::io::Error),
+    #[error("cannot write the run's files (trace, tcp_info.csv): {0}")]
+    RunFiles(std::io::Error),
 }
 
 // By hand rather than `#[from]`: the message already holds the cause, and a source as well would
@@ -637,7 +637,7 @@ fn run_sockets(
     if let Some(dir) = &opts.files {
         let sim = router.sim_mut();
         let tracer = acclab_sim::trace::Tracer::create_with_bytes(dir, sim.scenario(), real_bytes)
-            .map_err(LiveError::Trace)?;
+            .map_err(LiveError::RunFiles)?;
         if let Some(t) = tracer {
             sim.observe(Box::new(t));
         }
@@ -655,11 +655,11 @@ fn run_sockets(
     let real = stacks.map(|s| s.start(clock)).transpose()?;
     let outcome = router.run(router_socket, clock, progress);
     if let Some(real) = real {
-        real.finish();
+        real.finish().map_err(LiveError::RunFiles)?;
     }
     let (mut sim, rc, ip) = outcome?;
     let wall = clock.wall_elapsed_s();
-    sim.finish_samples().map_err(LiveError::Trace)?;
+    sim.finish_samples().map_err(LiveError::RunFiles)?;
     let mut sent_by_endpoints = 0;
     rt.block_on(async {
         for h in handles {

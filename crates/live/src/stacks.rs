@@ -141,7 +141,7 @@ impl RealStacks {
                         flow: f.id.clone(),
                         error: e.to_string(),
                     })?;
-                    let probe = Arc::new(Probe::default());
+                    let probe = Arc::new(Probe::new(&f.id));
                     out.kernel.push(KernelFlow {
                         listener,
                         sender,
@@ -229,6 +229,7 @@ impl RealStacks {
     /// Starts every real flow on `clock`.
     pub fn start(self, clock: LiveClock) -> Result<Running, StacksError> {
         let mut threads = Vec::new();
+        let probes = self.kernel.iter().map(|k| k.probe.clone()).collect();
         for k in self.kernel {
             threads.extend(k.spawn(clock));
         }
@@ -278,7 +279,16 @@ impl RealStacks {
                 end(&mut child);
             }));
         }
-        Ok(Running { threads, servers })
+        Ok(Running {
+            threads,
+            servers,
+            probes,
+            files: self
+                .logs
+                .as_ref()
+                .and_then(|d| d.parent())
+                .map(Path::to_path_buf),
+        })
     }
 }
 
@@ -286,18 +296,41 @@ impl RealStacks {
 pub struct Running {
     threads: Vec<std::thread::JoinHandle<()>>,
     servers: Vec<Child>,
+    /// The kernel flows' probes, for `tcp_info.csv`.
+    probes: Vec<Arc<Probe>>,
+    /// The run's directory, if it keeps files.
+    files: Option<std::path::PathBuf>,
 }
 
 impl Running {
-    /// Ends the servers and waits for every flow's threads (they see the run's end themselves).
-    pub fn finish(mut self) {
+    /// Ends the servers, waits for every flow's threads (they see the run's end themselves),
+    /// and writes the kernel flows' `TCP_INFO` readings to `tcp_info.csv` in the run's
+    /// directory.
+    pub fn finish(mut self) -> std::io::Result<()> {
         for s in &mut self.servers {
             end(s);
         }
         for t in self.threads {
             let _ = t.join();
         }
+        match &self.files {
+            Some(dir) if !self.probes.is_empty() => write_tcp_info(dir, &self.probes),
+            _ => Ok(()),
+        }
     }
+}
+
+/// `tcp_info.csv`: every reading of every kernel flow, written as `….part` and renamed.
+fn write_tcp_info(dir: &Path, probes: &[Arc<Probe>]) -> std::io::Result<()> {
+    let part = dir.join("tcp_info.csv.part");
+    let mut w = csv::Writer::from_path(&part)?;
+    for p in probes {
+        for r in p.readings() {
+            w.serialize(r)?;
+        }
+    }
+    w.flush()?;
+    std::fs::rename(part, dir.join("tcp_info.csv"))
 }
 
 /// Two command flows between the same two hosts cannot be told apart (their packets carry no

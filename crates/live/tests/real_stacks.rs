@@ -356,7 +356,8 @@ fn iperf3_runs_unmodified_through_the_emulated_bottleneck() {
 /// the link without a loss, as acclab's CUBIC with ECN does on the same scenario. (K must
 /// exceed (1/β − 1)·BDP ≈ 0.43 × 34 packets for CUBIC's reduction to β = 0.7 to leave the
 /// link busy: with K = 10, acclab's used 80% of it.) The trace (`[output] trace`, pcap) holds the kernels' own headers,
-/// with valid IP checksums, CE on the records of the packets the queue marked.
+/// with valid IP checksums, CE on the records of the packets the queue marked; `tcp_info.csv`
+/// the kernel's own count of CE-marked deliveries and its CWR state.
 #[test]
 fn ecn_marks_reach_linux_and_the_trace_holds_its_packets() {
     if !runs_here(may_create_namespaces()) {
@@ -417,6 +418,27 @@ fn ecn_marks_reach_linux_and_the_trace_holds_its_packets() {
         acc_rate / 1e6
     );
 
+    // The kernel's own view, read at every 10-ms sample: its CE count and its CWR state.
+    let info = std::fs::read_to_string(dir.path().join("tcp_info.csv")).expect("tcp_info.csv");
+    let rows: Vec<Vec<&str>> = info
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert!(
+        rows.len() > 1_500,
+        "{} TCP_INFO readings in 20 s",
+        rows.len()
+    );
+    let header: Vec<&str> = info.lines().next().unwrap_or_default().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).expect(name);
+    let last = rows.last().expect("a reading");
+    let delivered_ce: u64 = last[col("delivered_ce")].parse().expect("a count");
+    assert!(delivered_ce > 0, "the kernel counted no CE-marked delivery");
+    assert!(
+        rows.iter().any(|r| r[col("ca_state")] == "cwr"),
+        "never in CWR"
+    );
     assert!(!dir.path().join("trace.pcapng.part").exists());
     let file = std::fs::File::open(dir.path().join("trace.pcapng")).expect("trace.pcapng");
     let mut reader = pcap_file::pcapng::PcapNgReader::new(file).expect("a pcapng file");
