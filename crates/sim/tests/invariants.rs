@@ -17,6 +17,7 @@ const TCP_KINDS: &[(&str, &str)] = &[
     ("vegas", "sack = false"),
     ("reno", "sack = true, receive_window = \"4KB\""),
     ("bbr", "receive_window = \"8KB\""),
+    ("reno", "byte_counting = true, delayed_ack = \"40ms\""),
 ];
 
 #[derive(Debug, Clone)]

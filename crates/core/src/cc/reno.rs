@@ -4,9 +4,13 @@
 //! per ACK (RFC 5681 eq. (3)), i.e. about one segment per RTT. Fast retransmit and timeouts set
 //! ssthresh = max(FlightSize/2, 2·SMSS) (eq. (4)).
 //!
-//! Departures: byte counting is off (one increment per ACK, not per acknowledged segment, which
-//! is what RFC 5681 and ns-2's Reno do with delayed ACKs off); the window is kept as an f64 so
-//! that the 1/cwnd increments of congestion avoidance add up exactly.
+//! Departures: byte counting is off by default (one increment per ACK, not per acknowledged
+//! segment, which is what RFC 5681 eq. (3), ns-2's Reno and ns-3's NewReno do); with delayed ACKs
+//! that grows the window half as fast as Linux, which counts acknowledged segments. The option
+//! `byte_counting` is RFC 3465's Appropriate Byte Counting: slow start adds the bytes an ACK
+//! acknowledges up to L = 2 segments (§2.2), congestion avoidance SMSS·bytes_acked/cwnd (§2.1,
+//! per ACK rather than once per window of bytes). The window is kept as an f64 so that the
+//! 1/cwnd increments of congestion avoidance add up exactly.
 
 use super::{AckSample, Congestion, CongestionController, CongestionEvent};
 use crate::units::Time;
@@ -23,6 +27,8 @@ pub struct Reno {
     mss: u64,
     cwnd: f64,
     ssthresh: u64,
+    /// RFC 3465 Appropriate Byte Counting.
+    byte_counting: bool,
 }
 
 impl Reno {
@@ -32,7 +38,15 @@ impl Reno {
             mss,
             cwnd: (initial_window.max(1) * mss) as f64,
             ssthresh: u64::MAX,
+            byte_counting: false,
         }
+    }
+
+    /// With RFC 3465's Appropriate Byte Counting (L = 2 segments) instead of one increment per
+    /// ACK.
+    pub fn with_byte_counting(mut self, on: bool) -> Reno {
+        self.byte_counting = on;
+        self
     }
 
     /// Sets ssthresh and cwnd to `bytes` (at least two segments): a reduction decided by a
@@ -52,9 +66,13 @@ impl CongestionController for Reno {
         if ack.in_recovery {
             return;
         }
-        let mss = self.mss as f64;
+        let (mss, acked) = (self.mss as f64, ack.acked_bytes as f64);
         if (self.cwnd as u64) < self.ssthresh {
-            self.cwnd += mss.min(ack.acked_bytes as f64); // slow start
+            // Slow start: RFC 5681 eq. (2); with byte counting RFC 3465 §2.2, L = 2·SMSS.
+            let limit = if self.byte_counting { 2.0 * mss } else { mss };
+            self.cwnd += limit.min(acked);
+        } else if self.byte_counting {
+            self.cwnd += mss * acked / self.cwnd; // RFC 3465 §2.1, spread over the ACKs
         } else {
             self.cwnd += mss * mss / self.cwnd; // RFC 5681 eq. (3)
         }
@@ -104,6 +122,9 @@ pub struct RenoParams {
     pub receive_window: Option<Bytes>,
     /// SACK-based loss recovery (RFC 2018, RFC 6675); off: NewReno's, as ns-2's Reno.
     pub sack: bool,
+    /// RFC 3465 Appropriate Byte Counting (L = 2): grow by the bytes each ACK acknowledges, as
+    /// Linux does; off: one increment per ACK (RFC 5681 eq. (3), ns-2, ns-3).
+    pub byte_counting: bool,
 }
 
 impl Default for RenoParams {
@@ -117,6 +138,7 @@ impl Default for RenoParams {
             delayed_ack: None,
             receive_window: None,
             sack: false,
+            byte_counting: false,
         }
     }
 }
@@ -142,7 +164,10 @@ impl SchemeParams for RenoParams {
     }
 
     fn build(&self, ctx: &FlowContext) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
-        let cc = Box::new(Reno::new(ctx.packet_size as u64, self.initial_window));
+        let cc = Box::new(
+            Reno::new(ctx.packet_size as u64, self.initial_window)
+                .with_byte_counting(self.byte_counting),
+        );
         self.tcp().endpoints(ctx, cc)
     }
 }
@@ -186,6 +211,36 @@ mod tests {
             r.on_ack(Time::ZERO, &ack(1000));
         }
         assert!((r.window() as i64 - 11_000).abs() <= 50, "{}", r.window());
+    }
+
+    /// RFC 3465: an ACK of two segments (a delayed ACK) counts twice, in slow start up to
+    /// L = 2 segments per ACK, and in congestion avoidance in proportion.
+    #[test]
+    fn byte_counting_grows_per_acknowledged_segment() {
+        let mut plain = Reno::new(1000, 1);
+        let mut abc = Reno::new(1000, 1).with_byte_counting(true);
+        for r in [&mut plain, &mut abc] {
+            r.on_ack(Time::ZERO, &ack(2000));
+            r.on_ack(Time::ZERO, &ack(3000));
+        }
+        assert_eq!((plain.window(), abc.window()), (3000, 5000));
+        for r in [&mut plain, &mut abc] {
+            r.on_congestion_event(Time::ZERO, &loss(Congestion::Loss, 20_000));
+            for _ in 0..5 {
+                r.on_ack(Time::ZERO, &ack(2000));
+            }
+        }
+        // Ten segments acknowledged by five ACKs: one segment with byte counting, half without.
+        assert!(
+            (abc.window() as i64 - 11_000).abs() <= 50,
+            "{}",
+            abc.window()
+        );
+        assert!(
+            (plain.window() as i64 - 10_500).abs() <= 50,
+            "{}",
+            plain.window()
+        );
     }
 
     #[test]
