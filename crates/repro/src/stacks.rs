@@ -90,6 +90,15 @@ fn stand_in(cc: &str) -> SchemeConfig {
     }
 }
 
+/// A flow's throughput in Mb/s of wire bytes: a kernel flow's goodput with its segments'
+/// headers added (acclab's flows count whole packets already).
+fn wire_mbps(kind: &str, bps: f64) -> f64 {
+    mbps(match kind {
+        "kernel-tcp" => acclab_live::kernel::wire_bytes(bps, PACKET),
+        _ => bps,
+    })
+}
+
 /// One run's numbers over the window.
 struct Outcome {
     label: String,
@@ -108,12 +117,7 @@ fn outcome(label: &str, run: &Run, link: usize) -> Outcome {
     let throughput = s
         .flows
         .iter()
-        .map(|f| {
-            mbps(match f.kind.as_str() {
-                "kernel-tcp" => acclab_live::kernel::wire_bytes(f.throughput_bps, PACKET),
-                _ => f.throughput_bps,
-            })
-        })
+        .map(|f| wire_mbps(&f.kind, f.throughput_bps))
         .collect();
     Outcome {
         label: label.into(),
@@ -308,13 +312,8 @@ fn draw(
         let mut series = Vec::new();
         for (i, f) in base.flows.iter().enumerate() {
             let wire = |run: &Run| {
-                let kernel = run.summary.flows[i].kind == "kernel-tcp";
-                common::flow_series(&run.sim, &[i], |s| {
-                    Some(mbps(match kernel {
-                        true => acclab_live::kernel::wire_bytes(s.throughput_bps, PACKET),
-                        false => s.throughput_bps,
-                    }))
-                })
+                let kind = &run.summary.flows[i].kind;
+                common::flow_series(&run.sim, &[i], |s| Some(wire_mbps(kind, s.throughput_bps)))
             };
             series.push(Series::new(f.id.clone(), wire(live)));
             series.push(Series::new(format!("{} (sim)", f.id), wire(sim)).as_dashed());
