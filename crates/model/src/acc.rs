@@ -8,7 +8,7 @@
 //! here applied as a rate: ẇ = (policy(w) − w)/rtt, with the same rules (the optional increase
 //! cap of one packet per period, the one-packet floor). So the model and the packet run share
 //! one definition of every policy. A loss indication halves the window (decrease-due-to-loss),
-//! at most once per round trip.
+//! at most once per round trip (feedback.rs `LossEvents`).
 //!
 //! The source paces at w/srtt, srtt = d + the forward queueing delay (Monaco's reverse packets
 //! skip the queues), plus Σ t_AVD with the `virtual_rtt` option. Left out: Monaco's low-rate
@@ -18,7 +18,7 @@ use acclab_core::cc::acc::{apply, AccPolicy, Feedback};
 use acclab_core::config::MonacoParams;
 use acclab_core::Duration;
 
-use crate::feedback::Seen;
+use crate::feedback::{LossEvents, Seen};
 
 /// A Monaco / ACC source: its policy and window.
 pub struct AccSource {
@@ -36,6 +36,7 @@ pub struct AccSource {
     /// instead of as a rate; the time left in the current period, s.
     pub per_period: bool,
     period_left: f64,
+    losses: LossEvents,
 }
 
 impl std::fmt::Debug for AccSource {
@@ -59,6 +60,7 @@ impl AccSource {
             accumulation: 0.0,
             per_period: false,
             period_left: 0.0,
+            losses: LossEvents::default(),
         }
     }
 
@@ -93,7 +95,7 @@ impl AccSource {
             sent: w,
             allowed: w,
         };
-        let loss = self.window / 2.0 * seen.halvings(rtt, self.window, false);
+        let loss = self.window / 2.0 * self.losses.cuts(seen, rtt, self.window, false, h);
         if self.per_period {
             // 000 eq. (10): one step of the policy at the end of each control period (an RTT);
             // the window holds in between.
@@ -103,11 +105,11 @@ impl AccSource {
                 let next = apply(self.policy.as_mut(), w, &fb, self.increase_cap).window;
                 self.window = next / p;
             }
-            self.window = (self.window - h * loss).max(1.0);
+            self.window = (self.window - loss).max(1.0);
             return;
         }
         let next = apply(self.policy.as_mut(), w, &fb, self.increase_cap).window;
         let law = (next - w) / p / rtt; // ẇ = Δw per period / period
-        self.window = (self.window + h * (law - loss)).max(1.0);
+        self.window = (self.window + h * law - loss).max(1.0);
     }
 }

@@ -200,6 +200,8 @@ pub struct Model<'a> {
     /// What each link can do besides queueing: drop, mark, stamp a virtual delay (the series a
     /// source need not read where a link never does it).
     can_drop: Vec<bool>,
+    /// Links that drop only when their buffer is full (tail drop).
+    tail_drop: Vec<bool>,
     can_mark: Vec<bool>,
     can_stamp: Vec<bool>,
     lags: Vec<Lags>,
@@ -337,6 +339,11 @@ impl<'a> Model<'a> {
                 .links
                 .iter()
                 .map(|l| l.buffer.is_finite() || !matches!(l.law, LinkLaw::Fifo))
+                .collect(),
+            tail_drop: net
+                .links
+                .iter()
+                .map(|l| matches!(l.law, LinkLaw::Fifo))
                 .collect(),
             can_mark: net
                 .links
@@ -515,7 +522,14 @@ impl<'a> Model<'a> {
                 s.virtual_delay += self.hist.at(self.link_series(l, STAMP), lag);
             }
             if self.can_drop[l] {
-                s.losses += self.hist.at(4 * hop + DROPPED, lag);
+                let dropped = self.hist.at(4 * hop + DROPPED, lag);
+                // A FIFO drops only when full: discrete loss events (feedback::LossEvents) —
+                // but as a rate where the fixed point is sought (no delay, no saw-tooth).
+                if self.tail_drop[l] && !self.instantaneous {
+                    s.overflows += dropped;
+                } else {
+                    s.losses += dropped;
+                }
             }
             if self.can_mark[l] {
                 s.marks += self.hist.at(4 * hop + MARKED, lag);

@@ -4,20 +4,22 @@
 //! source; the rate is W/R with R the round trip including every queue both ways.
 //!
 //! Departures from MGT: λ is at most one per round trip (NewReno halves once per window of
-//! losses; a tail-drop burst is one halving, as in the packet run), and λ is the flow's own
-//! drops at each link delayed by the way back, not x(t − R)·p(t − R) for a single link. Slow
+//! losses), and λ is the flow's own drops at each link delayed by the way back, not
+//! x(t − R)·p(t − R) for a single link. Drops by a full tail-drop buffer are discrete cuts, not
+//! a rate (feedback.rs `LossEvents`): so the queue saw-tooths as the packet run's does. Slow
 //! start doubles the window per round trip (rate ln 2·W/R) until the first loss indication.
 //! A loss window ends in a timeout with Padhye et al.'s probability Q(W) ≈ min(1, 3/W), which
 //! cuts the window to one packet instead of halving it; the idle RTO itself is not modelled
 //! (30 Reno flows over RED: mean queue 12% above the packet run's with it, 23% without).
 
-use crate::feedback::Seen;
+use crate::feedback::{LossEvents, Seen};
 
 /// A Reno source.
 #[derive(Clone, Debug)]
 pub struct RenoSource {
     pub window: f64,
     pub slow_start: bool,
+    losses: LossEvents,
 }
 
 impl RenoSource {
@@ -25,6 +27,7 @@ impl RenoSource {
         RenoSource {
             window: initial_window.max(1.0),
             slow_start: true,
+            losses: LossEvents::default(),
         }
     }
 
@@ -35,8 +38,8 @@ impl RenoSource {
     /// Advances the window over `h` seconds.
     pub fn step(&mut self, seen: &Seen, h: f64) {
         let rtt = seen.rtt();
-        let halvings = seen.halvings(rtt, self.window, true);
-        if halvings > 0.0 {
+        let cuts = self.losses.cuts(seen, rtt, self.window, true, h);
+        if cuts > 0.0 {
             self.slow_start = false;
         }
         let growth = if self.slow_start {
@@ -49,7 +52,7 @@ impl RenoSource {
         // Padhye et al.'s Q(w) ≈ min(1, 3/w) of loss windows end so.
         let q = (3.0 / self.window).min(1.0);
         let cut = (1.0 - q) * self.window / 2.0 + q * (self.window - 1.0);
-        self.window = (self.window + h * (growth - cut * halvings)).max(1.0);
+        self.window = (self.window + h * growth - cut * cuts).max(1.0);
     }
 }
 

@@ -19,7 +19,7 @@
 //! (Reno's recovery underneath). Departures: Vegas-k's baseRTT over the last k rounds is taken
 //! as the minimum seen; timeouts are not modelled.
 
-use crate::feedback::Seen;
+use crate::feedback::{LossEvents, Seen};
 
 /// A Vegas source.
 #[derive(Clone, Debug)]
@@ -37,6 +37,7 @@ pub struct VegasSource {
     pub slow_start: bool,
     /// The last diff = w·(1 − baseRTT/RTT), packets.
     pub diff: f64,
+    losses: LossEvents,
 }
 
 fn sgn(x: f64) -> f64 {
@@ -70,6 +71,7 @@ impl VegasSource {
             base_rtt: fixed_base.unwrap_or(f64::INFINITY),
             slow_start: true,
             diff: 0.0,
+            losses: LossEvents::default(),
         }
     }
 
@@ -97,8 +99,8 @@ impl VegasSource {
         let ratio = (self.base_rtt / rtt).min(1.0);
         self.diff = self.window * (1.0 - ratio); // 002 eq. (15): w − x·d
                                                  // Marks are Vegas+REM's price, not congestion events; plain Vegas is not ECN-capable.
-        let halvings = seen.halvings(rtt, self.window, false);
-        if halvings > 0.0 {
+        let cuts = self.losses.cuts(seen, rtt, self.window, false, h);
+        if cuts > 0.0 {
             self.slow_start = false;
         }
         let law = if self.slow_start {
@@ -123,8 +125,7 @@ impl VegasSource {
                 None => 0.0,
             }
         };
-        let loss = self.window / 2.0 * halvings;
-        self.window = (self.window + h * (law - loss)).max(2.0);
+        self.window = (self.window + h * law - self.window / 2.0 * cuts).max(2.0);
     }
 }
 
