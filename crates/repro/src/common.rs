@@ -57,6 +57,23 @@ impl Run {
         ))
     }
 
+    /// Packets the model's flows lost between `t0` and `t1` s (its samples' cumulative counts,
+    /// at the last sample at or before each), summed over the flows.
+    pub fn model_lost_between(&self, t0: f64, t1: f64) -> Option<f64> {
+        let m = self.model.as_ref()?;
+        let mut at0 = std::collections::BTreeMap::new();
+        let mut at1 = std::collections::BTreeMap::new();
+        for r in &m.flows {
+            if r.t_s <= t0 + 1e-9 {
+                at0.insert(r.flow, r.lost_packets);
+            }
+            if r.t_s <= t1 + 1e-9 {
+                at1.insert(r.flow, r.lost_packets);
+            }
+        }
+        Some(at1.values().sum::<f64>() - at0.values().sum::<f64>())
+    }
+
     /// The model's time series of a link's `f` (as [`queue_series`] for the queue).
     pub fn model_link_series(
         &self,

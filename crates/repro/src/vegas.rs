@@ -497,6 +497,8 @@ struct Point {
     retransmits: f64,
     /// Retransmissions inside the measurement window, after the start-up transient.
     retransmits_steady: f64,
+    /// The model tier's packets lost per flow in the same stretch (each loss is retransmitted).
+    model_lost_steady: Option<f64>,
     goodput_kbps: f64,
 }
 
@@ -534,6 +536,7 @@ fn vegas_fig8(e: &Exp) -> Result<Report, ReproError> {
         .iter()
         .flat_map(|&b| [(b, false), (b, true)])
         .collect();
+    let (w0, w1) = base.output.window;
     let results: Vec<Result<Point, ReproError>> = points
         .par_iter()
         .map(|&(buffer, reno)| {
@@ -548,6 +551,9 @@ fn vegas_fig8(e: &Exp) -> Result<Report, ReproError> {
                 reno,
                 retransmits: per_flow(&|f| f.retransmits),
                 retransmits_steady: per_flow(&|f| f.retransmits_in_window),
+                model_lost_steady: run
+                    .model_lost_between(w0.as_secs_f64(), w1.as_secs_f64())
+                    .map(|l| l / n),
                 goodput_kbps: s
                     .flows
                     .iter()
@@ -565,7 +571,6 @@ fn vegas_fig8(e: &Exp) -> Result<Report, ReproError> {
     // together, and the burst of their first windows can overflow even a large buffer in the
     // first half second; those start-up losses are in the totals (retransmissions.png,
     // sweep.csv) but the checks count retransmissions inside the window, after 5 s.
-    let (w0, w1) = base.output.window;
     for p in &results {
         let b = p.buffer;
         let what = format!(
@@ -574,21 +579,27 @@ fn vegas_fig8(e: &Exp) -> Result<Report, ReproError> {
             w1.as_secs_f64()
         );
         if p.reno {
-            report.rows.push(Row::at_least(
-                format!("Reno {what}"),
-                None,
-                None,
-                p.retransmits_steady,
-                1.0,
-            ));
+            report.rows.push(
+                Row::at_least(
+                    format!("Reno {what}"),
+                    None,
+                    None,
+                    p.retransmits_steady,
+                    1.0,
+                )
+                .with_model(p.model_lost_steady),
+            );
         } else if b as f64 >= backlog_max {
-            report.rows.push(Row::at_most(
-                format!("Vegas {what}"),
-                Some(0.0),
-                None,
-                p.retransmits_steady,
-                0.0,
-            ));
+            report.rows.push(
+                Row::at_most(
+                    format!("Vegas {what}"),
+                    Some(0.0),
+                    None,
+                    p.retransmits_steady,
+                    0.0,
+                )
+                .with_model(p.model_lost_steady),
+            );
         }
     }
     let series = |reno: bool, f: &dyn Fn(&Point) -> f64| -> Vec<(f64, f64)> {
