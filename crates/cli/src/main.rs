@@ -439,6 +439,11 @@ fn stability_json(st: &acclab_model::stability::Stability) -> serde_json::Value 
         "what": "ACC loops linearised about the model's fixed point, with feedback delays: the largest common gain with every characteristic root in the left half-plane",
         "kappa_max": st.kappa_max.and_then(finite),
         "scale_max": finite(st.scale_max),
+        "measured_delays": {
+            "what": "the same with the feedback delays a packet sender measures a queue with: the propagation delay back plus the queueing the reporting packet met at that queue and every later one; the packet runs change here",
+            "kappa_max": st.kappa_max_measured.and_then(finite),
+            "scale_max": finite(st.scale_max_measured),
+        },
         "stable": st.stable(),
         "rightmost_root_real_per_s": st.abscissa,
         "rightmost_root_hz": st.frequency_hz,

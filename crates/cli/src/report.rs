@@ -252,5 +252,21 @@ pub fn print_stability(st: &acclab_model::stability::Stability) {
             String::new()
         }
     );
-    println!("  Packet runs have more delay in their loop: their measured boundaries are 0.6-0.8x this one on single bottlenecks, and as low as 0.25x where standing queues are most of the RTT (README).");
+    // The packets' boundary: the feedback delays as a packet sender measures them.
+    let packets = match st.kappa_max_measured {
+        _ if st.scale_max_measured.is_infinite() => "no gain up to 10^4 times".to_string(),
+        Some(k) => format!("kappa < {k:.3}"),
+        None => format!(
+            "every flow's kappa times less than {:.3}",
+            st.scale_max_measured
+        ),
+    };
+    println!(
+        "  with the delays a packet sender measures a queue with (the queueing its report waited out too): stable for {packets} — where packet runs change (README){}",
+        if st.scale_max_measured < 1.0 {
+            "; the scenario's gains are above it: expect the packet run's queues to oscillate"
+        } else {
+            ""
+        }
+    );
 }

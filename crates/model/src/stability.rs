@@ -71,13 +71,23 @@
 //! Algorithm 1's slow start and limit, AQM laws, AVD's stamps and drops are outside (listed).
 //!
 //! Against the packet level (tests/stability.rs): the packet runs change from steady to
-//! oscillating below κ_max — between 0.5 and 0.7 against κ_max = 0.90 on one bottleneck, at a
-//! 15% lower frequency — so Monaco's sender has more delay in its loop than the fluid model.
-//! It is not the policy's once-per-period update: the model with 000 eq. (10) applied per period
-//! (`Settings::acc_per_period`) changes between 0.7 and 0.9 like the rate law. Left to find:
-//! the pacing at the last period's RTT, the receiver's averaged egress rate in â = x̄·ftt_q, the
-//! per-period window cap. The packet boundary stays near 0.5 where the standing queue is most of
-//! the RTT and κ_max grows (a factor of 4 at κ_max = 1.99).
+//! oscillating below κ_max — between 0.5 and 0.7 against κ_max = 0.90 on one bottleneck, and
+//! near 0.5 where the standing queue is most of the RTT and κ_max grows (acc-fig2 with weight
+//! 5: 1.99, a factor of 4). The cause is the delay the paper's model leaves out of the loop: 000
+//! eq. (1) shifts each queue by propagation delays only, but what a packet reports of a queue is
+//! what it met on arriving there, and it then waits out that queue and every later one before
+//! its report leaves the receiver. [`Delays::Measured`] adds those queueing delays (at the fixed
+//! point) to each feedback term. In the one-bottleneck closed form the window term's delay
+//! becomes the whole RTT, z² + z·e^{−rz} + κ·e^{−z} = 0, whose boundary no longer grows without
+//! bound as r → 0 (tan ω = 1/ω, κ_max → 1.13). With it: 0.55 on the dumbbell (packets change
+//! between 0.5 and 0.7), 0.55 on live-dumbbell (between 0.5 and 0.6), 0.43 on acc-fig2 with
+//! weight 5 (packets oscillate from 0.5 on, steady at 0.22): the packets change within a factor
+//! of 2 of it everywhere, asserted. It is not the policy's once-per-period update: the model
+//! with 000 eq. (10) applied per period (`Settings::acc_per_period`) changes where the rate law
+//! does. The model tier itself integrates the paper's delays; reading each queue at its
+//! state-dependent measured delay in the integrator (tried) makes a read point move back in
+//! time while a queue grows faster than real time, and Vegas' slow start then never sees its
+//! queue — it would need the packet's arrival time solved along the path, not done.
 //!
 //! [BMV05]: D. Breda, S. Maset, R. Vermiglio, "Pseudospectral differencing methods for
 //! characteristic roots of delay differential equations", SIAM J. Sci. Comput. 27(2), 2005.
@@ -126,6 +136,10 @@ pub struct Stability {
     pub scale_max: f64,
     /// scale_max × κ when the ACC flows share one κ.
     pub kappa_max: Option<f64>,
+    /// The same with the feedback delays a packet sender measures with ([`Delays::Measured`]):
+    /// where the packet runs change (module header).
+    pub scale_max_measured: f64,
+    pub kappa_max_measured: Option<f64>,
     /// The rightmost characteristic root at the scenario's own gains: real part (1/s; < 0:
     /// stable) and the frequency of its oscillation, Hz.
     pub abscissa: f64,
@@ -165,16 +179,31 @@ pub fn kappa_max_one_bottleneck(r: f64) -> f64 {
     w * w * (r * w).cos()
 }
 
+/// Which feedback delays the linearisation has (module header, "Against the packet level").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Delays {
+    /// 000 eq. (1)'s: each queue read back by the propagation delay from it to the source, as
+    /// the model tier integrates.
+    Propagation,
+    /// Those plus the queueing delays the reporting packet waits out after the queue it reports
+    /// on (that queue and every later one on the path), at the fixed point: what Monaco's
+    /// sender measures a queue with.
+    Measured,
+}
+
 /// The scenario's stability: linearised about the model's fixed point, analysed as the module
-/// header says.
+/// header says — with the model's feedback delays, and with the packets' measured ones.
 pub fn analyse(sc: &Scenario) -> Result<Stability, Outside> {
-    let lin = Linearised::of(sc)?;
+    let lin = Linearised::of(sc, Delays::Propagation)?;
     let coarse = lin.scale_max(24);
     let (scale_max, boundary) = lin.scale_max(40);
     let (abscissa, im) = lin.rightmost(1.0, 40);
+    let measured = Linearised::of(sc, Delays::Measured)?.scale_max(40).0;
     Ok(Stability {
         scale_max,
         kappa_max: lin.kappa.map(|k| k * scale_max),
+        scale_max_measured: measured,
+        kappa_max_measured: lin.kappa.map(|k| k * measured),
         abscissa,
         frequency_hz: im.abs() / (2.0 * PI),
         boundary_frequency_hz: boundary.abs() / (2.0 * PI),
@@ -189,7 +218,7 @@ pub fn analyse(sc: &Scenario) -> Result<Stability, Outside> {
 
 impl Linearised {
     /// Linearises `sc`'s ACC loops about the model's fixed point, or says what is outside.
-    pub fn of(sc: &Scenario) -> Result<Linearised, Outside> {
+    pub fn of(sc: &Scenario, delays: Delays) -> Result<Linearised, Outside> {
         let fp = crate::fixed_point(sc)?;
         let net = Network::of(sc)?;
         let packet = net.packet_size;
@@ -319,6 +348,21 @@ impl Linearised {
                     .iter()
                     .map(|&l| backlog[l] / net.links[l].capacity)
                     .sum::<f64>();
+            // Each queue read back by its propagation delay to the source; measured, also by
+            // the queueing the reporting packet met there and at every later hop (an ACC flow's
+            // reverse packets skip the reverse queues).
+            let back: Vec<f64> = (0..f.hops.len())
+                .map(|k| match delays {
+                    Delays::Propagation => f.back[k],
+                    Delays::Measured => {
+                        f.back[k]
+                            + f.hops[k..]
+                                .iter()
+                                .map(|&l| backlog[l] / net.links[l].capacity)
+                                .sum::<f64>()
+                    }
+                })
+                .collect();
             // The source's rate into `row` at `delay` (ACC flows; a CBR rate does not move).
             let source = |terms: &mut Vec<Term>, row: usize, delay: f64| {
                 let Some(w) = window[i] else { return };
@@ -337,7 +381,7 @@ impl Linearised {
                         terms.push(Term {
                             row,
                             col: s2,
-                            delay: delay + f.back[k],
+                            delay: delay + back[k],
                             coef: -rate[i] / (tau * net.links[l].capacity),
                             gain: false,
                         });
@@ -369,7 +413,7 @@ impl Linearised {
                         terms.push(Term {
                             row: w,
                             col: s,
-                            delay: f.back[k],
+                            delay: back[k],
                             coef: -g / tau,
                             gain: true,
                         });
