@@ -121,6 +121,8 @@ struct Metrics {
     timeouts: u64,
     /// The theory's values where it predicts every flow of the network.
     theory: Option<TheoryMetrics>,
+    /// The model tier's, where the scenario is in its domain: utilisation, RTT unfairness.
+    model: Option<(f64, f64)>,
 }
 
 #[derive(Clone, Debug)]
@@ -131,8 +133,16 @@ struct TheoryMetrics {
     rtt_unfairness: f64,
 }
 
-/// A flow of one run: (id, base RTT s, measured b/s, predicted b/s).
-type FlowRow = (String, f64, f64, Option<f64>);
+/// A flow of one run.
+struct FlowRow {
+    id: String,
+    /// Base RTT, s.
+    rtt: f64,
+    /// Goodput, b/s: measured, the theory's prediction, the model tier's (where in its domain).
+    measured: f64,
+    theory: Option<f64>,
+    model: Option<f64>,
+}
 
 struct Outcome {
     queue: &'static str,
@@ -202,6 +212,14 @@ fn metrics(run: &Run, links: &[usize], flows: &[usize], unfair: (&[usize], &[usi
             rtt_unfairness: ratio(&predicted)?,
         })
     })();
+    let fluid = |i: usize| s.flows[i].model.as_ref().map(|m| m.throughput_bps);
+    let model = (|| {
+        let util: Option<Vec<f64>> = links
+            .iter()
+            .map(|&l| s.links[l].model.as_ref().map(|m| m.utilization))
+            .collect();
+        Some((mean(&util?), ratio(&fluid)?))
+    })();
     let thr: Vec<f64> = flows.iter().map(|&i| s.flows[i].throughput_bps).collect();
     Metrics {
         utilization: links.iter().map(|&l| s.links[l].utilization).sum::<f64>()
@@ -214,6 +232,7 @@ fn metrics(run: &Run, links: &[usize], flows: &[usize], unfair: (&[usize], &[usi
         marks_per_s: marks / window.max(1e-9),
         timeouts: flows.iter().map(|&i| s.flows[i].timeouts).sum(),
         theory,
+        model,
     }
 }
 
@@ -276,9 +295,12 @@ fn modern_comparison(e: &Exp) -> Result<Report, ReproError> {
                 .flows
                 .iter()
                 .zip(&base_rtt)
-                .map(|(f, &rtt)| {
-                    let theory = f.theory.as_ref().map(|t| t.throughput_bps);
-                    (f.id.clone(), rtt, f.throughput_bps, theory)
+                .map(|(f, &rtt)| FlowRow {
+                    id: f.id.clone(),
+                    rtt,
+                    measured: f.throughput_bps,
+                    theory: f.theory.as_ref().map(|t| t.throughput_bps),
+                    model: f.model.as_ref().map(|m| m.throughput_bps),
                 })
                 .collect();
             Ok(Outcome {
@@ -388,17 +410,20 @@ fn write_tables(e: &Exp, outcomes: &[Outcome], report: &mut Report) -> Result<()
         "base_rtt_ms",
         "throughput_mbps",
         "theory_throughput_mbps",
+        "model_throughput_mbps",
     ])
     .map_err(csv_err)?;
+    let opt_mbps = |x: Option<f64>| x.map_or(String::new(), |v| format!("{:.4}", mbps(v)));
     for o in outcomes {
-        for (id, rtt, x, t) in &o.flows {
+        for f in &o.flows {
             w.write_record([
                 o.queue.to_string(),
                 o.scheme.to_string(),
-                id.clone(),
-                format!("{:.3}", rtt * 1e3),
-                format!("{:.4}", mbps(*x)),
-                t.map_or(String::new(), |t| format!("{:.4}", mbps(t))),
+                f.id.clone(),
+                format!("{:.3}", f.rtt * 1e3),
+                format!("{:.4}", mbps(f.measured)),
+                opt_mbps(f.theory),
+                opt_mbps(f.model),
             ])
             .map_err(csv_err)?;
         }
@@ -421,15 +446,15 @@ fn draw(
     let mut series = Vec::new();
     for s in SCHEMES {
         let o = get(outcomes, q, s);
-        let at = |i: usize| o.flows[i].1 * 1e3;
+        let at = |i: usize| o.flows[i].rtt * 1e3;
         let points = db_flows
             .iter()
-            .map(|&i| (at(i), mbps(o.flows[i].2)))
+            .map(|&i| (at(i), mbps(o.flows[i].measured)))
             .collect();
         series.push(Series::new(s, points).with_markers());
         let theory: Option<Vec<(f64, f64)>> = db_flows
             .iter()
-            .map(|&i| Some((at(i), mbps(o.flows[i].3?))))
+            .map(|&i| Some((at(i), mbps(o.flows[i].theory?))))
             .collect();
         if let (Some(points), "monaco") = (theory, s) {
             let mut t = Series::new("theory (proportional fairness)", points);
@@ -459,26 +484,32 @@ fn check(outcomes: &[Outcome], db_flows: &[usize], pl_long: &[usize], report: &m
     ] {
         let o = get(outcomes, q, scheme);
         for &i in db_flows.iter().chain(pl_long) {
-            let (id, _, x, t) = &o.flows[i];
-            report.rows.push(Row::close(
-                format!("{scheme} over {q}: {id} throughput (Mb/s)"),
-                None,
-                t.map(mbps),
-                mbps(*x),
-                rel,
-            ));
+            let f = &o.flows[i];
+            report.rows.push(
+                Row::close(
+                    format!("{scheme} over {q}: {} throughput (Mb/s)", f.id),
+                    None,
+                    f.theory.map(mbps),
+                    mbps(f.measured),
+                    rel,
+                )
+                .with_model(f.model.map(mbps)),
+            );
         }
     }
     // AVD moves Monaco's accumulation out of the buffer into the virtual delay (000 §IV-D).
     let dt = get(outcomes, "droptail", "monaco");
     let avd = get(outcomes, "avd", "monaco");
-    report.rows.push(Row::close(
-        "monaco over avd: dumbbell utilisation",
-        None,
-        avd.dumbbell.theory.as_ref().map(|t| t.utilization),
-        avd.dumbbell.utilization,
-        0.02,
-    ));
+    report.rows.push(
+        Row::close(
+            "monaco over avd: dumbbell utilisation",
+            None,
+            avd.dumbbell.theory.as_ref().map(|t| t.utilization),
+            avd.dumbbell.utilization,
+            0.02,
+        )
+        .with_model(avd.dumbbell.model.map(|m| m.0)),
+    );
     report.rows.push(Row::at_most(
         "monaco: dumbbell mean queueing delay, avd over droptail",
         None,
@@ -488,13 +519,16 @@ fn check(outcomes: &[Outcome], db_flows: &[usize], pl_long: &[usize], report: &m
     ));
     // Loss-based TCP over tail drop fills the buffer and favours short round trips.
     let reno = get(outcomes, "droptail", "reno");
-    report.rows.push(Row::at_least(
-        "reno over droptail: dumbbell throughput, 24 ms flow over 162 ms flow",
-        None,
-        None,
-        reno.dumbbell.rtt_unfairness,
-        1.5,
-    ));
+    report.rows.push(
+        Row::at_least(
+            "reno over droptail: dumbbell throughput, 24 ms flow over 162 ms flow",
+            None,
+            None,
+            reno.dumbbell.rtt_unfairness,
+            1.5,
+        )
+        .with_model(reno.dumbbell.model.map(|m| m.1)),
+    );
     // CoDel holds the standing queue of loss-based senders near its 5 ms target (RFC 8289 §4.4)
     // where tail drop lets them fill the buffer.
     for s in ["reno", "cubic"] {
