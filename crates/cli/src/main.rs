@@ -152,11 +152,11 @@ struct ModelArgs {
     /// / 16, between 10 µs and 2 ms, dividing the sample interval].
     #[arg(long)]
     step: Option<String>,
-    /// Which flows are integrated as one: `identical` (flows whose trajectories are the same:
-    /// exact), `homogeneous` (also flows that differ only in their start jitter; a class starts
-    /// at its members' mean start — the fluid literature's N homogeneous flows, far faster with
-    /// many jittered flows), or `each`.
-    #[arg(long, value_enum, default_value_t = GroupingArg::Identical)]
+    /// Which flows are integrated as one: `homogeneous` (flows whose trajectories are the same,
+    /// and flows that differ only in their start jitter, a class starting at its members' mean
+    /// start — the fluid literature's N homogeneous flows), `identical` (only flows whose
+    /// trajectories are the same: exact, slower with many jittered flows), or `each`.
+    #[arg(long, value_enum, default_value_t = GroupingArg::Homogeneous)]
     grouping: GroupingArg,
     /// How ACC (Monaco) sources apply their policy: `rate` (000 eqs. (3), (5), (6): the window
     /// moves continuously) or `period` (000 eq. (10): one step per control period, as Monaco's

@@ -9,10 +9,14 @@
 //! represented by the representative's. Outputs are written for every flow and link, from their
 //! representatives. This is exact but for the order of floating-point sums.
 //!
-//! `Grouping::Homogeneous` also groups flows that differ only in the start drawn from their
-//! `start_jitter` (the fluid literature's N homogeneous flows): the class starts at its members'
-//! mean start, an approximation of the first moments of the run and nothing after. It is what
-//! makes a model run of hundreds of jittered flows cost about as much as one flow's.
+//! `Grouping::Homogeneous`, the default, also groups flows that differ only in the start drawn
+//! from their `start_jitter` (the fluid literature's N homogeneous flows): the class starts at
+//! its members' mean start, an approximation of the first moments of the run and nothing after
+//! (20 jittered Reno flows: window means within 0.02% of `Identical`'s; 10 Reno flows over a
+//! 1000-packet tail drop: mean queue 708.6 against 718.0 packets, the packet run's 724.1). It is
+//! what makes a model run of hundreds of jittered flows cost about as much as one flow's, and
+//! the model tier's cost target (under 1% of the packet run) reachable by default.
+//! `Grouping::Identical` keeps only the exact classes.
 
 use crate::network::{LinkLaw, Network};
 use acclab_scenario::Scenario;
@@ -22,10 +26,10 @@ use acclab_scenario::Scenario;
 pub enum Grouping {
     /// Every flow on its own.
     Each,
-    /// Flows whose trajectories are the same (exact; the default).
-    #[default]
+    /// Flows whose trajectories are the same (exact).
     Identical,
     /// Also flows that differ only by their start jitter; a class starts at the mean start.
+    #[default]
     Homogeneous,
 }
 
