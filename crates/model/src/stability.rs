@@ -77,9 +77,12 @@
 //! eq. (1) shifts each queue by propagation delays only, but what a packet reports of a queue is
 //! what it met on arriving there, and it then waits out that queue and every later one before
 //! its report leaves the receiver. [`Delays::Measured`] adds those queueing delays (at the fixed
-//! point) to each feedback term. In the one-bottleneck closed form the window term's delay
-//! becomes the whole RTT, z² + z·e^{−rz} + κ·e^{−z} = 0, whose boundary no longer grows without
-//! bound as r → 0 (tan ω = 1/ω, κ_max → 1.13). With it: 0.55 on the dumbbell (packets change
+//! point) to each feedback term. On one bottleneck every feedback path then takes the whole RTT
+//! τ — the rate's reading of the queueing delay (d + b/c instead of d) and the window's reading
+//! of the accumulation (τ_f + τ_b + b/c) — so the closed form is the one above at r = 1,
+//! z² + (z + κ)·e^{−z} = 0: κ_max = 0.548 whatever the standing queue (checked against the
+//! spectrum in `closed_form_matches_the_spectrum`), where the paper's delays give a boundary
+//! that grows without bound as r → 0. With it: 0.55 on the dumbbell (packets change
 //! between 0.5 and 0.7), 0.55 on live-dumbbell (between 0.5 and 0.6), 0.43 on acc-fig2 with
 //! weight 5 (packets oscillate from 0.5 on, steady at 0.22): the packets change within a factor
 //! of 2 of it everywhere, asserted. It is not the policy's once-per-period update: the model

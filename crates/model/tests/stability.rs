@@ -99,7 +99,8 @@ fn packet_cv(sc: &Scenario, links: &[usize]) -> f64 {
 }
 
 /// One bottleneck, one propagation RTT: the numerical κ_max equals the closed form
-/// ω·sin(rω) = 1, κ = ω²·cos(rω) (r = d/τ at the fixed point) within 1%, at both resolutions.
+/// ω·sin(rω) = 1, κ = ω²·cos(rω) (r = d/τ at the fixed point) within 1%, at both resolutions;
+/// and with the measured delays, every feedback path the whole RTT, the closed form at r = 1.
 #[test]
 fn closed_form_matches_the_spectrum() {
     let sc = dumbbell();
@@ -123,6 +124,15 @@ fn closed_form_matches_the_spectrum() {
         s.boundary_frequency_hz
     );
     assert!((k - closed).abs() < 0.01 * closed, "{k} vs {closed}");
+    // With the packets' measured delays every feedback path takes the whole RTT: the closed
+    // form at r = 1, whatever the standing queue.
+    let closed_measured = stability::kappa_max_one_bottleneck(1.0);
+    let km = s.kappa_max_measured.unwrap();
+    eprintln!("  measured delays: closed form κ_max {closed_measured:.4}, spectrum {km:.4}");
+    assert!(
+        (km - closed_measured).abs() < 0.01 * closed_measured,
+        "{km} vs {closed_measured}"
+    );
     assert!((s.scale_max_coarse - s.scale_max).abs() < 0.01 * s.scale_max);
     assert_eq!(s.bottlenecks, ["r1->r2"]);
     // The default κ = 0.5 is stable here, and its rightmost root is real (no oscillation).
