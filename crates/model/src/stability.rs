@@ -197,11 +197,14 @@ pub enum Delays {
 /// The scenario's stability: linearised about the model's fixed point, analysed as the module
 /// header says — with the model's feedback delays, and with the packets' measured ones.
 pub fn analyse(sc: &Scenario) -> Result<Stability, Outside> {
-    let lin = Linearised::of(sc, Delays::Propagation)?;
+    let fp = crate::fixed_point(sc)?;
+    let lin = Linearised::about(sc, &fp, Delays::Propagation)?;
     let coarse = lin.scale_max(24);
     let (scale_max, boundary) = lin.scale_max(40);
     let (abscissa, im) = lin.rightmost(1.0, 40);
-    let measured = Linearised::of(sc, Delays::Measured)?.scale_max(40).0;
+    let measured = Linearised::about(sc, &fp, Delays::Measured)?
+        .scale_max(40)
+        .0;
     Ok(Stability {
         scale_max,
         kappa_max: lin.kappa.map(|k| k * scale_max),
@@ -222,7 +225,15 @@ pub fn analyse(sc: &Scenario) -> Result<Stability, Outside> {
 impl Linearised {
     /// Linearises `sc`'s ACC loops about the model's fixed point, or says what is outside.
     pub fn of(sc: &Scenario, delays: Delays) -> Result<Linearised, Outside> {
-        let fp = crate::fixed_point(sc)?;
+        Linearised::about(sc, &crate::fixed_point(sc)?, delays)
+    }
+
+    /// Linearises `sc`'s ACC loops about the fixed point `fp` (of the same scenario).
+    pub fn about(
+        sc: &Scenario,
+        fp: &crate::FixedPoint,
+        delays: Delays,
+    ) -> Result<Linearised, Outside> {
         let net = Network::of(sc)?;
         let packet = net.packet_size;
         let rate: Vec<f64> = fp
