@@ -211,7 +211,7 @@ fn run(a: RunArgs) -> Result<()> {
     }
     if let (false, Some(l)) = (a.quiet, &summary.live) {
         println!(
-            "router: {} datagrams forwarded in, {} delivered, {} malformed, {} forged, {} replayed and {} foreign rejected; lag mean {:.3} ms, max {:.3} ms (scenario time)",
+            "router: {} datagrams forwarded in, {} delivered, {} malformed, {} forged, {} replayed and {} foreign rejected; lag mean {:.3} ms, max {:.3} ms (scenario time), {} packets handed out over 1 ms late",
             l.router_accepted,
             l.router_delivered,
             l.router_rejected_malformed,
@@ -219,7 +219,8 @@ fn run(a: RunArgs) -> Result<()> {
             l.router_rejected_replayed,
             l.router_rejected_foreign,
             l.router_mean_lag_s * 1e3,
-            l.router_max_lag_s * 1e3
+            l.router_max_lag_s * 1e3,
+            l.router_late_deliveries
         );
         if let Some(ip) = &l.ip {
             println!(

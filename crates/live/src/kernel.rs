@@ -102,6 +102,13 @@ pub struct InfoRow {
     pub delivered: u32,
     pub delivered_ce: u32,
     pub bytes_acked: u64,
+    /// Time the sender had data in flight (`tcpi_busy_time`), and of it the time it was held
+    /// back by the receiver's window (`tcpi_rwnd_limited`) or its own send buffer
+    /// (`tcpi_sndbuf_limited`), all since the connection opened, s (Linux 4.10 and later;
+    /// zero on older kernels).
+    pub busy_s: f64,
+    pub rwnd_limited_s: f64,
+    pub sndbuf_limited_s: f64,
 }
 
 impl InfoRow {
@@ -134,6 +141,9 @@ impl InfoRow {
             delivered: i.tcpi_delivered,
             delivered_ce: i.tcpi_delivered_ce,
             bytes_acked: i.tcpi_bytes_acked,
+            busy_s: i.tcpi_busy_time as f64 / 1e6,
+            rwnd_limited_s: i.tcpi_rwnd_limited as f64 / 1e6,
+            sndbuf_limited_s: i.tcpi_sndbuf_limited as f64 / 1e6,
         }
     }
 }
@@ -302,8 +312,12 @@ impl KernelFlow {
             probe,
         } = self;
         let rx_probe = probe.clone();
-        let receiver = std::thread::spawn(move || receive(listener, end, size, &rx_probe, clock));
+        let receiver = std::thread::spawn(move || {
+            crate::priority::raise(crate::priority::ENDPOINTS);
+            receive(listener, end, size, &rx_probe, clock)
+        });
         let sender = std::thread::spawn(move || {
+            crate::priority::raise(crate::priority::ENDPOINTS);
             let until = stop.unwrap_or(end).min(end);
             send(sender, dst, start, until, size, &probe, clock)
         });

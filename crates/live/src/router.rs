@@ -31,6 +31,12 @@ use crate::wire;
 /// The longest the router waits without looking at the clock (for progress reports).
 const MAX_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
 
+/// A packet handed out this much after the network delivered it counts as late.
+pub const LATE: acclab_core::Duration = acclab_core::Duration::from_millis(1);
+
+/// A packet the network delivered to endpoint slot `.0` at scenario time `.2`.
+pub type Delivery = (u32, Packet, Time);
+
 /// Where a stand-in's statistics come from.
 pub type StatsSource = Box<dyn Fn() -> EndpointStats + Send>;
 
@@ -39,7 +45,7 @@ pub type StatsSource = Box<dyn Fn() -> EndpointStats + Send>;
 /// whatever the real endpoint last published, or what a probe of a real stack reads.
 pub struct Remote {
     index: u32,
-    deliveries: mpsc::Sender<(u32, Packet)>,
+    deliveries: mpsc::Sender<Delivery>,
     stats: StatsSource,
 }
 
@@ -48,7 +54,7 @@ impl Remote {
     /// that its driver published into `published`.
     pub fn new(
         index: u32,
-        deliveries: mpsc::Sender<(u32, Packet)>,
+        deliveries: mpsc::Sender<Delivery>,
         published: Arc<Mutex<EndpointStats>>,
     ) -> Remote {
         Remote::measured(
@@ -59,11 +65,7 @@ impl Remote {
     }
 
     /// Endpoint `index`, whose statistics `stats` reads when asked.
-    pub fn measured(
-        index: u32,
-        deliveries: mpsc::Sender<(u32, Packet)>,
-        stats: StatsSource,
-    ) -> Remote {
+    pub fn measured(index: u32, deliveries: mpsc::Sender<Delivery>, stats: StatsSource) -> Remote {
         Remote {
             index,
             deliveries,
@@ -73,8 +75,8 @@ impl Remote {
 }
 
 impl Endpoint for Remote {
-    fn handle_packet(&mut self, _now: Time, pkt: &Packet) {
-        let _ = self.deliveries.send((self.index, *pkt));
+    fn handle_packet(&mut self, now: Time, pkt: &Packet) {
+        let _ = self.deliveries.send((self.index, *pkt, now));
     }
     fn poll_transmit(&mut self, _now: Time) -> Option<Packet> {
         None
@@ -99,6 +101,12 @@ pub struct RouterCounters {
     pub wakeups: u64,
     pub lag_sum_ns: u64,
     pub lag_max_ns: u64,
+    /// How late the router handed packets out of the emulated network at most (the wall clock
+    /// against the scenario time the network delivered them, ns), and how many it handed out
+    /// over [`LATE`] late. Unlike the wake-ups' lag, this sees every stall, also those that
+    /// hit the router while it read packets in.
+    pub delivery_lag_max_ns: u64,
+    pub deliveries_late: u64,
     /// The router's thread had real-time priority.
     pub realtime: bool,
     /// Datagrams the kernel dropped at the router's socket (its receive buffer full).
@@ -111,7 +119,7 @@ pub struct Router {
     /// `addrs[2f]` is flow f's sender, `addrs[2f + 1]` its receiver.
     addrs: Vec<SocketAddr>,
     by_addr: HashMap<SocketAddr, usize>,
-    deliveries: mpsc::Receiver<(u32, Packet)>,
+    deliveries: mpsc::Receiver<Delivery>,
     sealer: Sealer,
     opener: Opener,
     /// Real stacks' packets, when the scenario has `kernel-tcp` or `command` flows.
@@ -125,7 +133,7 @@ impl Router {
     pub fn new(
         sim: Simulator,
         addrs: Vec<SocketAddr>,
-        deliveries: mpsc::Receiver<(u32, Packet)>,
+        deliveries: mpsc::Receiver<Delivery>,
         key: Key,
     ) -> Router {
         let by_addr = addrs.iter().enumerate().map(|(i, a)| (*a, i)).collect();
@@ -222,14 +230,14 @@ impl Router {
             } else {
                 wait(&fds, POLL_IN, (deadline - now).min(MAX_WAIT))?;
             }
-            self.send_deliveries(&socket, &mut tx)?;
+            self.send_deliveries(&socket, &mut tx, &clock)?;
             if std::time::Instant::now() >= next_progress {
                 progress(self.sim.now());
                 next_progress += std::time::Duration::from_millis(100);
             }
         }
         self.sim.advance(end);
-        self.send_deliveries(&socket, &mut tx)?;
+        self.send_deliveries(&socket, &mut tx, &clock)?;
         {
             use std::os::fd::AsRawFd;
             self.counters.socket_drops = crate::drops::dropped(socket.as_raw_fd()).unwrap_or(0);
@@ -264,8 +272,16 @@ impl Router {
         self.sim.inject_external(pkt);
     }
 
-    fn send_deliveries(&mut self, socket: &UdpSocket, buf: &mut Vec<u8>) -> std::io::Result<()> {
-        while let Ok((e, pkt)) = self.deliveries.try_recv() {
+    fn send_deliveries(
+        &mut self,
+        socket: &UdpSocket,
+        buf: &mut Vec<u8>,
+        clock: &LiveClock,
+    ) -> std::io::Result<()> {
+        while let Ok((e, pkt, at)) = self.deliveries.try_recv() {
+            let late = clock.now().0.saturating_sub(at.0);
+            self.counters.delivery_lag_max_ns = self.counters.delivery_lag_max_ns.max(late);
+            self.counters.deliveries_late += u64::from(late > LATE.0);
             if let Some(ip) = self.ip.as_mut().filter(|ip| ip.carries(pkt.flow)) {
                 ip.deliver(e, &pkt);
                 continue;

@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc, Mutex};
 
 use acclab_core::transport::{Endpoint, EndpointSlot, EndpointStats, Side};
-use acclab_core::{Packet, Time};
+use acclab_core::Time;
 use acclab_scenario::Scenario;
 use acclab_sim::output::LiveSummary;
 use acclab_sim::simulator::{build_endpoints, flow_times};
@@ -301,7 +301,7 @@ type SharedStats = Arc<Mutex<EndpointStats>>;
 struct Remotes {
     endpoints: Vec<Box<dyn Endpoint>>,
     stats: Vec<SharedStats>,
-    deliveries: mpsc::Receiver<(u32, Packet)>,
+    deliveries: mpsc::Receiver<crate::router::Delivery>,
 }
 
 /// Stand-ins for every endpoint; those of real stacks' flows read `stacks`' measurements.
@@ -685,7 +685,8 @@ fn run_sockets(
         endpoint_rejected: counters.rejected.load(Ordering::Relaxed),
         endpoint_rejected_unauthentic: counters.unauthentic.load(Ordering::Relaxed),
         router_mean_lag_s: rc.lag_sum_ns as f64 / rc.wakeups.max(1) as f64 / 1e9,
-        router_max_lag_s: rc.lag_max_ns as f64 / 1e9,
+        router_max_lag_s: rc.lag_max_ns.max(rc.delivery_lag_max_ns) as f64 / 1e9,
+        router_late_deliveries: rc.deliveries_late,
         router_realtime: rc.realtime,
         socket_drops_router: rc.socket_drops,
         socket_drops_endpoints: counters.socket_drops.load(Ordering::Relaxed),
@@ -731,6 +732,7 @@ mod tests {
             endpoint_rejected_unauthentic: 0,
             router_mean_lag_s: 0.0001,
             router_max_lag_s: 0.002,
+            router_late_deliveries: 3,
             router_realtime: true,
             socket_drops_router: 0,
             socket_drops_endpoints: 0,

@@ -58,6 +58,7 @@ struct CommandFlow {
     dst_ns: String,
     server: Option<String>,
     client: String,
+    realtime: bool,
     start: Time,
     until: Time,
 }
@@ -175,6 +176,7 @@ impl RealStacks {
                         dst_ns: dst.namespace.clone(),
                         server: p.server.as_deref().map(fill),
                         client: fill(&p.client),
+                        realtime: p.realtime,
                         start,
                         until,
                     });
@@ -245,12 +247,14 @@ impl RealStacks {
                     .logs
                     .as_ref()
                     .map(|d| d.join(format!("{}-server.log", c.id)));
-                servers.push(spawn_in(&c.dst_ns, line, log.as_deref()).map_err(|e| {
-                    StacksError::RealFlow {
-                        flow: c.id.clone(),
-                        error: format!("cannot start the server {line:?}: {e}"),
-                    }
-                })?);
+                servers.push(
+                    spawn_in(&c.dst_ns, line, c.realtime, log.as_deref()).map_err(|e| {
+                        StacksError::RealFlow {
+                            flow: c.id.clone(),
+                            error: format!("cannot start the server {line:?}: {e}"),
+                        }
+                    })?,
+                );
             }
         }
         for c in self.commands {
@@ -267,7 +271,8 @@ impl RealStacks {
                 if clock.now() >= c.until {
                     return;
                 }
-                let Ok(mut child) = spawn_in(&c.src_ns, &c.client, log.as_deref()) else {
+                let Ok(mut child) = spawn_in(&c.src_ns, &c.client, c.realtime, log.as_deref())
+                else {
                     return;
                 };
                 while clock.now() < c.until {
@@ -356,8 +361,9 @@ fn check_commands_apart(scenario: &Scenario, real: &[usize]) -> Result<(), Stack
 }
 
 /// Runs `line` with `sh -c` in namespace `ns` (`ip netns exec`, which also applies the
-/// namespace's /etc/netns files), in a process group of its own, output to `log`.
-fn spawn_in(ns: &str, line: &str, log: Option<&Path>) -> std::io::Result<Child> {
+/// namespace's /etc/netns files), in a process group of its own, output to `log`; at the
+/// endpoints' real-time priority if `realtime` (inherited by every process it starts).
+fn spawn_in(ns: &str, line: &str, realtime: bool, log: Option<&Path>) -> std::io::Result<Child> {
     use std::os::unix::process::CommandExt;
     let (out, err) = match log {
         Some(p) => {
@@ -366,13 +372,24 @@ fn spawn_in(ns: &str, line: &str, log: Option<&Path>) -> std::io::Result<Child> 
         }
         None => (Stdio::null(), Stdio::null()),
     };
-    Command::new("ip")
+    let mut command = Command::new("ip");
+    command
         .args(["netns", "exec", ns, "sh", "-c", line])
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(err)
-        .process_group(0)
-        .spawn()
+        .process_group(0);
+    if realtime {
+        // SAFETY: between fork and exec the closure makes one system call
+        // (sched_setscheduler, async-signal-safe) and touches no memory of the parent's.
+        unsafe {
+            command.pre_exec(|| {
+                crate::priority::raise(crate::priority::ENDPOINTS);
+                Ok(())
+            });
+        }
+    }
+    command.spawn()
 }
 
 /// SIGTERM to the program's process group, SIGKILL a second later if it is still there.

@@ -70,9 +70,14 @@ pub struct LiveSummary {
     pub endpoint_rejected: u64,
     /// Of those, the forged or replayed.
     pub endpoint_rejected_unauthentic: u64,
-    /// How far behind its emulated clock the router ran: mean and largest lag, scenario seconds.
+    /// How far behind its emulated clock the router ran, scenario seconds: the mean lag of its
+    /// timer wake-ups, and the largest lag of a wake-up or of a packet handed out of the
+    /// emulated network (written to its endpoint after the time the network delivered it).
     pub router_mean_lag_s: f64,
     pub router_max_lag_s: f64,
+    /// Packets the router handed out over a millisecond late (of `router_delivered` and
+    /// `ip.delivered`): each is a stall of the router seen by the endpoints.
+    pub router_late_deliveries: u64,
     /// Whether the router's thread ran with real-time priority (Linux, root or CAP_SYS_NICE):
     /// without it, other work on the machine can hold the router off a core and distort the run.
     pub router_realtime: bool,

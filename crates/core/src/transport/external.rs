@@ -93,6 +93,18 @@ pub struct CommandParams {
     /// "iperf3 -c {dst} -p {port} -t {duration}"), and ended at its stop or the run's end if it
     /// has not exited.
     pub client: String,
+    /// Run both programs at the real-time priority of acclab's own endpoints and kernel-tcp
+    /// flows (`SCHED_FIFO` 10, where the system allows it: Linux as root), so that other work
+    /// on the machine cannot hold them off a core — a program held off while its socket is
+    /// locked leaves the packets that arrive for it unacknowledged until it runs again, which
+    /// the emulated network then sees as a burst. Set false for a program that busy-polls: at
+    /// that priority it would keep a core from every ordinary process.
+    #[serde(default = "yes")]
+    pub realtime: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// The placeholders a command line may use.
@@ -190,6 +202,7 @@ mod tests {
         let p = |server: Option<&str>, client: &str| CommandParams {
             server: server.map(String::from),
             client: client.into(),
+            realtime: true,
         };
         assert!(p(
             Some("iperf3 -s -p {port}"),
