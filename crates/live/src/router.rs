@@ -188,6 +188,7 @@ impl Router {
         }
         let priority = crate::priority::raise_for_now(crate::priority::ROUTER);
         self.counters.realtime = priority.raised();
+        let _idle = crate::priority::shallow_idle();
         let mut rx = vec![0u8; wire::MAX_DATAGRAM + 1];
         // What the router waits on: its socket, and the hosts' TUN devices if it carries IP.
         let fds: Vec<std::os::fd::RawFd> = {
