@@ -13,9 +13,10 @@
 //! schedules it — on this project's 2-core VMs, milliseconds later, dozens of times a second.
 //! So for the length of a live run [`shallow_idle`] asks the kernel (PM QoS,
 //! `/dev/cpu_dma_latency` = 0) to keep every CPU in its polling idle state. Measured on one
-//! Linux CUBIC flow with ECN through the emulated bottleneck (20 s, four runs each): packets the
-//! router handed out over a millisecond late 1–113 against 107–13,398 without it, its largest
-//! lag 1.4–4.2 ms against 8–33 ms, and Linux's rate 19.27–19.36 Mb/s against 12.9–19.3. Idle
+//! Linux CUBIC flow with ECN through the emulated bottleneck (20 s; seven runs with it, four
+//! without): packets the router handed out over a millisecond late 1–134 against 107–13,398,
+//! its largest lag 1.4–15 ms against 8–33 ms, and Linux's rate 19.16–19.36 Mb/s against
+//! 12.9–19.3. Idle
 //! CPUs spin while it is held (power, not other work: a polling CPU takes any runnable task).
 
 /// The real-time priority (1–99) endpoint threads ask for: low, above every ordinary process
