@@ -18,6 +18,8 @@ const TCP_KINDS: &[(&str, &str)] = &[
     ("reno", "sack = true, receive_window = \"4KB\""),
     ("bbr", "receive_window = \"8KB\""),
     ("reno", "byte_counting = true, delayed_ack = \"40ms\""),
+    ("cubic", "send_overhead = \"300us\", sack = true"),
+    ("bbr", "send_overhead = \"50us\""),
 ];
 
 #[derive(Debug, Clone)]

@@ -246,6 +246,10 @@ pub struct CubicParams {
     /// "128KB"): at most this much past the cumulative ACK is sent; absent = unbounded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub receive_window: Option<Bytes>,
+    /// ns-2's random send overhead: each segment waits a uniform draw from [0, this] (e.g.
+    /// "100us", about a packet's time at the bottleneck) against phase effects; absent = off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub send_overhead: Option<Duration>,
     /// SACK-based loss recovery (RFC 6675); on, as Linux's CUBIC runs.
     pub sack: bool,
 }
@@ -265,6 +269,7 @@ impl Default for CubicParams {
             initial_window: d.initial_window,
             delayed_ack: None,
             receive_window: None,
+            send_overhead: None,
             sack: true,
         }
     }
@@ -281,6 +286,7 @@ impl CubicParams {
             delayed_ack: self.delayed_ack,
             sack: self.sack,
             receive_window: self.receive_window,
+            send_overhead: self.send_overhead,
         }
     }
 }

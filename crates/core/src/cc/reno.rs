@@ -120,6 +120,10 @@ pub struct RenoParams {
     /// "128KB"): at most this much past the cumulative ACK is sent; absent = unbounded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub receive_window: Option<Bytes>,
+    /// ns-2's random send overhead: each segment waits a uniform draw from [0, this] (e.g.
+    /// "100us", about a packet's time at the bottleneck) against phase effects; absent = off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub send_overhead: Option<Duration>,
     /// SACK-based loss recovery (RFC 2018, RFC 6675); off: NewReno's, as ns-2's Reno.
     pub sack: bool,
     /// RFC 3465 Appropriate Byte Counting (L = 2): grow by the bytes each ACK acknowledges, as
@@ -137,6 +141,7 @@ impl Default for RenoParams {
             initial_window: d.initial_window,
             delayed_ack: None,
             receive_window: None,
+            send_overhead: None,
             sack: false,
             byte_counting: false,
         }
@@ -154,6 +159,7 @@ impl RenoParams {
             delayed_ack: self.delayed_ack,
             sack: self.sack,
             receive_window: self.receive_window,
+            send_overhead: self.send_overhead,
         }
     }
 }

@@ -38,7 +38,9 @@ use serde::{Deserialize, Serialize};
 use std::ops::Bound::{Excluded, Included};
 
 use crate::params::{in_range, FlowContext, ParamError, SchemeParams};
-use crate::transport::tcp::{check_delayed_ack, check_receive_window, TcpConfig, TcpOptions};
+use crate::transport::tcp::{
+    check_delayed_ack, check_receive_window, check_send_overhead, TcpConfig, TcpOptions,
+};
 use crate::transport::Endpoint;
 use crate::units::Bytes;
 
@@ -314,6 +316,10 @@ pub struct VegasParams {
     /// "128KB"): at most this much past the cumulative ACK is sent; absent = unbounded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub receive_window: Option<Bytes>,
+    /// ns-2's random send overhead: each segment waits a uniform draw from [0, this] (e.g.
+    /// "100us", about a packet's time at the bottleneck) against phase effects; absent = off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub send_overhead: Option<Duration>,
     /// SACK-based loss recovery (RFC 6675); off: NewReno's, as the papers' ns-2 Vegas.
     pub sack: bool,
 }
@@ -334,6 +340,7 @@ impl Default for VegasParams {
             initial_window: d.initial_window,
             delayed_ack: None,
             receive_window: None,
+            send_overhead: None,
             sack: false,
         }
     }
@@ -381,6 +388,7 @@ impl VegasParams {
         }
         check_delayed_ack(self.delayed_ack)?;
         check_receive_window(self.receive_window)?;
+        check_send_overhead(self.send_overhead)?;
         if matches!(self.per, PerUnit::Time(d) if d.0 == 0) {
             return Err(ParamError::at(
                 "per",
@@ -482,6 +490,7 @@ impl VegasParams {
             delayed_ack: self.delayed_ack,
             sack: self.sack,
             receive_window: self.receive_window,
+            send_overhead: self.send_overhead,
         }
         .endpoints(ctx, cc)
     }

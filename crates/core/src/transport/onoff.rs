@@ -190,6 +190,7 @@ impl SchemeParams for OnOffParams {
             delayed_ack: None,
             sack: false,
             receive_window: None,
+            send_overhead: None,
         };
         let tx = tcp.sender(ctx, factory());
         let rng = crate::rng::stream(ctx.seed, &format!("flow:{}:onoff", ctx.name));

@@ -27,10 +27,16 @@
 //!   without a timeout).
 //! - ECN: with `ecn` on, data are sent ECN-capable and an echo reduces the window at most once per
 //!   window of data (RFC 3168 §6.1.2); the receiver echoes every marked packet.
+//! - Send overhead (`send_overhead`, off by default): ns-2's `overhead_` (tcp.cc `send_much`),
+//!   the random processing time Floyd and Jacobson (1992) add at the sources to break the phase
+//!   effects of a deterministic simulation. Each segment the window lets out waits a delay drawn
+//!   uniformly from [0, overhead] after it could have left, one segment at a time; repairs
+//!   (fast retransmit, partial ACKs, SACK's NextSeg) leave at once, as ns-2's do.
 
 use crate::cc::{AckSample, Congestion, CongestionController, CongestionEvent, SentSample};
 use crate::packet::{Ecn, FlowId, Packet, PacketKind, Payload, Sack};
 use crate::params::FlowContext;
+use crate::rng::Rng;
 use crate::rtt::RttEstimator;
 use crate::transport::pacer::Pacer;
 use crate::transport::rate_sample::RateSampler;
@@ -38,6 +44,7 @@ use crate::transport::sack::{RangeSet, Scoreboard};
 use crate::transport::{Endpoint, EndpointStats, Outbox};
 use crate::units::Bytes;
 use crate::units::{Duration, Time};
+use rand::RngExt;
 
 /// Settings of a TCP sender.
 #[derive(Clone, Debug)]
@@ -58,6 +65,25 @@ pub struct TcpConfig {
     pub sack: bool,
     /// The receiver's buffer in segments (its receive window); `None`: unbounded.
     pub receive_window: Option<u64>,
+}
+
+/// ns-2's random send overhead: the next segment waits until `release`, drawn when it could
+/// first have left.
+struct SendOverhead {
+    max: Duration,
+    rng: Rng,
+    release: Option<Time>,
+}
+
+impl SendOverhead {
+    /// Whether a segment that could leave at `now` may go: draws its delay the first time it
+    /// is asked, then holds it until the delay has passed (and forgets it once it goes).
+    fn lets_go(&mut self, now: Time) -> bool {
+        let release = *self
+            .release
+            .get_or_insert_with(|| now + Duration(self.rng.random_range(0..=self.max.0)));
+        release <= now
+    }
 }
 
 impl Default for TcpConfig {
@@ -119,6 +145,8 @@ pub struct TcpSender {
     /// controllers cost no query per packet.
     pacer: Pacer,
     paced: bool,
+    /// ns-2's send overhead, if on (boxed: one word when off).
+    overhead: Option<Box<SendOverhead>>,
     stats: EndpointStats,
 }
 
@@ -149,10 +177,22 @@ impl TcpSender {
             rates: cc_rates(&*cc),
             pacer: Pacer::default(),
             paced: cc.pacing_rate().is_some(),
+            overhead: None,
             cc,
             stats: EndpointStats::default(),
             cfg,
         }
+    }
+
+    /// Delays every segment the window lets out by a uniform draw from [0, `max`] from `rng`
+    /// (ns-2's `overhead_`; see the header).
+    pub fn with_send_overhead(mut self, max: Duration, rng: Rng) -> TcpSender {
+        self.overhead = Some(Box::new(SendOverhead {
+            max,
+            rng,
+            release: None,
+        }));
+        self
     }
 
     fn mss(&self) -> u64 {
@@ -515,6 +555,12 @@ impl Endpoint for TcpSender {
         if self.paced_out(now) {
             return None;
         }
+        if let Some(o) = &mut self.overhead {
+            if !o.lets_go(now) {
+                return None;
+            }
+            o.release = None;
+        }
         let seq = self.snd_nxt;
         self.snd_nxt += 1;
         let p = self.data_packet(now, seq, in_flight);
@@ -523,12 +569,19 @@ impl Endpoint for TcpSender {
     }
 
     fn poll_timeout(&self) -> Option<Time> {
-        // A paced sender with data and window waits for its pacer too.
+        // A sender with data and window waits for its pacer and its send overhead too: the
+        // later of the two (the overhead is drawn once the pacer lets a segment go).
         let limit = self.app_limit.max(self.snd_max);
-        let paced = (self.paced
+        let held = (self.paced || self.overhead.is_some())
             && self.snd_nxt < limit.min(self.receive_edge())
-            && self.outstanding() + self.mss() <= self.window())
-        .then(|| self.pacer.release_time());
+            && self.outstanding() + self.mss() <= self.window();
+        let paced = held
+            .then(|| {
+                let pacer = self.paced.then(|| self.pacer.release_time());
+                let overhead = self.overhead.as_ref().and_then(|o| o.release);
+                pacer.max(overhead)
+            })
+            .flatten();
         match (self.rto_deadline, paced) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -726,6 +779,8 @@ pub struct TcpOptions {
     pub sack: bool,
     /// The receiver's buffer, bytes (its receive window); `None`: unbounded.
     pub receive_window: Option<Bytes>,
+    /// ns-2's random send overhead: the largest delay drawn for each segment; `None`: off.
+    pub send_overhead: Option<Duration>,
 }
 
 /// The largest initial window a scenario may give, segments.
@@ -744,7 +799,8 @@ impl TcpOptions {
             ));
         }
         check_delayed_ack(self.delayed_ack)?;
-        check_receive_window(self.receive_window)
+        check_receive_window(self.receive_window)?;
+        check_send_overhead(self.send_overhead)
     }
 
     /// The sender of one scenario flow over controller `cc`.
@@ -761,7 +817,14 @@ impl TcpOptions {
                 .map(|b| (b.0 / u64::from(ctx.packet_size.max(1))).max(1)),
             ..TcpConfig::default()
         };
-        TcpSender::new(ctx.flow, cfg, cc)
+        let tx = TcpSender::new(ctx.flow, cfg, cc);
+        match self.send_overhead {
+            Some(max) => tx.with_send_overhead(
+                max,
+                crate::rng::stream(ctx.seed, &format!("flow:{}:overhead", ctx.name)),
+            ),
+            None => tx,
+        }
     }
 
     /// The receiver of one scenario flow.
@@ -784,8 +847,6 @@ impl TcpOptions {
     }
 }
 
-/// Checks a `delayed_ack` parameter: RFC 1122 §4.2.3.2, "the delay MUST be less than 0.5
-/// seconds".
 /// A receive window must hold at least two segments' worth of bytes.
 pub fn check_receive_window(w: Option<Bytes>) -> Result<(), crate::params::ParamError> {
     match w {
@@ -800,6 +861,8 @@ pub fn check_receive_window(w: Option<Bytes>) -> Result<(), crate::params::Param
     }
 }
 
+/// Checks a `delayed_ack` parameter: RFC 1122 §4.2.3.2, "the delay MUST be less than 0.5
+/// seconds".
 pub fn check_delayed_ack(delay: Option<Duration>) -> Result<(), crate::params::ParamError> {
     match delay {
         Some(d) if d.0 == 0 || d >= Duration::from_millis(500) => {
@@ -808,6 +871,21 @@ pub fn check_delayed_ack(delay: Option<Duration>) -> Result<(), crate::params::P
                 format!("`delayed_ack` must be above 0 and below 500ms (RFC 1122), not {d}"),
             ))
         }
+        _ => Ok(()),
+    }
+}
+
+/// The largest `send_overhead`: a processing time, not a pause (ns-2 uses a fraction of a
+/// packet's transmission time at the bottleneck).
+pub const MAX_SEND_OVERHEAD: Duration = Duration::from_millis(100);
+
+/// Checks a `send_overhead` parameter: above 0 and at most [`MAX_SEND_OVERHEAD`].
+pub fn check_send_overhead(max: Option<Duration>) -> Result<(), crate::params::ParamError> {
+    match max {
+        Some(d) if d.0 == 0 || d > MAX_SEND_OVERHEAD => Err(crate::params::ParamError::at(
+            "send_overhead",
+            format!("`send_overhead` must be above 0 and at most {MAX_SEND_OVERHEAD}, not {d}"),
+        )),
         _ => Ok(()),
     }
 }
@@ -861,6 +939,52 @@ mod tests {
         // Segment 2 lost: 3, 4 and 5 arrive and are SACKed; the window stays at 2 + 4.
         s.handle_packet(ms(20), &sack_ack(2, 3, 6));
         assert!(drain(&mut s, ms(20)).iter().all(|&q| q < 6));
+    }
+
+    /// ns-2's `overhead_`: each segment waits its own uniform draw from [0, overhead] after it
+    /// could have left, one at a time; the timer says when; a repair does not wait.
+    #[test]
+    fn send_overhead_delays_each_segment_by_a_fresh_draw_and_repairs_go_at_once() {
+        let max = Duration::from_micros(100);
+        let mut s = sender(1000).with_send_overhead(max, crate::rng::stream(7, "t"));
+        let mut now = ms(0);
+        let mut delays = Vec::new();
+        for seq in 0..400 {
+            let since = now;
+            let p = loop {
+                if let Some(p) = s.poll_transmit(now) {
+                    break p;
+                }
+                let at = s.poll_timeout().expect("a held segment arms the timer");
+                assert!(
+                    at > now && at <= since + max,
+                    "release {at} outside (now, now + max]"
+                );
+                now = at;
+            };
+            assert_eq!(p.seq, seq);
+            delays.push((now - since).0);
+        }
+        // Uniform on [0, 100 us]: mean 50 us (± 5 us is > 3 standard errors for 400 draws).
+        let mean = delays.iter().sum::<u64>() as f64 / delays.len() as f64;
+        assert!((45_000.0..55_000.0).contains(&mean), "mean delay {mean} ns");
+        assert!(delays.iter().any(|&d| d > 90_000) && delays.iter().any(|&d| d < 10_000));
+        // Three duplicate ACKs: the hole is resent at once, whatever the overhead holds.
+        let t = now + Duration::from_millis(10);
+        for _ in 0..3 {
+            s.handle_packet(t, &ack(0, ms(0)));
+        }
+        assert_eq!(s.poll_transmit(t).map(|p| p.seq), Some(0));
+    }
+
+    #[test]
+    fn send_overhead_must_be_positive_and_at_most_100ms() {
+        assert!(check_send_overhead(None).is_ok());
+        assert!(check_send_overhead(Some(Duration::from_millis(100))).is_ok());
+        for bad in [Duration(0), Duration::from_millis(101)] {
+            let e = check_send_overhead(Some(bad)).unwrap_err().to_string();
+            assert!(e.contains("send_overhead") && e.contains("100ms"), "{e}");
+        }
     }
 
     #[test]
