@@ -67,22 +67,32 @@ pub struct TcpConfig {
     pub receive_window: Option<u64>,
 }
 
-/// ns-2's random send overhead: the next segment waits until `release`, drawn when it could
-/// first have left.
+/// ns-2's random send overhead: the next segment, which could have left at `ready`, waits
+/// until `release`.
 struct SendOverhead {
     max: Duration,
     rng: Rng,
-    release: Option<Time>,
+    held: Option<(Time, Time)>,
 }
 
 impl SendOverhead {
-    /// Whether a segment that could leave at `now` may go: draws its delay the first time it
-    /// is asked, then holds it until the delay has passed (and forgets it once it goes).
-    fn lets_go(&mut self, now: Time) -> bool {
-        let release = *self
-            .release
-            .get_or_insert_with(|| now + Duration(self.rng.random_range(0..=self.max.0)));
-        release <= now
+    /// When the held segment leaves, if it is held.
+    fn release(&self) -> Option<Time> {
+        self.held.map(|(_, release)| release)
+    }
+
+    /// A segment could leave at `now`: draws its delay the first time it is asked and holds it
+    /// until the delay has passed; then lets it go, answering when it could first have left.
+    fn lets_go(&mut self, now: Time) -> Option<Time> {
+        let (ready, release) = *self.held.get_or_insert_with(|| {
+            let delay = Duration(self.rng.random_range(0..=self.max.0));
+            (now, now + delay)
+        });
+        if release > now {
+            return None;
+        }
+        self.held = None;
+        Some(ready)
     }
 }
 
@@ -190,7 +200,7 @@ impl TcpSender {
         self.overhead = Some(Box::new(SendOverhead {
             max,
             rng,
-            release: None,
+            held: None,
         }));
         self
     }
@@ -242,6 +252,18 @@ impl TcpSender {
 
     /// Segment `seq` leaves at `now`, with `in_flight` bytes already in flight.
     fn data_packet(&mut self, now: Time, seq: u64, in_flight: u64) -> Packet {
+        self.data_packet_paced_from(now, now, seq, in_flight)
+    }
+
+    /// Segment `seq` leaves at `now`; the pacer spaces the next one from `ready` (when this one
+    /// could have left, before a send overhead held it).
+    fn data_packet_paced_from(
+        &mut self,
+        now: Time,
+        ready: Time,
+        seq: u64,
+        in_flight: u64,
+    ) -> Packet {
         let mut p = Packet::new(self.flow, PacketKind::Data, self.segment_size(seq));
         p.conn = self.cfg.conn;
         p.seq = seq;
@@ -273,7 +295,7 @@ impl TcpSender {
             r.on_sent(now, seq, in_flight);
         }
         if let Some(rate) = self.paced.then(|| self.cc.pacing_rate()).flatten() {
-            self.pacer.on_sent_at_rate(now, sent.bytes, rate);
+            self.pacer.on_sent_at_rate(ready, sent.bytes, rate);
         }
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
@@ -555,15 +577,15 @@ impl Endpoint for TcpSender {
         if self.paced_out(now) {
             return None;
         }
-        if let Some(o) = &mut self.overhead {
-            if !o.lets_go(now) {
-                return None;
-            }
-            o.release = None;
-        }
+        // The overhead delays the segment, not the pacer's schedule: a paced sender's next
+        // segment is spaced from when this one could have left, so its rate is kept.
+        let ready = match &mut self.overhead {
+            Some(o) => o.lets_go(now)?,
+            None => now,
+        };
         let seq = self.snd_nxt;
         self.snd_nxt += 1;
-        let p = self.data_packet(now, seq, in_flight);
+        let p = self.data_packet_paced_from(now, ready, seq, in_flight);
         self.snd_max = self.snd_max.max(self.snd_nxt);
         Some(p)
     }
@@ -578,7 +600,7 @@ impl Endpoint for TcpSender {
         let paced = held
             .then(|| {
                 let pacer = self.paced.then(|| self.pacer.release_time());
-                let overhead = self.overhead.as_ref().and_then(|o| o.release);
+                let overhead = self.overhead.as_ref().and_then(|o| o.release());
                 pacer.max(overhead)
             })
             .flatten();
@@ -1223,6 +1245,28 @@ mod tests {
         fn wants_rate_samples(&self) -> bool {
             true
         }
+    }
+
+    /// With a send overhead below the pacing gap, each segment leaves within the overhead after
+    /// its slot on the pacer's schedule, and the schedule does not drift: the paced rate holds.
+    #[test]
+    fn send_overhead_jitters_a_paced_sender_without_slowing_it() {
+        let max = Duration::from_micros(500);
+        let mut s = TcpSender::new(FlowId(0), TcpConfig::default(), Box::<Probe>::default())
+            .with_send_overhead(max, crate::rng::stream(3, "t"));
+        s.handle_start(Time::ZERO);
+        let mut sent = Vec::new();
+        let mut t = Time::ZERO;
+        while sent.len() < 150 {
+            sent.extend(std::iter::from_fn(|| s.poll_transmit(t)).map(|_| t));
+            t = s.poll_timeout().expect("paced or held");
+        }
+        // Segment k's slot is k ms (8 Mb/s, 1000 B); it leaves in [slot, slot + overhead].
+        for (k, at) in sent.iter().enumerate() {
+            let slot = ms(k as u64);
+            assert!(*at >= slot && *at <= slot + max, "segment {k} at {at}");
+        }
+        assert!(sent.iter().enumerate().any(|(k, at)| *at > ms(k as u64)));
     }
 
     #[test]
