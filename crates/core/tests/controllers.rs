@@ -55,6 +55,7 @@ fn controllers() -> Vec<(&'static str, Box<dyn CongestionController>)> {
         fast_convergence: true,
         hystart,
         reno_friendly,
+        linux: false,
     };
     let vegas = |marks| VegasConfig {
         mss: MSS,

@@ -20,6 +20,7 @@ const TCP_KINDS: &[(&str, &str)] = &[
     ("reno", "byte_counting = true, delayed_ack = \"40ms\""),
     ("cubic", "send_overhead = \"300us\", sack = true"),
     ("bbr", "send_overhead = \"50us\""),
+    ("cubic", "linux = true, delayed_ack = \"40ms\""),
 ];
 
 #[derive(Debug, Clone)]

@@ -22,6 +22,15 @@
 //!   application-limited epoch shift (bulk and finite transfers only, §5.8 of Linux's cubic).
 //! - RTT in W_cubic(t + RTT) is the smoothed RTT (RFC 6298's filter, α = 1/8) of the ACKs'
 //!   samples; Linux uses the minimum RTT.
+//!
+//! `linux = true` runs Linux's tcp_cubic.c arithmetic instead (see [`Linux`]): whole segments,
+//! ssthresh = ⌊cwnd·717/1024⌋, the window one segment per `cnt` acknowledged segments, W_est
+//! (`tcp_cwnd`) at α_cubic throughout — Linux never switches to α = 1 as §4.3 does — and the
+//! cubic curve from the minimum RTT. At the small windows of a shared 20 Mb/s link these make
+//! Linux's sawtooth slower than the RFC's (README, real stacks: 4 flows, 0.53 s against
+//! 0.42 s between reductions). Not modelled of Linux: the once-per-jiffy recomputation of the
+//! curve (`cnt` is recomputed on every ACK but for the 1/32-s hold below), HyStart (its own,
+//! not HyStart++), the application-limited epoch shift, and PRR's window during recovery.
 
 use serde::{Deserialize, Serialize};
 
@@ -48,6 +57,8 @@ pub struct CubicConfig {
     /// The Reno-friendly region (§4.3), on by default as in the RFC and Linux (whose
     /// `tcp_friendliness` module parameter turns it off); ns-3.37's TcpCubic has none.
     pub reno_friendly: bool,
+    /// Linux's tcp_cubic.c arithmetic instead of the RFC's (see the header).
+    pub linux: bool,
 }
 
 /// CUBIC's window state.
@@ -68,6 +79,8 @@ pub struct Cubic {
     w_est: f64,
     srtt: Option<Duration>,
     hystart: Option<HyStart>,
+    /// Linux's state, with `linux = true`.
+    linux: Option<Linux>,
 }
 
 impl Cubic {
@@ -81,6 +94,7 @@ impl Cubic {
             w_est: 0.0,
             srtt: None,
             hystart: cfg.hystart.then(HyStart::default),
+            linux: cfg.linux.then(Linux::default),
             cfg,
         }
     }
@@ -165,6 +179,10 @@ impl CongestionController for Cubic {
         }
         if (self.cwnd as u64) < self.ssthresh {
             self.slow_start(ack);
+        } else if let Some(l) = &mut self.linux {
+            let mss = self.cfg.mss;
+            let cwnd = l.on_ack(&self.cfg, now, ack, self.cwnd as u64 / mss);
+            self.cwnd = (cwnd * mss) as f64;
         } else {
             self.congestion_avoidance(now, ack);
         }
@@ -175,6 +193,20 @@ impl CongestionController for Cubic {
         let cwnd = self.segments();
         if let Some(h) = &mut self.hystart {
             h.on_congestion();
+        }
+        if let Some(l) = &mut self.linux {
+            let segments = self.cwnd as u64 / self.cfg.mss;
+            let ssthresh = l.on_congestion(&self.cfg, ev.kind, segments);
+            self.ssthresh = ssthresh * self.cfg.mss;
+            self.epoch = None;
+            // tcp_enter_loss: cwnd 1 after a timeout; a recovery ends at ssthresh.
+            let cwnd = if ev.kind == Congestion::Timeout {
+                1
+            } else {
+                ssthresh
+            };
+            self.cwnd = (cwnd * self.cfg.mss) as f64;
+            return;
         }
         // §4.6: ssthresh = β_cubic times the window, at least 2 segments — of cwnd, as
         // Linux (and §4.6's note on implementations that use cwnd): FlightSize counts the
@@ -217,6 +249,140 @@ impl CongestionController for Cubic {
     }
 }
 
+/// Linux's BICTCP_BETA_SCALE: β is 717/1024 there.
+const BETA_SCALE: u64 = 1024;
+
+/// Linux's tcp_cubic.c window arithmetic (`bictcp_update`, `tcp_cong_avoid_ai`,
+/// `bictcp_recalc_ssthresh`), in whole segments.
+#[derive(Clone, Debug, Default)]
+pub struct Linux {
+    /// `snd_cwnd_cnt`: segments acknowledged towards the next increment.
+    cwnd_cnt: u64,
+    /// `ack_cnt`: segments acknowledged since the epoch began, towards W_est's next segment.
+    ack_cnt: u64,
+    /// `tcp_cwnd`: W_est in whole segments.
+    tcp_cwnd: u64,
+    /// `cnt`: acknowledged segments per increment of cwnd.
+    cnt: u64,
+    /// `last_max_cwnd` (W_max), segments; 0 before the first reduction and after a timeout.
+    last_max: u64,
+    /// The epoch: its start, K (s) and the curve's origin (segments).
+    epoch: Option<(Time, f64, u64)>,
+    /// `last_cwnd`, `last_time`: when `cnt` was last recomputed, at which window.
+    last: Option<(u64, Time)>,
+    /// `delay_min`: the smallest RTT seen.
+    min_rtt: Option<Duration>,
+}
+
+impl Linux {
+    /// β as Linux holds it, in 1/1024ths (717 for 0.7).
+    fn beta(cfg: &CubicConfig) -> u64 {
+        (cfg.beta * BETA_SCALE as f64).round() as u64
+    }
+
+    /// One ACK in congestion avoidance with the window at `cwnd` segments; the new window.
+    fn on_ack(&mut self, cfg: &CubicConfig, now: Time, ack: &AckSample, cwnd: u64) -> u64 {
+        if let Some(r) = ack.rtt {
+            self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+        }
+        let acked = ack.acked_bytes.div_ceil(cfg.mss).max(1);
+        self.update(cfg, now, cwnd, acked);
+        self.avoid_ai(cwnd, acked)
+    }
+
+    /// `bictcp_update`: recomputes `cnt`.
+    fn update(&mut self, cfg: &CubicConfig, now: Time, cwnd: u64, acked: u64) {
+        self.ack_cnt += acked;
+        // "The CUBIC function can update ca->cnt at most once per jiffy" and, while cwnd is
+        // unchanged, once per HZ/32 (31.25 ms; the 1-jiffy rule is not modelled).
+        if let Some((last_cwnd, at)) = self.last {
+            if last_cwnd == cwnd && now.since(at) <= Duration::from_micros(31_250) {
+                return;
+            }
+        }
+        self.last = Some((cwnd, now));
+        let (start, k, origin) = *self.epoch.get_or_insert_with(|| {
+            // A new epoch: count from here, W_est synced with the window.
+            self.ack_cnt = acked;
+            self.tcp_cwnd = cwnd;
+            if self.last_max <= cwnd {
+                (now, 0.0, cwnd)
+            } else {
+                let k = ((self.last_max - cwnd) as f64 / cfg.c).cbrt(); // RFC 9438 eq. (2)
+                (now, k, self.last_max)
+            }
+        });
+        // t is the time since the epoch plus the minimum RTT (`delay_min`).
+        let rtt = self.min_rtt.map_or(0.0, Duration::as_secs_f64);
+        let t = now.since(start).as_secs_f64() + rtt;
+        let delta = (cfg.c * (t - k).abs().powi(3)) as u64; // RFC 9438 eq. (1), whole segments
+        let target = if t < k {
+            origin.saturating_sub(delta)
+        } else {
+            origin + delta
+        };
+        self.cnt = if target > cwnd {
+            cwnd / (target - cwnd)
+        } else {
+            100 * cwnd // "very small increment"
+        };
+        if self.last_max == 0 && self.cnt > 20 {
+            self.cnt = 20; // "increase cwnd 5% per RTT" while the bandwidth is unknown
+        }
+        if cfg.reno_friendly {
+            // W_est grows one segment per `delta` acknowledged: α_cubic = 3(1 − β)/(1 + β)
+            // per window, with β in 1/1024ths and `beta_scale` truncated as Linux does.
+            let b = Self::beta(cfg);
+            let beta_scale = 8 * (BETA_SCALE + b) / 3 / (BETA_SCALE - b);
+            let delta = ((cwnd * beta_scale) >> 3).max(1);
+            while self.ack_cnt > delta {
+                self.ack_cnt -= delta;
+                self.tcp_cwnd += 1;
+            }
+            if self.tcp_cwnd > cwnd {
+                // "if bic is slower than tcp": catch up within a window.
+                self.cnt = self.cnt.min(cwnd / (self.tcp_cwnd - cwnd));
+            }
+        }
+        // At most one segment per two acknowledged (1.5·cwnd per RTT).
+        self.cnt = self.cnt.max(2);
+    }
+
+    /// `tcp_cong_avoid_ai`: one segment per `cnt` acknowledged.
+    fn avoid_ai(&mut self, mut cwnd: u64, acked: u64) -> u64 {
+        let w = self.cnt;
+        if self.cwnd_cnt >= w {
+            self.cwnd_cnt = 0;
+            cwnd += 1;
+        }
+        self.cwnd_cnt += acked;
+        if self.cwnd_cnt >= w {
+            let d = self.cwnd_cnt / w;
+            self.cwnd_cnt -= d * w;
+            cwnd += d;
+        }
+        cwnd
+    }
+
+    /// A loss, ECN echo or timeout at `cwnd` segments (`bictcp_recalc_ssthresh`, and
+    /// `bictcp_reset` on entering the Loss state): the new ssthresh, segments.
+    fn on_congestion(&mut self, cfg: &CubicConfig, kind: Congestion, cwnd: u64) -> u64 {
+        let b = Self::beta(cfg);
+        self.epoch = None;
+        self.last = None;
+        self.cwnd_cnt = 0;
+        self.last_max = if cfg.fast_convergence && cwnd < self.last_max {
+            cwnd * (BETA_SCALE + b) / (2 * BETA_SCALE)
+        } else {
+            cwnd
+        };
+        if kind == Congestion::Timeout {
+            self.last_max = 0;
+        }
+        (cwnd * b / BETA_SCALE).max(2)
+    }
+}
+
 /// `cubic` parameters.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -231,6 +397,9 @@ pub struct CubicParams {
     pub hystart: bool,
     /// The Reno-friendly region (RFC 9438 §4.3; Linux's `tcp_friendliness`).
     pub reno_friendly: bool,
+    /// Linux's tcp_cubic.c arithmetic (whole segments, ssthresh ⌊cwnd·717/1024⌋, W_est at
+    /// α_cubic throughout) instead of RFC 9438's.
+    pub linux: bool,
     /// Send ECN-capable packets and react to echoes as to a loss (RFC 3168, RFC 9438 §4.6).
     pub ecn: bool,
     /// Bytes to transfer; absent = bulk.
@@ -263,6 +432,7 @@ impl Default for CubicParams {
             fast_convergence: true,
             hystart: false,
             reno_friendly: true,
+            linux: false,
             ecn: false,
             size: None,
             min_rto: d.min_rto,
@@ -312,6 +482,7 @@ impl SchemeParams for CubicParams {
             fast_convergence: self.fast_convergence,
             hystart: self.hystart,
             reno_friendly: self.reno_friendly,
+            linux: self.linux,
         }));
         self.tcp().endpoints(ctx, cc)
     }
@@ -332,6 +503,7 @@ mod tests {
             fast_convergence: true,
             hystart: false,
             reno_friendly: true,
+            linux: false,
         })
     }
 
@@ -440,6 +612,7 @@ mod tests {
         // ns-3.37): cwnd follows W_cubic(t + RTT), which hardly moves from cwnd_epoch = 7.
         let mut c = Cubic::new(CubicConfig {
             reno_friendly: false,
+            linux: false,
             ..cubic().cfg
         });
         c.cwnd = 10.0 * MSS as f64;
@@ -541,5 +714,92 @@ mod tests {
         };
         assert!(bad.validate().is_err());
         assert!(CubicParams::default().validate().is_ok());
+    }
+}
+
+#[cfg(test)]
+mod linux_tests {
+    use super::*;
+
+    const MSS: u64 = 1000;
+
+    fn linux() -> Cubic {
+        Cubic::new(CubicConfig {
+            mss: MSS,
+            initial_window: 2,
+            c: 0.4,
+            beta: 0.7,
+            fast_convergence: true,
+            hystart: false,
+            reno_friendly: true,
+            linux: true,
+        })
+    }
+
+    fn ack(rtt_ms: u64) -> AckSample {
+        AckSample {
+            acked_bytes: MSS,
+            rtt: Some(Duration::from_millis(rtt_ms)),
+            in_flight: 0,
+            in_recovery: false,
+            highest_sent: 0,
+            cumulative_ack: 0,
+            ecn_echo: false,
+            rate: None,
+        }
+    }
+
+    fn loss(c: &mut Cubic, segments: u64) {
+        c.cwnd = (segments * MSS) as f64;
+        let ev = CongestionEvent::new(Congestion::Loss, segments * MSS);
+        c.on_congestion_event(Time::ZERO, &ev);
+    }
+
+    /// `bictcp_recalc_ssthresh`: ssthresh = max(⌊cwnd·717/1024⌋, 2) in whole segments (the RFC's
+    /// β·cwnd in bytes would give 10.5 segments at 15), and fast convergence's W_max
+    /// ⌊cwnd·(1024 + 717)/2048⌋.
+    #[test]
+    fn ssthresh_and_w_max_are_whole_segments_rounded_down() {
+        let mut c = linux();
+        loss(&mut c, 15);
+        assert_eq!(c.ssthresh(), Some(10 * MSS));
+        assert_eq!(c.window(), 10 * MSS);
+        assert_eq!(c.linux.as_ref().unwrap().last_max, 15);
+        loss(&mut c, 12); // below W_max = 15: ⌊12·1741/2048⌋ = 10
+        assert_eq!(c.linux.as_ref().unwrap().last_max, 10);
+        assert_eq!(c.ssthresh(), Some(8 * MSS));
+        loss(&mut c, 2);
+        assert_eq!(c.ssthresh(), Some(2 * MSS), "at least two segments");
+    }
+
+    /// At these windows W_est governs (the curve, from W_max = 20 with K = ∛((20 − 14)/0.4) ≈
+    /// 2.5 s, reaches only 21.4 segments by 4 s): the window grows in whole segments at
+    /// α_cubic = 3(1 − β)/(1 + β) ≈ 0.53 segment per window of ACKs (Linux's `beta_scale` 15:
+    /// one W_est segment per ⌊15·cwnd/8⌋ ACKs) — and keeps that slope past the window before
+    /// the reduction, where RFC 9438 §4.3 switches to α = 1 (which would give ~1 per window).
+    #[test]
+    fn the_window_grows_at_alpha_cubic_in_whole_segments_and_never_switches_to_one() {
+        let mut c = linux();
+        loss(&mut c, 20); // ssthresh and cwnd ⌊20·717/1024⌋ = 14
+        assert_eq!(c.window(), 14 * MSS);
+        let mut t = 0.0;
+        let mut windows = Vec::new();
+        for _ in 0..40 {
+            let w = c.window() / MSS;
+            windows.push(w);
+            for _ in 0..w {
+                t += 0.1 / w as f64;
+                c.on_ack(Time::from_secs_f64(t), &ack(100));
+            }
+            assert_eq!(c.window() % MSS, 0, "whole segments");
+        }
+        let per_rtt = (windows[39] - windows[9]) as f64 / 30.0;
+        // Beyond cwnd_prior (20) from round ~12 on, still α_cubic, not 1 (±0.1 for rounding
+        // to whole segments and the window's one-round lag behind W_est).
+        assert!(windows[39] > 20, "{windows:?}");
+        assert!(
+            (per_rtt - 0.533).abs() < 0.1,
+            "{per_rtt} segments per RTT: {windows:?}"
+        );
     }
 }
