@@ -266,20 +266,30 @@ fn four_linux_reno_flows_match_acclab_reno() {
     let Some(linux) = compare("reno", 4, ALL) else {
         return;
     };
-    let as_linux = "kind = \"reno\"\nparams = { delayed_ack = \"40ms\", byte_counting = true }";
-    let (sim, s) = acclab_sim::run(scenario(as_linux, 4), &mut |_| {});
+    hold_as_linux(
+        &linux,
+        "reno",
+        "delayed_ack = \"40ms\", byte_counting = true",
+    );
+}
+
+/// acclab's `cc` with `params` (configured as Linux runs) against Linux's flows `linux` on the
+/// same four-flow scenario: the sawtooth period within 10%, the mean queue within 15%.
+fn hold_as_linux(linux: &Measured, cc: &str, params: &str) {
+    let kind = format!("kind = \"{cc}\"\nparams = {{ {params} }}");
+    let (sim, s) = acclab_sim::run(scenario(&kind, 4), &mut |_| {});
     let acc = measure(&sim, &s, false);
-    eprintln!("reno x4: acclab as Linux runs {acc:?}");
+    eprintln!("{cc} x4: acclab as Linux runs ({params}) {acc:?}");
     let rel = |a: f64, b: f64| (a - b).abs() / b;
     assert!(
         rel(linux.period, acc.period) <= 0.10,
-        "sawtooth period: Linux {:.3} s, acclab with delayed ACKs and byte counting {:.3} s",
+        "sawtooth period: Linux {:.3} s, acclab with {params} {:.3} s",
         linux.period,
         acc.period
     );
     assert!(
         rel(linux.mean_queue, acc.mean_queue) <= 0.15,
-        "mean queue: Linux {:.1} pkts, acclab with delayed ACKs and byte counting {:.1} pkts",
+        "mean queue: Linux {:.1} pkts, acclab with {params} {:.1} pkts",
         linux.mean_queue,
         acc.mean_queue
     );
@@ -311,23 +321,7 @@ fn four_linux_cubic_flows_match_acclab_cubic() {
     ) else {
         return;
     };
-    let as_linux = "kind = \"cubic\"\nparams = { linux = true }";
-    let (sim, s) = acclab_sim::run(scenario(as_linux, 4), &mut |_| {});
-    let acc = measure(&sim, &s, false);
-    eprintln!("cubic x4: acclab with Linux's arithmetic {acc:?}");
-    let rel = |a: f64, b: f64| (a - b).abs() / b;
-    assert!(
-        rel(linux.period, acc.period) <= 0.10,
-        "sawtooth period: Linux {:.3} s, acclab with linux = true {:.3} s",
-        linux.period,
-        acc.period
-    );
-    assert!(
-        rel(linux.mean_queue, acc.mean_queue) <= 0.15,
-        "mean queue: Linux {:.1} pkts, acclab with linux = true {:.1} pkts",
-        linux.mean_queue,
-        acc.mean_queue
-    );
+    hold_as_linux(&linux, "cubic", "linux = true");
 }
 
 /// A `command` flow: unmodified iperf3, its server and client in the flow's two namespaces,

@@ -715,38 +715,12 @@ mod tests {
         assert!(bad.validate().is_err());
         assert!(CubicParams::default().validate().is_ok());
     }
-}
-
-#[cfg(test)]
-mod linux_tests {
-    use super::*;
-
-    const MSS: u64 = 1000;
 
     fn linux() -> Cubic {
         Cubic::new(CubicConfig {
-            mss: MSS,
-            initial_window: 2,
-            c: 0.4,
-            beta: 0.7,
-            fast_convergence: true,
-            hystart: false,
-            reno_friendly: true,
             linux: true,
+            ..cubic().cfg
         })
-    }
-
-    fn ack(rtt_ms: u64) -> AckSample {
-        AckSample {
-            acked_bytes: MSS,
-            rtt: Some(Duration::from_millis(rtt_ms)),
-            in_flight: 0,
-            in_recovery: false,
-            highest_sent: 0,
-            cumulative_ack: 0,
-            ecn_echo: false,
-            rate: None,
-        }
     }
 
     fn loss(c: &mut Cubic, segments: u64) {
