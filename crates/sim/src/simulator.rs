@@ -634,8 +634,10 @@ impl Simulator {
         let Some((_, mut pkt)) = link.pipe.pop_front() else {
             return;
         };
-        if let Some(&(next, _)) = link.pipe.front() {
-            self.events.schedule(next, Event::Arrive(l as u32));
+        match link.pipe.front() {
+            Some(&(next, _)) => self.events.schedule(next, Event::Arrive(l as u32)),
+            // Back to the ring's first slot, still in cache (as `Fifo::pop` does).
+            None => link.pipe.clear(),
         }
         pkt.hop += 1;
         let flow = pkt.flow.0 as usize;

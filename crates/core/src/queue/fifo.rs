@@ -72,6 +72,12 @@ impl Fifo {
     pub fn pop(&mut self) -> Option<(Packet, Time)> {
         let (p, at) = self.packets.pop_front()?;
         self.bytes -= p.size as u64;
+        if self.packets.is_empty() {
+            // Back to the buffer's first slot, which is still in cache: most queues (every
+            // access link's) hold one packet at a time, and a ring that moves on through its
+            // capacity meets a cold line at each push.
+            self.packets.clear();
+        }
         Some((p, at))
     }
 
