@@ -75,7 +75,9 @@ pub fn band_limits(limit: Limit, priority: bool) -> Vec<Limit> {
 pub struct AqmQueue<A> {
     aqm: A,
     data: Fifo,
-    high: Option<Fifo>,
+    /// Boxed: few queues have one, and inline it would double the size of every tail-drop
+    /// queue a simulator holds (its hot fields then span more cache lines).
+    high: Option<Box<Fifo>>,
 }
 
 impl<A: Aqm> AqmQueue<A> {
@@ -90,7 +92,7 @@ impl<A: Aqm> AqmQueue<A> {
 
     /// Adds the high-priority band, of `limit`.
     pub fn with_high_band(mut self, limit: Limit) -> AqmQueue<A> {
-        self.high = Some(Fifo::new(limit));
+        self.high = Some(Box::new(Fifo::new(limit)));
         self
     }
 
@@ -129,6 +131,7 @@ impl<A: Aqm> AqmQueue<A> {
 }
 
 impl<A: Aqm> QueueDiscipline for AqmQueue<A> {
+    #[inline]
     fn enqueue(&mut self, now: Time, pkt: &Packet) -> Result<Enqueued, Dropped> {
         let mut pkt = *pkt;
         let high = self.high.is_some() && pkt.kind.is_high_priority();
@@ -189,7 +192,7 @@ impl<A: Aqm> QueueDiscipline for AqmQueue<A> {
     }
 
     fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
-        self.high.iter().flat_map(Fifo::iter).for_each(&mut *f);
+        self.high.iter().flat_map(|h| h.iter()).for_each(&mut *f);
         self.data.iter().for_each(f)
     }
 
