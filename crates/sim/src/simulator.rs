@@ -121,9 +121,31 @@ pub struct PacketCounts {
     pub dropped_bytes: u64,
 }
 
+/// Every flow's routes, forward (data) and reverse (ACKs), in one table: a hop reads a few
+/// bytes that stay in cache, instead of a flow's state and a route allocation of its own.
+#[derive(Default)]
+struct Routes {
+    hops: Vec<LinkId>,
+    /// Flow f's forward route is `hops[spans[2f].0 ..][.. spans[2f].1]`, its reverse `2f + 1`.
+    spans: Vec<(u32, u32)>,
+}
+
+impl Routes {
+    fn push(&mut self, route: &[LinkId]) {
+        self.spans
+            .push((self.hops.len() as u32, route.len() as u32));
+        self.hops.extend_from_slice(route);
+    }
+
+    /// Flow `flow`'s route in direction `dir` (0 forward, 1 reverse).
+    #[inline(always)]
+    fn of(&self, flow: usize, dir: usize) -> &[LinkId] {
+        let (start, len) = self.spans[2 * flow + dir];
+        &self.hops[start as usize..][..len as usize]
+    }
+}
+
 struct FlowState {
-    forward: Box<[LinkId]>,
-    reverse: Box<[LinkId]>,
     start: Time,
     stop: Option<Time>,
     /// [0] forward packets (data, OB, IB), [1] backward packets (ACKs, reverse control): the
@@ -296,6 +318,7 @@ pub struct Simulator {
     events: EventQueue,
     links: Vec<Link>,
     flows: Vec<FlowState>,
+    routes: Routes,
     /// Each flow's endpoints, at their [`EndpointSlot`].
     endpoints: Vec<Box<dyn Endpoint>>,
     timers: Vec<TimerSlot>,
@@ -355,6 +378,7 @@ impl Simulator {
             })
             .collect();
         let mut flows = Vec::with_capacity(scenario.flows.len());
+        let mut routes = Routes::default();
         let mut events = EventQueue::default();
         for (i, f) in scenario.flows.iter().enumerate() {
             let (start, _) = flow_times(&scenario, i);
@@ -362,9 +386,9 @@ impl Simulator {
             if let Some(stop) = f.stop {
                 events.schedule(stop.max(start), Event::FlowStop(i as u32));
             }
+            routes.push(&f.forward);
+            routes.push(&f.reverse);
             flows.push(FlowState {
-                forward: f.forward.clone().into(),
-                reverse: f.reverse.clone().into(),
                 start,
                 stop: f.stop,
                 counts: Default::default(),
@@ -391,6 +415,7 @@ impl Simulator {
             events,
             links,
             flows,
+            routes,
             endpoints,
             timers,
             observers: Observers {
@@ -538,7 +563,7 @@ impl Simulator {
         let dir = usize::from(!pkt.kind.is_forward());
         f.counts[dir].injected += 1;
         pkt.hop = 0;
-        let first = if dir == 0 { f.forward[0] } else { f.reverse[0] };
+        let first = self.routes.of(pkt.flow.0 as usize, dir)[0];
         self.enqueue(first.0 as usize, &pkt);
     }
 
@@ -647,12 +672,11 @@ impl Simulator {
         pkt.hop += 1;
         let flow = pkt.flow.0 as usize;
         let forward = pkt.kind.is_forward();
-        let route = if forward {
-            &self.flows[flow].forward
-        } else {
-            &self.flows[flow].reverse
-        };
-        match route.get(pkt.hop as usize) {
+        match self
+            .routes
+            .of(flow, usize::from(!forward))
+            .get(pkt.hop as usize)
+        {
             Some(next) => {
                 let next = next.0 as usize;
                 self.enqueue(next, &pkt);
