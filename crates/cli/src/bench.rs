@@ -2,7 +2,10 @@
 //! and htsim on: N NewReno flows, a bottleneck of rate R and 10 ms with a 1000-packet DropTail,
 //! access links of 10 R and 1 ms, 1000-byte packets, flows starting within 100 ms. Each case
 //! runs in a fresh process so that its peak memory (VmHWM) is its own; the median of the
-//! repetitions is reported.
+//! repetitions is reported. With `--model` each case also integrates the model tier on the same
+//! scenario (its default grouping and step, samples computed and discarded as the packet run's)
+//! and reports its wall time as a share of the packet run's (issue 23's target: under 1% for
+//! 100 flows over 100 s).
 
 use std::process::Command;
 
@@ -64,6 +67,10 @@ pub struct BenchArgs {
     /// Repetitions per case; the median wall time is reported.
     #[arg(long, default_value_t = 3)]
     repeat: usize,
+    /// Also integrate the model tier on each case and report its wall time beside the packet
+    /// run's.
+    #[arg(long)]
+    model: bool,
 }
 
 fn peak_rss_mb() -> Option<f64> {
@@ -87,10 +94,11 @@ impl acclab_sim::monitor::SampleSink for Discard {
 
 /// One case, in this process: prints a single JSON line. Setup is reading the scenario and
 /// building the simulator; wall is the run alone.
-pub fn run_case(c: Case) -> Result<()> {
+pub fn run_case(c: Case, model: bool) -> Result<()> {
     let t0 = std::time::Instant::now();
     let text = reno_dumbbell_at(c.flows, c.rate_mbps, 1000, c.duration_s);
     let sc = acclab_scenario::parse(&text, "<bench>")?;
+    let model_sc = model.then(|| sc.clone());
     let mut sim = acclab_sim::Simulator::new(sc);
     sim.stream_samples(Box::new(Discard), false);
     let setup = t0.elapsed().as_secs_f64();
@@ -103,7 +111,23 @@ pub fn run_case(c: Case) -> Result<()> {
         .iter()
         .find(|l| l.id == "r1->r2")
         .map_or(0, |l| l.transmitted_packets);
+    let (model_wall, model_steps, model_classes) = if let Some(sc) = &model_sc {
+        let mut m = acclab_model::Model::new(sc, acclab_model::Settings::default())
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let t2 = std::time::Instant::now();
+        m.run(&mut ());
+        (
+            Some(t2.elapsed().as_secs_f64()),
+            Some(m.steps),
+            Some(m.classes()),
+        )
+    } else {
+        (None, None, None)
+    };
     let line = serde_json::json!({
+        "model_wall_s": model_wall,
+        "model_steps": model_steps,
+        "model_classes": model_classes,
         "flows": c.flows,
         "rate_mbps": c.rate_mbps,
         "duration_s": c.duration_s,
@@ -147,6 +171,9 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         "ns/bottl. pkt",
         "peak MB"
     );
+    if args.model {
+        println!("{:>13} {:>7} {:>9}", "", "model s", "of run %");
+    }
     for (name, c) in &cases {
         let mut runs = Vec::new();
         for _ in 0..args.repeat.max(1) {
@@ -158,6 +185,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
                     "--rate-mbps",
                     &c.rate_mbps.to_string(),
                 ])
+                .args(args.model.then_some("--model"))
                 .output()
                 .context("cannot start a benchmark case")?;
             if !out.status.success() {
@@ -193,6 +221,20 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             wall * 1e9 / num("bottleneck_packets"),
             peak
         );
+        if args.model {
+            // Each repetition's model time over its own packet run's (paired), median.
+            let mut share: Vec<f64> = runs
+                .iter()
+                .filter_map(|r| Some(r["model_wall_s"].as_f64()? / r["wall_s"].as_f64()?))
+                .collect();
+            share.sort_by(f64::total_cmp);
+            println!(
+                "{:>13} {:>7.4} {:>9.3}",
+                "model:",
+                median("model_wall_s"),
+                100.0 * share.get(share.len() / 2).copied().unwrap_or(f64::NAN)
+            );
+        }
     }
     println!(
         "(median of {} runs per case; ns-3.48 on this machine kind: 10 flows ≈ 35 k, 100 flows ≈ 17 k bottleneck pkt/s)",

@@ -76,6 +76,9 @@ enum Command {
         duration_s: u64,
         #[arg(long, default_value_t = 100)]
         rate_mbps: u64,
+        /// Also integrate the model tier on the case.
+        #[arg(long)]
+        model: bool,
     },
 }
 
@@ -212,11 +215,15 @@ fn main() {
             flows,
             duration_s,
             rate_mbps,
-        }) => bench::run_case(bench::Case {
-            flows,
-            rate_mbps,
-            duration_s,
-        }),
+            model,
+        }) => bench::run_case(
+            bench::Case {
+                flows,
+                rate_mbps,
+                duration_s,
+            },
+            model,
+        ),
     };
     if let Err(e) = result {
         eprintln!("error: {e:#}");

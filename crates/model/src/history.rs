@@ -13,8 +13,8 @@ pub struct History {
     data: Vec<f64>,
     /// The ring position of the newest row (meaningless before the first).
     newest: usize,
-    /// Rows recorded so far, up to `len`.
-    filled: usize,
+    /// Whether a row has been recorded (and copied into every row).
+    started: bool,
 }
 
 /// Where a delay falls between two recorded steps: `steps` back from the newest (whole part) and
@@ -46,7 +46,7 @@ impl History {
             len,
             data: vec![0.0; width * len],
             newest: len - 1,
-            filled: 0,
+            started: false,
         }
     }
 
@@ -66,13 +66,20 @@ impl History {
         } else {
             self.newest + 1
         };
-        self.filled = (self.filled + 1).min(self.len);
+        if !self.started && self.width > 0 {
+            // Before the first step the system was at rest in its first state: every row holds
+            // the first, so that a read needs no check of how many rows there are.
+            let (first, rest) = self.data.split_at_mut(self.width);
+            for row in rest.chunks_exact_mut(self.width) {
+                row.copy_from_slice(first);
+            }
+            self.started = true;
+        }
     }
 
-    /// The offset of the row `back` steps before the newest (the oldest recorded one if there
-    /// is no such row yet).
+    /// The offset of the row `back` steps before the newest.
+    #[inline]
     fn row(&self, back: usize) -> usize {
-        let back = back.min(self.filled.saturating_sub(1));
         let r = if self.newest >= back {
             self.newest - back
         } else {

@@ -33,7 +33,9 @@ use crate::feedback::Seen;
 use crate::history::{History, Lag};
 use crate::network::{Change, LinkLaw, Network, Outside, Source};
 
-/// History series of a flow at one hop (4 per hop) and of a link (3 per link).
+/// History series of a flow at one hop (4 per hop) and of a link (3 per link). A row holds
+/// them series by series (every hop's DEP, then every hop's QUEUED, ...; then every live link's
+/// QDELAY, ...), so that recording a row copies whole arrays.
 const DEP: usize = 0;
 const QUEUED: usize = 1;
 const DROPPED: usize = 2;
@@ -121,19 +123,36 @@ pub struct Settings {
     pub acc_per_period: bool,
 }
 
-/// Per flow: the lags at which it reads the history.
-#[derive(Clone, Debug)]
+/// Per flow: what it reads of the history, where (series) and how far back (lag). Empty for a
+/// flow its class's representative stands for.
+#[derive(Clone, Debug, Default)]
 struct Lags {
-    /// From each forward link back to the source.
-    back: Vec<Lag>,
+    /// What the source reads of each forward link, from there back to the source.
+    back: Vec<HopRead>,
     /// The last link's service, read back at the source (the egress rate).
-    egress: Lag,
-    /// The hop before each forward link (index 0 unused); service lags (see `compute_lags`).
-    input: Vec<Lag>,
-    /// From the last link to the receiver.
-    receiver: Lag,
-    /// Reverse links.
+    egress: Option<(usize, Lag)>,
+    /// The service of the hop before each forward link (index 0 unused), at the service lag
+    /// (see `compute_lags`).
+    input: Vec<(usize, Lag)>,
+    /// The last link's service at the receiver.
+    receiver: Option<(usize, Lag)>,
+    /// Reverse links' queueing delays.
     reverse: Vec<(usize, Lag)>,
+}
+
+/// The series a source reads of one forward hop (its link's and its own), at one lag.
+#[derive(Clone, Copy, Debug)]
+struct HopRead {
+    lag: Lag,
+    qdelay: usize,
+    queued: usize,
+    /// AVD's virtual delay, where the link stamps one.
+    stamp: Option<usize>,
+    /// The hop's drops, where the link drops, and whether they are a full FIFO's overflows
+    /// (discrete loss events, feedback::LossEvents) rather than early drops (a rate).
+    dropped: Option<(usize, bool)>,
+    /// The hop's marks and the link's mark probability, where the link marks.
+    marks: Option<(usize, usize)>,
 }
 
 /// Integrals over the measurement window and whole-run counters.
@@ -437,32 +456,88 @@ impl<'a> Model<'a> {
         // delay to the loop — at the default step an eighth of an RTT over two hops, enough
         // to move the stability boundary, stability.rs).
         let served = |tau: f64| Lag::of((tau * scale - h).max(0.0), h);
-        self.lags = self
+        let instantaneous = self.instantaneous;
+        let lags: Vec<Lags> = self
             .net
             .flows
             .iter()
-            .map(|f| Lags {
-                back: f.back.iter().map(|&b| lag(b)).collect(),
-                egress: served(f.back.last().copied().unwrap_or(0.0)),
-                input: (0..f.hops.len())
-                    .map(|k| served(if k == 0 { 0.0 } else { f.hop_delay[k - 1] }))
-                    .collect(),
-                receiver: served(f.hop_delay.last().copied().unwrap_or(0.0)),
-                // Only links with a state of their own: the others' queues are always empty
-                // (their series stay zero), so reading them adds nothing.
-                reverse: f
-                    .reverse
-                    .iter()
-                    .filter(|(l, _)| self.live_links.binary_search(l).is_ok())
-                    .map(|&(l, b)| (l, lag(b)))
-                    .collect(),
+            .enumerate()
+            .map(|(i, f)| {
+                if self.classes.rep[i] != i {
+                    return Lags::default();
+                }
+                let hop = |k: usize| self.first[i] + k;
+                let last = f.hops.len().checked_sub(1);
+                Lags {
+                    back: f
+                        .hops
+                        .iter()
+                        .enumerate()
+                        .map(|(k, &l)| HopRead {
+                            lag: lag(f.back[k]),
+                            qdelay: self.link_series(l, QDELAY),
+                            queued: self.hop_series(hop(k), QUEUED),
+                            stamp: self.can_stamp[l].then(|| self.link_series(l, STAMP)),
+                            // A FIFO drops only when full: discrete loss events — but as a rate
+                            // where the fixed point is sought (no delay, no saw-tooth).
+                            dropped: self.can_drop[l].then(|| {
+                                (
+                                    self.hop_series(hop(k), DROPPED),
+                                    self.tail_drop[l] && !instantaneous,
+                                )
+                            }),
+                            marks: self.can_mark[l].then(|| {
+                                (
+                                    self.hop_series(hop(k), MARKED),
+                                    self.link_series(l, MARK_PROB),
+                                )
+                            }),
+                        })
+                        .collect(),
+                    egress: last.map(|k| {
+                        (
+                            self.hop_series(hop(k), DEP),
+                            served(f.back.last().copied().unwrap_or(0.0)),
+                        )
+                    }),
+                    input: (0..f.hops.len())
+                        .map(|k| {
+                            if k == 0 {
+                                (usize::MAX, served(0.0))
+                            } else {
+                                (self.hop_series(hop(k - 1), DEP), served(f.hop_delay[k - 1]))
+                            }
+                        })
+                        .collect(),
+                    receiver: last.map(|k| {
+                        (
+                            self.hop_series(hop(k), DEP),
+                            served(f.hop_delay.last().copied().unwrap_or(0.0)),
+                        )
+                    }),
+                    // Only links with a state of their own: the others' queues are always empty
+                    // (their series stay zero), so reading them adds nothing.
+                    reverse: f
+                        .reverse
+                        .iter()
+                        .filter(|(l, _)| self.live_links.binary_search(l).is_ok())
+                        .map(|&(l, b)| (self.link_series(l, QDELAY), lag(b)))
+                        .collect(),
+                }
             })
             .collect();
+        self.lags = lags;
     }
 
+    /// Series `s` of hop `hop` in a history row.
+    fn hop_series(&self, hop: usize, s: usize) -> usize {
+        s * self.hop_link.len() + hop
+    }
+
+    /// Series `s` of live link `l` in a history row.
     fn link_series(&self, l: usize, s: usize) -> usize {
         debug_assert!(self.slot[l] != usize::MAX, "link {l} has no series");
-        4 * self.hop_link.len() + 3 * self.slot[l] + s
+        4 * self.hop_link.len() + s * self.live_links.len() + self.slot[l]
     }
 
     fn apply_events(&mut self, t: f64) {
@@ -488,18 +563,22 @@ impl<'a> Model<'a> {
 
     fn record(&mut self) {
         let hops = self.hop_link.len();
+        let links = self.live_links.len();
         let row = self.hist.next_row();
-        for i in 0..hops {
-            row[4 * i + DEP] = self.served[i];
-            row[4 * i + QUEUED] = self.queued[i];
-            row[4 * i + DROPPED] = self.dropped[i];
-            row[4 * i + MARKED] = self.marked[i];
+        let (per_hop, per_link) = row.split_at_mut(4 * hops);
+        for (s, v) in [
+            (DEP, &self.served),
+            (QUEUED, &self.queued),
+            (DROPPED, &self.dropped),
+            (MARKED, &self.marked),
+        ] {
+            per_hop[s * hops..(s + 1) * hops].copy_from_slice(v);
         }
         for (j, &l) in self.live_links.iter().enumerate() {
-            let base = 4 * hops + 3 * j;
-            row[base + QDELAY] = self.backlog[l] / self.capacity[l].max(f64::MIN_POSITIVE);
-            row[base + MARK_PROB] = self.mark_prob[l];
-            row[base + STAMP] = self.stamp[l];
+            per_link[QDELAY * links + j] =
+                self.backlog[l] / self.capacity[l].max(f64::MIN_POSITIVE);
+            per_link[MARK_PROB * links + j] = self.mark_prob[l];
+            per_link[STAMP * links + j] = self.stamp[l];
         }
         self.hist.commit();
     }
@@ -513,35 +592,31 @@ impl<'a> Model<'a> {
             ..Seen::default()
         };
         let mut unmarked = 1.0;
-        for (k, &l) in f.hops.iter().enumerate() {
-            let hop = self.first[i] + k;
-            let lag = lags.back[k];
-            s.forward_queueing += self.hist.at(self.link_series(l, QDELAY), lag);
-            s.accumulation += self.hist.at(4 * hop + QUEUED, lag);
-            if self.can_stamp[l] {
-                s.virtual_delay += self.hist.at(self.link_series(l, STAMP), lag);
+        for r in &lags.back {
+            s.forward_queueing += self.hist.at(r.qdelay, r.lag);
+            s.accumulation += self.hist.at(r.queued, r.lag);
+            if let Some(stamp) = r.stamp {
+                s.virtual_delay += self.hist.at(stamp, r.lag);
             }
-            if self.can_drop[l] {
-                let dropped = self.hist.at(4 * hop + DROPPED, lag);
-                // A FIFO drops only when full: discrete loss events (feedback::LossEvents) —
-                // but as a rate where the fixed point is sought (no delay, no saw-tooth).
-                if self.tail_drop[l] && !self.instantaneous {
+            if let Some((dropped, overflows)) = r.dropped {
+                let dropped = self.hist.at(dropped, r.lag);
+                if overflows {
                     s.overflows += dropped;
                 } else {
                     s.losses += dropped;
                 }
             }
-            if self.can_mark[l] {
-                s.marks += self.hist.at(4 * hop + MARKED, lag);
-                unmarked *= 1.0 - self.hist.at(self.link_series(l, MARK_PROB), lag);
+            if let Some((marks, prob)) = r.marks {
+                s.marks += self.hist.at(marks, r.lag);
+                unmarked *= 1.0 - self.hist.at(prob, r.lag);
             }
         }
         s.mark_probability = 1.0 - unmarked;
-        for &(l, lag) in &lags.reverse {
-            s.reverse_queueing += self.hist.at(self.link_series(l, QDELAY), lag);
+        for &(series, lag) in &lags.reverse {
+            s.reverse_queueing += self.hist.at(series, lag);
         }
-        if let Some(k) = f.hops.len().checked_sub(1) {
-            s.egress_rate = self.hist.at(4 * (self.first[i] + k) + DEP, lags.egress);
+        if let Some((series, lag)) = lags.egress {
+            s.egress_rate = self.hist.at(series, lag);
         }
         s
     }
@@ -643,7 +718,8 @@ impl<'a> Model<'a> {
                 self.arrivals[hop] = if k == 0 {
                     self.rate[i]
                 } else {
-                    self.hist.at(4 * (hop - 1) + DEP, self.lags[i].input[k])
+                    let (series, lag) = self.lags[i].input[k];
+                    self.hist.at(series, lag)
                 };
             }
         }
@@ -673,11 +749,9 @@ impl<'a> Model<'a> {
             let tot = &mut self.flow_totals[i];
             let x = self.rate[i];
             tot.sent += x * h;
-            let last = self.first[i] + f.hops.len().saturating_sub(1);
-            let received = if f.hops.is_empty() {
-                x
-            } else {
-                self.hist.at(4 * last + DEP, self.lags[i].receiver)
+            let received = match self.lags[i].receiver {
+                Some((series, lag)) => self.hist.at(series, lag),
+                None => x,
             };
             tot.delivered += received * h;
             if in_window {
@@ -739,7 +813,7 @@ impl<'a> Model<'a> {
             1.0
         };
         let stock = b + accepted - excess;
-        let mut total = 0.0;
+        let (mut total, mut dropped, mut marked) = (0.0, 0.0, 0.0);
         for &k in &self.at_link[l] {
             let admitted = self.arrivals[k] * keep;
             self.dropped[k] += (self.arrivals[k] - admitted) / h;
@@ -750,7 +824,11 @@ impl<'a> Model<'a> {
             };
             self.served[k] = share / h;
             self.queued[k] = (self.queued[k] + admitted - share).max(0.0);
-            total += self.hop_mult[k] * self.queued[k];
+            let mult = self.hop_mult[k];
+            total += mult * self.queued[k];
+            dropped += mult * self.dropped[k] * h;
+            marked += mult * self.marked[k] * h;
+            self.flow_totals[self.hop_flow[k]].lost += self.dropped[k] * h;
         }
         self.backlog[l] = total;
         // The law's state after the step.
@@ -764,18 +842,6 @@ impl<'a> Model<'a> {
             LinkLaw::Avq(a) => a.stamp(total / c.max(f64::MIN_POSITIVE)),
             _ => 0.0,
         };
-        let dropped: f64 = self.at_link[l]
-            .iter()
-            .map(|&k| self.hop_mult[k] * self.dropped[k] * h)
-            .sum();
-        let marked: f64 = self.at_link[l]
-            .iter()
-            .map(|&k| self.hop_mult[k] * self.marked[k] * h)
-            .sum();
-        for &k in &self.at_link[l] {
-            let flow = self.hop_flow[k];
-            self.flow_totals[flow].lost += self.dropped[k] * h;
-        }
         let tot = &mut self.link_totals[l];
         tot.served += out;
         tot.dropped += dropped;
