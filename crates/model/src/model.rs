@@ -188,19 +188,23 @@ pub struct Model<'a> {
     pub h_ns: u64,
     h: f64,
     hist: History,
-    /// Index of each flow's first hop in the per-hop arrays, and each hop's flow.
+    /// Each flow's hops in path order: `route_hop[first[i] + k]` is the k-th.
     first: Vec<usize>,
+    route_hop: Vec<usize>,
+    /// Per hop, numbered link by link (a link's hops contiguous, in flow order, so that its
+    /// service runs over slices): flow, link, whether its flow's packets are ECN-capable,
+    /// queued packets, and last step's served, dropped, marked rates (packets per second);
+    /// arrivals this step (scratch).
     hop_flow: Vec<usize>,
-    /// Per hop (flow-major): link, queued packets, and last step's served, dropped, marked
-    /// rates (packets per second); arrivals this step (scratch).
     hop_link: Vec<usize>,
+    hop_ecn: Vec<bool>,
     queued: Vec<f64>,
     served: Vec<f64>,
     dropped: Vec<f64>,
     marked: Vec<f64>,
     arrivals: Vec<f64>,
-    /// Hops at each link.
-    at_link: Vec<Vec<usize>>,
+    /// The hops at each link.
+    link_hops: Vec<std::ops::Range<usize>>,
     /// Each hop's multiplicity: its class's size at a shared link, 1 at a private one.
     hop_mult: Vec<f64>,
     /// Flow classes (classes.rs): the flows stepped (representatives) and the links that hold
@@ -292,31 +296,44 @@ impl<'a> Model<'a> {
             None => default_step_ns(&net, sample_ns),
         };
         let h = h_ns as f64 * 1e-9;
+        // Each representative's hops in path order, then numbered link by link.
         let mut first = vec![0; net.flows.len()];
-        let mut hop_link = Vec::new();
-        let mut hop_flow = Vec::new();
-        let mut hop_mult = Vec::new();
+        let mut route = Vec::new();
         let mut at_link = vec![Vec::new(); net.links.len()];
         for &i in &reps {
-            first[i] = hop_link.len();
+            first[i] = route.len();
             for &l in &net.flows[i].hops {
-                at_link[l].push(hop_link.len());
-                hop_link.push(l);
+                at_link[l].push(route.len());
+                route.push((i, l));
+            }
+        }
+        for i in 0..net.flows.len() {
+            first[i] = first[classes.rep[i]];
+        }
+        let mut route_hop = vec![0; route.len()];
+        let mut link_hops = Vec::with_capacity(net.links.len());
+        let (mut hop_flow, mut hop_link, mut hop_ecn, mut hop_mult) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for (l, on) in at_link.iter().enumerate() {
+            let start = hop_link.len();
+            for &r in on {
+                let (i, _) = route[r];
+                route_hop[r] = hop_link.len();
                 hop_flow.push(i);
+                hop_link.push(l);
+                hop_ecn.push(net.flows[i].ecn);
                 hop_mult.push(if classes.private[l] {
                     1.0
                 } else {
                     classes.mult[i] as f64
                 });
             }
-        }
-        for i in 0..net.flows.len() {
-            first[i] = first[classes.rep[i]];
+            link_hops.push(start..hop_link.len());
         }
         let live_links: Vec<usize> = (0..net.links.len())
             .filter(|&l| {
                 classes.link_rep[l] == l
-                    && (!at_link[l].is_empty() || !matches!(net.links[l].law, LinkLaw::Fifo))
+                    && (!link_hops[l].is_empty() || !matches!(net.links[l].law, LinkLaw::Fifo))
             })
             .collect();
         let hops = hop_link.len();
@@ -336,14 +353,16 @@ impl<'a> Model<'a> {
             h,
             hist,
             first,
+            route_hop,
             hop_flow,
             hop_link,
+            hop_ecn,
             queued: vec![0.0; hops],
             served: vec![0.0; hops],
             dropped: vec![0.0; hops],
             marked: vec![0.0; hops],
             arrivals: vec![0.0; hops],
-            at_link,
+            link_hops,
             hop_mult,
             classes,
             reps,
@@ -466,7 +485,7 @@ impl<'a> Model<'a> {
                 if self.classes.rep[i] != i {
                     return Lags::default();
                 }
-                let hop = |k: usize| self.first[i] + k;
+                let hop = |k: usize| self.route_hop[self.first[i] + k];
                 let last = f.hops.len().checked_sub(1);
                 Lags {
                     back: f
@@ -714,7 +733,7 @@ impl<'a> Model<'a> {
         // Arrivals at every hop.
         for &i in &self.reps {
             for k in 0..self.net.flows[i].hops.len() {
-                let hop = self.first[i] + k;
+                let hop = self.route_hop[self.first[i] + k];
                 self.arrivals[hop] = if k == 0 {
                     self.rate[i]
                 } else {
@@ -727,25 +746,20 @@ impl<'a> Model<'a> {
         for j in 0..self.live_links.len() {
             self.serve(self.live_links[j], h, in_window);
         }
-        // Source laws.
+        // Source laws, and the totals (of each flow's own state after its step).
         for r in 0..self.reps.len() {
             let i = self.reps[r];
-            if !self.active(i, t) {
-                continue;
-            }
+            let active = self.active(i, t);
             let f = &mut self.net.flows[i];
             let seen = &self.seen[i];
-            match &mut f.source {
-                Source::Acc(a) => a.step(seen, h),
-                Source::Vegas(v) => v.step(seen, h),
-                Source::Reno(r) => r.step(seen, h),
-                Source::Cbr(_) => {}
+            if active {
+                match &mut f.source {
+                    Source::Acc(a) => a.step(seen, h),
+                    Source::Vegas(v) => v.step(seen, h),
+                    Source::Reno(r) => r.step(seen, h),
+                    Source::Cbr(_) => {}
+                }
             }
-        }
-        // Totals.
-        for &i in &self.reps {
-            let active = self.active(i, t);
-            let f = &self.net.flows[i];
             let tot = &mut self.flow_totals[i];
             let x = self.rate[i];
             tot.sent += x * h;
@@ -758,7 +772,7 @@ impl<'a> Model<'a> {
                 tot.delivered_in_window += received * h;
                 if active {
                     tot.active_in_window += h;
-                    tot.rtt_area += self.seen[i].rtt() * h;
+                    tot.rtt_area += seen.rtt() * h;
                     tot.cwnd_area += window_of(&f.source).unwrap_or(0.0) * h;
                     tot.accumulation_area += accumulation_of(&f.source).unwrap_or(0.0) * h;
                 }
@@ -771,12 +785,14 @@ impl<'a> Model<'a> {
     fn serve(&mut self, l: usize, h: f64, in_window: bool) {
         let c = self.capacity[l];
         let b = self.backlog[l];
-        let hops = &self.at_link[l];
+        let hops = self.link_hops[l].clone();
+        let mult = &self.hop_mult[hops.clone()];
         // A class's hop counts once per member at a shared link (classes.rs); all shares are
         // per member.
-        let y: f64 = hops
+        let y: f64 = mult
             .iter()
-            .map(|&k| self.hop_mult[k] * self.arrivals[k])
+            .zip(&self.arrivals[hops.clone()])
+            .map(|(m, a)| m * a)
             .sum();
         let link = &mut self.net.links[l];
         // The law's probability for arrivals now, and whether it marks ECN-capable packets.
@@ -789,46 +805,51 @@ impl<'a> Model<'a> {
                 (over, a.mode == AvqMode::Mark)
             }
         };
+        let buffer = link.buffer;
         self.mark_prob[l] = if marks_ecn { p } else { 0.0 };
+        let arrivals = &mut self.arrivals[hops.clone()];
+        let dropped_rate = &mut self.dropped[hops.clone()];
+        let marked_rate = &mut self.marked[hops.clone()];
         let mut accepted = 0.0;
-        for &k in hops {
-            let flow = self.hop_flow[k];
-            let marking = marks_ecn && self.net.flows[flow].ecn;
-            let a = self.arrivals[k] * h;
+        for k in 0..arrivals.len() {
+            let marking = marks_ecn && self.hop_ecn[hops.start + k];
+            let a = arrivals[k] * h;
             let (take, mark) = if marking {
                 (a, a * p)
             } else {
                 (a * (1.0 - p), 0.0)
             };
-            self.dropped[k] = (a - take) / h;
-            self.marked[k] = mark / h;
-            self.arrivals[k] = take; // now the admitted volume
-            accepted += self.hop_mult[k] * take;
+            dropped_rate[k] = (a - take) / h;
+            marked_rate[k] = mark / h;
+            arrivals[k] = take; // now the admitted volume
+            accepted += mult[k] * take;
         }
         let out = (c * h).min(b + accepted);
-        let excess = (b + accepted - out - self.net.links[l].buffer).max(0.0);
+        let excess = (b + accepted - out - buffer).max(0.0);
         let keep = if accepted > 0.0 {
             1.0 - excess / accepted
         } else {
             1.0
         };
         let stock = b + accepted - excess;
+        let queued = &mut self.queued[hops.clone()];
+        let served = &mut self.served[hops.clone()];
+        let flows = &self.hop_flow[hops.clone()];
         let (mut total, mut dropped, mut marked) = (0.0, 0.0, 0.0);
-        for &k in &self.at_link[l] {
-            let admitted = self.arrivals[k] * keep;
-            self.dropped[k] += (self.arrivals[k] - admitted) / h;
+        for k in 0..arrivals.len() {
+            let admitted = arrivals[k] * keep;
+            dropped_rate[k] += (arrivals[k] - admitted) / h;
             let share = if stock > 0.0 {
-                out * (self.queued[k] + admitted) / stock
+                out * (queued[k] + admitted) / stock
             } else {
                 0.0
             };
-            self.served[k] = share / h;
-            self.queued[k] = (self.queued[k] + admitted - share).max(0.0);
-            let mult = self.hop_mult[k];
-            total += mult * self.queued[k];
-            dropped += mult * self.dropped[k] * h;
-            marked += mult * self.marked[k] * h;
-            self.flow_totals[self.hop_flow[k]].lost += self.dropped[k] * h;
+            served[k] = share / h;
+            queued[k] = (queued[k] + admitted - share).max(0.0);
+            total += mult[k] * queued[k];
+            dropped += mult[k] * dropped_rate[k] * h;
+            marked += mult[k] * marked_rate[k] * h;
+            self.flow_totals[flows[k]].lost += dropped_rate[k] * h;
         }
         self.backlog[l] = total;
         // The law's state after the step.
