@@ -131,8 +131,8 @@ struct Lags {
     back: Vec<HopRead>,
     /// The last link's service, read back at the source (the egress rate).
     egress: Option<(usize, Lag)>,
-    /// The service of the hop before each forward link (index 0 unused), at the service lag
-    /// (see `compute_lags`).
+    /// What arrives at each forward link after the first (`input[k - 1]` for the k-th): the
+    /// service of the hop before it, at the service lag (see `compute_lags`).
     input: Vec<(usize, Lag)>,
     /// The last link's service at the receiver.
     receiver: Option<(usize, Lag)>,
@@ -192,11 +192,10 @@ pub struct Model<'a> {
     first: Vec<usize>,
     route_hop: Vec<usize>,
     /// Per hop, numbered link by link (a link's hops contiguous, in flow order, so that its
-    /// service runs over slices): flow, link, whether its flow's packets are ECN-capable,
-    /// queued packets, and last step's served, dropped, marked rates (packets per second);
-    /// arrivals this step (scratch).
+    /// service runs over slices): flow, whether its flow's packets are ECN-capable, queued
+    /// packets, and last step's served, dropped, marked rates (packets per second); arrivals
+    /// this step (scratch).
     hop_flow: Vec<usize>,
-    hop_link: Vec<usize>,
     hop_ecn: Vec<bool>,
     queued: Vec<f64>,
     served: Vec<f64>,
@@ -312,15 +311,13 @@ impl<'a> Model<'a> {
         }
         let mut route_hop = vec![0; route.len()];
         let mut link_hops = Vec::with_capacity(net.links.len());
-        let (mut hop_flow, mut hop_link, mut hop_ecn, mut hop_mult) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut hop_flow, mut hop_ecn, mut hop_mult) = (Vec::new(), Vec::new(), Vec::new());
         for (l, on) in at_link.iter().enumerate() {
-            let start = hop_link.len();
+            let start = hop_flow.len();
             for &r in on {
                 let (i, _) = route[r];
-                route_hop[r] = hop_link.len();
+                route_hop[r] = hop_flow.len();
                 hop_flow.push(i);
-                hop_link.push(l);
                 hop_ecn.push(net.flows[i].ecn);
                 hop_mult.push(if classes.private[l] {
                     1.0
@@ -328,7 +325,7 @@ impl<'a> Model<'a> {
                     classes.mult[i] as f64
                 });
             }
-            link_hops.push(start..hop_link.len());
+            link_hops.push(start..hop_flow.len());
         }
         let live_links: Vec<usize> = (0..net.links.len())
             .filter(|&l| {
@@ -336,7 +333,7 @@ impl<'a> Model<'a> {
                     && (!link_hops[l].is_empty() || !matches!(net.links[l].law, LinkLaw::Fifo))
             })
             .collect();
-        let hops = hop_link.len();
+        let hops = hop_flow.len();
         // Link series only for the links with a state of their own, so that a row holds what is
         // read and the ring stays small (others' queues are always empty; nothing reads them).
         let mut slot = vec![usize::MAX; net.links.len()];
@@ -355,7 +352,6 @@ impl<'a> Model<'a> {
             first,
             route_hop,
             hop_flow,
-            hop_link,
             hop_ecn,
             queued: vec![0.0; hops],
             served: vec![0.0; hops],
@@ -519,14 +515,8 @@ impl<'a> Model<'a> {
                             served(f.back.last().copied().unwrap_or(0.0)),
                         )
                     }),
-                    input: (0..f.hops.len())
-                        .map(|k| {
-                            if k == 0 {
-                                (usize::MAX, served(0.0))
-                            } else {
-                                (self.hop_series(hop(k - 1), DEP), served(f.hop_delay[k - 1]))
-                            }
-                        })
+                    input: (1..f.hops.len())
+                        .map(|k| (self.hop_series(hop(k - 1), DEP), served(f.hop_delay[k - 1])))
                         .collect(),
                     receiver: last.map(|k| {
                         (
@@ -550,13 +540,13 @@ impl<'a> Model<'a> {
 
     /// Series `s` of hop `hop` in a history row.
     fn hop_series(&self, hop: usize, s: usize) -> usize {
-        s * self.hop_link.len() + hop
+        s * self.hop_flow.len() + hop
     }
 
     /// Series `s` of live link `l` in a history row.
     fn link_series(&self, l: usize, s: usize) -> usize {
         debug_assert!(self.slot[l] != usize::MAX, "link {l} has no series");
-        4 * self.hop_link.len() + s * self.live_links.len() + self.slot[l]
+        4 * self.hop_flow.len() + s * self.live_links.len() + self.slot[l]
     }
 
     fn apply_events(&mut self, t: f64) {
@@ -581,7 +571,7 @@ impl<'a> Model<'a> {
     }
 
     fn record(&mut self) {
-        let hops = self.hop_link.len();
+        let hops = self.hop_flow.len();
         let links = self.live_links.len();
         let row = self.hist.next_row();
         let (per_hop, per_link) = row.split_at_mut(4 * hops);
@@ -737,7 +727,7 @@ impl<'a> Model<'a> {
                 self.arrivals[hop] = if k == 0 {
                     self.rate[i]
                 } else {
-                    let (series, lag) = self.lags[i].input[k];
+                    let (series, lag) = self.lags[i].input[k - 1];
                     self.hist.at(series, lag)
                 };
             }
