@@ -91,13 +91,43 @@ impl History {
     /// Series `s` at `lag` before the newest row.
     #[inline]
     pub fn at(&self, s: usize, lag: Lag) -> f64 {
+        self.rows(lag).at(s)
+    }
+
+    /// The two rows around `lag` before the newest, to read several series at that lag.
+    #[inline]
+    pub fn rows(&self, lag: Lag) -> Rows<'_> {
         debug_assert!(lag.steps + 1 < self.len, "lag beyond the history's room");
-        let a = self.data[self.row(lag.steps) + s];
-        if lag.frac == 0.0 {
+        let a = self.row(lag.steps);
+        let b = if lag.frac == 0.0 {
+            a
+        } else {
+            self.row(lag.steps + 1)
+        };
+        Rows {
+            a: &self.data[a..a + self.width],
+            b: &self.data[b..b + self.width],
+            frac: lag.frac,
+        }
+    }
+}
+
+/// The rows around one lag ([`History::rows`]).
+pub struct Rows<'h> {
+    a: &'h [f64],
+    b: &'h [f64],
+    frac: f64,
+}
+
+impl Rows<'_> {
+    /// Series `s`, interpolated between the two rows.
+    #[inline]
+    pub fn at(&self, s: usize) -> f64 {
+        let a = self.a[s];
+        if self.frac == 0.0 {
             return a;
         }
-        let b = self.data[self.row(lag.steps + 1) + s];
-        a + (b - a) * lag.frac
+        a + (self.b[s] - a) * self.frac
     }
 }
 

@@ -602,13 +602,14 @@ impl<'a> Model<'a> {
         };
         let mut unmarked = 1.0;
         for r in &lags.back {
-            s.forward_queueing += self.hist.at(r.qdelay, r.lag);
-            s.accumulation += self.hist.at(r.queued, r.lag);
+            let rows = self.hist.rows(r.lag);
+            s.forward_queueing += rows.at(r.qdelay);
+            s.accumulation += rows.at(r.queued);
             if let Some(stamp) = r.stamp {
-                s.virtual_delay += self.hist.at(stamp, r.lag);
+                s.virtual_delay += rows.at(stamp);
             }
             if let Some((dropped, overflows)) = r.dropped {
-                let dropped = self.hist.at(dropped, r.lag);
+                let dropped = rows.at(dropped);
                 if overflows {
                     s.overflows += dropped;
                 } else {
@@ -616,8 +617,8 @@ impl<'a> Model<'a> {
                 }
             }
             if let Some((marks, prob)) = r.marks {
-                s.marks += self.hist.at(marks, r.lag);
-                unmarked *= 1.0 - self.hist.at(prob, r.lag);
+                s.marks += rows.at(marks);
+                unmarked *= 1.0 - rows.at(prob);
             }
         }
         s.mark_probability = 1.0 - unmarked;
@@ -776,70 +777,93 @@ impl<'a> Model<'a> {
         let c = self.capacity[l];
         let b = self.backlog[l];
         let hops = self.link_hops[l].clone();
-        let mult = &self.hop_mult[hops.clone()];
         // A class's hop counts once per member at a shared link (classes.rs); all shares are
         // per member.
-        let y: f64 = mult
-            .iter()
-            .zip(&self.arrivals[hops.clone()])
-            .map(|(m, a)| m * a)
-            .sum();
-        let link = &mut self.net.links[l];
-        // The law's probability for arrivals now, and whether it marks ECN-capable packets.
-        let (p, marks_ecn) = match &mut link.law {
-            LinkLaw::Fifo => (0.0, false),
-            LinkLaw::Red(r) => (r.probability(), r.ecn),
-            LinkLaw::Rem(r) => (r.probability(), true),
-            LinkLaw::Avq(a) => {
-                let over = a.step(y, c, h);
-                (over, a.mode == AvqMode::Mark)
-            }
-        };
-        let buffer = link.buffer;
-        self.mark_prob[l] = if marks_ecn { p } else { 0.0 };
+        let mult = &self.hop_mult[hops.clone()];
         let arrivals = &mut self.arrivals[hops.clone()];
         let dropped_rate = &mut self.dropped[hops.clone()];
         let marked_rate = &mut self.marked[hops.clone()];
-        let mut accepted = 0.0;
-        for k in 0..arrivals.len() {
-            let marking = marks_ecn && self.hop_ecn[hops.start + k];
-            let a = arrivals[k] * h;
-            let (take, mark) = if marking {
-                (a, a * p)
-            } else {
-                (a * (1.0 - p), 0.0)
+        let link = &mut self.net.links[l];
+        let buffer = link.buffer;
+        let fifo = matches!(link.law, LinkLaw::Fifo);
+        // The arrival rate (REM's and AVQ's input) and the admitted volume.
+        let (mut y, mut accepted) = (0.0, 0.0);
+        if fifo {
+            // A FIFO drops nothing early and marks nothing: every arrival is admitted (the
+            // loop below with p = 0 gives the same bits).
+            for (a, m) in arrivals.iter_mut().zip(mult) {
+                *a *= h; // now the admitted volume
+                accepted += m * *a;
+            }
+            dropped_rate.fill(0.0);
+        } else {
+            y = mult.iter().zip(&*arrivals).map(|(m, a)| m * a).sum();
+            // The law's probability for arrivals now, and whether it marks ECN-capable packets.
+            let (p, marks_ecn) = match &mut link.law {
+                LinkLaw::Fifo => (0.0, false),
+                LinkLaw::Red(r) => (r.probability(), r.ecn),
+                LinkLaw::Rem(r) => (r.probability(), true),
+                LinkLaw::Avq(a) => {
+                    let over = a.step(y, c, h);
+                    (over, a.mode == AvqMode::Mark)
+                }
             };
-            dropped_rate[k] = (a - take) / h;
-            marked_rate[k] = mark / h;
-            arrivals[k] = take; // now the admitted volume
-            accepted += mult[k] * take;
+            self.mark_prob[l] = if marks_ecn { p } else { 0.0 };
+            for k in 0..arrivals.len() {
+                let marking = marks_ecn && self.hop_ecn[hops.start + k];
+                let a = arrivals[k] * h;
+                let (take, mark) = if marking {
+                    (a, a * p)
+                } else {
+                    (a * (1.0 - p), 0.0)
+                };
+                dropped_rate[k] = (a - take) / h;
+                marked_rate[k] = mark / h;
+                arrivals[k] = take; // now the admitted volume
+                accepted += mult[k] * take;
+            }
         }
         let out = (c * h).min(b + accepted);
         let excess = (b + accepted - out - buffer).max(0.0);
-        let keep = if accepted > 0.0 {
-            1.0 - excess / accepted
-        } else {
-            1.0
-        };
         let stock = b + accepted - excess;
         let queued = &mut self.queued[hops.clone()];
         let served = &mut self.served[hops.clone()];
         let flows = &self.hop_flow[hops.clone()];
         let (mut total, mut dropped, mut marked) = (0.0, 0.0, 0.0);
-        for k in 0..arrivals.len() {
-            let admitted = arrivals[k] * keep;
-            dropped_rate[k] += (arrivals[k] - admitted) / h;
-            let share = if stock > 0.0 {
-                out * (queued[k] + admitted) / stock
+        if fifo && excess == 0.0 {
+            // Nothing dropped or marked: the loop below with keep = 1 (its drop and mark sums
+            // add zeros).
+            for k in 0..arrivals.len() {
+                let share = if stock > 0.0 {
+                    out * (queued[k] + arrivals[k]) / stock
+                } else {
+                    0.0
+                };
+                served[k] = share / h;
+                queued[k] = (queued[k] + arrivals[k] - share).max(0.0);
+                total += mult[k] * queued[k];
+            }
+        } else {
+            let keep = if accepted > 0.0 {
+                1.0 - excess / accepted
             } else {
-                0.0
+                1.0
             };
-            served[k] = share / h;
-            queued[k] = (queued[k] + admitted - share).max(0.0);
-            total += mult[k] * queued[k];
-            dropped += mult[k] * dropped_rate[k] * h;
-            marked += mult[k] * marked_rate[k] * h;
-            self.flow_totals[flows[k]].lost += dropped_rate[k] * h;
+            for k in 0..arrivals.len() {
+                let admitted = arrivals[k] * keep;
+                dropped_rate[k] += (arrivals[k] - admitted) / h;
+                let share = if stock > 0.0 {
+                    out * (queued[k] + admitted) / stock
+                } else {
+                    0.0
+                };
+                served[k] = share / h;
+                queued[k] = (queued[k] + admitted - share).max(0.0);
+                total += mult[k] * queued[k];
+                dropped += mult[k] * dropped_rate[k] * h;
+                marked += mult[k] * marked_rate[k] * h;
+                self.flow_totals[flows[k]].lost += dropped_rate[k] * h;
+            }
         }
         self.backlog[l] = total;
         // The law's state after the step.
