@@ -138,6 +138,10 @@ struct Lags {
     receiver: Option<(usize, Lag)>,
     /// Reverse links' queueing delays.
     reverse: Vec<(usize, Lag)>,
+    /// What the flow puts through each link that cannot queue (a pure delay, see
+    /// `Network::cannot_queue`): the service of the hop before it, at its lag; the link, and the
+    /// flow's multiplicity there.
+    through: Vec<(usize, usize, Lag, f64)>,
 }
 
 /// The series a source reads of one forward hop (its link's and its own), at one lag.
@@ -188,7 +192,8 @@ pub struct Model<'a> {
     pub h_ns: u64,
     h: f64,
     hist: History,
-    /// Each flow's hops in path order: `route_hop[first[i] + k]` is the k-th.
+    /// Each flow's hops in path order: `route_hop[first[i] + k]` is the k-th. Links that cannot
+    /// queue hold no hops: they are pure delay between the hops around them.
     first: Vec<usize>,
     route_hop: Vec<usize>,
     /// Per hop, numbered link by link (a link's hops contiguous, in flow order, so that its
@@ -211,6 +216,12 @@ pub struct Model<'a> {
     classes: crate::classes::Classes,
     reps: Vec<usize>,
     live_links: Vec<usize>,
+    /// The links that cannot queue (`Network::cannot_queue`), and those of them with totals of
+    /// their own (class representatives).
+    pure_delay: Vec<bool>,
+    pure_links: Vec<usize>,
+    /// What passed each of them this step, packets (scratch).
+    through: Vec<f64>,
     /// Each live link's place among the history's link series (`usize::MAX` for the others).
     slot: Vec<usize>,
     backlog: Vec<f64>,
@@ -295,13 +306,14 @@ impl<'a> Model<'a> {
             None => default_step_ns(&net, sample_ns),
         };
         let h = h_ns as f64 * 1e-9;
+        let pure_delay = net.cannot_queue();
         // Each representative's hops in path order, then numbered link by link.
         let mut first = vec![0; net.flows.len()];
         let mut route = Vec::new();
         let mut at_link = vec![Vec::new(); net.links.len()];
         for &i in &reps {
             first[i] = route.len();
-            for &l in &net.flows[i].hops {
+            for &l in net.flows[i].hops.iter().filter(|&&l| !pure_delay[l]) {
                 at_link[l].push(route.len());
                 route.push((i, l));
             }
@@ -360,6 +372,11 @@ impl<'a> Model<'a> {
             arrivals: vec![0.0; hops],
             link_hops,
             hop_mult,
+            pure_links: (0..n_links)
+                .filter(|&l| pure_delay[l] && classes.link_rep[l] == l)
+                .collect(),
+            pure_delay,
+            through: vec![0.0; n_links],
             classes,
             reps,
             live_links,
@@ -450,6 +467,11 @@ impl<'a> Model<'a> {
         self.reps.len()
     }
 
+    /// Whether link `l` is integrated as pure delay (`Network::cannot_queue`).
+    pub fn is_pure_delay(&self, l: usize) -> bool {
+        self.pure_delay[l]
+    }
+
     /// The step, s.
     pub fn step_s(&self) -> f64 {
         self.h
@@ -481,49 +503,67 @@ impl<'a> Model<'a> {
                 if self.classes.rep[i] != i {
                     return Lags::default();
                 }
-                let hop = |k: usize| self.route_hop[self.first[i] + k];
-                let last = f.hops.len().checked_sub(1);
+                // The hops that can queue (the j-th is `hop(j)`, at path position `kept[j]`);
+                // each one's output reaches the next (or the receiver) through the pure delays
+                // between them, `onward(j)` later.
+                let kept: Vec<usize> = (0..f.hops.len())
+                    .filter(|&k| !self.pure_delay[f.hops[k]])
+                    .collect();
+                let hop = |j: usize| self.route_hop[self.first[i] + j];
+                let until = |j: usize| kept.get(j + 1).copied().unwrap_or(f.hops.len());
+                let onward = |j: usize| f.hop_delay[kept[j]..until(j)].iter().sum::<f64>();
+                let last = kept.len().checked_sub(1);
+                let mult = |l: usize| {
+                    if self.classes.private[l] {
+                        1.0
+                    } else {
+                        self.classes.mult[i] as f64
+                    }
+                };
                 Lags {
-                    back: f
-                        .hops
+                    back: kept
                         .iter()
                         .enumerate()
-                        .map(|(k, &l)| HopRead {
-                            lag: lag(f.back[k]),
-                            qdelay: self.link_series(l, QDELAY),
-                            queued: self.hop_series(hop(k), QUEUED),
-                            stamp: self.can_stamp[l].then(|| self.link_series(l, STAMP)),
-                            // A FIFO drops only when full: discrete loss events — but as a rate
-                            // where the fixed point is sought (no delay, no saw-tooth).
-                            dropped: self.can_drop[l].then(|| {
-                                (
-                                    self.hop_series(hop(k), DROPPED),
-                                    self.tail_drop[l] && !instantaneous,
-                                )
-                            }),
-                            marks: self.can_mark[l].then(|| {
-                                (
-                                    self.hop_series(hop(k), MARKED),
-                                    self.link_series(l, MARK_PROB),
-                                )
-                            }),
+                        .map(|(j, &k)| {
+                            let l = f.hops[k];
+                            HopRead {
+                                lag: lag(f.back[k]),
+                                qdelay: self.link_series(l, QDELAY),
+                                queued: self.hop_series(hop(j), QUEUED),
+                                stamp: self.can_stamp[l].then(|| self.link_series(l, STAMP)),
+                                // A FIFO drops only when full: discrete loss events — but as a
+                                // rate where the fixed point is sought (no delay, no saw-tooth).
+                                dropped: self.can_drop[l].then(|| {
+                                    (
+                                        self.hop_series(hop(j), DROPPED),
+                                        self.tail_drop[l] && !instantaneous,
+                                    )
+                                }),
+                                marks: self.can_mark[l].then(|| {
+                                    (
+                                        self.hop_series(hop(j), MARKED),
+                                        self.link_series(l, MARK_PROB),
+                                    )
+                                }),
+                            }
                         })
                         .collect(),
-                    egress: last.map(|k| {
-                        (
-                            self.hop_series(hop(k), DEP),
-                            served(f.back.last().copied().unwrap_or(0.0)),
-                        )
-                    }),
-                    input: (1..f.hops.len())
-                        .map(|k| (self.hop_series(hop(k - 1), DEP), served(f.hop_delay[k - 1])))
+                    // What the last queueing hop serves reaches the source after its `back`
+                    // (the pure delays after it included).
+                    egress: last.map(|j| (self.hop_series(hop(j), DEP), served(f.back[kept[j]]))),
+                    input: (1..kept.len())
+                        .map(|j| (self.hop_series(hop(j - 1), DEP), served(onward(j - 1))))
                         .collect(),
-                    receiver: last.map(|k| {
-                        (
-                            self.hop_series(hop(k), DEP),
-                            served(f.hop_delay.last().copied().unwrap_or(0.0)),
-                        )
-                    }),
+                    receiver: last.map(|j| (self.hop_series(hop(j), DEP), served(onward(j)))),
+                    through: (0..kept.len())
+                        .flat_map(|j| (kept[j] + 1..until(j)).map(move |k| (j, k)))
+                        .filter(|&(_, k)| self.classes.link_rep[f.hops[k]] == f.hops[k])
+                        .map(|(j, k)| {
+                            let l = f.hops[k];
+                            let d = f.hop_delay[kept[j]..k].iter().sum::<f64>();
+                            (l, self.hop_series(hop(j), DEP), served(d), mult(l))
+                        })
+                        .collect(),
                     // Only links with a state of their own: the others' queues are always empty
                     // (their series stay zero), so reading them adds nothing.
                     reverse: f
@@ -721,21 +761,32 @@ impl<'a> Model<'a> {
             };
             self.seen[i] = seen;
         }
-        // Arrivals at every hop.
+        // Arrivals at every hop: the source's rate at the first, what the hop before served
+        // at the others; and what passes the links that cannot queue.
         for &i in &self.reps {
-            for k in 0..self.net.flows[i].hops.len() {
-                let hop = self.route_hop[self.first[i] + k];
-                self.arrivals[hop] = if k == 0 {
-                    self.rate[i]
-                } else {
-                    let (series, lag) = self.lags[i].input[k - 1];
-                    self.hist.at(series, lag)
-                };
+            let route = &self.route_hop[self.first[i]..];
+            let lags = &self.lags[i];
+            if lags.egress.is_some() {
+                self.arrivals[route[0]] = self.rate[i];
+            }
+            for (&hop, &(series, lag)) in route.iter().skip(1).zip(&lags.input) {
+                self.arrivals[hop] = self.hist.at(series, lag);
+            }
+            for &(l, series, lag, mult) in &lags.through {
+                self.through[l] += mult * self.hist.at(series, lag) * h;
             }
         }
         // Links.
         for j in 0..self.live_links.len() {
             self.serve(self.live_links[j], h, in_window);
+        }
+        for &l in &self.pure_links {
+            let out = std::mem::take(&mut self.through[l]);
+            let tot = &mut self.link_totals[l];
+            tot.served += out;
+            if in_window {
+                tot.busy_in_window += out / self.capacity[l].max(f64::MIN_POSITIVE);
+            }
         }
         // Source laws, and the totals (of each flow's own state after its step).
         for r in 0..self.reps.len() {

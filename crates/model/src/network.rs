@@ -352,6 +352,61 @@ impl Network {
         }
     }
 
+    /// The links that can never hold a queue, so that the integrator may treat them as pure
+    /// delay: a FIFO that is no flow's first hop (a source's rate is not bounded by a link) and
+    /// whose feeding links (the hops just before it on every path through it) have capacities
+    /// summing to at most its own, none of them changed by a scheduled event. What reaches it
+    /// from one feeding link must also arrive after one delay (the same packet size), so that it
+    /// is that link's output at one past instant, at most that link's capacity — then the
+    /// arrivals never exceed the service and the backlog stays zero (an egress access link
+    /// behind a slower bottleneck is the common case).
+    pub fn cannot_queue(&self) -> Vec<bool> {
+        let n = self.links.len();
+        let mut ok: Vec<bool> = self
+            .links
+            .iter()
+            .map(|l| matches!(l.law, LinkLaw::Fifo))
+            .collect();
+        let mut rate_changes = vec![false; n];
+        for (_, change) in &self.events {
+            if let Change::Rate { link, .. } = change {
+                rate_changes[*link] = true;
+                ok[*link] = false;
+            }
+        }
+        // Per link, its feeding links with the delay from each.
+        let mut feeders: Vec<Vec<(usize, f64)>> = vec![Vec::new(); n];
+        let mut carried = vec![false; n];
+        for f in &self.flows {
+            for (k, &l) in f.hops.iter().enumerate() {
+                carried[l] = true;
+                if k == 0 {
+                    ok[l] = false;
+                    continue;
+                }
+                let (u, d) = (f.hops[k - 1], f.hop_delay[k - 1]);
+                match feeders[l].iter().find(|(v, _)| *v == u) {
+                    Some(&(_, d0)) if d0 != d => ok[l] = false,
+                    Some(_) => {}
+                    None => feeders[l].push((u, d)),
+                }
+            }
+        }
+        for l in 0..n {
+            if !ok[l] || !carried[l] {
+                ok[l] = false;
+                continue;
+            }
+            let fed: f64 = feeders[l]
+                .iter()
+                .map(|&(u, _)| self.links[u].capacity)
+                .sum();
+            ok[l] =
+                fed <= self.links[l].capacity && feeders[l].iter().all(|&(u, _)| !rate_changes[u]);
+        }
+        ok
+    }
+
     /// The longest delay any flow reads its history at, now or after a scheduled delay change.
     pub fn longest_delay(&self, sc: &Scenario) -> f64 {
         let mut extra = vec![0.0f64; self.links.len()];
@@ -381,4 +436,46 @@ impl Network {
 /// Whether an AVQ link is in AVD (`delay`) mode.
 pub fn is_avd(law: &LinkLaw) -> bool {
     matches!(law, LinkLaw::Avq(a) if a.mode == AvqMode::Delay)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The dumbbell of `templates::dumbbell` (access links 10× the bottleneck) with `extra`
+    /// appended, and which of its links cannot queue, by name.
+    fn pure(extra: &str, egress_rate: &str) -> Vec<String> {
+        let text = acclab_scenario::templates::dumbbell("reno", 2, 100, 50, 10).replace(
+            "between = [\"r2\", \"d{i}\"]\nrate = \"1000Mbps\"",
+            &format!("between = [\"r2\", \"d{{i}}\"]\nrate = \"{egress_rate}\""),
+        );
+        let sc = acclab_scenario::parse(&format!("{text}{extra}"), "t.toml").unwrap();
+        let net = Network::of(&sc).unwrap();
+        let can = net.cannot_queue();
+        (0..net.links.len())
+            .filter(|&l| can[l])
+            .map(|l| net.links[l].name.clone())
+            .collect()
+    }
+
+    #[test]
+    fn egress_links_behind_a_slower_bottleneck_cannot_queue() {
+        // The first hops (a source is not bounded by a link) and the bottleneck can queue.
+        assert_eq!(pure("", "1000Mbps"), ["r2->d0", "r2->d1"]);
+        // As fast as the bottleneck: still none.
+        assert_eq!(pure("", "100Mbps"), ["r2->d0", "r2->d1"]);
+        // Slower than what feeds it.
+        assert!(pure("", "99Mbps").is_empty());
+        // A rate that changes, on the link or on what feeds it.
+        let change = |link: &str| {
+            format!(
+                "[[event]]\nat = \"1s\"\nset_rate = {{ link = \"{link}\", rate = \"100Mbps\" }}\n"
+            )
+        };
+        assert_eq!(pure(&change("r2->d0"), "1000Mbps"), ["r2->d1"]);
+        assert!(pure(&change("r1->r2"), "1000Mbps").is_empty());
+        // A delay change keeps every flow from one feeding link on one delay: no matter.
+        let delay = "[[event]]\nat = \"1s\"\nset_delay = { link = \"r1->r2\", delay = \"20ms\" }\n";
+        assert_eq!(pure(delay, "1000Mbps"), ["r2->d0", "r2->d1"]);
+    }
 }
