@@ -33,9 +33,10 @@ use crate::feedback::Seen;
 use crate::history::{History, Lag};
 use crate::network::{Change, LinkLaw, Network, Outside, Source};
 
-/// History series of a flow at one hop (4 per hop) and of a link (3 per link). A row holds
-/// them series by series (every hop's DEP, then every hop's QUEUED, ...; then every live link's
-/// QDELAY, ...), so that recording a row copies whole arrays.
+/// History series of a flow at one hop (up to 4 per hop) and of a link (up to 3 per link). A
+/// row holds them series by series (every hop's DEP, then every hop's QUEUED, ...; then every
+/// live link's QDELAY, ...), so that recording a row copies whole arrays; a series no link has
+/// (drops, marks, virtual delays) is not kept (`Layout`).
 const DEP: usize = 0;
 const QUEUED: usize = 1;
 const DROPPED: usize = 2;
@@ -43,6 +44,33 @@ const MARKED: usize = 3;
 const QDELAY: usize = 0;
 const MARK_PROB: usize = 1;
 const STAMP: usize = 2;
+const ABSENT: usize = usize::MAX;
+
+/// Where each series starts in a history row (`ABSENT` where no link has it).
+#[derive(Clone, Copy, Debug)]
+struct Layout {
+    hop: [usize; 4],
+    link: [usize; 3],
+}
+
+impl Layout {
+    /// The series of `hops` hops and `links` live links; `keep_hop[s]` and `keep_link[s]` say
+    /// which are kept. Returns the layout and the row's width.
+    fn of(hops: usize, links: usize, keep_hop: [bool; 4], keep_link: [bool; 3]) -> (Layout, usize) {
+        let mut width = 0;
+        let mut place = |keep: bool, n: usize| {
+            if keep {
+                width += n;
+                width - n
+            } else {
+                ABSENT
+            }
+        };
+        let hop = keep_hop.map(|k| place(k, hops));
+        let link = keep_link.map(|k| place(k, links));
+        (Layout { hop, link }, width)
+    }
+}
 
 /// One row of flows.csv: the flow over the sample interval ending at `t_s`.
 #[derive(Clone, Debug, PartialEq)]
@@ -192,6 +220,7 @@ pub struct Model<'a> {
     pub h_ns: u64,
     h: f64,
     hist: History,
+    layout: Layout,
     /// Each flow's hops in path order: `route_hop[first[i] + k]` is the k-th. Links that cannot
     /// queue hold no hops: they are pure delay between the hops around them.
     first: Vec<usize>,
@@ -352,7 +381,22 @@ impl<'a> Model<'a> {
         for (j, &l) in live_links.iter().enumerate() {
             slot[l] = j;
         }
-        let width = 4 * hops + 3 * live_links.len();
+        // What each link can do besides queueing; a series is kept where some live link can.
+        let can = |what: fn(&crate::network::Link) -> bool| -> Vec<bool> {
+            net.links.iter().map(what).collect()
+        };
+        let can_drop = can(|l| l.buffer.is_finite() || !matches!(l.law, LinkLaw::Fifo));
+        let can_mark =
+            can(|l| matches!(l.law, LinkLaw::Red(_) | LinkLaw::Rem(_) | LinkLaw::Avq(_)));
+        let can_stamp = can(|l| crate::network::is_avd(&l.law));
+        let live = |can: &[bool]| live_links.iter().any(|&l| can[l]);
+        let (drops, marks, stamps) = (live(&can_drop), live(&can_mark), live(&can_stamp));
+        let (layout, width) = Layout::of(
+            hops,
+            live_links.len(),
+            [true, true, drops, marks],
+            [true, marks, stamps],
+        );
         let hist = History::new(width, net.longest_delay(sc), h);
         let n_links = net.links.len();
         let n_flows = net.flows.len();
@@ -361,6 +405,7 @@ impl<'a> Model<'a> {
             h_ns,
             h,
             hist,
+            layout,
             first,
             route_hop,
             hop_flow,
@@ -386,26 +431,14 @@ impl<'a> Model<'a> {
             link_delay: sc.links.iter().map(|l| l.delay.as_secs_f64()).collect(),
             mark_prob: vec![0.0; n_links],
             stamp: vec![0.0; n_links],
-            can_drop: net
-                .links
-                .iter()
-                .map(|l| l.buffer.is_finite() || !matches!(l.law, LinkLaw::Fifo))
-                .collect(),
+            can_drop,
             tail_drop: net
                 .links
                 .iter()
                 .map(|l| matches!(l.law, LinkLaw::Fifo))
                 .collect(),
-            can_mark: net
-                .links
-                .iter()
-                .map(|l| matches!(l.law, LinkLaw::Red(_) | LinkLaw::Rem(_) | LinkLaw::Avq(_)))
-                .collect(),
-            can_stamp: net
-                .links
-                .iter()
-                .map(|l| crate::network::is_avd(&l.law))
-                .collect(),
+            can_mark,
+            can_stamp,
             lags: Vec::new(),
             seen: vec![Seen::default(); n_flows],
             rate: vec![0.0; n_flows],
@@ -580,13 +613,15 @@ impl<'a> Model<'a> {
 
     /// Series `s` of hop `hop` in a history row.
     fn hop_series(&self, hop: usize, s: usize) -> usize {
-        s * self.hop_flow.len() + hop
+        debug_assert!(self.layout.hop[s] != ABSENT, "series {s} is not kept");
+        self.layout.hop[s] + hop
     }
 
     /// Series `s` of live link `l` in a history row.
     fn link_series(&self, l: usize, s: usize) -> usize {
         debug_assert!(self.slot[l] != usize::MAX, "link {l} has no series");
-        4 * self.hop_flow.len() + s * self.live_links.len() + self.slot[l]
+        debug_assert!(self.layout.link[s] != ABSENT, "link series {s} is not kept");
+        self.layout.link[s] + self.slot[l]
     }
 
     fn apply_events(&mut self, t: f64) {
@@ -612,22 +647,27 @@ impl<'a> Model<'a> {
 
     fn record(&mut self) {
         let hops = self.hop_flow.len();
-        let links = self.live_links.len();
+        let Layout { hop, link } = self.layout;
         let row = self.hist.next_row();
-        let (per_hop, per_link) = row.split_at_mut(4 * hops);
         for (s, v) in [
             (DEP, &self.served),
             (QUEUED, &self.queued),
             (DROPPED, &self.dropped),
             (MARKED, &self.marked),
         ] {
-            per_hop[s * hops..(s + 1) * hops].copy_from_slice(v);
+            if hop[s] != ABSENT {
+                row[hop[s]..hop[s] + hops].copy_from_slice(v);
+            }
         }
         for (j, &l) in self.live_links.iter().enumerate() {
-            per_link[QDELAY * links + j] =
-                self.backlog[l] / self.capacity[l].max(f64::MIN_POSITIVE);
-            per_link[MARK_PROB * links + j] = self.mark_prob[l];
-            per_link[STAMP * links + j] = self.stamp[l];
+            row[link[QDELAY] + j] = self.backlog[l] / self.capacity[l].max(f64::MIN_POSITIVE);
+        }
+        for (s, v) in [(MARK_PROB, &self.mark_prob), (STAMP, &self.stamp)] {
+            if link[s] != ABSENT {
+                for (j, &l) in self.live_links.iter().enumerate() {
+                    row[link[s] + j] = v[l];
+                }
+            }
         }
         self.hist.commit();
     }
