@@ -5,19 +5,40 @@
 //! repetitions is reported. With `--model` each case also integrates the model tier on the same
 //! scenario (its default grouping and step, samples computed and discarded as the packet run's)
 //! and reports its wall time as a share of the packet run's (issue 23's target: under 1% for
-//! 100 flows over 100 s).
+//! 100 flows over 100 s). `--flows` cases may run Vegas or Monaco flows instead (`--scheme`),
+//! to measure the model tier on their laws.
 
 use std::process::Command;
 
-use acclab_scenario::templates::reno_dumbbell_at;
+use acclab_scenario::templates::dumbbell;
 use anyhow::{bail, Context, Result};
 
-/// A benchmark case: flows, bottleneck rate (Mb/s), simulated seconds.
+/// A benchmark case: flows, bottleneck rate (Mb/s), simulated seconds, the flows' scheme.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Case {
     pub flows: usize,
     pub rate_mbps: u64,
     pub duration_s: u64,
+    pub scheme: Scheme,
+}
+
+/// The flows' scheme (default parameters). The named cases are Reno: the comparisons' setup.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Scheme {
+    #[default]
+    Reno,
+    Vegas,
+    Monaco,
+}
+
+impl Scheme {
+    pub fn kind(self) -> &'static str {
+        match self {
+            Scheme::Reno => "reno",
+            Scheme::Vegas => "vegas",
+            Scheme::Monaco => "monaco",
+        }
+    }
 }
 
 /// The named cases: the ns-3 comparison (100 Mb/s, 60 s) and the htsim comparison (issue 27).
@@ -35,6 +56,7 @@ const fn case(flows: usize, rate_mbps: u64, duration_s: u64) -> Case {
         flows,
         rate_mbps,
         duration_s,
+        scheme: Scheme::Reno,
     }
 }
 
@@ -64,6 +86,9 @@ pub struct BenchArgs {
     /// Simulated seconds of the --flows cases.
     #[arg(long, default_value_t = 60)]
     duration_s: u64,
+    /// The --flows cases' scheme (the named cases are Reno).
+    #[arg(long, value_enum, default_value_t = Scheme::Reno, requires = "flows")]
+    scheme: Scheme,
     /// Repetitions per case; the median wall time is reported.
     #[arg(long, default_value_t = 3)]
     repeat: usize,
@@ -96,7 +121,7 @@ impl acclab_sim::monitor::SampleSink for Discard {
 /// building the simulator; wall is the run alone.
 pub fn run_case(c: Case, model: bool) -> Result<()> {
     let t0 = std::time::Instant::now();
-    let text = reno_dumbbell_at(c.flows, c.rate_mbps, 1000, c.duration_s);
+    let text = dumbbell(c.scheme.kind(), c.flows, c.rate_mbps, 1000, c.duration_s);
     let sc = acclab_scenario::parse(&text, "<bench>")?;
     let model_sc = model.then(|| sc.clone());
     let mut sim = acclab_sim::Simulator::new(sc);
@@ -130,6 +155,7 @@ pub fn run_case(c: Case, model: bool) -> Result<()> {
         "model_classes": model_classes,
         "flows": c.flows,
         "rate_mbps": c.rate_mbps,
+        "scheme": c.scheme.kind(),
         "duration_s": c.duration_s,
         "setup_s": setup,
         "wall_s": wall,
@@ -146,7 +172,17 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     let cases: Vec<(String, Case)> = if !args.flows.is_empty() {
         args.flows
             .iter()
-            .map(|&n| (format!("{n}@100M"), case(n, 100, args.duration_s)))
+            .map(|&n| {
+                let name = match args.scheme {
+                    Scheme::Reno => format!("{n}@100M"),
+                    other => format!("{n}@100M {}", other.kind()),
+                };
+                let c = Case {
+                    scheme: args.scheme,
+                    ..case(n, 100, args.duration_s)
+                };
+                (name, c)
+            })
             .collect()
     } else if args.case.iter().any(|c| c == "all") {
         NAMED.iter().map(|(n, c)| (n.to_string(), *c)).collect()
@@ -159,7 +195,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     };
     let exe = std::env::current_exe().context("cannot find the acclab executable")?;
     println!(
-        "{:<13} {:>7} {:>8} {:>9} {:>12} {:>10} {:>11} {:>12} {:>14} {:>8}",
+        "{:<15} {:>7} {:>8} {:>9} {:>12} {:>10} {:>11} {:>12} {:>14} {:>8}",
         "case",
         "flows",
         "setup s",
@@ -172,7 +208,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         "peak MB"
     );
     if args.model {
-        println!("{:>13} {:>7} {:>9}", "", "model s", "of run %");
+        println!("{:>15} {:>7} {:>9}", "", "model s", "of run %");
     }
     for (name, c) in &cases {
         let mut runs = Vec::new();
@@ -184,6 +220,8 @@ pub fn bench(args: BenchArgs) -> Result<()> {
                     &c.duration_s.to_string(),
                     "--rate-mbps",
                     &c.rate_mbps.to_string(),
+                    "--scheme",
+                    c.scheme.kind(),
                 ])
                 .args(args.model.then_some("--model"))
                 .output()
@@ -209,7 +247,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             .filter_map(|r| r["peak_rss_mb"].as_f64())
             .fold(0.0, f64::max);
         println!(
-            "{:<13} {:>7} {:>8.3} {:>9.3} {:>12} {:>10.2} {:>11.2} {:>12} {:>14.1} {:>8.1}",
+            "{:<15} {:>7} {:>8.3} {:>9.3} {:>12} {:>10.2} {:>11.2} {:>12} {:>14.1} {:>8.1}",
             name,
             c.flows,
             setup,
@@ -229,7 +267,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
                 .collect();
             share.sort_by(f64::total_cmp);
             println!(
-                "{:>13} {:>7.4} {:>9.3}",
+                "{:>15} {:>7.4} {:>9.3}",
                 "model:",
                 median("model_wall_s"),
                 100.0 * share.get(share.len() / 2).copied().unwrap_or(f64::NAN)

@@ -76,6 +76,8 @@ enum Command {
         duration_s: u64,
         #[arg(long, default_value_t = 100)]
         rate_mbps: u64,
+        #[arg(long, value_enum, default_value_t = bench::Scheme::Reno)]
+        scheme: bench::Scheme,
         /// Also integrate the model tier on the case.
         #[arg(long)]
         model: bool,
@@ -215,12 +217,14 @@ fn main() {
             flows,
             duration_s,
             rate_mbps,
+            scheme,
             model,
         }) => bench::run_case(
             bench::Case {
                 flows,
                 rate_mbps,
                 duration_s,
+                scheme,
             },
             model,
         ),

@@ -178,34 +178,43 @@ fn help_and_check_work() {
 #[test]
 fn bench_with_model_reports_the_model_beside_the_packet_run() {
     let tmp = tempfile::tempdir().unwrap();
-    let o = acclab(
-        tmp.path(),
-        &[
-            "bench",
-            "--flows",
-            "3",
-            "--duration-s",
-            "2",
-            "--repeat",
-            "1",
-            "--model",
-        ],
-    );
-    let out = text(&o);
-    assert!(o.status.success(), "{out}");
-    let line = out
-        .lines()
-        .find(|l| l.trim_start().starts_with("model:"))
-        .unwrap_or_else(|| panic!("no model line in:\n{out}"));
-    let nums: Vec<f64> = line
-        .split_whitespace()
-        .skip(1)
-        .map(|v| v.parse().unwrap())
-        .collect();
-    assert!(
-        nums.len() == 2 && nums[0] > 0.0 && nums[1] > 0.0,
-        "model seconds and share of the run: {line}"
-    );
+    for scheme in ["reno", "vegas", "monaco"] {
+        let o = acclab(
+            tmp.path(),
+            &[
+                "bench",
+                "--flows",
+                "3",
+                "--duration-s",
+                "2",
+                "--repeat",
+                "1",
+                "--model",
+                "--scheme",
+                scheme,
+            ],
+        );
+        let out = text(&o);
+        assert!(o.status.success(), "{out}");
+        let case = out
+            .lines()
+            .find(|l| l.starts_with("3@100M"))
+            .unwrap_or_else(|| panic!("no case line in:\n{out}"));
+        assert_eq!(case.contains(scheme), scheme != "reno", "{scheme}: {case}");
+        let line = out
+            .lines()
+            .find(|l| l.trim_start().starts_with("model:"))
+            .unwrap_or_else(|| panic!("no model line in:\n{out}"));
+        let nums: Vec<f64> = line
+            .split_whitespace()
+            .skip(1)
+            .map(|v| v.parse().unwrap())
+            .collect();
+        assert!(
+            nums.len() == 2 && nums[0] > 0.0 && nums[1] > 0.0,
+            "{scheme}: model seconds and share of the run: {line}"
+        );
+    }
 }
 
 #[test]

@@ -15,6 +15,13 @@
 //!    plus arrivals (a fluid FIFO: at equilibrium q_ik = b_l·λ_ik/y_l);
 //! 5. each source's law advances its window by one Euler step.
 //!
+//! A link that cannot queue (`Network::cannot_queue`: its arrivals can never exceed its
+//! capacity) holds no hops: it is the pure delay between the hops around it, what it carries
+//! is read once from the hop before it at the summed delay, and its totals (service,
+//! utilisation) are counted from that read. In exact arithmetic the queued integration of such
+//! a link gives the same trajectory; in floating point the fold saves its rounding residue
+//! (queues of 1e-16 packets) and the second interpolation of what passes it.
+//!
 //! Method: explicit (forward) Euler with delays read from the state history by linear
 //! interpolation (history.rs). The laws of 002 (eqs. (16)–(19)) are themselves Euler steps of
 //! this system with a step of one time unit; ACC's (000 eqs. (3), (5), (6)) are ODEs. The queue
