@@ -16,7 +16,9 @@
 //! c_l, within [0, buffer]; the link price of 002 (eq. (16)) is the queueing delay b_l/c_l. A
 //! flow's share of a queue is tracked per flow and link, so its accumulation is 000 eq. (1)
 //! itself. Departures from the packet level common to every law: ACK traffic does not load the
-//! reverse links (it has no queue of its own in the model); every packet has the data size.
+//! reverse links (it has no queue of its own in the model); every packet has the data size. A
+//! link whose arrivals can never exceed its capacity (`Network::cannot_queue`, e.g. an egress
+//! access link behind a slower bottleneck) is integrated as the pure delay it is.
 
 pub mod acc;
 pub mod avq;
