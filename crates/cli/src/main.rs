@@ -339,8 +339,11 @@ fn model(model: ModelArgs) -> Result<()> {
     drop(probe);
     let out = output_dir(args.out.clone(), &format!("{}-model", sc.name), args.force)?;
     let dir = out.staging().to_path_buf();
-    let mut summary = acclab_model::run_to(&sc, settings, &dir)
-        .map_err(|e| anyhow::anyhow!("cannot write results into {}: {e}", dir.display()))?;
+    let mut bar = TimeBar::new(&sc, "ms integrated", args.quiet);
+    let summary = acclab_model::run_to(&sc, settings, &dir, &mut |t| bar.at(t));
+    bar.finish();
+    let mut summary =
+        summary.map_err(|e| anyhow::anyhow!("cannot write results into {}: {e}", dir.display()))?;
     let prediction = acclab_theory::predict(&sc).ok();
     acclab_study::attach_theory(&sc, prediction.as_ref(), &mut summary);
     let json = serde_json::to_string_pretty(&summary)?;
@@ -648,6 +651,36 @@ fn reproduce(args: ReproduceArgs) -> Result<()> {
     Ok(())
 }
 
+/// A run's progress in milliseconds of its scenario time, on stderr when it is a terminal and
+/// the run is not quiet.
+struct TimeBar(Option<indicatif::ProgressBar>);
+
+impl TimeBar {
+    fn new(sc: &acclab_scenario::Scenario, label: &'static str, quiet: bool) -> TimeBar {
+        let bar = if quiet {
+            None
+        } else {
+            progress_bar(sc.duration.0 / 1_000_000)
+        };
+        if let Some(b) = &bar {
+            b.set_message(label);
+        }
+        TimeBar(bar)
+    }
+
+    fn at(&mut self, t: acclab_core::Time) {
+        if let Some(b) = &self.0 {
+            b.set_position(t.0 / 1_000_000);
+        }
+    }
+
+    fn finish(self) {
+        if let Some(b) = self.0 {
+            b.finish_and_clear();
+        }
+    }
+}
+
 /// A progress bar on stderr when it is a terminal.
 fn progress_bar(len: u64) -> Option<indicatif::ProgressBar> {
     if !std::io::stderr().is_terminal() {
@@ -674,25 +707,15 @@ fn simulate(
     let for_model = model.then(|| sc.clone());
     let dir = out.staging().to_path_buf();
     let dir = dir.as_path();
-    let total_ms = sc.duration.0 / 1_000_000;
-    let bar = if quiet { None } else { progress_bar(total_ms) };
-    if let Some(b) = &bar {
-        b.set_message("ms simulated");
-    }
+    let mut bar = TimeBar::new(&sc, "ms simulated", quiet);
     // Samples go to flows.csv / links.csv (and packets to the trace, if asked for) as they are
     // taken and are not kept: plots read them back from the files.
-    let done = acclab_study::run_scenario(sc, Some(dir), &mut |t| {
-        if let Some(b) = &bar {
-            b.set_position(t.0 / 1_000_000);
-        }
-    })
-    .with_context(|| format!("cannot write results into {}", dir.display()))?;
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
+    let done = acclab_study::run_scenario(sc, Some(dir), &mut |t| bar.at(t))
+        .with_context(|| format!("cannot write results into {}", dir.display()))?;
+    bar.finish();
     let mut summary = done.summary;
     let model_dir = match &for_model {
-        Some(sc) => model_beside(sc, dir, &mut summary)?,
+        Some(sc) => model_beside(sc, dir, &mut summary, quiet)?,
         None => None,
     };
     write_results(
@@ -713,6 +736,7 @@ fn model_beside(
     sc: &acclab_scenario::Scenario,
     dir: &Path,
     summary: &mut acclab_sim::Summary,
+    quiet: bool,
 ) -> Result<Option<PathBuf>> {
     let settings = acclab_model::Settings::default();
     if let Err(outside) = acclab_model::Model::new(sc, settings) {
@@ -721,7 +745,10 @@ fn model_beside(
     }
     let mdir = dir.join("model");
     std::fs::create_dir(&mdir).with_context(|| format!("cannot create {}", mdir.display()))?;
-    let mut ms = acclab_model::run_to(sc, settings, &mdir).map_err(|e| {
+    let mut bar = TimeBar::new(sc, "ms integrated (model)", quiet);
+    let ms = acclab_model::run_to(sc, settings, &mdir, &mut |t| bar.at(t));
+    bar.finish();
+    let mut ms = ms.map_err(|e| {
         anyhow::anyhow!(
             "cannot write the model's results into {}: {e}",
             mdir.display()

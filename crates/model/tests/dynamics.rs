@@ -675,3 +675,28 @@ fn links_that_cannot_queue_are_pure_delay() {
         }
     }
 }
+
+/// `run_to` integrates in stretches to report its progress: the files are those of one run to
+/// the end (the samples kept in memory by `run`), and the progress reaches the end in order.
+#[test]
+fn a_run_in_stretches_writes_what_one_run_writes() {
+    let sc = load("scenarios/examples/parking-lot.toml");
+    let dir = tempfile::tempdir().unwrap();
+    let mut reported = Vec::new();
+    acclab_model::run_to(&sc, Settings::default(), dir.path(), &mut |t| {
+        reported.push(t.0)
+    })
+    .unwrap();
+    assert_eq!(reported.len(), 200);
+    assert!(reported.windows(2).all(|w| w[0] < w[1]));
+    assert_eq!(reported.last(), Some(&sc.duration.0));
+    let (_, whole) = trajectory(&sc, None);
+    let flows = std::fs::read_to_string(dir.path().join("flows.csv")).unwrap();
+    assert_eq!(flows.lines().count(), whole.flows.len() + 1);
+    let last = whole.flows.last().unwrap();
+    let written = flows.lines().last().unwrap();
+    assert!(
+        written.contains(&format!("{}", last.cwnd_bytes.unwrap())),
+        "{written} against {last:?}"
+    );
+}
