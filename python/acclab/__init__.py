@@ -10,6 +10,7 @@ DataFrames with the command line's column names::
     r = acclab.run(sc, seed=1)
     r.flows           # flows.csv: one row per flow and sample
     r.summary         # one row per flow and link (and the run): summary.json's metrics
+    m = acclab.model(sc)   # the model tier (fluid dynamics): the same frames and columns
     df = acclab.sweep(sc, grid={"flow.long.kind": ["reno", "monaco"]}, seeds=10)
     df, agg = acclab.sweep(sc, grid=…, seeds=10, aggregate=True)   # + mean, std, 95% CI
 
@@ -41,6 +42,7 @@ __all__ = [
     "Scenario",
     "ScenarioError",
     "load",
+    "model",
     "parse",
     "run",
     "sweep",
@@ -117,18 +119,11 @@ class Run:
         return self.flows[self.flows["flow"] == id]
 
 
-def run(
-    scenario: Scenario,
-    seed: int | None = None,
-    out: str | os.PathLike[str] | None = None,
-    progress: bool = True,
-) -> Run:
-    """Simulates ``scenario`` (with ``seed`` instead of its own, if given).
-
-    The samples are read into DataFrames; with ``out`` the run's files (summary.json,
-    flows.csv, links.csv) stay there, otherwise they are removed. A progress bar shows on a
-    terminal and in Jupyter. The GIL is released while simulating.
-    """
+def _collect(scenario: Scenario, out, progress: bool, what: str, call) -> Run:
+    """Runs ``call(dir, tick)`` (a native run writing flows.csv, links.csv and summary.json
+    into ``dir``, returning summary.json's text and why the theory has no prediction) with a
+    progress bar, and reads its files into a ``Run``; the directory is ``out`` or a temporary
+    one, removed after."""
     keep = out is not None
     if keep:
         d = Path(out)
@@ -136,7 +131,7 @@ def run(
         if (d / "summary.json").exists():
             raise FileExistsError(f"{d} already holds a run's results; choose another directory")
     else:
-        d = Path(tempfile.mkdtemp(prefix="acclab-run-"))
+        d = Path(tempfile.mkdtemp(prefix=f"acclab-{what}-"))
     bar = _bar(100, scenario.name, progress, "%")
     try:
 
@@ -145,7 +140,7 @@ def run(
                 bar.n = round(100 * fraction)
                 bar.refresh()
 
-        text, no_theory = _acclab.run(scenario, seed, os.fspath(d), tick)
+        text, no_theory = call(os.fspath(d), tick)
         flows = pd.read_csv(d / "flows.csv")
         links = pd.read_csv(d / "links.csv")
     finally:
@@ -165,6 +160,48 @@ def run(
         theory=eq,
         no_theory=no_theory,
         dir=d if keep else None,
+    )
+
+
+def run(
+    scenario: Scenario,
+    seed: int | None = None,
+    out: str | os.PathLike[str] | None = None,
+    progress: bool = True,
+) -> Run:
+    """Simulates ``scenario`` (with ``seed`` instead of its own, if given).
+
+    The samples are read into DataFrames; with ``out`` the run's files (summary.json,
+    flows.csv, links.csv) stay there, otherwise they are removed. A progress bar shows on a
+    terminal and in Jupyter. The GIL is released while simulating.
+    """
+    return _collect(
+        scenario, out, progress, "run", lambda d, tick: _acclab.run(scenario, seed, d, tick)
+    )
+
+
+def model(
+    scenario: Scenario,
+    out: str | os.PathLike[str] | None = None,
+    step: str | None = None,
+    grouping: str = "homogeneous",
+    progress: bool = True,
+) -> Run:
+    """Integrates the model tier on ``scenario`` (what ``acclab model`` does): the papers'
+    fluid and discrete-time dynamics on its topology, as a ``Run`` with the simulator's frames
+    and columns (``summary_json["mode"] == "model"``; ``events`` counts integration steps).
+
+    ``step`` is the integration step (``"500us"``; default: the shortest round-trip
+    propagation delay / 16), ``grouping`` which flows are integrated as one (``each``,
+    ``identical`` or ``homogeneous``). A scenario outside the model's domain raises
+    ValueError naming each part and why. Files and progress as ``run``'s.
+    """
+    return _collect(
+        scenario,
+        out,
+        progress,
+        "model",
+        lambda d, tick: _acclab.model(scenario, d, step, grouping, tick),
     )
 
 

@@ -444,6 +444,48 @@ fn run(
     Ok((json, done.no_theory))
 }
 
+/// Integrates the model tier on a scenario (what `acclab model` does): writes flows.csv,
+/// links.csv and summary.json into `out` and returns summary.json's text and why the theory has
+/// no prediction (or None). `step` as "500us" (default: the model's own), `grouping` one of
+/// each, identical, homogeneous; `progress(fraction)` is called about 200 times. The GIL is
+/// released meanwhile.
+#[pyfunction]
+#[pyo3(signature = (scenario, out, step = None, grouping = "homogeneous", progress = None))]
+fn model(
+    py: Python<'_>,
+    scenario: &PyScenario,
+    out: PathBuf,
+    step: Option<&str>,
+    grouping: &str,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(String, Option<String>)> {
+    let sc = scenario.def.build().map_err(|e| scenario_error(py, e))?;
+    let step_ns = step
+        .map(|s| acclab_model::parse_step(&sc, s).map_err(|e| value_error(format!("step {e}"))))
+        .transpose()?;
+    let settings = acclab_model::Settings {
+        step_ns,
+        grouping: grouping.parse().map_err(value_error)?,
+        ..Default::default()
+    };
+    // Outside the model's domain: say which parts and why, before writing anything.
+    acclab_model::Model::new(&sc, settings).map_err(value_error)?;
+    let total = sc.duration.0.max(1);
+    let done = py.detach(|| {
+        acclab_study::model_scenario(&sc, settings, &out, &mut |t| {
+            if let Some(cb) = &progress {
+                Python::attach(|py| {
+                    let _ = cb.call1(py, (t.0 as f64 / total as f64,));
+                });
+            }
+        })
+    });
+    let (summary, no_theory) =
+        done.map_err(|e| PyRuntimeError::new_err(format!("cannot write the model's files: {e}")))?;
+    let json = serde_json::to_string_pretty(&summary).map_err(value_error)?;
+    Ok((json, no_theory))
+}
+
 /// The theory's predicted equilibrium, as JSON (what `acclab theory --json` prints).
 #[pyfunction]
 fn theory(py: Python<'_>, scenario: &PyScenario) -> PyResult<String> {
@@ -683,6 +725,7 @@ fn _acclab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySweepPlan>()?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(theory, m)?)?;
+    m.add_function(wrap_pyfunction!(model, m)?)?;
     m.add_function(wrap_pyfunction!(summary_table, m)?)?;
     m.add_function(wrap_pyfunction!(run_point, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

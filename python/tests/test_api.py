@@ -86,6 +86,42 @@ def test_run_gives_the_command_lines_numbers(small_file: Path, tmp_path: Path, a
     assert set(r.flow("a").flow) == {"a"}
 
 
+def test_model_gives_the_command_lines_files(tmp_path: Path, acclab_bin: str):
+    path = ROOT / "scenarios/examples/parking-lot.toml"
+    sc = acclab.load(path)
+    m = acclab.model(sc, out=tmp_path / "py", progress=False)
+    out = tmp_path / "cli"
+    subprocess.run([acclab_bin, "model", str(path), "--out", str(out), "--quiet"], check=True)
+    cli = json.loads((out / "summary.json").read_text())
+    assert m.summary_json["mode"] == cli["mode"] == "model"
+    for k in ("events", "flows", "links", "fairness"):
+        assert m.summary_json[k] == cli[k], k
+    pd.testing.assert_frame_equal(m.flows, pd.read_csv(out / "flows.csv"))
+    pd.testing.assert_frame_equal(m.links, pd.read_csv(out / "links.csv"))
+    assert m.theory is not None and m.dir == tmp_path / "py"
+    # The same columns as a simulated run's.
+    r = acclab.run(sc, progress=False)
+    assert list(m.flows.columns) == list(r.flows.columns)
+    # A coarser step, one class per flow: other figures, same shape.
+    each = acclab.model(sc, step="2ms", grouping="each", progress=False)
+    assert each.summary_json["events"] != m.summary_json["events"]
+    assert len(each.flows) == len(m.flows)
+
+
+def test_model_refuses_what_it_cannot_integrate(small_file: Path):
+    sc = acclab.load(small_file)
+    # The small scenario's bottleneck drops at random: no fluid law for that.
+    with pytest.raises(ValueError, match="random loss"):
+        acclab.model(sc, progress=False)
+    sc.set('link."r->d".loss', 0.0)
+    sc.set('link."d->r".loss', 0.0)
+    with pytest.raises(ValueError, match="step"):
+        acclab.model(sc, step="0s", progress=False)
+    with pytest.raises(ValueError, match="one of each, identical, homogeneous"):
+        acclab.model(sc, grouping="some", progress=False)
+    assert acclab.model(sc, progress=False).summary_json["mode"] == "model"
+
+
 def sweep_args(small_file: Path) -> list[str]:
     return [
         str(small_file),

@@ -314,15 +314,7 @@ fn model(model: ModelArgs) -> Result<()> {
     let step_ns = match &model.step {
         None => None,
         Some(s) => {
-            let d = acclab_core::Duration::parse(s)
-                .map_err(|e| anyhow::anyhow!("--step {s:?}: {e}"))?;
-            if d.0 == 0 || d > sc.output.sample_interval {
-                bail!(
-                    "--step {s:?}: must be above 0 and at most the sample interval ({})",
-                    sc.output.sample_interval
-                );
-            }
-            Some(d.0)
+            Some(acclab_model::parse_step(&sc, s).map_err(|e| anyhow::anyhow!("--step {e}"))?)
         }
     };
     let settings = acclab_model::Settings {
@@ -340,14 +332,10 @@ fn model(model: ModelArgs) -> Result<()> {
     let out = output_dir(args.out.clone(), &format!("{}-model", sc.name), args.force)?;
     let dir = out.staging().to_path_buf();
     let mut bar = TimeBar::new(&sc, "ms integrated", args.quiet);
-    let summary = acclab_model::run_to(&sc, settings, &dir, &mut |t| bar.at(t));
+    let done = acclab_study::model_scenario(&sc, settings, &dir, &mut |t| bar.at(t));
     bar.finish();
-    let mut summary =
-        summary.map_err(|e| anyhow::anyhow!("cannot write results into {}: {e}", dir.display()))?;
-    let prediction = acclab_theory::predict(&sc).ok();
-    acclab_study::attach_theory(&sc, prediction.as_ref(), &mut summary);
-    let json = serde_json::to_string_pretty(&summary)?;
-    std::fs::write(dir.join("summary.json"), json + "\n")?;
+    let (summary, _) =
+        done.map_err(|e| anyhow::anyhow!("cannot write results into {}: {e}", dir.display()))?;
     let plot_files = if args.plots {
         let options = acclab_sim::plot::PlotOptions {
             smooth: args.smooth,
@@ -746,20 +734,14 @@ fn model_beside(
     let mdir = dir.join("model");
     std::fs::create_dir(&mdir).with_context(|| format!("cannot create {}", mdir.display()))?;
     let mut bar = TimeBar::new(sc, "ms integrated (model)", quiet);
-    let ms = acclab_model::run_to(sc, settings, &mdir, &mut |t| bar.at(t));
+    let done = acclab_study::model_scenario(sc, settings, &mdir, &mut |t| bar.at(t));
     bar.finish();
-    let mut ms = ms.map_err(|e| {
+    let (ms, _) = done.map_err(|e| {
         anyhow::anyhow!(
             "cannot write the model's results into {}: {e}",
             mdir.display()
         )
     })?;
-    let prediction = acclab_theory::predict(sc).ok();
-    acclab_study::attach_theory(sc, prediction.as_ref(), &mut ms);
-    std::fs::write(
-        mdir.join("summary.json"),
-        serde_json::to_string_pretty(&ms)? + "\n",
-    )?;
     summary.attach_model(&ms);
     std::fs::write(
         dir.join("summary.json"),

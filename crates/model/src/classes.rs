@@ -33,6 +33,21 @@ pub enum Grouping {
     Homogeneous,
 }
 
+impl std::str::FromStr for Grouping {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Grouping, String> {
+        match s {
+            "each" => Ok(Grouping::Each),
+            "identical" => Ok(Grouping::Identical),
+            "homogeneous" => Ok(Grouping::Homogeneous),
+            other => Err(format!(
+                "grouping {other:?}: one of each, identical, homogeneous"
+            )),
+        }
+    }
+}
+
 /// The classes of a network's flows.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Classes {

@@ -36,7 +36,7 @@ pub mod stability;
 pub mod vegas;
 
 pub use classes::Grouping;
-pub use model::{Memory, Model, Settings};
+pub use model::{parse_step, Memory, Model, Settings};
 pub use network::Outside;
 
 use std::path::Path;

@@ -307,6 +307,19 @@ pub fn default_step_ns(net: &Network, sample_ns: u64) -> u64 {
     fit_step((target * 1e9) as u64, sample_ns)
 }
 
+/// A step given as text (`acclab model --step`, Python's `step=`), ns: above 0 and at most
+/// the sample interval of `sc`.
+pub fn parse_step(sc: &Scenario, text: &str) -> Result<u64, String> {
+    let d = acclab_core::Duration::parse(text).map_err(|e| format!("{text:?}: {e}"))?;
+    if d.0 == 0 || d > sc.output.sample_interval {
+        return Err(format!(
+            "{text:?}: must be above 0 and at most the sample interval ({})",
+            sc.output.sample_interval
+        ));
+    }
+    Ok(d.0)
+}
+
 /// The largest step not above `target_ns` that divides `sample_ns` (so samples fall on steps),
 /// looked for among the next few hundred candidates; failing that, about `target_ns` (samples
 /// are then taken at the first step past each sample time).

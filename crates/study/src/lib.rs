@@ -17,7 +17,7 @@ pub mod sweep;
 pub mod table;
 
 pub use plan::{Plan, PlannedRun};
-pub use run::{attach_theory, run_scenario, Finished};
+pub use run::{attach_theory, model_scenario, run_scenario, Finished};
 
 /// What can go wrong in a study beyond a bad scenario.
 #[derive(Debug, thiserror::Error)]

@@ -1,6 +1,6 @@
-//! One run as data: simulate a scenario and return its summary with the theory's prediction
-//! beside the measurements — what `acclab run`, the reproductions, sweeps and the Python
-//! package all do.
+//! One run as data: simulate a scenario (or integrate its model tier) and return its summary
+//! with the theory's prediction beside the measurements — what `acclab run` and `acclab model`,
+//! the reproductions, sweeps and the Python package all do.
 
 use std::path::Path;
 
@@ -82,4 +82,21 @@ pub fn run_scenario(
         summary,
         no_theory,
     })
+}
+
+/// Integrates the model tier on `sc` into `dir`: flows.csv and links.csv as it goes, then
+/// summary.json with the theory beside the model's values; `progress` is told the model time
+/// reached. Returns the summary and why the theory has no prediction (or None).
+pub fn model_scenario(
+    sc: &Scenario,
+    settings: acclab_model::Settings,
+    dir: &Path,
+    progress: &mut dyn FnMut(acclab_core::Time),
+) -> Result<(Summary, Option<String>), Box<dyn std::error::Error + Send + Sync>> {
+    let mut summary = acclab_model::run_to(sc, settings, dir, progress)?;
+    let prediction = acclab_theory::predict(sc);
+    attach_theory(sc, prediction.as_ref().ok(), &mut summary);
+    let json = serde_json::to_string_pretty(&summary)?;
+    std::fs::write(dir.join("summary.json"), json + "\n")?;
+    Ok((summary, prediction.err().map(|e| e.to_string())))
 }
