@@ -66,6 +66,16 @@ pub struct Classes {
 }
 
 impl Classes {
+    /// How many flows representative `i`'s traffic at link `l` stands for: its class's size at
+    /// a shared link, 1 at a private one (each member has its own copy).
+    pub fn multiplicity(&self, i: usize, l: usize) -> f64 {
+        if self.private[l] {
+            1.0
+        } else {
+            self.mult[i] as f64
+        }
+    }
+
     pub fn of(net: &Network, sc: &Scenario, grouping: Grouping) -> Classes {
         let n_links = net.links.len();
         let mut crossings = vec![0usize; n_links];

@@ -380,11 +380,7 @@ impl<'a> Model<'a> {
                 route_hop[r] = hop_flow.len();
                 hop_flow.push(i);
                 hop_ecn.push(net.flows[i].ecn);
-                hop_mult.push(if classes.private[l] {
-                    1.0
-                } else {
-                    classes.mult[i] as f64
-                });
+                hop_mult.push(classes.multiplicity(i, l));
             }
             link_hops.push(start..hop_flow.len());
         }
@@ -566,13 +562,6 @@ impl<'a> Model<'a> {
                 let until = |j: usize| kept.get(j + 1).copied().unwrap_or(f.hops.len());
                 let onward = |j: usize| f.hop_delay[kept[j]..until(j)].iter().sum::<f64>();
                 let last = kept.len().checked_sub(1);
-                let mult = |l: usize| {
-                    if self.classes.private[l] {
-                        1.0
-                    } else {
-                        self.classes.mult[i] as f64
-                    }
-                };
                 Lags {
                     back: kept
                         .iter()
@@ -614,7 +603,12 @@ impl<'a> Model<'a> {
                         .map(|(j, k)| {
                             let l = f.hops[k];
                             let d = f.hop_delay[kept[j]..k].iter().sum::<f64>();
-                            (l, self.hop_series(hop(j), DEP), served(d), mult(l))
+                            (
+                                l,
+                                self.hop_series(hop(j), DEP),
+                                served(d),
+                                self.classes.multiplicity(i, l),
+                            )
                         })
                         .collect(),
                     // Only links with a state of their own: the others' queues are always empty
