@@ -4,9 +4,11 @@
 //!
 //! The estimate is an upper bound of the usual case, not a promise:
 //! - Each flow sends at most at its path's slowest link (a CBR flow at its rate, if lower); each
-//!   link carries at most its rate. Every data packet costs two events per hop (arrival and end
-//!   of transmission), and its ACK about as many on the way back: events ≈ 4 × Σ over links of
-//!   the packets they carry.
+//!   link carries at most its rate. Every data packet costs at most two events per hop (arrival
+//!   and end of transmission; one on a tail-drop link, whose departures are fixed at enqueue),
+//!   and its ACK about as many on the way back: events ≤ 4 × Σ over links of the packets they
+//!   carry. The wall-time estimate divides that bound by the events per second of the two-event
+//!   engine, so it stays an upper bound on tail-drop links too.
 //! - Memory: every buffer full (a limit in bytes counts packets of the scenario's size; an
 //!   unlimited buffer counts one second of its link's rate) and every link's pipe full
 //!   (rate × delay), at the simulator's 64 bytes per packet, plus the per-flow, per-link and

@@ -33,6 +33,10 @@ use acclab_core::Time;
 pub enum Event {
     /// A link finished serialising its head packet.
     TxDone(u32),
+    /// A packet starts its transmission on a link that computed its departure when it was
+    /// enqueued: scheduled only for observers added beside the monitor, so that they hear of
+    /// transmissions in time order (the monitor is told when the queue is next read).
+    TxStart(u32),
     /// The first packet propagating on a link reaches the link's far end.
     Arrive(u32),
     /// An endpoint's timer, valid only if the generation still matches.

@@ -5,6 +5,16 @@
 //! - A link is a queue discipline, a transmitter and a propagation pipe. Each link has at most
 //!   one pending `TxDone` (its head packet's serialisation) and one pending `Arrive` (the first
 //!   packet in its pipe), however many packets it holds, so the heap stays small.
+//! - On a single-band tail-drop link whose rate and delay stay (nearly every link of most
+//!   scenarios; [`Link::departs_at_enqueue`]) a packet's departure is fixed when it is
+//!   enqueued — it starts when the packet ahead is done, or at once — so it goes into the pipe
+//!   then, with its arrival time at the far end, and the link needs no `TxDone`: one event per
+//!   hop instead of two. Its queue is brought up to date (packets whose transmission has
+//!   started taken out, each transmission reported at its start) whenever it is read: before
+//!   an arrival at the link, a sample, the window's edges and the end. The tie rule this
+//!   implies: on such a link, a transmission that starts at time t is taken from the queue
+//!   before anything else that happens at t is let in (elsewhere equal-time events keep the
+//!   order they were scheduled in).
 //! - Packets are `Copy` values stored inline in queues and pipes (ring buffers that keep their
 //!   capacity), so the hot path never allocates.
 //! - Endpoint timers are lazy: an endpoint's heap entry is replaced only when its deadline moves
@@ -34,15 +44,24 @@ use acclab_scenario::{EventAction, LinkId, Scenario};
 /// queue; 256 bytes, four lines.
 #[repr(C, align(64))]
 struct Link {
-    /// Packets propagating, with their arrival times (non-decreasing).
+    /// Packets propagating, with their arrival times (non-decreasing). On a link that
+    /// [`departs_at_enqueue`](Link::departs_at_enqueue), every packet accepted and not yet
+    /// arrived: the queued ones too.
     pipe: VecDeque<(Time, Packet)>,
     delay: Duration,
-    /// The last packet size serialised and its transmission time at `rate`: a link carries
-    /// mostly one size (data one way, ACKs the other), so the division is rarely needed.
-    tx_memo: (u32, Duration),
+    /// On a link that departs at enqueue: when the last packet taken from the queue is done
+    /// (the next one starts then, or when it was enqueued if that is later).
+    dequeued_done: Time,
+    /// The last packet size serialised, and (`tx_memo_time`) its transmission time at `rate`:
+    /// a link carries mostly one size (data one way, ACKs the other), so the division is
+    /// rarely needed.
+    tx_memo_size: u32,
     /// The discipline may push a queued packet out on an arrival (FQ-CoDel).
     pushes_out: bool,
-    /// The packet being serialised.
+    /// See [`departs_at_enqueue`](Link::departs_at_enqueue).
+    eager: bool,
+    tx_memo_time: Duration,
+    /// The packet being serialised (links that do not depart at enqueue).
     transmitting: Option<Packet>,
     queue: LinkQueue,
     rate: Rate,
@@ -53,10 +72,27 @@ struct Link {
 impl Link {
     /// How long serialising `size` bytes takes at the link's rate (`Rate::tx_time`, memoised).
     fn tx_time(&mut self, size: u32) -> Duration {
-        if self.tx_memo.0 != size {
-            self.tx_memo = (size, self.rate.tx_time(u64::from(size)));
+        if self.tx_memo_size != size {
+            self.tx_memo_size = size;
+            self.tx_memo_time = self.rate.tx_time(u64::from(size));
         }
-        self.tx_memo.1
+        self.tx_memo_time
+    }
+
+    /// Whether a packet's departure is computed when it is enqueued, so that a hop costs one
+    /// event (its arrival at the far end) instead of two: the link is a single-band tail-drop
+    /// FIFO (the order packets leave in is the order they came in, and none leaves but by
+    /// transmission) whose rate and delay no scenario event changes (a packet's departure is
+    /// then fixed once the packets ahead of it are: it starts when the one ahead is done, or
+    /// when it arrives if the link is idle).
+    fn departs_at_enqueue(l: &acclab_scenario::LinkDef, i: usize, scenario: &Scenario) -> bool {
+        let fifo = matches!(&l.queue, QueueConfig::Droptail(p) if !p.priority);
+        let fixed = !scenario.events.iter().any(|e| match e.action {
+            EventAction::SetDelay { link, .. } | EventAction::SetRate { link, .. } => {
+                link.0 as usize == i
+            }
+        });
+        fifo && fixed
     }
 }
 
@@ -212,6 +248,14 @@ impl Observers {
     }
 }
 
+impl Observers {
+    /// Whether observers were added beside the monitor.
+    #[inline]
+    fn has_extra(&self) -> bool {
+        !self.extra.is_empty()
+    }
+}
+
 impl Observer for Observers {
     fn on_enqueue(&mut self, now: Time, l: LinkId, p: &Packet, marked: bool, b: Backlog) {
         self.monitor.on_enqueue(now, l, p, marked, b);
@@ -352,7 +396,8 @@ impl Simulator {
         let links: Vec<Link> = scenario
             .links
             .iter()
-            .map(|l| {
+            .enumerate()
+            .map(|(i, l)| {
                 let queue = match &l.queue {
                     QueueConfig::Droptail(p) => LinkQueue::TailDrop(p.queue()),
                     q => LinkQueue::Other(q.build(&QueueContext {
@@ -365,8 +410,11 @@ impl Simulator {
                 };
                 Link {
                     rate: l.rate,
-                    tx_memo: (0, l.rate.tx_time(0)),
+                    tx_memo_size: 0,
+                    tx_memo_time: l.rate.tx_time(0),
                     delay: l.delay,
+                    dequeued_done: Time::ZERO,
+                    eager: Link::departs_at_enqueue(l, i, &scenario),
                     pushes_out: queue.pushes_out(),
                     queue,
                     loss: (l.loss > 0.0).then(|| {
@@ -452,6 +500,7 @@ impl Simulator {
             self.dispatch(ev);
         }
         self.now = self.now.max(limit);
+        self.start_all_due(self.now);
     }
 
     /// When the next event is due, if any is pending before the end.
@@ -478,6 +527,7 @@ impl Simulator {
     fn dispatch(&mut self, ev: Event) {
         match ev {
             Event::TxDone(l) => self.tx_done(l as usize),
+            Event::TxStart(l) => self.start_due(l as usize, self.now),
             Event::Arrive(l) => self.arrive(l as usize),
             Event::Timer {
                 endpoint,
@@ -497,14 +547,21 @@ impl Simulator {
             }
             Event::Scheduled(i) => self.apply_event(i as usize),
             Event::Sample => {
+                self.start_all_due(self.now);
                 self.observers.on_sample(self.now, &view!(self));
                 let next = self.now + self.scenario.output.sample_interval;
                 if next <= self.end {
                     self.events.schedule(next, Event::Sample);
                 }
             }
-            Event::WindowStart => self.observers.on_window_start(self.now, &view!(self)),
-            Event::WindowEnd => self.observers.on_window_end(self.now, &view!(self)),
+            Event::WindowStart => {
+                self.start_all_due(self.now);
+                self.observers.on_window_start(self.now, &view!(self))
+            }
+            Event::WindowEnd => {
+                self.start_all_due(self.now);
+                self.observers.on_window_end(self.now, &view!(self))
+            }
         }
     }
 
@@ -514,7 +571,7 @@ impl Simulator {
             EventAction::SetRate { link, rate } => {
                 let l = &mut self.links[link.0 as usize];
                 l.rate = rate;
-                l.tx_memo = (l.tx_memo.0, rate.tx_time(u64::from(l.tx_memo.0)));
+                l.tx_memo_time = rate.tx_time(u64::from(l.tx_memo_size));
                 l.queue.set_rate(rate);
             }
         }
@@ -569,6 +626,10 @@ impl Simulator {
 
     fn enqueue(&mut self, l: usize, pkt: &Packet) {
         let now = self.now;
+        if self.links[l].eager {
+            // The queue as it is now: without the packets whose transmission has started.
+            self.start_due(l, now);
+        }
         let link = &mut self.links[l];
         let id = LinkId(l as u32);
         if let Some(loss) = &mut link.loss {
@@ -582,6 +643,14 @@ impl Simulator {
         match link.queue.enqueue(now, pkt) {
             Ok(e) => {
                 let backlog = link.queue.backlog();
+                if link.eager {
+                    let start = self.depart(l, pkt);
+                    self.observers.on_enqueue(now, id, pkt, e.marked, backlog);
+                    if start == now {
+                        self.start_due(l, now);
+                    }
+                    return;
+                }
                 let idle = link.transmitting.is_none();
                 if link.pushes_out {
                     let mut out = std::mem::take(&mut self.head_drops);
@@ -604,6 +673,72 @@ impl Simulator {
             Err(d) => {
                 let backlog = link.queue.backlog();
                 self.drop(id, &d.packet, d.reason, backlog);
+            }
+        }
+    }
+
+    /// `pkt`, just queued at link `l` that [departs at enqueue](Link::departs_at_enqueue), is
+    /// put in the pipe with its arrival time at the far end; returns when its transmission
+    /// starts. It starts when the packet ahead of it is done — that packet's arrival less the
+    /// delay — or now if the link is idle.
+    fn depart(&mut self, l: usize, pkt: &Packet) -> Time {
+        let now = self.now;
+        let link = &mut self.links[l];
+        let start = link
+            .pipe
+            .back()
+            .map_or(now, |&(ahead, _)| now.max(Time(ahead.0 - link.delay.0)));
+        let arrival = start + link.tx_time(pkt.size) + link.delay;
+        if link.pipe.is_empty() {
+            self.events.schedule(arrival, Event::Arrive(l as u32));
+        }
+        link.pipe.push_back((arrival, *pkt));
+        if start > now && self.observers.has_extra() {
+            // Added observers hear of every transmission at its start, in time order.
+            self.events.schedule(start, Event::TxStart(l as u32));
+        }
+        start
+    }
+
+    /// Takes from the queue of link `l`, which [departs at enqueue](Link::departs_at_enqueue),
+    /// every packet whose transmission starts by `t`, and reports each transmission at its
+    /// start. The queue is brought up to date this way whenever it is read: before an arrival
+    /// at the link, a sample, the window's edges and the end of a run.
+    fn start_due(&mut self, l: usize, t: Time) {
+        loop {
+            let link = &mut self.links[l];
+            let LinkQueue::TailDrop(q) = &mut link.queue else {
+                return;
+            };
+            let Some(queued_at) = q.data().head_enqueued_at() else {
+                return;
+            };
+            let start = queued_at.max(link.dequeued_done);
+            if start > t {
+                return;
+            }
+            let Some(d) = q.dequeue(start, &mut self.head_drops) else {
+                return;
+            };
+            let backlog = q.backlog();
+            let done = start + link.tx_time(d.packet.size);
+            link.dequeued_done = done;
+            self.packet_hops += 1;
+            let tx = Transmit {
+                sojourn: d.sojourn,
+                marked: d.marked,
+                done,
+            };
+            self.observers
+                .on_transmit(start, LinkId(l as u32), &d.packet, tx, backlog);
+        }
+    }
+
+    /// [`start_due`](Self::start_due) on every link that departs at enqueue.
+    fn start_all_due(&mut self, t: Time) {
+        for l in 0..self.links.len() {
+            if self.links[l].eager {
+                self.start_due(l, t);
             }
         }
     }
@@ -713,8 +848,10 @@ impl Simulator {
         let mut out = vec![[0u64; 2]; self.flows.len()];
         let mut count = |p: &Packet| out[p.flow.0 as usize][usize::from(!p.kind.is_forward())] += 1;
         for l in &self.links {
-            l.queue.for_each_packet(&mut count);
-            l.transmitting.iter().for_each(&mut count);
+            if !l.eager {
+                l.queue.for_each_packet(&mut count);
+                l.transmitting.iter().for_each(&mut count);
+            }
             l.pipe.iter().for_each(|(_, p)| count(p));
         }
         out
@@ -748,7 +885,14 @@ impl Simulator {
 
     /// Packets forwarded over one hop (transmissions completed), so far.
     pub fn packet_hops(&self) -> u64 {
+        // An eager link counts a hop when its transmission starts; the last may not be done.
+        let now = self.now;
         self.packet_hops
+            - self
+                .links
+                .iter()
+                .filter(|l| l.eager && l.dequeued_done > now)
+                .count() as u64
     }
 
     /// Streams every sample to `sink` as it is taken, keeping them in memory too only if
@@ -777,13 +921,83 @@ impl Simulator {
 mod tests {
     use super::*;
 
+    /// Which links compute departures at enqueue: single-band tail drop (lossy or not) whose
+    /// rate and delay stay; not another discipline, a priority tail drop, or a link an event
+    /// changes.
+    #[test]
+    fn departures_are_computed_at_enqueue_on_fixed_single_band_tail_drop_links() {
+        let sc = acclab_scenario::parse(
+            r#"
+name = "links"
+duration = "1s"
+[[link]]
+between = ["a", "b"]
+rate = "10Mbps"
+delay = "1ms"
+[[link]]
+between = ["b", "c"]
+rate = "10Mbps"
+delay = "1ms"
+loss = 0.01
+queue = { kind = "red", limit = "40pkt", min_th = "5pkt", max_th = "15pkt" }
+[[link]]
+between = ["c", "d"]
+rate = "10Mbps"
+delay = "1ms"
+queue = { kind = "droptail", limit = "40pkt", priority = true }
+[[link]]
+between = ["d", "e"]
+rate = "10Mbps"
+delay = "1ms"
+[[link]]
+between = ["e", "f"]
+rate = "10Mbps"
+delay = "1ms"
+loss = 0.01
+[[flow]]
+id = "f"
+kind = "reno"
+from = "a"
+to = "f"
+[[event]]
+at = "0.5s"
+set_rate = { link = "d->e", rate = "5Mbps" }
+"#,
+            "links.toml",
+        )
+        .unwrap();
+        let sim = Simulator::new(sc);
+        let names: Vec<_> = sim.scenario.links.iter().map(|l| l.name.as_str()).collect();
+        let eager: Vec<_> = names
+            .iter()
+            .zip(&sim.links)
+            .filter(|(_, l)| l.eager)
+            .map(|(n, _)| *n)
+            .collect();
+        // Reverse links (b->a, …) are plain tail drop too.
+        assert!(
+            eager.contains(&"a->b") && eager.contains(&"e->f"),
+            "{eager:?}"
+        );
+        for n in ["b->c", "c->d", "d->e"] {
+            assert!(!eager.contains(&n), "{n} in {eager:?}");
+        }
+    }
+
     /// The layout the hot path is tuned for (see [`Link`]): a field added to a link, or a
     /// tail-drop queue grown, costs a cache line per hop at 1000 flows.
     #[test]
     fn a_link_is_four_cache_lines_with_its_hot_fields_in_the_first() {
         assert_eq!(std::mem::size_of::<Link>(), 256);
         assert_eq!(std::mem::align_of::<Link>(), 64);
-        assert!(std::mem::offset_of!(Link, pushes_out) < 64);
-        assert!(std::mem::offset_of!(Link, tx_memo) < 64);
+        for offset in [
+            std::mem::offset_of!(Link, delay),
+            std::mem::offset_of!(Link, dequeued_done),
+            std::mem::offset_of!(Link, pushes_out),
+            std::mem::offset_of!(Link, eager),
+            std::mem::offset_of!(Link, tx_memo_time),
+        ] {
+            assert!(offset < 64, "{offset}");
+        }
     }
 }

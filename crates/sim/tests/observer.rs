@@ -165,3 +165,29 @@ fn an_added_observer_sees_what_the_queues_and_the_summary_count() {
     let observed: u64 = c.dropped.iter().flatten().sum();
     assert_eq!(observed, dropped);
 }
+
+/// Adding an observer changes nothing in the run: on links that compute a packet's departure
+/// when it is enqueued, an added observer is told of each transmission by an event of its own
+/// at the transmission's start, which must neither move another event nor change a queue.
+#[test]
+fn an_added_observer_changes_nothing_in_the_run() {
+    let run = |observe: bool| {
+        let mut sim = Simulator::new(parse(SCENARIO, "observed.toml").unwrap());
+        if observe {
+            sim.observe(Box::new(Counter(Arc::default())));
+        }
+        sim.run(&mut |_| {});
+        sim.finish_samples().unwrap();
+        let mut summary = Summary::of(&sim, 0.0);
+        let events = std::mem::take(&mut summary.events);
+        let m = sim.monitor();
+        let samples = format!("{:?}{:?}", m.flow_samples, m.link_samples);
+        (summary, samples, events)
+    };
+    let (plain, plain_samples, plain_events) = run(false);
+    let (observed, observed_samples, observed_events) = run(true);
+    assert!(observed_events > plain_events, "the notices ran");
+    assert!(plain_samples.len() > 1000, "samples were kept");
+    assert_eq!(plain, observed);
+    assert_eq!(plain_samples, observed_samples);
+}
