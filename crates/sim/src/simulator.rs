@@ -848,6 +848,7 @@ impl Simulator {
         let mut out = vec![[0u64; 2]; self.flows.len()];
         let mut count = |p: &Packet| out[p.flow.0 as usize][usize::from(!p.kind.is_forward())] += 1;
         for l in &self.links {
+            // A link that departs at enqueue holds its queued packets in its pipe too.
             if !l.eager {
                 l.queue.for_each_packet(&mut count);
                 l.transmitting.iter().for_each(&mut count);
@@ -885,7 +886,8 @@ impl Simulator {
 
     /// Packets forwarded over one hop (transmissions completed), so far.
     pub fn packet_hops(&self) -> u64 {
-        // An eager link counts a hop when its transmission starts; the last may not be done.
+        // A link that departs at enqueue counts a hop when the transmission starts (`start_due`);
+        // its last may not be done yet.
         let now = self.now;
         self.packet_hops
             - self
