@@ -688,11 +688,8 @@ impl Simulator {
             .pipe
             .back()
             .map_or(now, |&(ahead, _)| now.max(Time(ahead.0 - link.delay.0)));
-        let arrival = start + link.tx_time(pkt.size) + link.delay;
-        if link.pipe.is_empty() {
-            self.events.schedule(arrival, Event::Arrive(l as u32));
-        }
-        link.pipe.push_back((arrival, *pkt));
+        let done = start + link.tx_time(pkt.size);
+        self.propagate(l, done, *pkt);
         if start > now && self.observers.has_extra() {
             // Added observers hear of every transmission at its start, in time order.
             self.events.schedule(start, Event::TxStart(l as u32));
@@ -785,13 +782,19 @@ impl Simulator {
             return;
         };
         self.packet_hops += 1;
+        self.propagate(l, now, pkt);
+        self.start_tx(l);
+    }
+
+    /// `pkt`, serialised on link `l` by `done`, enters its pipe.
+    fn propagate(&mut self, l: usize, done: Time, pkt: Packet) {
+        let link = &mut self.links[l];
         // FIFO propagation: a delay decrease never lets a packet overtake the one ahead.
-        let arrival = (now + link.delay).max(link.pipe.back().map_or(Time::ZERO, |b| b.0));
+        let arrival = (done + link.delay).max(link.pipe.back().map_or(Time::ZERO, |b| b.0));
         if link.pipe.is_empty() {
             self.events.schedule(arrival, Event::Arrive(l as u32));
         }
         link.pipe.push_back((arrival, pkt));
-        self.start_tx(l);
     }
 
     fn arrive(&mut self, l: usize) {
