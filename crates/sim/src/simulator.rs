@@ -72,11 +72,12 @@ struct Link {
 impl Link {
     /// How long serialising `size` bytes takes at the link's rate (`Rate::tx_time`, memoised).
     fn tx_time(&mut self, size: u32) -> Duration {
-        if self.tx_memo_size != size {
-            self.tx_memo_size = size;
-            self.tx_memo_time = self.rate.tx_time(u64::from(size));
-        }
-        self.tx_memo_time
+        tx_time(
+            &mut self.tx_memo_size,
+            &mut self.tx_memo_time,
+            self.rate,
+            size,
+        )
     }
 
     /// Whether a packet's departure is computed when it is enqueued, so that a hop costs one
@@ -94,6 +95,16 @@ impl Link {
         });
         fifo && fixed
     }
+}
+
+/// [`Link::tx_time`] on the link's memo fields alone, for a caller that holds its queue.
+#[inline]
+fn tx_time(memo_size: &mut u32, memo_time: &mut Duration, rate: Rate, size: u32) -> Duration {
+    if *memo_size != size {
+        *memo_size = size;
+        *memo_time = rate.tx_time(u64::from(size));
+    }
+    *memo_time
 }
 
 /// A link's discipline. Tail drop, the default and the discipline of nearly every access link,
@@ -702,32 +713,40 @@ impl Simulator {
     /// start. The queue is brought up to date this way whenever it is read: before an arrival
     /// at the link, a sample, the window's edges and the end of a run.
     fn start_due(&mut self, l: usize, t: Time) {
-        loop {
-            let link = &mut self.links[l];
-            let LinkQueue::TailDrop(q) = &mut link.queue else {
-                return;
-            };
-            let Some(queued_at) = q.data().head_enqueued_at() else {
-                return;
-            };
-            let start = queued_at.max(link.dequeued_done);
+        let id = LinkId(l as u32);
+        let Link {
+            queue: LinkQueue::TailDrop(q),
+            dequeued_done,
+            tx_memo_size,
+            tx_memo_time,
+            rate,
+            ..
+        } = &mut self.links[l]
+        else {
+            return;
+        };
+        // The head is read in place and reported before it is taken out (`dequeue` would copy
+        // it out through memory: 6% of a 100-flow run).
+        while let Some((pkt, queued_at)) = q.head() {
+            let start = queued_at.max(*dequeued_done);
             if start > t {
                 return;
             }
-            let Some(d) = q.dequeue(start, &mut self.head_drops) else {
-                return;
+            let Backlog { packets, bytes } = q.backlog();
+            let backlog = Backlog {
+                packets: packets - 1,
+                bytes: bytes - u64::from(pkt.size),
             };
-            let backlog = q.backlog();
-            let done = start + link.tx_time(d.packet.size);
-            link.dequeued_done = done;
+            let done = start + tx_time(tx_memo_size, tx_memo_time, *rate, pkt.size);
+            *dequeued_done = done;
             self.packet_hops += 1;
             let tx = Transmit {
-                sojourn: d.sojourn,
-                marked: d.marked,
+                sojourn: start - queued_at,
+                marked: false, // tail drop never marks
                 done,
             };
-            self.observers
-                .on_transmit(start, LinkId(l as u32), &d.packet, tx, backlog);
+            self.observers.on_transmit(start, id, pkt, tx, backlog);
+            q.send_head();
         }
     }
 

@@ -74,10 +74,10 @@ pub fn band_limits(limit: Limit, priority: bool) -> Vec<Limit> {
 #[derive(Clone, Debug)]
 pub struct AqmQueue<A> {
     aqm: A,
-    data: Fifo,
+    pub(super) data: Fifo,
     /// Boxed: few queues have one, and inline it would double the size of every tail-drop
     /// queue a simulator holds (its hot fields then span more cache lines).
-    high: Option<Box<Fifo>>,
+    pub(super) high: Option<Box<Fifo>>,
 }
 
 impl<A: Aqm> AqmQueue<A> {

@@ -25,6 +25,23 @@ impl DropTail {
     pub fn droptail(limit: Limit) -> DropTail {
         AqmQueue::new(TailDrop, limit)
     }
+
+    /// The packet that leaves next and when it was enqueued, read in place — on a single-band
+    /// queue (no priority band), where tail drop sends packets in the order they came.
+    #[inline]
+    pub fn head(&self) -> Option<(&Packet, Time)> {
+        debug_assert!(self.high.is_none(), "head() of a two-band queue");
+        self.data.head()
+    }
+
+    /// Sends the [`head`](Self::head) packet: what `dequeue` does on a single-band tail-drop
+    /// queue (it never drops or marks at the head), without handing the packet back — a driver
+    /// that has read it in place saves the copy.
+    #[inline]
+    pub fn send_head(&mut self) {
+        debug_assert!(self.high.is_none(), "send_head() of a two-band queue");
+        self.data.send_head();
+    }
 }
 
 /// `queue = { kind = "droptail", limit = "90pkt" }` (SPEC §9).
@@ -114,5 +131,31 @@ mod tests {
             .collect();
         assert_eq!(order, vec![1, 2, 3, 4, 5]);
         assert_eq!(q.stats().dequeued_bytes, 500);
+    }
+
+    #[test]
+    fn sending_the_head_in_place_is_dequeue_without_the_copy() {
+        let mut by_dequeue = DropTail::droptail(Limit::Packets(3));
+        let mut in_place = DropTail::droptail(Limit::Packets(3));
+        for (s, size) in [(1, 1000), (2, 40), (3, 600), (4, 1000)] {
+            let mut p = pkt(size);
+            p.seq = s;
+            let at = Time(u64::from(size));
+            assert_eq!(
+                by_dequeue.enqueue(at, &p).is_ok(),
+                in_place.enqueue(at, &p).is_ok()
+            );
+        }
+        let now = Time(5_000);
+        while let Some((p, at)) = in_place.head() {
+            let (p, at) = (*p, at);
+            let d = by_dequeue.dequeue(now, &mut Vec::new()).unwrap();
+            assert_eq!((d.packet, d.sojourn, d.marked), (p, now - at, false));
+            in_place.send_head();
+            assert_eq!(in_place.backlog(), by_dequeue.backlog());
+            assert_eq!(in_place.stats(), by_dequeue.stats());
+        }
+        assert!(by_dequeue.dequeue(now, &mut Vec::new()).is_none());
+        assert_eq!(in_place.stats().dequeued_packets, 3);
     }
 }

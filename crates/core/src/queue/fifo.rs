@@ -69,6 +69,7 @@ impl Fifo {
 
     /// Takes the head packet and the time it was enqueued. It is not yet counted as dequeued:
     /// the owner either [`sends`](Self::count_sent) it or [`drops`](Self::drop) it.
+    #[inline]
     pub fn pop(&mut self) -> Option<(Packet, Time)> {
         let (p, at) = self.packets.pop_front()?;
         self.bytes -= p.size as u64;
@@ -82,14 +83,25 @@ impl Fifo {
     }
 
     /// Counts a packet taken by [`pop`](Self::pop) as dequeued for transmission.
+    #[inline]
     pub fn count_sent(&mut self, p: &Packet) {
         self.stats.dequeued_packets += 1;
         self.stats.dequeued_bytes += p.size as u64;
     }
 
-    /// When the head packet was enqueued.
-    pub fn head_enqueued_at(&self) -> Option<Time> {
-        self.packets.front().map(|&(_, at)| at)
+    /// The head packet, in place, and when it was enqueued.
+    #[inline]
+    pub fn head(&self) -> Option<(&Packet, Time)> {
+        self.packets.front().map(|(p, at)| (p, *at))
+    }
+
+    /// [`pop`](Self::pop)s the head packet and [counts it sent](Self::count_sent), without
+    /// handing it back (the caller read it with [`head`](Self::head)).
+    #[inline]
+    pub fn send_head(&mut self) {
+        if let Some((p, _)) = self.pop() {
+            self.count_sent(&p);
+        }
     }
 
     pub fn backlog(&self) -> Backlog {
