@@ -630,7 +630,11 @@ impl Simulator {
         let f = &mut self.flows[pkt.flow.0 as usize];
         let dir = usize::from(!pkt.kind.is_forward());
         f.counts[dir].injected += 1;
-        pkt.hop = 0;
+        // Endpoints make packets at hop 0. (Stored only when needed: a narrow store into a
+        // packet about to be copied stalls the copy, which cannot take it from the store.)
+        if pkt.hop != 0 {
+            pkt.hop = 0;
+        }
         let first = self.routes.of(pkt.flow.0 as usize, dir)[0];
         self.enqueue(first.0 as usize, &pkt);
     }
@@ -805,7 +809,8 @@ impl Simulator {
         self.start_tx(l);
     }
 
-    /// `pkt`, serialised on link `l` by `done`, enters its pipe.
+    /// `pkt`, serialised on link `l` by `done`, enters its pipe. There it already counts the
+    /// hop: its `hop` is the index, in its route, of the link it enters next.
     fn propagate(&mut self, l: usize, done: Time, pkt: Packet) {
         let link = &mut self.links[l];
         // FIFO propagation: a delay decrease never lets a packet overtake the one ahead.
@@ -814,11 +819,15 @@ impl Simulator {
             self.events.schedule(arrival, Event::Arrive(l as u32));
         }
         link.pipe.push_back((arrival, pkt));
+        // In the ring, not in `pkt` before the copy: the copy would wait for the narrow store.
+        if let Some((_, p)) = link.pipe.back_mut() {
+            p.hop += 1;
+        }
     }
 
     fn arrive(&mut self, l: usize) {
         let link = &mut self.links[l];
-        let Some((_, mut pkt)) = link.pipe.pop_front() else {
+        let Some((_, pkt)) = link.pipe.pop_front() else {
             return;
         };
         match link.pipe.front() {
@@ -826,7 +835,6 @@ impl Simulator {
             // Back to the ring's first slot, still in cache (as `Fifo::pop` does).
             None => link.pipe.clear(),
         }
-        pkt.hop += 1;
         let flow = pkt.flow.0 as usize;
         let forward = pkt.kind.is_forward();
         match self
