@@ -7,13 +7,14 @@
 //! - [`monitor`]: periodic samples and measurement-window snapshots, reading the simulator's
 //!   links and flows through [`observe`]'s probe traits.
 //! - [`output`]: `summary.json`, `flows.csv`, `links.csv`; [`plot`]: PNG/SVG plots.
-//! - [`events`]: the event queue.
+//! - [`events`]: the event queue; `pipes`: the packets propagating on every link.
 
 pub mod cost;
 pub mod events;
 pub mod monitor;
 pub mod observe;
 pub mod output;
+mod pipes;
 pub mod plot;
 pub mod simulator;
 pub mod trace;

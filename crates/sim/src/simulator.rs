@@ -15,15 +15,14 @@
 //!   implies: on such a link, a transmission that starts at time t is taken from the queue
 //!   before anything else that happens at t is let in (elsewhere equal-time events keep the
 //!   order they were scheduled in).
-//! - Packets are `Copy` values stored inline in queues and pipes (ring buffers that keep their
-//!   capacity), so the hot path never allocates.
+//! - Packets are `Copy` values stored inline in queues (ring buffers that keep their capacity)
+//!   and, while they propagate, in one slab shared by every link's pipe whose freed slots are
+//!   reused first (`pipes.rs`), so the hot path never allocates and writes where it just read.
 //! - Endpoint timers are lazy: an endpoint's heap entry is replaced only when its deadline moves
 //!   earlier; a deadline that moves later (the RTO, on every ACK) costs nothing until the old
 //!   entry fires and re-arms. Cancelled entries are recognised by a generation number.
 //! - Flows reach their packets' routes by index: forward packets follow `forward`, ACKs and
 //!   reverse control packets follow `reverse`.
-
-use std::collections::VecDeque;
 
 use acclab_core::config::{FlowContext, QueueConfig, QueueContext};
 use acclab_core::queue::droptail::DropTail;
@@ -37,6 +36,7 @@ use rand::RngExt;
 use crate::events::{Event, EventQueue};
 use crate::monitor::Monitor;
 use crate::observe::{NetworkView, Observer, Transmit};
+use crate::pipes::{Pipe, Slab};
 use acclab_scenario::{EventAction, LinkId, Scenario};
 
 /// One unidirectional link. Laid out for the cache (at 1000 flows a hop rarely finds its link
@@ -44,10 +44,10 @@ use acclab_scenario::{EventAction, LinkId, Scenario};
 /// queue; 256 bytes, four lines.
 #[repr(C, align(64))]
 struct Link {
-    /// Packets propagating, with their arrival times (non-decreasing). On a link that
-    /// [`departs_at_enqueue`](Link::departs_at_enqueue), every packet accepted and not yet
-    /// arrived: the queued ones too.
-    pipe: VecDeque<(Time, Packet)>,
+    /// Packets propagating, with their arrival times (non-decreasing), in the simulator's
+    /// [`Slab`]. On a link that [`departs_at_enqueue`](Link::departs_at_enqueue), every packet
+    /// accepted and not yet arrived: the queued ones too.
+    pipe: Pipe,
     delay: Duration,
     /// On a link that departs at enqueue: when the last packet taken from the queue is done
     /// (the next one starts then, or when it was enqueued if that is later).
@@ -372,6 +372,8 @@ pub struct Simulator {
     end: Time,
     events: EventQueue,
     links: Vec<Link>,
+    /// The packets in every link's pipe.
+    slab: Slab,
     flows: Vec<FlowState>,
     routes: Routes,
     /// Each flow's endpoints, at their [`EndpointSlot`].
@@ -432,7 +434,7 @@ impl Simulator {
                         Box::new((l.loss, rng::stream(seed, &format!("link:{}:loss", l.name))))
                     }),
                     transmitting: None,
-                    pipe: VecDeque::new(),
+                    pipe: Pipe::default(),
                 }
             })
             .collect();
@@ -473,6 +475,7 @@ impl Simulator {
             now: Time::ZERO,
             events,
             links,
+            slab: Slab::new(),
             flows,
             routes,
             endpoints,
@@ -699,10 +702,10 @@ impl Simulator {
     fn depart(&mut self, l: usize, pkt: &Packet) -> Time {
         let now = self.now;
         let link = &mut self.links[l];
-        let start = link
-            .pipe
-            .back()
-            .map_or(now, |&(ahead, _)| now.max(Time(ahead.0 - link.delay.0)));
+        let start = self
+            .slab
+            .back_arrival(&link.pipe)
+            .map_or(now, |ahead| now.max(Time(ahead.0 - link.delay.0)));
         let done = start + link.tx_time(pkt.size);
         self.propagate(l, done, *pkt);
         if start > now && self.observers.has_extra() {
@@ -814,26 +817,22 @@ impl Simulator {
     fn propagate(&mut self, l: usize, done: Time, pkt: Packet) {
         let link = &mut self.links[l];
         // FIFO propagation: a delay decrease never lets a packet overtake the one ahead.
-        let arrival = (done + link.delay).max(link.pipe.back().map_or(Time::ZERO, |b| b.0));
-        if link.pipe.is_empty() {
+        let ahead = self.slab.back_arrival(&link.pipe);
+        let arrival = (done + link.delay).max(ahead.unwrap_or(Time::ZERO));
+        if ahead.is_none() {
             self.events.schedule(arrival, Event::Arrive(l as u32));
         }
-        link.pipe.push_back((arrival, pkt));
-        // In the ring, not in `pkt` before the copy: the copy would wait for the narrow store.
-        if let Some((_, p)) = link.pipe.back_mut() {
-            p.hop += 1;
-        }
+        // In the slot, not in `pkt` before the copy: the copy would wait for the narrow store.
+        self.slab.push_back(&mut link.pipe, arrival, pkt).hop += 1;
     }
 
     fn arrive(&mut self, l: usize) {
         let link = &mut self.links[l];
-        let Some((_, pkt)) = link.pipe.pop_front() else {
+        let Some(pkt) = self.slab.pop_front(&mut link.pipe) else {
             return;
         };
-        match link.pipe.front() {
-            Some(&(next, _)) => self.events.schedule(next, Event::Arrive(l as u32)),
-            // Back to the ring's first slot, still in cache (as `Fifo::pop` does).
-            None => link.pipe.clear(),
+        if let Some(next) = self.slab.front_arrival(&link.pipe) {
+            self.events.schedule(next, Event::Arrive(l as u32));
         }
         let flow = pkt.flow.0 as usize;
         let forward = pkt.kind.is_forward();
@@ -883,7 +882,7 @@ impl Simulator {
                 l.queue.for_each_packet(&mut count);
                 l.transmitting.iter().for_each(&mut count);
             }
-            l.pipe.iter().for_each(|(_, p)| count(p));
+            self.slab.iter(&l.pipe).for_each(|(_, p)| count(p));
         }
         out
     }
