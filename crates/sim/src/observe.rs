@@ -10,7 +10,7 @@
 //! module nor the monitor imports the simulator (after htsim: loggers are injected, not fields
 //! read).
 
-use acclab_core::queue::{Backlog, DropReason, QueueDiscipline};
+use acclab_core::queue::{Backlog, DropReason, QueueState};
 use acclab_core::transport::EndpointStats;
 use acclab_core::{Duration, Packet, Time};
 use acclab_scenario::LinkId;
@@ -20,7 +20,7 @@ pub trait NetworkView {
     /// Number of links (indexed as the scenario's links).
     fn link_count(&self) -> usize;
     /// Link `l`'s queue discipline: its backlog, counters and AQM state.
-    fn queue(&self, l: LinkId) -> &dyn QueueDiscipline;
+    fn queue(&self, l: LinkId) -> &dyn QueueState;
     /// Number of flows (indexed as the scenario's flows).
     fn flow_count(&self) -> usize;
     /// When flow `f` starts (start jitter included) and stops.

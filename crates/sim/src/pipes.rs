@@ -8,27 +8,35 @@
 //! out), so a packet is written where the packet before it was just read: the slots in use
 //! are the packets in flight, a few hundred kilobytes that stay in cache.
 //!
-//! A link keeps only its list's two ends ([`Pipe`], 8 bytes in its first cache line).
+//! A link keeps only its list's ends ([`Pipe`], 12 bytes in its first cache line). On a link
+//! whose packets enter the pipe when they are enqueued (their departure fixed then), the pipe
+//! holds the queue too: the packets whose transmission has not started are its last ones, from
+//! `queued` on, each with the time it was queued — the packets are held once, here.
 
 use acclab_core::{Packet, Time};
 
 /// The end of a list, and a slot not in one.
 const NIL: u32 = u32::MAX;
 
-/// A packet propagating, when it reaches the far end of its link, and the slot after it in
-/// its pipe (or in the free list).
+/// A packet on its link: when it reaches the far end, when it was queued (if it entered the
+/// pipe queued), and the slot after it in its pipe (or in the free list).
 #[derive(Clone, Copy)]
 struct Slot {
     pkt: Packet,
     arrival: Time,
+    queued_at: Time,
     next: u32,
 }
 
-/// One link's packets in flight, oldest first: the ends of a list in a [`Slab`].
+/// One link's packets, oldest first: the ends of a list in a [`Slab`], and where its queued
+/// part begins.
 #[derive(Clone, Copy, Debug)]
 pub struct Pipe {
     head: u32,
     tail: u32,
+    /// The first packet whose transmission has not started (`NIL` if none): every packet from
+    /// here to the tail is queued.
+    queued: u32,
 }
 
 impl Default for Pipe {
@@ -36,6 +44,7 @@ impl Default for Pipe {
         Pipe {
             head: NIL,
             tail: NIL,
+            queued: NIL,
         }
     }
 }
@@ -69,12 +78,25 @@ impl Slab {
     }
 
     /// Appends `pkt`, arriving at `arrival`, to `pipe`; returns it in place (to be changed
-    /// there rather than before the copy).
+    /// there rather than before the copy). With `queued: Some(at)` the packet was queued at
+    /// `at` and its transmission has not started: it joins the pipe's queued part (which a
+    /// pipe that takes such packets only ever takes at its end).
     #[inline(always)]
-    pub fn push_back(&mut self, pipe: &mut Pipe, arrival: Time, pkt: Packet) -> &mut Packet {
+    pub fn push_back(
+        &mut self,
+        pipe: &mut Pipe,
+        arrival: Time,
+        pkt: Packet,
+        queued: Option<Time>,
+    ) -> &mut Packet {
+        debug_assert!(
+            queued.is_some() || pipe.queued == NIL,
+            "a started packet behind queued ones"
+        );
         let slot = Slot {
             pkt,
             arrival,
+            queued_at: queued.unwrap_or(Time::ZERO),
             next: NIL,
         };
         let i = if self.free != NIL {
@@ -92,7 +114,33 @@ impl Slab {
             self.slots[pipe.tail as usize].next = i;
         }
         pipe.tail = i;
+        if queued.is_some() && pipe.queued == NIL {
+            pipe.queued = i;
+        }
         &mut self.slots[i as usize].pkt
+    }
+
+    /// The first packet of `pipe`'s queued part, in place, and when it was queued.
+    #[inline(always)]
+    pub fn first_queued(&self, pipe: &Pipe) -> Option<(&Packet, Time)> {
+        let s = self.slots.get(pipe.queued as usize)?;
+        Some((&s.pkt, s.queued_at))
+    }
+
+    /// The [`first_queued`](Self::first_queued) packet has started its transmission: it
+    /// leaves the queued part.
+    #[inline(always)]
+    pub fn start_first_queued(&mut self, pipe: &mut Pipe) {
+        if let Some(s) = self.slots.get(pipe.queued as usize) {
+            pipe.queued = s.next;
+        }
+    }
+
+    /// Whether `pipe`'s first packet is still queued (its transmission not yet reported
+    /// started): it must be before it can be taken out.
+    #[inline(always)]
+    pub fn front_is_queued(&self, pipe: &Pipe) -> bool {
+        pipe.head != NIL && pipe.head == pipe.queued
     }
 
     /// Takes the first packet of `pipe` out and frees its slot.
@@ -101,6 +149,7 @@ impl Slab {
         if pipe.head == NIL {
             return None;
         }
+        debug_assert!(pipe.head != pipe.queued, "a queued packet taken out");
         let i = pipe.head;
         let slot = &mut self.slots[i as usize];
         let pkt = slot.pkt;
@@ -148,7 +197,8 @@ mod tests {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
             let p = (x >> 40) as usize % 4;
             if (x >> 20) % 3 != 0 {
-                slab.push_back(&mut pipes[p], Time(step), pkt(seq)).hop = 1;
+                slab.push_back(&mut pipes[p], Time(step), pkt(seq), None)
+                    .hop = 1;
                 model[p].push_back((Time(step), seq));
                 seq += 1;
             } else {
@@ -167,5 +217,33 @@ mod tests {
         }
         // Slots ever used: the most packets that were in flight at once.
         assert_eq!(slab.slots.len(), most);
+    }
+
+    /// A pipe's queued part is its last packets, started one by one in order.
+    #[test]
+    fn the_queued_part_is_the_pipes_end() {
+        let mut slab = Slab::new();
+        let mut pipe = Pipe::default();
+        slab.push_back(&mut pipe, Time(10), pkt(0), Some(Time(1)));
+        slab.push_back(&mut pipe, Time(20), pkt(1), Some(Time(2)));
+        assert!(slab.front_is_queued(&pipe));
+        assert_eq!(
+            slab.first_queued(&pipe).map(|(p, at)| (p.seq, at)),
+            Some((0, Time(1)))
+        );
+        slab.start_first_queued(&mut pipe);
+        assert!(!slab.front_is_queued(&pipe));
+        assert_eq!(
+            slab.first_queued(&pipe).map(|(p, at)| (p.seq, at)),
+            Some((1, Time(2)))
+        );
+        assert_eq!(slab.pop_front(&mut pipe).map(|p| p.seq), Some(0));
+        assert!(slab.front_is_queued(&pipe));
+        slab.start_first_queued(&mut pipe);
+        assert!(slab.first_queued(&pipe).is_none());
+        slab.push_back(&mut pipe, Time(30), pkt(2), Some(Time(3)));
+        assert_eq!(slab.first_queued(&pipe).map(|(p, _)| p.seq), Some(2));
+        let all: Vec<_> = slab.iter(&pipe).map(|(t, p)| (t, p.seq)).collect();
+        assert_eq!(all, vec![(Time(20), 1), (Time(30), 2)]);
     }
 }

@@ -25,9 +25,9 @@
 //!   reverse control packets follow `reverse`.
 
 use acclab_core::config::{FlowContext, QueueConfig, QueueContext};
-use acclab_core::queue::droptail::DropTail;
+use acclab_core::queue::droptail::{DropTail, TailDropLedger};
 use acclab_core::queue::{
-    Backlog, Dequeued, DropReason, Dropped, Enqueued, QueueDiscipline, QueueStats,
+    Backlog, Dequeued, DropReason, Dropped, Enqueued, QueueDiscipline, QueueState, QueueStats,
 };
 use acclab_core::transport::{Endpoint, EndpointSlot, EndpointStats};
 use acclab_core::{rng, Duration, FlowId, Packet, Rate, Time};
@@ -107,55 +107,99 @@ fn tx_time(memo_size: &mut u32, memo_time: &mut Duration, rate: Rate, size: u32)
     *memo_time
 }
 
-/// A link's discipline. Tail drop, the default and the discipline of nearly every access link,
-/// is held in the link itself and called directly; any other behind the trait. (Each call
-/// through the box first waited for the box's cache line: at 1000 flows, 4002 links' queues
-/// are rarely in cache.)
+/// A link's queue. On a link that [departs at enqueue](Link::departs_at_enqueue) the packets
+/// are held in its pipe (queued ones at its end) and the queue is tail drop's admission and
+/// counters alone: one write per hop, not two. On other links a discipline holds them.
 enum LinkQueue {
+    Ledger(TailDropLedger),
+    Held(Discipline),
+}
+
+impl LinkQueue {
+    /// The discipline holding the packets: on every link that does not depart at enqueue.
+    #[inline(always)]
+    fn held(&mut self) -> Option<&mut Discipline> {
+        match self {
+            LinkQueue::Held(q) => Some(q),
+            LinkQueue::Ledger(_) => None,
+        }
+    }
+}
+
+impl QueueState for LinkQueue {
+    #[inline]
+    fn backlog(&self) -> Backlog {
+        match self {
+            LinkQueue::Ledger(q) => q.backlog(),
+            LinkQueue::Held(q) => q.backlog(),
+        }
+    }
+    fn stats(&self) -> QueueStats {
+        match self {
+            LinkQueue::Ledger(q) => q.stats(),
+            LinkQueue::Held(q) => q.stats(),
+        }
+    }
+    fn aqm_state(&self, out: &mut Vec<(String, f64)>) {
+        match self {
+            LinkQueue::Ledger(q) => q.aqm_state(out),
+            LinkQueue::Held(q) => q.aqm_state(out),
+        }
+    }
+}
+
+/// A discipline that holds its packets. Tail drop, the default (on links whose rate or delay
+/// an event changes, or with a priority band), is called directly; any other behind the
+/// trait. (Each call through the box first waited for the box's cache line: at 1000 flows,
+/// 4002 links' queues are rarely in cache.)
+enum Discipline {
     TailDrop(DropTail),
     Other(Box<dyn QueueDiscipline>),
 }
 
-/// `$body` with `$q` bound to link queue `$lq`'s discipline, statically typed for tail drop.
-macro_rules! with_queue {
-    ($lq:expr, $q:ident => $body:expr) => {
-        match $lq {
-            LinkQueue::TailDrop($q) => $body,
-            LinkQueue::Other($q) => $body,
+/// `$body` with `$q` bound to discipline `$d`, statically typed for tail drop.
+macro_rules! with_discipline {
+    ($d:expr, $q:ident => $body:expr) => {
+        match $d {
+            Discipline::TailDrop($q) => $body,
+            Discipline::Other($q) => $body,
         }
     };
 }
 
-impl QueueDiscipline for LinkQueue {
+impl QueueState for Discipline {
+    #[inline]
+    fn backlog(&self) -> Backlog {
+        with_discipline!(self, q => q.backlog())
+    }
+    fn stats(&self) -> QueueStats {
+        with_discipline!(self, q => q.stats())
+    }
+    fn aqm_state(&self, out: &mut Vec<(String, f64)>) {
+        with_discipline!(self, q => q.aqm_state(out))
+    }
+}
+
+impl QueueDiscipline for Discipline {
     #[inline]
     fn enqueue(&mut self, now: Time, pkt: &Packet) -> Result<Enqueued, Dropped> {
-        with_queue!(self, q => q.enqueue(now, pkt))
+        with_discipline!(self, q => q.enqueue(now, pkt))
     }
     #[inline]
     fn dequeue(&mut self, now: Time, dropped: &mut Vec<Dropped>) -> Option<Dequeued> {
-        with_queue!(self, q => q.dequeue(now, dropped))
-    }
-    #[inline]
-    fn backlog(&self) -> Backlog {
-        with_queue!(self, q => q.backlog())
-    }
-    fn stats(&self) -> QueueStats {
-        with_queue!(self, q => q.stats())
+        with_discipline!(self, q => q.dequeue(now, dropped))
     }
     fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
-        with_queue!(self, q => q.for_each_packet(f))
+        with_discipline!(self, q => q.for_each_packet(f))
     }
     fn pushes_out(&self) -> bool {
-        with_queue!(self, q => q.pushes_out())
+        with_discipline!(self, q => q.pushes_out())
     }
     fn pushed_out(&mut self, out: &mut Vec<Dropped>) {
-        with_queue!(self, q => q.pushed_out(out))
+        with_discipline!(self, q => q.pushed_out(out))
     }
     fn set_rate(&mut self, rate: Rate) {
-        with_queue!(self, q => q.set_rate(rate))
-    }
-    fn aqm_state(&self, out: &mut Vec<(String, f64)>) {
-        with_queue!(self, q => q.aqm_state(out))
+        with_discipline!(self, q => q.set_rate(rate))
     }
 }
 
@@ -223,7 +267,7 @@ impl NetworkView for View<'_> {
     fn link_count(&self) -> usize {
         self.links.len()
     }
-    fn queue(&self, l: LinkId) -> &dyn QueueDiscipline {
+    fn queue(&self, l: LinkId) -> &dyn QueueState {
         &self.links[l.0 as usize].queue
     }
     fn flow_count(&self) -> usize {
@@ -411,15 +455,19 @@ impl Simulator {
             .iter()
             .enumerate()
             .map(|(i, l)| {
+                let eager = Link::departs_at_enqueue(l, i, &scenario);
                 let queue = match &l.queue {
-                    QueueConfig::Droptail(p) => LinkQueue::TailDrop(p.queue()),
-                    q => LinkQueue::Other(q.build(&QueueContext {
+                    QueueConfig::Droptail(p) if eager => {
+                        LinkQueue::Ledger(TailDropLedger::new(p.limit))
+                    }
+                    QueueConfig::Droptail(p) => LinkQueue::Held(Discipline::TailDrop(p.queue())),
+                    q => LinkQueue::Held(Discipline::Other(q.build(&QueueContext {
                         rate: l.rate,
                         seed,
                         name: format!("link:{}", l.name),
                         flow_classes: flow_classes.clone(),
                         packet_size: scenario.packet_size,
-                    })),
+                    }))),
                 };
                 Link {
                     rate: l.rate,
@@ -427,8 +475,8 @@ impl Simulator {
                     tx_memo_time: l.rate.tx_time(0),
                     delay: l.delay,
                     dequeued_done: Time::ZERO,
-                    eager: Link::departs_at_enqueue(l, i, &scenario),
-                    pushes_out: queue.pushes_out(),
+                    eager,
+                    pushes_out: matches!(&queue, LinkQueue::Held(q) if q.pushes_out()),
                     queue,
                     loss: (l.loss > 0.0).then(|| {
                         Box::new((l.loss, rng::stream(seed, &format!("link:{}:loss", l.name))))
@@ -586,7 +634,9 @@ impl Simulator {
                 let l = &mut self.links[link.0 as usize];
                 l.rate = rate;
                 l.tx_memo_time = rate.tx_time(u64::from(l.tx_memo_size));
-                l.queue.set_rate(rate);
+                if let Some(q) = l.queue.held() {
+                    q.set_rate(rate); // a link whose rate changes holds a discipline
+                }
             }
         }
     }
@@ -658,21 +708,34 @@ impl Simulator {
                 return;
             }
         }
-        match link.queue.enqueue(now, pkt) {
-            Ok(e) => {
-                let backlog = link.queue.backlog();
-                if link.eager {
-                    let start = self.depart(l, pkt);
-                    self.observers.on_enqueue(now, id, pkt, e.marked, backlog);
-                    if start == now {
-                        self.start_due(l, now);
+        let queue = match &mut link.queue {
+            LinkQueue::Ledger(q) => {
+                match q.admit(pkt) {
+                    Ok(()) => {
+                        let backlog = q.backlog();
+                        let start = self.depart(l, pkt);
+                        // Tail drop never marks.
+                        self.observers.on_enqueue(now, id, pkt, false, backlog);
+                        if start == now {
+                            self.start_due(l, now);
+                        }
                     }
-                    return;
+                    Err(d) => {
+                        let backlog = q.backlog();
+                        self.drop(id, &d.packet, d.reason, backlog);
+                    }
                 }
+                return;
+            }
+            LinkQueue::Held(q) => q,
+        };
+        match queue.enqueue(now, pkt) {
+            Ok(e) => {
+                let backlog = queue.backlog();
                 let idle = link.transmitting.is_none();
                 if link.pushes_out {
                     let mut out = std::mem::take(&mut self.head_drops);
-                    link.queue.pushed_out(&mut out);
+                    queue.pushed_out(&mut out);
                     self.observers.on_enqueue(now, id, pkt, e.marked, backlog);
                     for d in out.drain(..) {
                         self.drop(id, &d.packet, d.reason, backlog);
@@ -689,15 +752,15 @@ impl Simulator {
                 }
             }
             Err(d) => {
-                let backlog = link.queue.backlog();
+                let backlog = queue.backlog();
                 self.drop(id, &d.packet, d.reason, backlog);
             }
         }
     }
 
-    /// `pkt`, just queued at link `l` that [departs at enqueue](Link::departs_at_enqueue), is
-    /// put in the pipe with its arrival time at the far end; returns when its transmission
-    /// starts. It starts when the packet ahead of it is done — that packet's arrival less the
+    /// `pkt`, just admitted at link `l` that [departs at enqueue](Link::departs_at_enqueue),
+    /// is put in the pipe, queued, with its arrival time at the far end; returns when its
+    /// transmission starts. It starts when the packet ahead of it is done — that packet's arrival less the
     /// delay — or now if the link is idle.
     fn depart(&mut self, l: usize, pkt: &Packet) -> Time {
         let now = self.now;
@@ -707,7 +770,7 @@ impl Simulator {
             .back_arrival(&link.pipe)
             .map_or(now, |ahead| now.max(Time(ahead.0 - link.delay.0)));
         let done = start + link.tx_time(pkt.size);
-        self.propagate(l, done, *pkt);
+        self.propagate(l, done, *pkt, Some(now));
         if start > now && self.observers.has_extra() {
             // Added observers hear of every transmission at its start, in time order.
             self.events.schedule(start, Event::TxStart(l as u32));
@@ -722,7 +785,8 @@ impl Simulator {
     fn start_due(&mut self, l: usize, t: Time) {
         let id = LinkId(l as u32);
         let Link {
-            queue: LinkQueue::TailDrop(q),
+            queue: LinkQueue::Ledger(q),
+            pipe,
             dequeued_done,
             tx_memo_size,
             tx_memo_time,
@@ -732,18 +796,14 @@ impl Simulator {
         else {
             return;
         };
-        // The head is read in place and reported before it is taken out (`dequeue` would copy
-        // it out through memory: 6% of a 100-flow run).
-        while let Some((pkt, queued_at)) = q.head() {
+        // The queued packets are the pipe's last ones: each is read in place.
+        while let Some((pkt, queued_at)) = self.slab.first_queued(pipe) {
             let start = queued_at.max(*dequeued_done);
             if start > t {
                 return;
             }
-            let Backlog { packets, bytes } = q.backlog();
-            let backlog = Backlog {
-                packets: packets - 1,
-                bytes: bytes - u64::from(pkt.size),
-            };
+            q.sent(pkt.size);
+            let backlog = q.backlog();
             let done = start + tx_time(tx_memo_size, tx_memo_time, *rate, pkt.size);
             *dequeued_done = done;
             self.packet_hops += 1;
@@ -753,7 +813,7 @@ impl Simulator {
                 done,
             };
             self.observers.on_transmit(start, id, pkt, tx, backlog);
-            q.send_head();
+            self.slab.start_first_queued(pipe);
         }
     }
 
@@ -778,8 +838,11 @@ impl Simulator {
         let now = self.now;
         let link = &mut self.links[l];
         let id = LinkId(l as u32);
-        let next = link.queue.dequeue(now, &mut self.head_drops);
-        let backlog = link.queue.backlog();
+        let Some(queue) = link.queue.held() else {
+            return; // a link that departs at enqueue never serialises on its own
+        };
+        let next = queue.dequeue(now, &mut self.head_drops);
+        let backlog = queue.backlog();
         if !self.head_drops.is_empty() {
             let mut dropped = std::mem::take(&mut self.head_drops);
             for d in dropped.drain(..) {
@@ -808,13 +871,14 @@ impl Simulator {
             return;
         };
         self.packet_hops += 1;
-        self.propagate(l, now, pkt);
+        self.propagate(l, now, pkt, None);
         self.start_tx(l);
     }
 
-    /// `pkt`, serialised on link `l` by `done`, enters its pipe. There it already counts the
-    /// hop: its `hop` is the index, in its route, of the link it enters next.
-    fn propagate(&mut self, l: usize, done: Time, pkt: Packet) {
+    /// `pkt`, serialised on link `l` by `done`, enters its pipe — still queued if `queued` is
+    /// the time it was (on a link that departs at enqueue). There it already counts the hop:
+    /// its `hop` is the index, in its route, of the link it enters next.
+    fn propagate(&mut self, l: usize, done: Time, pkt: Packet, queued: Option<Time>) {
         let link = &mut self.links[l];
         // FIFO propagation: a delay decrease never lets a packet overtake the one ahead.
         let ahead = self.slab.back_arrival(&link.pipe);
@@ -823,10 +887,17 @@ impl Simulator {
             self.events.schedule(arrival, Event::Arrive(l as u32));
         }
         // In the slot, not in `pkt` before the copy: the copy would wait for the narrow store.
-        self.slab.push_back(&mut link.pipe, arrival, pkt).hop += 1;
+        self.slab
+            .push_back(&mut link.pipe, arrival, pkt, queued)
+            .hop += 1;
     }
 
     fn arrive(&mut self, l: usize) {
+        if self.slab.front_is_queued(&self.links[l].pipe) {
+            // Its transmission, done by now, is reported before it leaves (the queue was not
+            // read since it started).
+            self.start_due(l, self.now);
+        }
         let link = &mut self.links[l];
         let Some(pkt) = self.slab.pop_front(&mut link.pipe) else {
             return;
@@ -877,9 +948,9 @@ impl Simulator {
         let mut out = vec![[0u64; 2]; self.flows.len()];
         let mut count = |p: &Packet| out[p.flow.0 as usize][usize::from(!p.kind.is_forward())] += 1;
         for l in &self.links {
-            // A link that departs at enqueue holds its queued packets in its pipe too.
-            if !l.eager {
-                l.queue.for_each_packet(&mut count);
+            // A link that departs at enqueue holds its queued packets in its pipe.
+            if let LinkQueue::Held(q) = &l.queue {
+                q.for_each_packet(&mut count);
                 l.transmitting.iter().for_each(&mut count);
             }
             self.slab.iter(&l.pipe).for_each(|(_, p)| count(p));

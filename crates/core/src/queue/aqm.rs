@@ -12,7 +12,9 @@
 //! counts the control packets too, as the link carries them), but only the data band's
 //! departures and backlog.
 
-use super::{Backlog, Dequeued, DropReason, Dropped, Enqueued, Fifo, QueueDiscipline, QueueStats};
+use super::{
+    Backlog, Dequeued, DropReason, Dropped, Enqueued, Fifo, QueueDiscipline, QueueState, QueueStats,
+};
 use crate::packet::Packet;
 use crate::units::{Duration, Limit, Rate, Time};
 
@@ -130,6 +132,36 @@ impl<A: Aqm> AqmQueue<A> {
     }
 }
 
+impl<A: Aqm> QueueState for AqmQueue<A> {
+    fn backlog(&self) -> Backlog {
+        let d = self.data.backlog();
+        match &self.high {
+            Some(h) => {
+                let h = h.backlog();
+                Backlog {
+                    packets: h.packets + d.packets,
+                    bytes: h.bytes + d.bytes,
+                }
+            }
+            None => d,
+        }
+    }
+
+    fn stats(&self) -> QueueStats {
+        match &self.high {
+            Some(h) => h.stats().merged(self.data.stats()),
+            None => self.data.stats(),
+        }
+    }
+
+    fn aqm_state(&self, out: &mut Vec<(String, f64)>) {
+        self.aqm.state(out);
+        if let Some(h) = &self.high {
+            out.push(("high_queue_pkts".into(), h.backlog().packets as f64));
+        }
+    }
+}
+
 impl<A: Aqm> QueueDiscipline for AqmQueue<A> {
     #[inline]
     fn enqueue(&mut self, now: Time, pkt: &Packet) -> Result<Enqueued, Dropped> {
@@ -170,27 +202,6 @@ impl<A: Aqm> QueueDiscipline for AqmQueue<A> {
         out
     }
 
-    fn backlog(&self) -> Backlog {
-        let d = self.data.backlog();
-        match &self.high {
-            Some(h) => {
-                let h = h.backlog();
-                Backlog {
-                    packets: h.packets + d.packets,
-                    bytes: h.bytes + d.bytes,
-                }
-            }
-            None => d,
-        }
-    }
-
-    fn stats(&self) -> QueueStats {
-        match &self.high {
-            Some(h) => h.stats().merged(self.data.stats()),
-            None => self.data.stats(),
-        }
-    }
-
     fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
         self.high.iter().flat_map(|h| h.iter()).for_each(&mut *f);
         self.data.iter().for_each(f)
@@ -198,13 +209,6 @@ impl<A: Aqm> QueueDiscipline for AqmQueue<A> {
 
     fn set_rate(&mut self, rate: Rate) {
         self.aqm.set_rate(rate)
-    }
-
-    fn aqm_state(&self, out: &mut Vec<(String, f64)>) {
-        self.aqm.state(out);
-        if let Some(h) = &self.high {
-            out.push(("high_queue_pkts".into(), h.backlog().packets as f64));
-        }
     }
 }
 

@@ -277,6 +277,7 @@ impl QueueParams for AvqParams {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::queue::QueueState;
 
     /// A Monaco in-band control packet, with nothing stamped yet.
     fn in_band() -> Packet {

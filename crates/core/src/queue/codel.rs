@@ -282,6 +282,7 @@ impl QueueParams for CodelParams {
 mod tests {
     use super::*;
     use crate::packet::{Ecn, FlowId, PacketKind};
+    use crate::queue::QueueState;
     use crate::queue::{DropReason, QueueDiscipline};
 
     fn codel(ecn: bool) -> AqmQueue<Codel> {

@@ -1,7 +1,10 @@
 //! DropTail: a FIFO that drops arrivals when its packet or byte limit is reached.
 
 use super::aqm::band_limits;
-use super::{Aqm, AqmQueue, Fifo, QueueDiscipline, Verdict};
+use super::{
+    Aqm, AqmQueue, Backlog, DropReason, Dropped, Fifo, QueueDiscipline, QueueState, QueueStats,
+    Verdict,
+};
 use crate::packet::Packet;
 use crate::units::{Limit, Time};
 use serde::{Deserialize, Serialize};
@@ -25,22 +28,71 @@ impl DropTail {
     pub fn droptail(limit: Limit) -> DropTail {
         AqmQueue::new(TailDrop, limit)
     }
+}
 
-    /// The packet that leaves next and when it was enqueued, read in place — on a single-band
-    /// queue (no priority band), where tail drop sends packets in the order they came.
-    #[inline]
-    pub fn head(&self) -> Option<(&Packet, Time)> {
-        debug_assert!(self.high.is_none(), "head() of a two-band queue");
-        self.data.head()
+/// A single-band tail-drop queue whose packets its driver holds: the admission and the
+/// counters, without the buffer. The simulator uses it on links where a packet's departure is
+/// fixed when it is enqueued, whose propagation pipe already holds every packet accepted (a
+/// copy here would be a second write per hop). It admits, drops and counts exactly as
+/// [`DropTail`] with the same limit; the driver reports each transmission's start with
+/// [`sent`](Self::sent), in the order the packets were admitted.
+#[derive(Clone, Copy, Debug)]
+pub struct TailDropLedger {
+    backlog: Backlog,
+    limit: Limit,
+    stats: QueueStats,
+}
+
+impl TailDropLedger {
+    pub fn new(limit: Limit) -> TailDropLedger {
+        TailDropLedger {
+            backlog: Backlog::default(),
+            limit,
+            stats: QueueStats::default(),
+        }
     }
 
-    /// Sends the [`head`](Self::head) packet: what `dequeue` does on a single-band tail-drop
-    /// queue (it never drops or marks at the head), without handing the packet back — a driver
-    /// that has read it in place saves the copy.
+    /// Offers `pkt`: queued (counted in the backlog) if the limit leaves room for it, else
+    /// dropped as an overflow.
     #[inline]
-    pub fn send_head(&mut self) {
-        debug_assert!(self.high.is_none(), "send_head() of a two-band queue");
-        self.data.send_head();
+    pub fn admit(&mut self, pkt: &Packet) -> Result<(), Dropped> {
+        let size = u64::from(pkt.size);
+        if !self
+            .limit
+            .admits(self.backlog.packets, self.backlog.bytes, size)
+        {
+            self.stats.dropped_packets += 1;
+            self.stats.dropped_bytes += size;
+            return Err(Dropped {
+                packet: *pkt,
+                reason: DropReason::Overflow,
+            });
+        }
+        self.backlog.packets += 1;
+        self.backlog.bytes += size;
+        self.stats.enqueued_packets += 1;
+        Ok(())
+    }
+
+    /// The oldest packet queued, of `size` bytes, starts its transmission.
+    #[inline]
+    pub fn sent(&mut self, size: u32) {
+        debug_assert!(self.backlog.packets > 0, "sent() of an empty queue");
+        self.backlog.packets -= 1;
+        self.backlog.bytes -= u64::from(size);
+        self.stats.dequeued_packets += 1;
+        self.stats.dequeued_bytes += u64::from(size);
+    }
+}
+
+impl QueueState for TailDropLedger {
+    #[inline]
+    fn backlog(&self) -> Backlog {
+        self.backlog
+    }
+
+    fn stats(&self) -> QueueStats {
+        self.stats
     }
 }
 
@@ -133,29 +185,30 @@ mod tests {
         assert_eq!(q.stats().dequeued_bytes, 500);
     }
 
+    /// The ledger admits, drops and counts as the queue does, whatever the sizes and limits.
     #[test]
-    fn sending_the_head_in_place_is_dequeue_without_the_copy() {
-        let mut by_dequeue = DropTail::droptail(Limit::Packets(3));
-        let mut in_place = DropTail::droptail(Limit::Packets(3));
-        for (s, size) in [(1, 1000), (2, 40), (3, 600), (4, 1000)] {
-            let mut p = pkt(size);
-            p.seq = s;
-            let at = Time(u64::from(size));
-            assert_eq!(
-                by_dequeue.enqueue(at, &p).is_ok(),
-                in_place.enqueue(at, &p).is_ok()
-            );
+    fn the_ledger_counts_as_the_queue_does() {
+        for limit in [
+            Limit::Packets(3),
+            Limit::Bytes(2500),
+            Limit::Packets(0),
+            Limit::Unlimited,
+        ] {
+            let mut q = DropTail::droptail(limit);
+            let mut ledger = TailDropLedger::new(limit);
+            let mut x = 3u64;
+            for step in 0..2_000u64 {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                if (x >> 33) % 5 < 3 {
+                    let p = pkt([40, 600, 1000, 1500][(x >> 40) as usize % 4]);
+                    let by_queue = q.enqueue(Time(step), &p).map(|_| ());
+                    assert_eq!(ledger.admit(&p), by_queue);
+                } else if let Some(d) = q.dequeue(Time(step), &mut Vec::new()) {
+                    ledger.sent(d.packet.size);
+                }
+                assert_eq!(ledger.backlog(), q.backlog());
+                assert_eq!(ledger.stats(), q.stats());
+            }
         }
-        let now = Time(5_000);
-        while let Some((p, at)) = in_place.head() {
-            let (p, at) = (*p, at);
-            let d = by_dequeue.dequeue(now, &mut Vec::new()).unwrap();
-            assert_eq!((d.packet, d.sojourn, d.marked), (p, now - at, false));
-            in_place.send_head();
-            assert_eq!(in_place.backlog(), by_dequeue.backlog());
-            assert_eq!(in_place.stats(), by_dequeue.stats());
-        }
-        assert!(by_dequeue.dequeue(now, &mut Vec::new()).is_none());
-        assert_eq!(in_place.stats().dequeued_packets, 3);
     }
 }

@@ -89,21 +89,6 @@ impl Fifo {
         self.stats.dequeued_bytes += p.size as u64;
     }
 
-    /// The head packet, in place, and when it was enqueued.
-    #[inline]
-    pub fn head(&self) -> Option<(&Packet, Time)> {
-        self.packets.front().map(|(p, at)| (p, *at))
-    }
-
-    /// [`pop`](Self::pop)s the head packet and [counts it sent](Self::count_sent), without
-    /// handing it back (the caller read it with [`head`](Self::head)).
-    #[inline]
-    pub fn send_head(&mut self) {
-        if let Some((p, _)) = self.pop() {
-            self.count_sent(&p);
-        }
-    }
-
     pub fn backlog(&self) -> Backlog {
         Backlog {
             packets: self.packets.len() as u64,

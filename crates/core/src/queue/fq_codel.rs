@@ -21,7 +21,8 @@ use serde::{Deserialize, Serialize};
 
 use super::codel::{Codel, CodelConfig};
 use super::{
-    AqmQueue, Backlog, Dequeued, DropReason, Dropped, Enqueued, QueueDiscipline, QueueStats,
+    AqmQueue, Backlog, Dequeued, DropReason, Dropped, Enqueued, QueueDiscipline, QueueState,
+    QueueStats,
 };
 use crate::packet::Packet;
 use crate::params::{ParamError, QueueContext, QueueParams};
@@ -111,6 +112,23 @@ impl FqCodel {
     }
 }
 
+impl QueueState for FqCodel {
+    fn backlog(&self) -> Backlog {
+        self.backlog
+    }
+
+    fn stats(&self) -> QueueStats {
+        self.queues
+            .iter()
+            .fold(QueueStats::default(), |s, q| s.merged(q.q.stats()))
+    }
+
+    fn aqm_state(&self, out: &mut Vec<(String, f64)>) {
+        let active = self.queues.iter().filter(|q| q.list != List::Idle).count();
+        out.push(("fq_active_queues".into(), active as f64));
+    }
+}
+
 impl QueueDiscipline for FqCodel {
     fn enqueue(&mut self, now: Time, pkt: &Packet) -> Result<Enqueued, Dropped> {
         let i = self.index(pkt);
@@ -183,16 +201,6 @@ impl QueueDiscipline for FqCodel {
         }
     }
 
-    fn backlog(&self) -> Backlog {
-        self.backlog
-    }
-
-    fn stats(&self) -> QueueStats {
-        self.queues
-            .iter()
-            .fold(QueueStats::default(), |s, q| s.merged(q.q.stats()))
-    }
-
     fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
         for q in &self.queues {
             q.q.for_each_packet(f);
@@ -205,11 +213,6 @@ impl QueueDiscipline for FqCodel {
 
     fn pushed_out(&mut self, out: &mut Vec<Dropped>) {
         out.append(&mut self.pushed_out);
-    }
-
-    fn aqm_state(&self, out: &mut Vec<(String, f64)>) {
-        let active = self.queues.iter().filter(|q| q.list != List::Idle).count();
-        out.push(("fq_active_queues".into(), active as f64));
     }
 }
 

@@ -114,18 +114,27 @@ pub struct Dropped {
     pub reason: DropReason,
 }
 
+/// What may be read of a queue without changing it: its backlog, counters and AQM state (what
+/// a monitor samples). Every [`QueueDiscipline`] is one; so is a queue whose packets its driver
+/// holds ([`TailDropLedger`](droptail::TailDropLedger)).
+pub trait QueueState {
+    /// What the queue holds now.
+    fn backlog(&self) -> Backlog;
+    /// Cumulative counters.
+    fn stats(&self) -> QueueStats;
+    /// AQM state for monitors, as (column name, value) pairs: virtual capacity, price, … Called
+    /// once per sample, never on the packet path. Plain FIFOs add nothing.
+    fn aqm_state(&self, _out: &mut Vec<(String, f64)>) {}
+}
+
 /// A queue discipline at a link output.
-pub trait QueueDiscipline: Send {
+pub trait QueueDiscipline: QueueState + Send {
     /// Offers a packet arriving at `now` (the queue keeps a copy). On `Err` the packet is
     /// counted as dropped.
     fn enqueue(&mut self, now: Time, pkt: &Packet) -> Result<Enqueued, Dropped>;
     /// The next packet to transmit, if any. Packets the discipline drops at the head on the
     /// way are appended to `dropped` (counted in its stats like any drop).
     fn dequeue(&mut self, now: Time, dropped: &mut Vec<Dropped>) -> Option<Dequeued>;
-    /// What the queue holds now.
-    fn backlog(&self) -> Backlog;
-    /// Cumulative counters.
-    fn stats(&self) -> QueueStats;
     /// Visits every packet held (for invariant checks and traces; not on the packet path).
     fn for_each_packet(&self, f: &mut dyn FnMut(&Packet));
     /// Whether an arrival may push another packet out (FQ-CoDel): the driver then collects
@@ -138,7 +147,4 @@ pub trait QueueDiscipline: Send {
     fn pushed_out(&mut self, _out: &mut Vec<Dropped>) {}
     /// The link's rate changed (AQMs that track capacity need it).
     fn set_rate(&mut self, _rate: Rate) {}
-    /// AQM state for monitors, as (column name, value) pairs: virtual capacity, price, … Called
-    /// once per sample, never on the packet path. Plain FIFOs add nothing.
-    fn aqm_state(&self, _out: &mut Vec<(String, f64)>) {}
 }

@@ -88,6 +88,7 @@ impl QueueParams for StepEcnParams {
 mod tests {
     use super::*;
     use crate::packet::{Ecn, FlowId, PacketKind};
+    use crate::queue::QueueState;
 
     #[test]
     fn marks_ect_arrivals_above_the_threshold_only() {
