@@ -50,7 +50,6 @@ impl Default for Pipe {
 }
 
 /// The slots of every pipe. Freed slots are reused last in, first out.
-#[derive(Default)]
 pub struct Slab {
     slots: Vec<Slot>,
     /// The most recently freed slot; the free slots are a list through `next`.
