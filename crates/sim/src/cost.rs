@@ -135,7 +135,9 @@ pub fn estimate(sc: &Scenario) -> Cost {
         wall_s: events / EVENTS_PER_SECOND,
         output_rows: rows,
         output_bytes: rows * ROW_BYTES,
-        memory_bytes: held * std::mem::size_of::<Packet>() as f64
+        // A packet in a pipe, or queued at a link that departs at enqueue, takes a slab slot;
+        // one held by a discipline takes a packet: the larger, for an upper bound.
+        memory_bytes: held * crate::pipes::SLOT_BYTES.max(std::mem::size_of::<Packet>()) as f64
             + flow_state
             + sc.links.len() as f64 * LINK_BYTES,
     }

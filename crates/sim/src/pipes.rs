@@ -28,6 +28,9 @@ struct Slot {
     next: u32,
 }
 
+/// The memory a packet takes while it is on a link (the cost estimate counts it).
+pub const SLOT_BYTES: usize = std::mem::size_of::<Slot>();
+
 /// One link's packets, oldest first: the ends of a list in a [`Slab`], and where its queued
 /// part begins.
 #[derive(Clone, Copy, Debug)]
