@@ -58,7 +58,8 @@ struct Link {
     tx_memo_size: u32,
     /// The discipline may push a queued packet out on an arrival (FQ-CoDel).
     pushes_out: bool,
-    /// See [`departs_at_enqueue`](Link::departs_at_enqueue).
+    /// See [`departs_at_enqueue`](Link::departs_at_enqueue): exactly when `queue` is a
+    /// ledger, kept here too so that a hop tests it without reading the queue's cache line.
     eager: bool,
     tx_memo_time: Duration,
     /// The packet being serialised (links that do not depart at enqueue).
