@@ -52,6 +52,14 @@ impl Default for Pipe {
     }
 }
 
+impl Pipe {
+    /// Whether the pipe holds packets whose transmission has not started.
+    #[inline(always)]
+    pub fn has_queued(&self) -> bool {
+        self.queued != NIL
+    }
+}
+
 /// The slots of every pipe. Freed slots are reused last in, first out.
 pub struct Slab {
     slots: Vec<Slot>,

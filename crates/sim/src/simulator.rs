@@ -695,7 +695,8 @@ impl Simulator {
 
     fn enqueue(&mut self, l: usize, pkt: &Packet) {
         let now = self.now;
-        if self.links[l].eager {
+        let link = &self.links[l];
+        if link.eager && link.pipe.has_queued() {
             // The queue as it is now: without the packets whose transmission has started.
             self.start_due(l, now);
         }
@@ -714,11 +715,18 @@ impl Simulator {
                 match q.admit(pkt) {
                     Ok(()) => {
                         let backlog = q.backlog();
-                        let start = self.depart(l, pkt);
-                        // Tail drop never marks.
-                        self.observers.on_enqueue(now, id, pkt, false, backlog);
+                        // It starts when the packet ahead of it is done (that packet's
+                        // arrival less the delay), or now if the link is idle.
+                        let start = self
+                            .slab
+                            .back_arrival(&link.pipe)
+                            .map_or(now, |ahead| now.max(Time(ahead.0 - link.delay.0)));
                         if start == now {
-                            self.start_due(l, now);
+                            self.send_now(l, pkt, backlog);
+                        } else {
+                            self.send_later(l, pkt, start);
+                            // Tail drop never marks.
+                            self.observers.on_enqueue(now, id, pkt, false, backlog);
                         }
                     }
                     Err(d) => {
@@ -759,24 +767,44 @@ impl Simulator {
         }
     }
 
-    /// `pkt`, just admitted at link `l` that [departs at enqueue](Link::departs_at_enqueue),
-    /// is put in the pipe, queued, with its arrival time at the far end; returns when its
-    /// transmission starts. It starts when the packet ahead of it is done — that packet's arrival less the
-    /// delay — or now if the link is idle.
-    fn depart(&mut self, l: usize, pkt: &Packet) -> Time {
+    /// `pkt`, just admitted at link `l` that [departs at enqueue](Link::departs_at_enqueue)
+    /// (whose queue now holds `backlog`), finds the link idle: its transmission starts now. It
+    /// is reported queued and started (what [`start_due`](Self::start_due) would report at
+    /// once) and put in the pipe, started, with its arrival time at the far end.
+    fn send_now(&mut self, l: usize, pkt: &Packet, backlog: Backlog) {
         let now = self.now;
+        let id = LinkId(l as u32);
+        // Tail drop never marks.
+        self.observers.on_enqueue(now, id, pkt, false, backlog);
         let link = &mut self.links[l];
-        let start = self
-            .slab
-            .back_arrival(&link.pipe)
-            .map_or(now, |ahead| now.max(Time(ahead.0 - link.delay.0)));
-        let done = start + link.tx_time(pkt.size);
+        let LinkQueue::Ledger(q) = &mut link.queue else {
+            unreachable!("a link that departs at enqueue has a ledger");
+        };
+        q.sent(pkt.size);
+        let backlog = q.backlog();
+        let done = now + link.tx_time(pkt.size);
+        link.dequeued_done = done;
+        self.packet_hops += 1;
+        let tx = Transmit {
+            sojourn: Duration::ZERO,
+            marked: false,
+            done,
+        };
+        self.observers.on_transmit(now, id, pkt, tx, backlog);
+        self.propagate(l, done, *pkt, None);
+    }
+
+    /// `pkt`, just admitted at link `l` that [departs at enqueue](Link::departs_at_enqueue),
+    /// waits for the packets ahead of it: its transmission starts at `start`, later than now.
+    /// It is put in the pipe, queued, with its arrival time at the far end.
+    fn send_later(&mut self, l: usize, pkt: &Packet, start: Time) {
+        let now = self.now;
+        let done = start + self.links[l].tx_time(pkt.size);
         self.propagate(l, done, *pkt, Some(now));
-        if start > now && self.observers.has_extra() {
+        if self.observers.has_extra() {
             // Added observers hear of every transmission at its start, in time order.
             self.events.schedule(start, Event::TxStart(l as u32));
         }
-        start
     }
 
     /// Takes from the queue of link `l`, which [departs at enqueue](Link::departs_at_enqueue),
