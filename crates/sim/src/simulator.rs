@@ -30,7 +30,7 @@ use acclab_core::queue::{
     Backlog, Dequeued, DropReason, Dropped, Enqueued, QueueDiscipline, QueueState, QueueStats,
 };
 use acclab_core::transport::{Endpoint, EndpointSlot, EndpointStats};
-use acclab_core::{rng, Duration, FlowId, Packet, Rate, Time};
+use acclab_core::{rng, Duration, FlowId, Limit, Packet, Rate, Time};
 use rand::RngExt;
 
 use crate::events::{Event, EventQueue};
@@ -40,34 +40,44 @@ use crate::pipes::{Pipe, Slab};
 use acclab_scenario::{EventAction, LinkId, Scenario};
 
 /// One unidirectional link. Laid out for the cache (at 1000 flows a hop rarely finds its link
-/// in it): the fields every hop reads come first, the packet being serialised next, then the
-/// queue; 256 bytes, four lines.
+/// in it): 128 bytes, two lines — the fields every hop reads in the first, tail drop's ledger
+/// in the second. A link that does not [depart at enqueue](Link::departs_at_enqueue) keeps its
+/// discipline and the packet it serialises in a box of their own ([`Held`]), so that the links
+/// of the common case stay small.
 #[repr(C, align(64))]
 struct Link {
     /// Packets propagating, with their arrival times (non-decreasing), in the simulator's
-    /// [`Slab`]. On a link that [`departs_at_enqueue`](Link::departs_at_enqueue), every packet
-    /// accepted and not yet arrived: the queued ones too.
+    /// [`Slab`]. On a link that departs at enqueue, every packet accepted and not yet arrived:
+    /// the queued ones too.
     pipe: Pipe,
-    delay: Duration,
-    /// On a link that departs at enqueue: when the last packet taken from the queue is done
-    /// (the next one starts then, or when it was enqueued if that is later).
-    dequeued_done: Time,
     /// The last packet size serialised, and (`tx_memo_time`) its transmission time at `rate`:
     /// a link carries mostly one size (data one way, ACKs the other), so the division is
     /// rarely needed.
     tx_memo_size: u32,
-    /// The discipline may push a queued packet out on an arrival (FQ-CoDel).
-    pushes_out: bool,
-    /// See [`departs_at_enqueue`](Link::departs_at_enqueue): exactly when `queue` is a
-    /// ledger, kept here too so that a hop tests it without reading the queue's cache line.
-    eager: bool,
+    delay: Duration,
+    /// On a link that departs at enqueue: when the last packet taken from the queue is done
+    /// (the next one starts then, or when it was enqueued if that is later).
+    dequeued_done: Time,
     tx_memo_time: Duration,
-    /// The packet being serialised (links that do not depart at enqueue).
-    transmitting: Option<Packet>,
-    queue: LinkQueue,
     rate: Rate,
     /// Random loss probability and its stream (None when the link is lossless).
     loss: Option<Box<(f64, rng::Rng)>>,
+    /// The discipline holding the link's packets; `None` on a link that departs at enqueue,
+    /// whose packets are in its pipe and whose queue is `ledger`.
+    held: Option<Box<Held>>,
+    /// Tail drop's admission and counters, on a link that departs at enqueue (unused on the
+    /// others).
+    ledger: TailDropLedger,
+}
+
+/// What a link that does not [depart at enqueue](Link::departs_at_enqueue) has besides: its
+/// discipline and the packet it is serialising.
+struct Held {
+    queue: Discipline,
+    /// The packet being serialised.
+    transmitting: Option<Packet>,
+    /// The discipline may push a queued packet out on an arrival (FQ-CoDel).
+    pushes_out: bool,
 }
 
 impl Link {
@@ -96,6 +106,29 @@ impl Link {
         });
         fifo && fixed
     }
+
+    /// Whether the link [departs at enqueue](Link::departs_at_enqueue): its queue is its ledger.
+    #[inline(always)]
+    fn eager(&self) -> bool {
+        self.held.is_none()
+    }
+
+    /// The link's queue, as observers read it.
+    fn queue(&self) -> &dyn QueueState {
+        match &self.held {
+            Some(h) => &h.queue,
+            None => &self.ledger,
+        }
+    }
+
+    /// The link's queue's backlog.
+    #[inline]
+    fn backlog(&self) -> Backlog {
+        match &self.held {
+            Some(h) => h.queue.backlog(),
+            None => self.ledger.backlog(),
+        }
+    }
 }
 
 /// [`Link::tx_time`] on the link's memo fields alone, for a caller that holds its queue.
@@ -106,47 +139,6 @@ fn tx_time(memo_size: &mut u32, memo_time: &mut Duration, rate: Rate, size: u32)
         *memo_time = rate.tx_time(u64::from(size));
     }
     *memo_time
-}
-
-/// A link's queue. On a link that [departs at enqueue](Link::departs_at_enqueue) the packets
-/// are held in its pipe (queued ones at its end) and the queue is tail drop's admission and
-/// counters alone: one write per hop, not two. On other links a discipline holds them.
-enum LinkQueue {
-    Ledger(TailDropLedger),
-    Held(Discipline),
-}
-
-impl LinkQueue {
-    /// The discipline holding the packets: on every link that does not depart at enqueue.
-    #[inline(always)]
-    fn held(&mut self) -> Option<&mut Discipline> {
-        match self {
-            LinkQueue::Held(q) => Some(q),
-            LinkQueue::Ledger(_) => None,
-        }
-    }
-}
-
-impl QueueState for LinkQueue {
-    #[inline]
-    fn backlog(&self) -> Backlog {
-        match self {
-            LinkQueue::Ledger(q) => q.backlog(),
-            LinkQueue::Held(q) => q.backlog(),
-        }
-    }
-    fn stats(&self) -> QueueStats {
-        match self {
-            LinkQueue::Ledger(q) => q.stats(),
-            LinkQueue::Held(q) => q.stats(),
-        }
-    }
-    fn aqm_state(&self, out: &mut Vec<(String, f64)>) {
-        match self {
-            LinkQueue::Ledger(q) => q.aqm_state(out),
-            LinkQueue::Held(q) => q.aqm_state(out),
-        }
-    }
 }
 
 /// A discipline that holds its packets. Tail drop, the default (on links whose rate or delay
@@ -269,7 +261,7 @@ impl NetworkView for View<'_> {
         self.links.len()
     }
     fn queue(&self, l: LinkId) -> &dyn QueueState {
-        &self.links[l.0 as usize].queue
+        self.links[l.0 as usize].queue()
     }
     fn flow_count(&self) -> usize {
         self.flows.len()
@@ -457,12 +449,10 @@ impl Simulator {
             .enumerate()
             .map(|(i, l)| {
                 let eager = Link::departs_at_enqueue(l, i, &scenario);
-                let queue = match &l.queue {
-                    QueueConfig::Droptail(p) if eager => {
-                        LinkQueue::Ledger(TailDropLedger::new(p.limit))
-                    }
-                    QueueConfig::Droptail(p) => LinkQueue::Held(Discipline::TailDrop(p.queue())),
-                    q => LinkQueue::Held(Discipline::Other(q.build(&QueueContext {
+                let held = match &l.queue {
+                    QueueConfig::Droptail(_) if eager => None,
+                    QueueConfig::Droptail(p) => Some(Discipline::TailDrop(p.queue())),
+                    q => Some(Discipline::Other(q.build(&QueueContext {
                         rate: l.rate,
                         seed,
                         name: format!("link:{}", l.name),
@@ -470,19 +460,27 @@ impl Simulator {
                         packet_size: scenario.packet_size,
                     }))),
                 };
+                let limit = match &l.queue {
+                    QueueConfig::Droptail(p) => p.limit,
+                    _ => Limit::Unlimited, // the ledger is not used
+                };
                 Link {
                     rate: l.rate,
                     tx_memo_size: 0,
                     tx_memo_time: l.rate.tx_time(0),
                     delay: l.delay,
                     dequeued_done: Time::ZERO,
-                    eager,
-                    pushes_out: matches!(&queue, LinkQueue::Held(q) if q.pushes_out()),
-                    queue,
                     loss: (l.loss > 0.0).then(|| {
                         Box::new((l.loss, rng::stream(seed, &format!("link:{}:loss", l.name))))
                     }),
-                    transmitting: None,
+                    held: held.map(|queue| {
+                        Box::new(Held {
+                            pushes_out: queue.pushes_out(),
+                            queue,
+                            transmitting: None,
+                        })
+                    }),
+                    ledger: TailDropLedger::new(limit),
                     pipe: Pipe::default(),
                 }
             })
@@ -635,8 +633,8 @@ impl Simulator {
                 let l = &mut self.links[link.0 as usize];
                 l.rate = rate;
                 l.tx_memo_time = rate.tx_time(u64::from(l.tx_memo_size));
-                if let Some(q) = l.queue.held() {
-                    q.set_rate(rate); // a link whose rate changes holds a discipline
+                if let Some(h) = &mut l.held {
+                    h.queue.set_rate(rate); // a link whose rate changes holds a discipline
                 }
             }
         }
@@ -696,7 +694,7 @@ impl Simulator {
     fn enqueue(&mut self, l: usize, pkt: &Packet) {
         let now = self.now;
         let link = &self.links[l];
-        if link.eager && link.pipe.has_queued() {
+        if link.eager() && link.pipe.has_queued() {
             // The queue as it is now: without the packets whose transmission has started.
             self.start_due(l, now);
         }
@@ -705,44 +703,42 @@ impl Simulator {
         if let Some(loss) = &mut link.loss {
             let (p, rng) = &mut **loss;
             if rng.random::<f64>() < *p {
-                let backlog = link.queue.backlog();
+                let backlog = link.backlog();
                 self.drop(id, pkt, DropReason::LinkLoss, backlog);
                 return;
             }
         }
-        let queue = match &mut link.queue {
-            LinkQueue::Ledger(q) => {
-                match q.admit(pkt) {
-                    Ok(()) => {
-                        let backlog = q.backlog();
-                        // It starts when the packet ahead of it is done (that packet's
-                        // arrival less the delay), or now if the link is idle.
-                        let start = self
-                            .slab
-                            .back_arrival(&link.pipe)
-                            .map_or(now, |ahead| now.max(Time(ahead.0 - link.delay.0)));
-                        if start == now {
-                            self.send_now(l, pkt, backlog);
-                        } else {
-                            self.send_later(l, pkt, start);
-                            // Tail drop never marks.
-                            self.observers.on_enqueue(now, id, pkt, false, backlog);
-                        }
-                    }
-                    Err(d) => {
-                        let backlog = q.backlog();
-                        self.drop(id, &d.packet, d.reason, backlog);
+        let Some(held) = &mut link.held else {
+            match link.ledger.admit(pkt) {
+                Ok(()) => {
+                    let backlog = link.ledger.backlog();
+                    // It starts when the packet ahead of it is done (that packet's arrival
+                    // less the delay), or now if the link is idle.
+                    let start = self
+                        .slab
+                        .back_arrival(&link.pipe)
+                        .map_or(now, |ahead| now.max(Time(ahead.0 - link.delay.0)));
+                    if start == now {
+                        self.send_now(l, pkt, backlog);
+                    } else {
+                        self.send_later(l, pkt, start);
+                        // Tail drop never marks.
+                        self.observers.on_enqueue(now, id, pkt, false, backlog);
                     }
                 }
-                return;
+                Err(d) => {
+                    let backlog = link.ledger.backlog();
+                    self.drop(id, &d.packet, d.reason, backlog);
+                }
             }
-            LinkQueue::Held(q) => q,
+            return;
         };
+        let queue = &mut held.queue;
         match queue.enqueue(now, pkt) {
             Ok(e) => {
                 let backlog = queue.backlog();
-                let idle = link.transmitting.is_none();
-                if link.pushes_out {
+                let idle = held.transmitting.is_none();
+                if held.pushes_out {
                     let mut out = std::mem::take(&mut self.head_drops);
                     queue.pushed_out(&mut out);
                     self.observers.on_enqueue(now, id, pkt, e.marked, backlog);
@@ -777,11 +773,8 @@ impl Simulator {
         // Tail drop never marks.
         self.observers.on_enqueue(now, id, pkt, false, backlog);
         let link = &mut self.links[l];
-        let LinkQueue::Ledger(q) = &mut link.queue else {
-            unreachable!("a link that departs at enqueue has a ledger");
-        };
-        q.sent(pkt.size);
-        let backlog = q.backlog();
+        link.ledger.sent(pkt.size);
+        let backlog = link.ledger.backlog();
         let done = now + link.tx_time(pkt.size);
         link.dequeued_done = done;
         self.packet_hops += 1;
@@ -814,7 +807,8 @@ impl Simulator {
     fn start_due(&mut self, l: usize, t: Time) {
         let id = LinkId(l as u32);
         let Link {
-            queue: LinkQueue::Ledger(q),
+            held: None,
+            ledger: q,
             pipe,
             dequeued_done,
             tx_memo_size,
@@ -849,7 +843,7 @@ impl Simulator {
     /// [`start_due`](Self::start_due) on every link that departs at enqueue.
     fn start_all_due(&mut self, t: Time) {
         for l in 0..self.links.len() {
-            if self.links[l].eager {
+            if self.links[l].eager() {
                 self.start_due(l, t);
             }
         }
@@ -867,9 +861,10 @@ impl Simulator {
         let now = self.now;
         let link = &mut self.links[l];
         let id = LinkId(l as u32);
-        let Some(queue) = link.queue.held() else {
+        let Some(held) = &mut link.held else {
             return; // a link that departs at enqueue never serialises on its own
         };
+        let queue = &mut held.queue;
         let next = queue.dequeue(now, &mut self.head_drops);
         let backlog = queue.backlog();
         if !self.head_drops.is_empty() {
@@ -882,7 +877,9 @@ impl Simulator {
         if let Some(d) = next {
             let link = &mut self.links[l];
             let done = now + link.tx_time(d.packet.size);
-            link.transmitting = Some(d.packet);
+            if let Some(h) = &mut link.held {
+                h.transmitting = Some(d.packet);
+            }
             self.events.schedule(done, Event::TxDone(l as u32));
             let tx = Transmit {
                 sojourn: d.sojourn,
@@ -895,8 +892,11 @@ impl Simulator {
 
     fn tx_done(&mut self, l: usize) {
         let now = self.now;
-        let link = &mut self.links[l];
-        let Some(pkt) = link.transmitting.take() else {
+        let Some(pkt) = self.links[l]
+            .held
+            .as_mut()
+            .and_then(|h| h.transmitting.take())
+        else {
             return;
         };
         self.packet_hops += 1;
@@ -978,9 +978,9 @@ impl Simulator {
         let mut count = |p: &Packet| out[p.flow.0 as usize][usize::from(!p.kind.is_forward())] += 1;
         for l in &self.links {
             // A link that departs at enqueue holds its queued packets in its pipe.
-            if let LinkQueue::Held(q) = &l.queue {
-                q.for_each_packet(&mut count);
-                l.transmitting.iter().for_each(&mut count);
+            if let Some(h) = &l.held {
+                h.queue.for_each_packet(&mut count);
+                h.transmitting.iter().for_each(&mut count);
             }
             self.slab.iter(&l.pipe).for_each(|(_, p)| count(p));
         }
@@ -1022,7 +1022,7 @@ impl Simulator {
             - self
                 .links
                 .iter()
-                .filter(|l| l.eager && l.dequeued_done > now)
+                .filter(|l| l.eager() && l.dequeued_done > now)
                 .count() as u64
     }
 
@@ -1102,7 +1102,7 @@ set_rate = { link = "d->e", rate = "5Mbps" }
         let eager: Vec<_> = names
             .iter()
             .zip(&sim.links)
-            .filter(|(_, l)| l.eager)
+            .filter(|(_, l)| l.eager())
             .map(|(n, _)| *n)
             .collect();
         // Reverse links (b->a, …) are plain tail drop too.
@@ -1115,20 +1115,13 @@ set_rate = { link = "d->e", rate = "5Mbps" }
         }
     }
 
-    /// The layout the hot path is tuned for (see [`Link`]): a field added to a link, or a
-    /// tail-drop queue grown, costs a cache line per hop at 1000 flows.
+    /// The layout the hot path is tuned for (see [`Link`]): a field added to a link costs a
+    /// cache line per hop at 1000 flows.
     #[test]
-    fn a_link_is_four_cache_lines_with_its_hot_fields_in_the_first() {
-        assert_eq!(std::mem::size_of::<Link>(), 256);
+    fn a_link_is_two_cache_lines_with_its_hot_fields_in_the_first() {
+        assert_eq!(std::mem::size_of::<Link>(), 128);
         assert_eq!(std::mem::align_of::<Link>(), 64);
-        for offset in [
-            std::mem::offset_of!(Link, delay),
-            std::mem::offset_of!(Link, dequeued_done),
-            std::mem::offset_of!(Link, pushes_out),
-            std::mem::offset_of!(Link, eager),
-            std::mem::offset_of!(Link, tx_memo_time),
-        ] {
-            assert!(offset < 64, "{offset}");
-        }
+        assert_eq!(std::mem::offset_of!(Link, ledger), 64);
+        assert_eq!(std::mem::size_of::<TailDropLedger>(), 64);
     }
 }
