@@ -4,20 +4,23 @@
 //! run never depends on how the queue breaks ties. Entries are 32 bytes; cancelled timers are
 //! not removed but carry a generation number that the simulator checks when they come out.
 //!
-//! Two parts (after the hierarchical timing wheels of Varghese and Lauck, SOSP 1987, with
-//! exact order within a slot):
+//! Three parts (a timing wheel after Varghese and Lauck, SOSP 1987, with exact order within a
+//! slot):
 //! - **the current slot**: every event due before the end of the current 4,096 ns slot, in a
 //!   binary heap of its own (`Heap`), which gives the exact order; it holds few events;
-//! - **the wheel**: every later event, filed without a comparison by the highest base-64
-//!   digit (of its time in slots) in which it differs from the current slot: level `k`, slot
-//!   = that digit. When the current slot is empty the cursor moves to the lowest occupied
-//!   slot of the lowest occupied level, and that slot's events are filed again relative to it
-//!   (into lower levels, or the current slot's heap). An event moves down at most once per
-//!   level, and nearly all go straight to level 0 or 1.
+//! - **the ring**: every event of the next 4,095 slots (16.8 ms: nearly every arrival and
+//!   timer), filed without a comparison in its slot's list; the lists are threaded through
+//!   one pool of nodes whose freed nodes are reused first, and a two-level bitmap finds the
+//!   next occupied slot. When the current slot is empty the cursor moves there and the slot's
+//!   events go to the heap;
+//! - **far**: later events, in a heap, moved into the ring as the cursor comes within reach.
 //!
-//! With a single binary heap, pop and schedule were 37% of a 1000-flow run: ~1,700 pending
-//! events, 11 levels, a mispredicted branch at each. The order is a function of the keys
-//! alone, which are unique, so runs are the same with any exact queue.
+//! So an event is written once before the heap takes it. With a single binary heap, pop and
+//! schedule were 37% of a 1000-flow run: ~1,700 pending events, 11 levels, a mispredicted
+//! branch at each. A hierarchical wheel of 64-slot levels (the design before this one) filed
+//! most events twice (level 1, then level 0) before the heap: 245 instructions per event in
+//! the queue at 1000 flows on 1 Gb/s. The order is a function of the keys alone, which are
+//! unique, so runs are the same with any exact queue.
 //!
 //! The heap is this file's own rather than `std::collections::BinaryHeap`: the standard one
 //! writes a pushed entry to memory and reads it straight back to sift it up, and pops by sifting
@@ -131,16 +134,18 @@ impl Heap {
     }
 }
 
-/// The current slot's width, 2^SLOT_BITS ns, and the wheel's digits. 4,096 ns rather than
-/// 1,024: at 1,000 flows on 1 Gb/s (under one event per microsecond) nearly every 1 µs slot
-/// was a refill for a single event; 4 µs slots took 0.965x the time there and 0.94x at 1,000
-/// flows on 10 Gb/s, 1.01x at 10,000 (paired bench-case runs); 16 µs slots made the heap
-/// deeper at 10,000 flows (1.11x).
+/// The current slot's width, 2^SLOT_BITS ns. 4,096 ns rather than 1,024: at 1,000 flows on
+/// 1 Gb/s (under one event per microsecond) nearly every 1 µs slot was a refill for a single
+/// event; 4 µs slots took 0.965x the time there and 0.94x at 1,000 flows on 10 Gb/s, 1.01x at
+/// 10,000 (paired bench-case runs); 16 µs slots made the heap deeper at 10,000 flows (1.11x).
 const SLOT_BITS: u32 = 12;
-const DIGIT_BITS: u32 = 6;
-const SLOTS: usize = 1 << DIGIT_BITS;
-/// Enough levels for every time in slots (64 − SLOT_BITS bits).
-const LEVELS: usize = (64 - SLOT_BITS).div_ceil(DIGIT_BITS) as usize;
+/// Slots in the ring: it spans 2^RING_BITS slots (16.8 ms of 4 µs slots), more than the
+/// propagation and queueing delays of nearly every event; later events wait in `far`.
+const RING_BITS: u32 = 12;
+const RING: u64 = 1 << RING_BITS;
+const WORDS: usize = (RING / 64) as usize;
+/// The end of a ring slot's list, and of the free list.
+const NIL: u32 = u32::MAX;
 
 /// The wheel is used from this many pending events on, and left below `SMALL`: a small heap
 /// is as fast as the wheel (the 10-flow bench has ~15 events pending, the 100-flow one ~130,
@@ -150,6 +155,15 @@ const SMALL: usize = 128;
 /// The cursor while the wheel is not in use: every event goes to the heap.
 const NO_WHEEL: u64 = u64::MAX;
 
+/// A pending event in a ring slot's list (32 bytes, as an [`Entry`]: the link fills its
+/// padding).
+#[derive(Clone, Copy)]
+struct Node {
+    key: u128,
+    event: Event,
+    next: u32,
+}
+
 /// Pending events.
 pub struct EventQueue {
     /// Events due before `cursor + 2^SLOT_BITS` (or before `cursor`: live mode schedules at
@@ -157,11 +171,20 @@ pub struct EventQueue {
     current: Heap,
     /// The start of the current slot, in slots (time >> SLOT_BITS), or `NO_WHEEL`.
     cursor: u64,
-    /// `wheel[k * SLOTS + d]`: events whose time in slots first differs from `cursor` in
-    /// base-64 digit `k`, where it is `d` (greater than the cursor's).
-    wheel: Vec<Vec<Entry>>,
-    /// Bit `d` of `occupied[k]`: `wheel[k * SLOTS + d]` is not empty.
-    occupied: [u64; LEVELS],
+    /// Ring slot `s % RING` lists the events of slot `s`, for `cursor < s < cursor + RING`:
+    /// `heads[s % RING]` is the first node in `nodes`, in no particular order (a slot's
+    /// events are ordered by the heap when the cursor reaches it).
+    heads: Vec<u32>,
+    /// Bit `i % 64` of `occupied[i / 64]`: ring slot `i` is not empty; bit `w` of `words`:
+    /// `occupied[w]` is not zero.
+    occupied: [u64; WORDS],
+    words: u64,
+    /// The nodes of every ring slot's list, and the free ones (a list from `free`, reused
+    /// last in, first out: a node is written where one was just read).
+    nodes: Vec<Node>,
+    free: u32,
+    /// Events of slot `cursor + RING` or later.
+    far: Heap,
     len: usize,
     next_seq: u64,
 }
@@ -171,12 +194,22 @@ impl Default for EventQueue {
         EventQueue {
             current: Heap::default(),
             cursor: NO_WHEEL,
-            wheel: vec![Vec::new(); LEVELS * SLOTS],
-            occupied: [0; LEVELS],
+            heads: vec![NIL; RING as usize],
+            occupied: [0; WORDS],
+            words: 0,
+            nodes: Vec::new(),
+            free: NIL,
+            far: Heap::default(),
             len: 0,
             next_seq: 0,
         }
     }
+}
+
+/// The slot of an entry with key `key`.
+#[inline(always)]
+fn slot_of(key: u128) -> u64 {
+    (key >> (64 + SLOT_BITS)) as u64
 }
 
 impl EventQueue {
@@ -215,52 +248,117 @@ impl EventQueue {
     #[cold]
     fn stop_wheel(&mut self) {
         self.cursor = NO_WHEEL;
-        for level in 0..LEVELS {
-            while self.occupied[level] != 0 {
-                let digit = self.occupied[level].trailing_zeros() as usize;
-                self.occupied[level] &= !(1 << digit);
-                let mut entries = std::mem::take(&mut self.wheel[level * SLOTS + digit]);
-                for e in entries.drain(..) {
-                    self.current.push(e);
-                }
-                self.wheel[level * SLOTS + digit] = entries;
+        for i in 0..RING as usize {
+            let mut n = std::mem::replace(&mut self.heads[i], NIL);
+            while n != NIL {
+                let node = self.nodes[n as usize];
+                self.current.push(Entry {
+                    key: node.key,
+                    event: node.event,
+                });
+                n = node.next;
             }
+        }
+        (self.occupied, self.words) = ([0; WORDS], 0);
+        self.nodes.clear();
+        self.free = NIL;
+        for e in std::mem::take(&mut self.far.heap) {
+            self.current.push(e);
         }
     }
 
-    /// Puts `e` in the current slot's heap or in its wheel slot, relative to `cursor`.
+    /// Puts `e` in the current slot's heap, its ring slot or `far`, relative to `cursor`.
     #[inline(always)]
     fn file(&mut self, e: Entry) {
-        let slot = e.time().0 >> SLOT_BITS;
+        let slot = slot_of(e.key);
         if slot <= self.cursor {
             self.current.push(e);
-            return;
+        } else if slot - self.cursor < RING {
+            let i = (slot % RING) as usize;
+            let node = Node {
+                key: e.key,
+                event: e.event,
+                next: self.heads[i],
+            };
+            let n = if self.free != NIL {
+                let n = self.free;
+                self.free = self.nodes[n as usize].next;
+                self.nodes[n as usize] = node;
+                n
+            } else {
+                self.nodes.push(node);
+                (self.nodes.len() - 1) as u32
+            };
+            self.heads[i] = n;
+            self.occupied[i / 64] |= 1 << (i % 64);
+            self.words |= 1 << (i / 64);
+        } else {
+            self.far.push(e);
         }
-        let level = (63 - (slot ^ self.cursor).leading_zeros()) / DIGIT_BITS;
-        let digit = (slot >> (level * DIGIT_BITS)) as usize & (SLOTS - 1);
-        self.wheel[level as usize * SLOTS + digit].push(e);
-        self.occupied[level as usize] |= 1 << digit;
+    }
+
+    /// The first occupied ring slot after the cursor's, as a distance from it (1..RING).
+    #[inline]
+    fn next_occupied(&self) -> Option<u64> {
+        if self.words == 0 {
+            return None;
+        }
+        let from = ((self.cursor + 1) % RING) as usize;
+        let (w, b) = (from / 64, from % 64);
+        // The slots from `from` to the end of its word; then the words after it; then, round
+        // the ring, the words from the first (the cursor's own slot is empty).
+        let i = if self.occupied[w] >> b != 0 {
+            from + (self.occupied[w] >> b).trailing_zeros() as usize
+        } else {
+            let after = self.words & (u64::MAX << w << 1);
+            let w = if after != 0 {
+                after.trailing_zeros()
+            } else {
+                self.words.trailing_zeros()
+            } as usize;
+            w * 64 + self.occupied[w].trailing_zeros() as usize
+        };
+        Some((i as u64).wrapping_sub(self.cursor) % RING)
     }
 
     /// Moves the cursor on until the current slot holds an event; false if none is pending.
     #[inline(never)]
     fn refill(&mut self) -> bool {
         while self.current.first().is_none() {
-            let Some(level) = self.occupied.iter().position(|&o| o != 0) else {
-                return false;
+            let step = match self.next_occupied() {
+                Some(d) => d,
+                // Only far events: the cursor jumps to the earliest's slot.
+                None => match self.far.first() {
+                    Some(f) => slot_of(f.key) - self.cursor,
+                    None => return false,
+                },
             };
-            let digit = self.occupied[level].trailing_zeros();
-            self.occupied[level] &= !(1 << digit);
-            // The slot's start: the cursor's digits above `level`, `digit`, zeros below.
-            let shift = level as u32 * DIGIT_BITS;
-            let above = (self.cursor >> shift >> DIGIT_BITS) << DIGIT_BITS;
-            self.cursor = (above | u64::from(digit)) << shift;
-            let i = level * SLOTS + digit as usize;
-            let mut entries = std::mem::take(&mut self.wheel[i]);
-            for e in entries.drain(..) {
-                self.file(e); // to a lower level, or the current slot
+            self.cursor += step;
+            let i = (self.cursor % RING) as usize;
+            let mut n = std::mem::replace(&mut self.heads[i], NIL);
+            self.occupied[i / 64] &= !(1 << (i % 64));
+            if self.occupied[i / 64] == 0 {
+                self.words &= !(1 << (i / 64));
             }
-            self.wheel[i] = entries; // keep its capacity
+            while n != NIL {
+                let node = &mut self.nodes[n as usize];
+                self.current.push(Entry {
+                    key: node.key,
+                    event: node.event,
+                });
+                let next = std::mem::replace(&mut node.next, self.free);
+                self.free = n;
+                n = next;
+            }
+            // Far events that the ring now spans move into it (or the current slot).
+            while let Some(f) = self.far.first() {
+                if slot_of(f.key) - self.cursor >= RING {
+                    break;
+                }
+                let e = *f;
+                self.far.remove_first();
+                self.file(e);
+            }
         }
         true
     }
@@ -287,12 +385,21 @@ impl EventQueue {
         if let Some(e) = self.current.first() {
             return Some(e.time());
         }
-        let level = self.occupied.iter().position(|&o| o != 0)?;
-        let digit = self.occupied[level].trailing_zeros() as usize;
-        self.wheel[level * SLOTS + digit]
-            .iter()
-            .map(Entry::time)
-            .min()
+        if self.cursor == NO_WHEEL {
+            return None;
+        }
+        match self.next_occupied() {
+            Some(d) => {
+                let mut n = self.heads[((self.cursor + d) % RING) as usize];
+                let mut first = u128::MAX;
+                while n != NIL {
+                    first = first.min(self.nodes[n as usize].key);
+                    n = self.nodes[n as usize].next;
+                }
+                Some(Time((first >> 64) as u64))
+            }
+            None => self.far.first().map(Entry::time),
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -411,6 +518,56 @@ mod tests {
         }
         assert!(q.is_empty() && q.pop_until(Time::MAX).is_none());
         assert!(popped > 5_000, "the pops ran: {popped}");
+    }
+
+    /// Events on both sides of the ring's reach (its last slot, the first beyond it, far
+    /// beyond), with the ring wrapping round several times, come out in key order.
+    #[test]
+    fn order_holds_across_the_rings_reach() {
+        let mut q = EventQueue::default();
+        let mut model = std::collections::BTreeSet::new();
+        let slot = 1u64 << SLOT_BITS;
+        let mut seq = 0u64;
+        let mut add = |q: &mut EventQueue, t: u64| {
+            q.schedule(Time(t), Event::Scheduled(seq as u32));
+            model.insert((t, seq));
+            seq += 1;
+        };
+        // Enough events to start the wheel at slot 0.
+        for i in 0..LARGE as u64 {
+            add(&mut q, i % 7);
+        }
+        assert_ne!(q.cursor, NO_WHEEL);
+        for k in [
+            RING - 1,
+            RING,
+            RING + 1,
+            2 * RING - 1,
+            2 * RING,
+            5 * RING + 3,
+        ] {
+            for d in [0, 1, slot - 1] {
+                add(&mut q, k * slot + d);
+                add(&mut q, k * slot + d);
+            }
+        }
+        // Keep the wheel running while popping: new events a little ahead of each pop.
+        let mut popped = 0;
+        while let Some((t, s)) = model.pop_first() {
+            assert_eq!(
+                q.pop_until(Time::MAX),
+                Some((Time(t), Event::Scheduled(s as u32)))
+            );
+            popped += 1;
+            if popped < 3000 && q.len() < SMALL * 2 {
+                for d in [1, 3 * slot, RING * slot] {
+                    q.schedule(Time(t + d), Event::Scheduled(seq as u32));
+                    model.insert((t + d, seq));
+                    seq += 1;
+                }
+            }
+        }
+        assert!(q.is_empty());
     }
 
     /// A pop that finds nothing due leaves the queue able to take an event before the
