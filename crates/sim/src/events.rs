@@ -144,6 +144,8 @@ const SLOT_BITS: u32 = 12;
 const RING_BITS: u32 = 12;
 const RING: u64 = 1 << RING_BITS;
 const WORDS: usize = (RING / 64) as usize;
+// `EventQueue::words` has a bit per word of the ring's bitmap.
+const _: () = assert!(WORDS <= 64);
 /// The end of a ring slot's list, and of the free list.
 const NIL: u32 = u32::MAX;
 
