@@ -40,8 +40,9 @@ pub enum Event {
     /// enqueued: scheduled only for observers added beside the monitor, so that they hear of
     /// transmissions in time order (the monitor is told when the queue is next read).
     TxStart(u32),
-    /// The first packet propagating on a link reaches the link's far end.
-    Arrive(u32),
+    /// The first packet propagating on a link reaches the link's far end: the link, and the
+    /// packet's slot in the pipes' slab (for a prefetch only: it may be stale).
+    Arrive(u32, u32),
     /// An endpoint's timer, valid only if the generation still matches.
     Timer {
         endpoint: u32,
@@ -380,6 +381,12 @@ impl EventQueue {
             self.stop_wheel();
         }
         Some((first.time(), first.event))
+    }
+
+    /// The earliest event of the current slot, if it holds one (a cheap look ahead).
+    #[inline(always)]
+    pub fn peek_first(&self) -> Option<Event> {
+        self.current.first().map(|e| e.event)
     }
 
     /// When the earliest pending event is due.

@@ -53,6 +53,12 @@ impl Default for Pipe {
 }
 
 impl Pipe {
+    /// The slot of the pipe's first packet (`u32::MAX` if none).
+    #[inline(always)]
+    pub fn head(&self) -> u32 {
+        self.head
+    }
+
     /// Whether the pipe holds packets whose transmission has not started.
     #[inline(always)]
     pub fn has_queued(&self) -> bool {
@@ -72,6 +78,14 @@ impl Slab {
         Slab {
             slots: Vec::new(),
             free: NIL,
+        }
+    }
+
+    /// Fetches slot `i` into the cache, if there is one.
+    #[inline(always)]
+    pub fn prefetch(&self, i: u32) {
+        if let Some(s) = self.slots.get(i as usize) {
+            crate::simulator::prefetch(s);
         }
     }
 
