@@ -85,7 +85,7 @@ impl Slab {
     #[inline(always)]
     pub fn prefetch(&self, i: u32) {
         if let Some(s) = self.slots.get(i as usize) {
-            crate::simulator::prefetch(s);
+            prefetch(s);
         }
     }
 
@@ -195,6 +195,28 @@ impl Slab {
             Some((s.arrival, &s.pkt))
         })
     }
+}
+
+/// Asks the processor to bring the cache lines of `x` (up to two) into its cache, without
+/// waiting for them.
+#[inline(always)]
+pub fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let p = (x as *const T).cast::<i8>();
+        // SAFETY: a prefetch is only a hint: it reads nothing the program sees and cannot
+        // fault, whatever the address.
+        #[allow(unused_unsafe)]
+        unsafe {
+            _mm_prefetch(p, _MM_HINT_T0);
+            if std::mem::size_of::<T>() > 64 {
+                _mm_prefetch(p.wrapping_add(64), _MM_HINT_T0);
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
 }
 
 #[cfg(test)]

@@ -36,7 +36,7 @@ use rand::RngExt;
 use crate::events::{Event, EventQueue};
 use crate::monitor::Monitor;
 use crate::observe::{NetworkView, Observer, Transmit};
-use crate::pipes::{Pipe, Slab};
+use crate::pipes::{prefetch, Pipe, Slab};
 use acclab_scenario::{EventAction, LinkId, Scenario};
 
 /// One unidirectional link. Laid out for the cache (at 1000 flows a hop rarely finds its link
@@ -129,28 +129,6 @@ impl Link {
             None => self.ledger.backlog(),
         }
     }
-}
-
-/// Asks the processor to bring the cache lines of `x` (up to two) into its cache, without
-/// waiting for them.
-#[inline(always)]
-pub(crate) fn prefetch<T>(x: &T) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let p = (x as *const T).cast::<i8>();
-        // SAFETY: a prefetch is only a hint: it reads nothing the program sees and cannot
-        // fault, whatever the address.
-        #[allow(unused_unsafe)]
-        unsafe {
-            _mm_prefetch(p, _MM_HINT_T0);
-            if std::mem::size_of::<T>() > 64 {
-                _mm_prefetch(p.wrapping_add(64), _MM_HINT_T0);
-            }
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
 }
 
 /// [`Link::tx_time`] on the link's memo fields alone, for a caller that holds its queue.
