@@ -82,13 +82,24 @@ struct Held {
 
 impl Link {
     /// How long serialising `size` bytes takes at the link's rate (`Rate::tx_time`, memoised).
+    #[inline]
     fn tx_time(&mut self, size: u32) -> Duration {
-        tx_time(
-            &mut self.tx_memo_size,
-            &mut self.tx_memo_time,
-            self.rate,
-            size,
-        )
+        if self.tx_memo_size != size {
+            self.tx_memo_size = size;
+            self.tx_memo_time = self.rate.tx_time(u64::from(size));
+        }
+        self.tx_memo_time
+    }
+
+    /// On a link that [departs at enqueue](Link::departs_at_enqueue): the oldest packet in its
+    /// ledger, of `size` bytes, starts its transmission at `start`. Returns the backlog left
+    /// and when the transmission is done.
+    #[inline(always)]
+    fn start_sending(&mut self, size: u32, start: Time) -> (Backlog, Time) {
+        self.ledger.sent(size);
+        let done = start + self.tx_time(size);
+        self.dequeued_done = done;
+        (self.ledger.backlog(), done)
     }
 
     /// Whether a packet's departure is computed when it is enqueued, so that a hop costs one
@@ -129,16 +140,6 @@ impl Link {
             None => self.ledger.backlog(),
         }
     }
-}
-
-/// [`Link::tx_time`] on the link's memo fields alone, for a caller that holds its queue.
-#[inline]
-fn tx_time(memo_size: &mut u32, memo_time: &mut Duration, rate: Rate, size: u32) -> Duration {
-    if *memo_size != size {
-        *memo_size = size;
-        *memo_time = rate.tx_time(u64::from(size));
-    }
-    *memo_time
 }
 
 /// A discipline that holds its packets. Tail drop, the default (on links whose rate or delay
@@ -778,11 +779,7 @@ impl Simulator {
         let id = LinkId(l as u32);
         // Tail drop never marks.
         self.observers.on_enqueue(now, id, pkt, false, backlog);
-        let link = &mut self.links[l];
-        link.ledger.sent(pkt.size);
-        let backlog = link.ledger.backlog();
-        let done = now + link.tx_time(pkt.size);
-        link.dequeued_done = done;
+        let (backlog, done) = self.links[l].start_sending(pkt.size, now);
         self.packet_hops += 1;
         let tx = Transmit {
             sojourn: Duration::ZERO,
@@ -812,29 +809,17 @@ impl Simulator {
     /// at the link, a sample, the window's edges and the end of a run.
     fn start_due(&mut self, l: usize, t: Time) {
         let id = LinkId(l as u32);
-        let Link {
-            held: None,
-            ledger: q,
-            pipe,
-            dequeued_done,
-            tx_memo_size,
-            tx_memo_time,
-            rate,
-            ..
-        } = &mut self.links[l]
-        else {
+        let link = &mut self.links[l];
+        if !link.eager() {
             return;
-        };
+        }
         // The queued packets are the pipe's last ones: each is read in place.
-        while let Some((pkt, queued_at)) = self.slab.first_queued(pipe) {
-            let start = queued_at.max(*dequeued_done);
+        while let Some((pkt, queued_at)) = self.slab.first_queued(&link.pipe) {
+            let start = queued_at.max(link.dequeued_done);
             if start > t {
                 return;
             }
-            q.sent(pkt.size);
-            let backlog = q.backlog();
-            let done = start + tx_time(tx_memo_size, tx_memo_time, *rate, pkt.size);
-            *dequeued_done = done;
+            let (backlog, done) = link.start_sending(pkt.size, start);
             self.packet_hops += 1;
             let tx = Transmit {
                 sojourn: start - queued_at,
@@ -842,7 +827,7 @@ impl Simulator {
                 done,
             };
             self.observers.on_transmit(start, id, pkt, tx, backlog);
-            self.slab.start_first_queued(pipe);
+            self.slab.start_first_queued(&mut link.pipe);
         }
     }
 
