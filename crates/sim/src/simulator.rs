@@ -920,10 +920,10 @@ impl Simulator {
             self.start_due(l, self.now);
         }
         let link = &mut self.links[l];
-        let Some(pkt) = self.slab.pop_front(&mut link.pipe) else {
+        let Some((pkt, next)) = self.slab.pop_front(&mut link.pipe) else {
             return;
         };
-        if let Some(next) = self.slab.front_arrival(&link.pipe) {
+        if let Some(next) = next {
             self.events
                 .schedule(next, Event::Arrive(l as u32, link.pipe.head()));
         }
