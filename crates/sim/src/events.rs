@@ -367,6 +367,7 @@ impl EventQueue {
     }
 
     /// The earliest event, if it is due no later than `limit`.
+    #[inline]
     pub fn pop_until(&mut self, limit: Time) -> Option<(Time, Event)> {
         if self.cursor != NO_WHEEL && self.current.first().is_none() && !self.refill() {
             return None;
