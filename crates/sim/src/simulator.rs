@@ -898,6 +898,7 @@ impl Simulator {
     /// `pkt`, serialised on link `l` by `done`, enters its pipe — still queued if `queued` is
     /// the time it was (on a link that departs at enqueue). There it already counts the hop:
     /// its `hop` is the index, in its route, of the link it enters next.
+    #[inline(always)]
     fn propagate(&mut self, l: usize, done: Time, pkt: Packet, queued: Option<Time>) {
         let link = &mut self.links[l];
         // FIFO propagation: a delay decrease never lets a packet overtake the one ahead.
