@@ -4,9 +4,11 @@
 //! Why one slab rather than a ring per link: at 1,000 flows a hop rarely finds its link's ring
 //! in cache (4,002 links, each visited every few milliseconds), so writing a packet into it
 //! missed the cache at nearly every hop (cachegrind: 57% of the run's last-level write misses
-//! in the pipe's `push_back`). Here a freed slot is the next one handed out (last in, first
-//! out), so a packet is written where the packet before it was just read: the slots in use
-//! are the packets in flight, a few hundred kilobytes that stay in cache.
+//! in the pipe's `push_back`). Here a packet keeps its slot from hop to hop: taken out of one
+//! pipe's list at the far end, it is linked into the next link's list where it is, never
+//! copied out and back. A packet from an endpoint takes the slot freed last (last in, first
+//! out), so it is written where a packet was just read: the slots in use are the packets in
+//! flight, a few hundred kilobytes that stay in cache.
 //!
 //! A link keeps only its list's ends ([`Pipe`], 12 bytes in its first cache line). On a link
 //! whose packets enter the pipe when they are enqueued (their departure fixed then), the pipe
@@ -107,30 +109,17 @@ impl Slab {
         (pipe.head != NIL).then(|| self.slots[pipe.head as usize].arrival)
     }
 
-    /// Appends `pkt`, arriving at `arrival`, to `pipe`; returns it in place (to be changed
-    /// there rather than before the copy). With `queued: Some(at)` the packet was queued at
-    /// `at` and its transmission has not started: it joins the pipe's queued part (which a
-    /// pipe that takes such packets only ever takes at its end).
+    /// Puts `pkt` in a free slot, in no pipe yet; returns the slot.
     #[inline(always)]
-    pub fn push_back(
-        &mut self,
-        pipe: &mut Pipe,
-        arrival: Time,
-        pkt: Packet,
-        queued: Option<Time>,
-    ) -> &mut Packet {
-        debug_assert!(
-            queued.is_some() || pipe.queued == NIL,
-            "a started packet behind queued ones"
-        );
+    pub fn alloc(&mut self, pkt: Packet) -> u32 {
         let slot = Slot {
             pkt,
-            arrival,
-            queued_at: queued.unwrap_or(Time::ZERO),
+            arrival: Time::ZERO,
+            queued_at: Time::ZERO,
             next_arrival: Time::ZERO,
             next: NIL,
         };
-        let i = if self.free != NIL {
+        if self.free != NIL {
             let i = self.free;
             self.free = self.slots[i as usize].next;
             self.slots[i as usize] = slot;
@@ -138,7 +127,43 @@ impl Slab {
         } else {
             self.slots.push(slot);
             (self.slots.len() - 1) as u32
-        };
+        }
+    }
+
+    /// The packet in slot `i`.
+    #[inline(always)]
+    pub fn packet(&self, i: u32) -> &Packet {
+        &self.slots[i as usize].pkt
+    }
+
+    /// Frees slot `i`, in no pipe.
+    #[inline(always)]
+    pub fn free(&mut self, i: u32) {
+        self.slots[i as usize].next = self.free;
+        self.free = i;
+    }
+
+    /// Appends the packet in slot `i` (in no pipe: [allocated](Self::alloc) or
+    /// [taken out](Self::take_front) of another), arriving at `arrival`, to `pipe`; returns it
+    /// in place. With `queued: Some(at)` the packet was queued at `at` and its transmission
+    /// has not started: it joins the pipe's queued part (which a pipe that takes such packets
+    /// only ever takes at its end).
+    #[inline(always)]
+    pub fn link_back(
+        &mut self,
+        pipe: &mut Pipe,
+        i: u32,
+        arrival: Time,
+        queued: Option<Time>,
+    ) -> &mut Packet {
+        debug_assert!(
+            queued.is_some() || pipe.queued == NIL,
+            "a started packet behind queued ones"
+        );
+        let slot = &mut self.slots[i as usize];
+        slot.arrival = arrival;
+        slot.queued_at = queued.unwrap_or(Time::ZERO);
+        slot.next = NIL;
         if pipe.tail == NIL {
             pipe.head = i;
         } else {
@@ -151,6 +176,19 @@ impl Slab {
             pipe.queued = i;
         }
         &mut self.slots[i as usize].pkt
+    }
+
+    /// Appends `pkt`, arriving at `arrival`, to `pipe` (see [`link_back`](Self::link_back)).
+    #[cfg(test)]
+    fn push_back(
+        &mut self,
+        pipe: &mut Pipe,
+        arrival: Time,
+        pkt: Packet,
+        queued: Option<Time>,
+    ) -> &mut Packet {
+        let i = self.alloc(pkt);
+        self.link_back(pipe, i, arrival, queued)
     }
 
     /// The first packet of `pipe`'s queued part, in place, and when it was queued.
@@ -176,17 +214,18 @@ impl Slab {
         pipe.head != NIL && pipe.head == pipe.queued
     }
 
-    /// Takes the first packet of `pipe` out and frees its slot; returns it, and when the
-    /// packet now first arrives (if any is left).
+    /// Takes the first packet of `pipe` out, leaving it in its slot (for
+    /// [`link_back`](Self::link_back) into the next link's pipe, or to be
+    /// [freed](Self::free)); returns the slot, and when the packet now first arrives (if any
+    /// is left). A packet moves from pipe to pipe in its slot, never copied out and back.
     #[inline(always)]
-    pub fn pop_front(&mut self, pipe: &mut Pipe) -> Option<(Packet, Option<Time>)> {
+    pub fn take_front(&mut self, pipe: &mut Pipe) -> Option<(u32, Option<Time>)> {
         if pipe.head == NIL {
             return None;
         }
         debug_assert!(pipe.head != pipe.queued, "a queued packet taken out");
         let i = pipe.head;
-        let slot = &mut self.slots[i as usize];
-        let pkt = slot.pkt;
+        let slot = &self.slots[i as usize];
         pipe.head = slot.next;
         let next = if pipe.head == NIL {
             pipe.tail = NIL;
@@ -194,8 +233,15 @@ impl Slab {
         } else {
             Some(slot.next_arrival)
         };
-        slot.next = self.free;
-        self.free = i;
+        Some((i, next))
+    }
+
+    /// Takes the first packet of `pipe` out and frees its slot.
+    #[cfg(test)]
+    fn pop_front(&mut self, pipe: &mut Pipe) -> Option<(Packet, Option<Time>)> {
+        let (i, next) = self.take_front(pipe)?;
+        let pkt = *self.packet(i);
+        self.free(i);
         Some((pkt, next))
     }
 
@@ -280,6 +326,29 @@ mod tests {
         }
         // Slots ever used: the most packets that were in flight at once.
         assert_eq!(slab.slots.len(), most);
+    }
+
+    /// A packet taken out of one pipe and linked into another keeps its slot, and is at the
+    /// other's end.
+    #[test]
+    fn a_packet_moves_between_pipes_in_its_slot() {
+        let mut slab = Slab::new();
+        let (mut a, mut b) = (Pipe::default(), Pipe::default());
+        slab.push_back(&mut a, Time(10), pkt(0), None);
+        slab.push_back(&mut a, Time(20), pkt(1), None);
+        slab.push_back(&mut b, Time(5), pkt(2), None);
+        let (i, next) = slab.take_front(&mut a).unwrap();
+        assert_eq!((slab.packet(i).seq, next), (0, Some(Time(20))));
+        slab.link_back(&mut b, i, Time(30), None).hop = 7;
+        let in_b: Vec<_> = slab.iter(&b).map(|(t, p)| (t, p.seq, p.hop)).collect();
+        assert_eq!(in_b, vec![(Time(5), 2, 0), (Time(30), 0, 7)]);
+        let in_a: Vec<_> = slab.iter(&a).map(|(t, p)| (t, p.seq)).collect();
+        assert_eq!(in_a, vec![(Time(20), 1)]);
+        assert_eq!(slab.slots.len(), 3, "no slot taken for the move");
+        // A slot freed is the next one handed out.
+        let (j, _) = slab.take_front(&mut a).unwrap();
+        slab.free(j);
+        assert_eq!(slab.alloc(pkt(3)), j);
     }
 
     /// A pipe's queued part is its last packets, started one by one in order.

@@ -695,10 +695,13 @@ impl Simulator {
             pkt.hop = 0;
         }
         let first = self.routes.of(pkt.flow.0 as usize, dir)[0];
-        self.enqueue(first.0 as usize, &pkt);
+        let i = self.slab.alloc(pkt);
+        self.enqueue(first.0 as usize, i);
     }
 
-    fn enqueue(&mut self, l: usize, pkt: &Packet) {
+    /// The packet in slot `i` of the slab (in no pipe) reaches link `l`: it is queued there,
+    /// and put in the link's pipe in the same slot, or dropped and its slot freed.
+    fn enqueue(&mut self, l: usize, i: u32) {
         let now = self.now;
         let link = &self.links[l];
         if link.eager() && link.pipe.has_queued() {
@@ -711,12 +714,14 @@ impl Simulator {
             let (p, rng) = &mut **loss;
             if rng.random::<f64>() < *p {
                 let backlog = link.backlog();
-                self.drop(id, pkt, DropReason::LinkLoss, backlog);
+                let pkt = *self.slab.packet(i);
+                self.slab.free(i);
+                self.drop(id, &pkt, DropReason::LinkLoss, backlog);
                 return;
             }
         }
         let Some(held) = &mut link.held else {
-            match link.ledger.admit(pkt) {
+            match link.ledger.admit(self.slab.packet(i)) {
                 Ok(()) => {
                     let backlog = link.ledger.backlog();
                     // It starts when the packet ahead of it is done (that packet's arrival
@@ -726,20 +731,26 @@ impl Simulator {
                         .back_arrival(&link.pipe)
                         .map_or(now, |ahead| now.max(Time(ahead.0 - link.delay.0)));
                     if start == now {
-                        self.send_now(l, pkt, backlog);
+                        self.send_now(l, i, backlog);
                     } else {
-                        self.send_later(l, pkt, start);
                         // Tail drop never marks.
-                        self.observers.on_enqueue(now, id, pkt, false, backlog);
+                        self.observers
+                            .on_enqueue(now, id, self.slab.packet(i), false, backlog);
+                        self.send_later(l, i, start);
                     }
                 }
                 Err(d) => {
                     let backlog = link.ledger.backlog();
+                    self.slab.free(i);
                     self.drop(id, &d.packet, d.reason, backlog);
                 }
             }
             return;
         };
+        // The discipline keeps a copy of its own.
+        let pkt = *self.slab.packet(i);
+        self.slab.free(i);
+        let pkt = &pkt;
         let queue = &mut held.queue;
         match queue.enqueue(now, pkt) {
             Ok(e) => {
@@ -770,13 +781,15 @@ impl Simulator {
         }
     }
 
-    /// `pkt`, just admitted at link `l` that [departs at enqueue](Link::departs_at_enqueue)
-    /// (whose queue now holds `backlog`), finds the link idle: its transmission starts now. It
-    /// is reported queued and started (what [`start_due`](Self::start_due) would report at
-    /// once) and put in the pipe, started, with its arrival time at the far end.
-    fn send_now(&mut self, l: usize, pkt: &Packet, backlog: Backlog) {
+    /// The packet in slot `i`, just admitted at link `l` that [departs at
+    /// enqueue](Link::departs_at_enqueue) (whose queue now holds `backlog`), finds the link
+    /// idle: its transmission starts now. It is reported queued and started (what
+    /// [`start_due`](Self::start_due) would report at once) and put in the pipe, started, with
+    /// its arrival time at the far end.
+    fn send_now(&mut self, l: usize, i: u32, backlog: Backlog) {
         let now = self.now;
         let id = LinkId(l as u32);
+        let pkt = self.slab.packet(i);
         // Tail drop never marks.
         self.observers.on_enqueue(now, id, pkt, false, backlog);
         let (backlog, done) = self.links[l].start_sending(pkt.size, now);
@@ -787,16 +800,17 @@ impl Simulator {
             done,
         };
         self.observers.on_transmit(now, id, pkt, tx, backlog);
-        self.propagate(l, done, *pkt, None);
+        self.propagate(l, done, i, None);
     }
 
-    /// `pkt`, just admitted at link `l` that [departs at enqueue](Link::departs_at_enqueue),
-    /// waits for the packets ahead of it: its transmission starts at `start`, later than now.
-    /// It is put in the pipe, queued, with its arrival time at the far end.
-    fn send_later(&mut self, l: usize, pkt: &Packet, start: Time) {
+    /// The packet in slot `i`, just admitted at link `l` that [departs at
+    /// enqueue](Link::departs_at_enqueue), waits for the packets ahead of it: its transmission
+    /// starts at `start`, later than now. It is put in the pipe, queued, with its arrival time
+    /// at the far end.
+    fn send_later(&mut self, l: usize, i: u32, start: Time) {
         let now = self.now;
-        let done = start + self.links[l].tx_time(pkt.size);
-        self.propagate(l, done, *pkt, Some(now));
+        let done = start + self.links[l].tx_time(self.slab.packet(i).size);
+        self.propagate(l, done, i, Some(now));
         if self.observers.has_extra() {
             // Added observers hear of every transmission at its start, in time order.
             self.events.schedule(start, Event::TxStart(l as u32));
@@ -891,23 +905,21 @@ impl Simulator {
             return;
         };
         self.packet_hops += 1;
-        self.propagate(l, now, pkt, None);
+        let i = self.slab.alloc(pkt);
+        self.propagate(l, now, i, None);
         self.start_tx(l);
     }
 
-    /// `pkt`, serialised on link `l` by `done`, enters its pipe — still queued if `queued` is
-    /// the time it was (on a link that departs at enqueue). There it already counts the hop:
-    /// its `hop` is the index, in its route, of the link it enters next.
+    /// The packet in slot `i`, serialised on link `l` by `done`, enters its pipe — still queued
+    /// if `queued` is the time it was (on a link that departs at enqueue). There it already
+    /// counts the hop: its `hop` is the index, in its route, of the link it enters next.
     #[inline(always)]
-    fn propagate(&mut self, l: usize, done: Time, pkt: Packet, queued: Option<Time>) {
+    fn propagate(&mut self, l: usize, done: Time, i: u32, queued: Option<Time>) {
         let link = &mut self.links[l];
         // FIFO propagation: a delay decrease never lets a packet overtake the one ahead.
         let ahead = self.slab.back_arrival(&link.pipe);
         let arrival = (done + link.delay).max(ahead.unwrap_or(Time::ZERO));
-        // In the slot, not in `pkt` before the copy: the copy would wait for the narrow store.
-        self.slab
-            .push_back(&mut link.pipe, arrival, pkt, queued)
-            .hop += 1;
+        self.slab.link_back(&mut link.pipe, i, arrival, queued).hop += 1;
         if ahead.is_none() {
             let head = link.pipe.head();
             self.events.schedule(arrival, Event::Arrive(l as u32, head));
@@ -921,13 +933,14 @@ impl Simulator {
             self.start_due(l, self.now);
         }
         let link = &mut self.links[l];
-        let Some((pkt, next)) = self.slab.pop_front(&mut link.pipe) else {
+        let Some((i, next)) = self.slab.take_front(&mut link.pipe) else {
             return;
         };
         if let Some(next) = next {
             self.events
                 .schedule(next, Event::Arrive(l as u32, link.pipe.head()));
         }
+        let pkt = self.slab.packet(i);
         let flow = pkt.flow.0 as usize;
         let forward = pkt.kind.is_forward();
         match self
@@ -935,11 +948,14 @@ impl Simulator {
             .of(flow, usize::from(!forward))
             .get(pkt.hop as usize)
         {
+            // It moves on in its slot.
             Some(next) => {
                 let next = next.0 as usize;
-                self.enqueue(next, &pkt);
+                self.enqueue(next, i);
             }
             None => {
+                let pkt = *pkt;
+                self.slab.free(i);
                 self.flows[flow].counts[usize::from(!forward)].arrived += 1;
                 let e = EndpointSlot::destination(&pkt).index();
                 let now = self.now;
