@@ -143,6 +143,14 @@ impl Slab {
         self.free = i;
     }
 
+    /// Frees slot `i`, in no pipe, and returns the packet it held.
+    #[inline(always)]
+    pub fn release(&mut self, i: u32) -> Packet {
+        let pkt = self.slots[i as usize].pkt;
+        self.free(i);
+        pkt
+    }
+
     /// Appends the packet in slot `i` (in no pipe: [allocated](Self::alloc) or
     /// [taken out](Self::take_front) of another), arriving at `arrival`, to `pipe`; returns it
     /// in place. With `queued: Some(at)` the packet was queued at `at` and its transmission
@@ -240,9 +248,7 @@ impl Slab {
     #[cfg(test)]
     fn pop_front(&mut self, pipe: &mut Pipe) -> Option<(Packet, Option<Time>)> {
         let (i, next) = self.take_front(pipe)?;
-        let pkt = *self.packet(i);
-        self.free(i);
-        Some((pkt, next))
+        Some((self.release(i), next))
     }
 
     /// The packets of `pipe`, oldest first, with their arrival times.

@@ -714,8 +714,7 @@ impl Simulator {
             let (p, rng) = &mut **loss;
             if rng.random::<f64>() < *p {
                 let backlog = link.backlog();
-                let pkt = *self.slab.packet(i);
-                self.slab.free(i);
+                let pkt = self.slab.release(i);
                 self.drop(id, &pkt, DropReason::LinkLoss, backlog);
                 return;
             }
@@ -748,9 +747,7 @@ impl Simulator {
             return;
         };
         // The discipline keeps a copy of its own.
-        let pkt = *self.slab.packet(i);
-        self.slab.free(i);
-        let pkt = &pkt;
+        let pkt = &self.slab.release(i);
         let queue = &mut held.queue;
         match queue.enqueue(now, pkt) {
             Ok(e) => {
@@ -954,8 +951,7 @@ impl Simulator {
                 self.enqueue(next, i);
             }
             None => {
-                let pkt = *pkt;
-                self.slab.free(i);
+                let pkt = self.slab.release(i);
                 self.flows[flow].counts[usize::from(!forward)].arrived += 1;
                 let e = EndpointSlot::destination(&pkt).index();
                 let now = self.now;
