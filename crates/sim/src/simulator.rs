@@ -21,8 +21,9 @@
 //! - Endpoint timers are lazy: an endpoint's heap entry is replaced only when its deadline moves
 //!   earlier; a deadline that moves later (the RTO, on every ACK) costs nothing until the old
 //!   entry fires and re-arms. Cancelled entries are recognised by a generation number.
-//! - Flows reach their packets' routes by index: forward packets follow `forward`, ACKs and
-//!   reverse control packets follow `reverse`.
+//! - Every route is in one table: forward packets follow their flow's `forward`, ACKs and
+//!   reverse control packets its `reverse`. A packet's pipe slot keeps where its route
+//!   begins, so that a hop reads the table and nothing of the flow.
 
 use acclab_core::config::{FlowContext, QueueConfig, QueueContext};
 use acclab_core::queue::droptail::{DropTail, TailDropLedger};
@@ -206,27 +207,37 @@ pub struct PacketCounts {
     pub dropped_bytes: u64,
 }
 
-/// Every flow's routes, forward (data) and reverse (ACKs), in one table: a hop reads a few
-/// bytes that stay in cache, instead of a flow's state and a route allocation of its own.
+/// Every flow's routes, forward (data) and reverse (ACKs), in one table, each followed by an
+/// end marker. A packet's slot keeps where its route begins (`Slab::alloc`), so that a hop
+/// reads the table only: neither the flow's state nor where its route is.
 #[derive(Default)]
 struct Routes {
     hops: Vec<LinkId>,
-    /// Flow f's forward route is `hops[spans[2f].0 ..][.. spans[2f].1]`, its reverse `2f + 1`.
-    spans: Vec<(u32, u32)>,
+    /// Flow f's forward route begins at `hops[starts[2f]]`, its reverse at `starts[2f + 1]`.
+    starts: Vec<u32>,
 }
 
 impl Routes {
+    /// The marker after each route.
+    const END: LinkId = LinkId(u32::MAX);
+
     fn push(&mut self, route: &[LinkId]) {
-        self.spans
-            .push((self.hops.len() as u32, route.len() as u32));
+        self.starts.push(self.hops.len() as u32);
         self.hops.extend_from_slice(route);
+        self.hops.push(Routes::END);
     }
 
-    /// Flow `flow`'s route in direction `dir` (0 forward, 1 reverse).
+    /// Where flow `flow`'s route in direction `dir` (0 forward, 1 reverse) begins.
     #[inline(always)]
-    fn of(&self, flow: usize, dir: usize) -> &[LinkId] {
-        let (start, len) = self.spans[2 * flow + dir];
-        &self.hops[start as usize..][..len as usize]
+    fn start(&self, flow: usize, dir: usize) -> u32 {
+        self.starts[2 * flow + dir]
+    }
+
+    /// Link `hop` of the route that begins at `start`; `None` past its last.
+    #[inline(always)]
+    fn link(&self, start: u32, hop: u16) -> Option<usize> {
+        let l = self.hops[start as usize + hop as usize];
+        (l != Routes::END).then_some(l.0 as usize)
     }
 }
 
@@ -694,9 +705,10 @@ impl Simulator {
         if pkt.hop != 0 {
             pkt.hop = 0;
         }
-        let first = self.routes.of(pkt.flow.0 as usize, dir)[0];
-        let i = self.slab.alloc(pkt);
-        self.enqueue(first.0 as usize, i);
+        let route = self.routes.start(pkt.flow.0 as usize, dir);
+        let first = self.routes.link(route, 0).expect("a route has a link");
+        let i = self.slab.alloc(pkt, route);
+        self.enqueue(first, i);
     }
 
     /// The packet in slot `i` of the slab (in no pipe) reaches link `l`: it is queued there,
@@ -902,7 +914,10 @@ impl Simulator {
             return;
         };
         self.packet_hops += 1;
-        let i = self.slab.alloc(pkt);
+        let dir = usize::from(!pkt.kind.is_forward());
+        let i = self
+            .slab
+            .alloc(pkt, self.routes.start(pkt.flow.0 as usize, dir));
         self.propagate(l, now, i, None);
         self.start_tx(l);
     }
@@ -937,22 +952,14 @@ impl Simulator {
             self.events
                 .schedule(next, Event::Arrive(l as u32, link.pipe.head()));
         }
-        let pkt = self.slab.packet(i);
-        let flow = pkt.flow.0 as usize;
-        let forward = pkt.kind.is_forward();
-        match self
-            .routes
-            .of(flow, usize::from(!forward))
-            .get(pkt.hop as usize)
-        {
+        let (pkt, route) = self.slab.packet_and_route(i);
+        match self.routes.link(route, pkt.hop) {
             // It moves on in its slot.
-            Some(next) => {
-                let next = next.0 as usize;
-                self.enqueue(next, i);
-            }
+            Some(next) => self.enqueue(next, i),
             None => {
                 let pkt = self.slab.release(i);
-                self.flows[flow].counts[usize::from(!forward)].arrived += 1;
+                let flow = pkt.flow.0 as usize;
+                self.flows[flow].counts[usize::from(!pkt.kind.is_forward())].arrived += 1;
                 let e = EndpointSlot::destination(&pkt).index();
                 let now = self.now;
                 self.observers.on_deliver(now, &pkt);
