@@ -23,14 +23,16 @@
 //!   entry fires and re-arms. Cancelled entries are recognised by a generation number.
 //! - Every route is in one table: forward packets follow their flow's `forward`, ACKs and
 //!   reverse control packets its `reverse`. A packet's pipe slot keeps where its route
-//!   begins, so that a hop reads the table and nothing of the flow.
+//!   begins, so that a hop reads the table and nothing of the flow; what an endpoint's packet
+//!   touches of its flow (where its routes begin, the packet counts, the endpoints' timers)
+//!   is one cache line, the flow's [`Books`].
 
 use acclab_core::config::{FlowContext, QueueConfig, QueueContext};
 use acclab_core::queue::droptail::{DropTail, TailDropLedger};
 use acclab_core::queue::{
     Backlog, Dequeued, DropReason, Dropped, Enqueued, QueueDiscipline, QueueState, QueueStats,
 };
-use acclab_core::transport::{Endpoint, EndpointSlot, EndpointStats};
+use acclab_core::transport::{Endpoint, EndpointSlot, EndpointStats, Side};
 use acclab_core::{rng, Duration, FlowId, Limit, Packet, Rate, Time};
 use rand::RngExt;
 
@@ -208,29 +210,23 @@ pub struct PacketCounts {
 }
 
 /// Every flow's routes, forward (data) and reverse (ACKs), in one table, each followed by an
-/// end marker. A packet's slot keeps where its route begins (`Slab::alloc`), so that a hop
-/// reads the table only: neither the flow's state nor where its route is.
+/// end marker. A flow's [`Books`] keep where its routes begin, and a packet's slot where its
+/// own does (`Slab::alloc`), so that a hop reads the table only.
 #[derive(Default)]
 struct Routes {
     hops: Vec<LinkId>,
-    /// Flow f's forward route begins at `hops[starts[2f]]`, its reverse at `starts[2f + 1]`.
-    starts: Vec<u32>,
 }
 
 impl Routes {
     /// The marker after each route.
     const END: LinkId = LinkId(u32::MAX);
 
-    fn push(&mut self, route: &[LinkId]) {
-        self.starts.push(self.hops.len() as u32);
+    /// Adds `route`; returns where it begins.
+    fn push(&mut self, route: &[LinkId]) -> u32 {
+        let start = self.hops.len() as u32;
         self.hops.extend_from_slice(route);
         self.hops.push(Routes::END);
-    }
-
-    /// Where flow `flow`'s route in direction `dir` (0 forward, 1 reverse) begins.
-    #[inline(always)]
-    fn start(&self, flow: usize, dir: usize) -> u32 {
-        self.starts[2 * flow + dir]
+        start
     }
 
     /// Link `hop` of the route that begins at `start`; `None` past its last.
@@ -241,12 +237,36 @@ impl Routes {
     }
 }
 
+/// What the simulator reads and writes of a flow for each of its packets, in one cache line:
+/// where its routes begin, its packets injected and arrived, and its endpoints' timers. (At
+/// 10,000 flows, the route table's index, the counts and the timers were a miss each.) In
+/// each pair, [0] is for forward packets (data, OB, IB) or the sender, [1] for backward ones
+/// (ACKs, reverse control) or the receiver. The counts are the simulator's own bookkeeping,
+/// checked against the packets found in the network.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Books {
+    route: [u32; 2],
+    injected: [u64; 2],
+    arrived: [u64; 2],
+    /// When each endpoint's timer entry in the event queue is due ([`Books::UNARMED`] if it
+    /// has none), and the generation that entry carries: an entry of another generation was
+    /// replaced (it moved earlier) and is ignored when it comes.
+    armed: [Time; 2],
+    generation: [u32; 2],
+}
+
+impl Books {
+    /// No timer entry: a deadline at the end of time is never scheduled, since it never comes.
+    const UNARMED: Time = Time(u64::MAX);
+}
+
+/// The rest of a flow's state, read at samples and drops.
 struct FlowState {
     start: Time,
     stop: Option<Time>,
-    /// [0] forward packets (data, OB, IB), [1] backward packets (ACKs, reverse control): the
-    /// simulator's own bookkeeping, checked against the packets found in the network.
-    counts: [PacketCounts; 2],
+    /// Packets dropped and their bytes, forward and backward (as in [`Books`]).
+    dropped: [(u64, u64); 2],
 }
 
 /// The [`View`] of a simulator `$s`, borrowing only its links, flows and endpoints (so that its
@@ -377,12 +397,6 @@ impl Observer for Observers {
     }
 }
 
-#[derive(Clone, Copy, Default)]
-struct TimerSlot {
-    armed: Option<Time>,
-    generation: u32,
-}
-
 /// The sender and receiver of every flow of `scenario`, built from their scheme configurations:
 /// `[sender 0, receiver 0, sender 1, …]`.
 pub fn build_endpoints(scenario: &Scenario) -> Vec<Box<dyn Endpoint>> {
@@ -424,10 +438,11 @@ pub struct Simulator {
     /// The packets in every link's pipe.
     slab: Slab,
     flows: Vec<FlowState>,
+    /// Each flow's [`Books`].
+    books: Vec<Books>,
     routes: Routes,
     /// Each flow's endpoints, at their [`EndpointSlot`].
     endpoints: Vec<Box<dyn Endpoint>>,
-    timers: Vec<TimerSlot>,
     observers: Observers,
     event_count: u64,
     packet_hops: u64,
@@ -498,6 +513,7 @@ impl Simulator {
             })
             .collect();
         let mut flows = Vec::with_capacity(scenario.flows.len());
+        let mut books = Vec::with_capacity(scenario.flows.len());
         let mut routes = Routes::default();
         let mut events = EventQueue::default();
         for (i, f) in scenario.flows.iter().enumerate() {
@@ -506,12 +522,17 @@ impl Simulator {
             if let Some(stop) = f.stop {
                 events.schedule(stop.max(start), Event::FlowStop(i as u32));
             }
-            routes.push(&f.forward);
-            routes.push(&f.reverse);
+            books.push(Books {
+                route: [routes.push(&f.forward), routes.push(&f.reverse)],
+                injected: [0; 2],
+                arrived: [0; 2],
+                armed: [Books::UNARMED; 2],
+                generation: [0; 2],
+            });
             flows.push(FlowState {
                 start,
                 stop: f.stop,
-                counts: Default::default(),
+                dropped: [(0, 0); 2],
             });
         }
         for (i, e) in scenario.events.iter().enumerate() {
@@ -521,7 +542,6 @@ impl Simulator {
         events.schedule(from, Event::WindowStart);
         events.schedule(to, Event::WindowEnd);
         events.schedule(Time::ZERO + scenario.output.sample_interval, Event::Sample);
-        let timers = vec![TimerSlot::default(); endpoints.len()];
         let view = View {
             links: &links,
             flows: &flows,
@@ -536,9 +556,9 @@ impl Simulator {
             links,
             slab: Slab::new(),
             flows,
+            books,
             routes,
             endpoints,
-            timers,
             observers: Observers {
                 monitor,
                 extra: Vec::new(),
@@ -666,11 +686,16 @@ impl Simulator {
         }
         if let Some(t) = self.endpoints[e].poll_timeout() {
             let t = t.max(now);
-            let slot = &mut self.timers[e];
-            if slot.armed.is_none_or(|a| a > t) {
-                slot.generation = slot.generation.wrapping_add(1);
-                slot.armed = Some(t);
-                let generation = slot.generation;
+            let slot = EndpointSlot::at(e);
+            let (b, side) = (
+                &mut self.books[slot.flow().0 as usize],
+                usize::from(slot.side() == Side::Receiver),
+            );
+            // Unarmed is later than any deadline.
+            if b.armed[side] > t {
+                b.generation[side] = b.generation[side].wrapping_add(1);
+                b.armed[side] = t;
+                let generation = b.generation[side];
                 self.events.schedule(
                     t,
                     Event::Timer {
@@ -683,11 +708,15 @@ impl Simulator {
     }
 
     fn timer(&mut self, e: usize, generation: u32) {
-        let slot = &mut self.timers[e];
-        if slot.generation != generation || slot.armed.is_none() {
+        let slot = EndpointSlot::at(e);
+        let (b, side) = (
+            &mut self.books[slot.flow().0 as usize],
+            usize::from(slot.side() == Side::Receiver),
+        );
+        if b.generation[side] != generation || b.armed[side] == Books::UNARMED {
             return; // cancelled
         }
-        slot.armed = None;
+        b.armed[side] = Books::UNARMED;
         let now = self.now;
         if self.endpoints[e].poll_timeout().is_some_and(|t| t <= now) {
             self.endpoints[e].handle_timeout(now);
@@ -697,15 +726,15 @@ impl Simulator {
 
     /// A packet leaves an endpoint: it enters the first link of its route.
     fn inject(&mut self, mut pkt: Packet) {
-        let f = &mut self.flows[pkt.flow.0 as usize];
+        let b = &mut self.books[pkt.flow.0 as usize];
         let dir = usize::from(!pkt.kind.is_forward());
-        f.counts[dir].injected += 1;
+        b.injected[dir] += 1;
         // Endpoints make packets at hop 0. (Stored only when needed: a narrow store into a
         // packet about to be copied stalls the copy, which cannot take it from the store.)
         if pkt.hop != 0 {
             pkt.hop = 0;
         }
-        let route = self.routes.start(pkt.flow.0 as usize, dir);
+        let route = b.route[dir];
         let first = self.routes.link(route, 0).expect("a route has a link");
         let i = self.slab.alloc(pkt, route);
         self.enqueue(first, i);
@@ -865,9 +894,9 @@ impl Simulator {
 
     /// `p` is lost at link `l`: counted for conservation, reported to the observers.
     fn drop(&mut self, l: LinkId, p: &Packet, why: DropReason, backlog: Backlog) {
-        let c = &mut self.flows[p.flow.0 as usize].counts[usize::from(!p.kind.is_forward())];
-        c.dropped += 1;
-        c.dropped_bytes += p.size as u64;
+        let c = &mut self.flows[p.flow.0 as usize].dropped[usize::from(!p.kind.is_forward())];
+        c.0 += 1;
+        c.1 += p.size as u64;
         self.observers.on_drop(self.now, l, p, why, backlog);
     }
 
@@ -917,7 +946,7 @@ impl Simulator {
         let dir = usize::from(!pkt.kind.is_forward());
         let i = self
             .slab
-            .alloc(pkt, self.routes.start(pkt.flow.0 as usize, dir));
+            .alloc(pkt, self.books[pkt.flow.0 as usize].route[dir]);
         self.propagate(l, now, i, None);
         self.start_tx(l);
     }
@@ -959,7 +988,7 @@ impl Simulator {
             None => {
                 let pkt = self.slab.release(i);
                 let flow = pkt.flow.0 as usize;
-                self.flows[flow].counts[usize::from(!pkt.kind.is_forward())].arrived += 1;
+                self.books[flow].arrived[usize::from(!pkt.kind.is_forward())] += 1;
                 let e = EndpointSlot::destination(&pkt).index();
                 let now = self.now;
                 self.observers.on_deliver(now, &pkt);
@@ -1002,7 +1031,13 @@ impl Simulator {
 
     /// Injected / arrived / dropped counts of flow `f`, forward and backward.
     pub fn packet_counts(&self, f: usize) -> [PacketCounts; 2] {
-        self.flows[f].counts
+        let (b, dropped) = (&self.books[f], &self.flows[f].dropped);
+        [0, 1].map(|d| PacketCounts {
+            injected: b.injected[d],
+            arrived: b.arrived[d],
+            dropped: dropped[d].0,
+            dropped_bytes: dropped[d].1,
+        })
     }
 
     /// Largest backlog each link's queue ever held, (packets, bytes), as the monitor saw it.
@@ -1136,5 +1171,12 @@ set_rate = { link = "d->e", rate = "5Mbps" }
         assert_eq!(std::mem::align_of::<Link>(), 64);
         assert_eq!(std::mem::offset_of!(Link, ledger), 64);
         assert_eq!(std::mem::size_of::<TailDropLedger>(), 64);
+    }
+
+    /// What a packet touches of its flow is one cache line (see [`Books`]).
+    #[test]
+    fn a_flows_books_are_one_cache_line() {
+        assert_eq!(std::mem::size_of::<Books>(), 64);
+        assert_eq!(std::mem::align_of::<Books>(), 64);
     }
 }
