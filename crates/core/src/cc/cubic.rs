@@ -474,7 +474,7 @@ impl SchemeParams for CubicParams {
     }
 
     fn build(&self, ctx: &FlowContext) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
-        let cc = Box::new(Cubic::new(CubicConfig {
+        let cc = Cubic::new(CubicConfig {
             mss: ctx.packet_size as u64,
             initial_window: self.initial_window,
             c: self.c,
@@ -483,7 +483,7 @@ impl SchemeParams for CubicParams {
             hystart: self.hystart,
             reno_friendly: self.reno_friendly,
             linux: self.linux,
-        }));
+        });
         self.tcp().endpoints(ctx, cc)
     }
 }

@@ -192,12 +192,12 @@ impl SchemeParams for DctcpParams {
     }
 
     fn build(&self, ctx: &FlowContext) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
-        let cc = Box::new(Dctcp::new(
+        let cc = Dctcp::new(
             ctx.packet_size as u64,
             self.initial_window,
             self.g,
             self.initial_alpha,
-        ));
+        );
         self.tcp().endpoints(ctx, cc)
     }
 }

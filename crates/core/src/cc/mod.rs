@@ -134,3 +134,42 @@ pub trait CongestionController: Send {
         None
     }
 }
+
+/// A boxed controller is a controller: a transport holds its controller by value
+/// (`TcpSender<C>`, the controller then in the sender's own memory, not behind a pointer),
+/// or, where the kind is chosen at run time, boxed.
+impl<T: CongestionController + ?Sized> CongestionController for Box<T> {
+    fn on_sent(&mut self, now: Time, sent: &SentSample) {
+        (**self).on_sent(now, sent)
+    }
+    fn on_ack(&mut self, now: Time, ack: &AckSample) {
+        (**self).on_ack(now, ack)
+    }
+    fn on_congestion_event(&mut self, now: Time, event: &CongestionEvent) {
+        (**self).on_congestion_event(now, event)
+    }
+    fn on_recovery_end(&mut self, now: Time) {
+        (**self).on_recovery_end(now)
+    }
+    fn window(&self) -> u64 {
+        (**self).window()
+    }
+    fn in_slow_start(&self) -> bool {
+        (**self).in_slow_start()
+    }
+    fn ssthresh(&self) -> Option<u64> {
+        (**self).ssthresh()
+    }
+    fn pacing_rate(&self) -> Option<Rate> {
+        (**self).pacing_rate()
+    }
+    fn wants_rate_samples(&self) -> bool {
+        (**self).wants_rate_samples()
+    }
+    fn accumulation(&self) -> Option<f64> {
+        (**self).accumulation()
+    }
+    fn base_rtt(&self) -> Option<Duration> {
+        (**self).base_rtt()
+    }
+}

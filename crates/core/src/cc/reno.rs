@@ -170,10 +170,8 @@ impl SchemeParams for RenoParams {
     }
 
     fn build(&self, ctx: &FlowContext) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
-        let cc = Box::new(
-            Reno::new(ctx.packet_size as u64, self.initial_window)
-                .with_byte_counting(self.byte_counting),
-        );
+        let cc = Reno::new(ctx.packet_size as u64, self.initial_window)
+            .with_byte_counting(self.byte_counting);
         self.tcp().endpoints(ctx, cc)
     }
 }

@@ -480,7 +480,7 @@ impl Serialize for BaseRttParam {
 impl VegasParams {
     /// The endpoints of a Vegas (`rem` false) or Vegas+REM flow.
     fn endpoints(&self, ctx: &FlowContext, rem: bool) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
-        let cc = Box::new(Vegas::new(self.controller(ctx.packet_size as u64, rem)));
+        let cc = Vegas::new(self.controller(ctx.packet_size as u64, rem));
         // Vegas+REM sends ECN-capable packets: REM marks them instead of dropping.
         TcpOptions {
             size: self.size,

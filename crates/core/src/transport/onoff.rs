@@ -241,11 +241,8 @@ mod tests {
 
     #[test]
     fn alternates_transfers_and_silences_with_the_configured_means() {
-        let tcp = TcpSender::new(
-            FlowId(0),
-            TcpConfig::default(),
-            Box::new(Reno::new(1000, 2)),
-        );
+        let cc: Box<dyn CongestionController> = Box::new(Reno::new(1000, 2));
+        let tcp = TcpSender::new(FlowId(0), TcpConfig::default(), cc);
         let mut src = OnOffSender::new(
             tcp,
             Box::new(|| Box::new(Reno::new(1000, 2))),

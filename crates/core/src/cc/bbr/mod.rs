@@ -565,7 +565,7 @@ impl SchemeParams for BbrParams {
             probe_rtt_duration: self.probe_rtt_duration,
         };
         let rng = crate::rng::stream(ctx.seed, &format!("{}:bbr", ctx.name));
-        let cc = Box::new(Bbr::new(cfg, rng));
+        let cc = Bbr::new(cfg, rng);
         self.tcp().endpoints(ctx, cc)
     }
 }
