@@ -7,6 +7,12 @@
 //! and reports its wall time as a share of the packet run's (issue 23's target: under 1% for
 //! 100 flows over 100 s). `--flows` cases may run Vegas or Monaco flows instead (`--scheme`),
 //! to measure the model tier on their laws.
+//!
+//! `--against OTHER` compares this build with another acclab executable (an older checkout's
+//! `target/release/acclab`, say) on the same cases: the two run in pairs, one right after the
+//! other, their order alternating from pair to pair, so that both see the host in the same
+//! state; the figure is the median of the pairs' ratios. A shared machine moves single runs by
+//! 5-20%, which unpaired medians taken minutes apart do not cancel.
 
 use std::process::Command;
 
@@ -94,8 +100,12 @@ pub struct BenchArgs {
     repeat: usize,
     /// Also integrate the model tier on each case and report its wall time beside the packet
     /// run's.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "against")]
     model: bool,
+    /// Another acclab executable to compare with: each repetition runs a case on both, back to
+    /// back in alternating order, and the median of the per-pair time ratios is reported.
+    #[arg(long, value_name = "ACCLAB")]
+    against: Option<std::path::PathBuf>,
 }
 
 fn peak_rss_mb() -> Option<f64> {
@@ -194,6 +204,9 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             .collect()
     };
     let exe = std::env::current_exe().context("cannot find the acclab executable")?;
+    if let Some(other) = &args.against {
+        return compare(&exe, other, &cases, args.repeat.max(1));
+    }
     println!(
         "{:<15} {:>7} {:>8} {:>9} {:>12} {:>10} {:>11} {:>12} {:>14} {:>8}",
         "case",
@@ -213,33 +226,9 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     for (name, c) in &cases {
         let mut runs = Vec::new();
         for _ in 0..args.repeat.max(1) {
-            let out = Command::new(&exe)
-                .args([
-                    "bench-case",
-                    &c.flows.to_string(),
-                    &c.duration_s.to_string(),
-                    "--rate-mbps",
-                    &c.rate_mbps.to_string(),
-                    "--scheme",
-                    c.scheme.kind(),
-                ])
-                .args(args.model.then_some("--model"))
-                .output()
-                .context("cannot start a benchmark case")?;
-            if !out.status.success() {
-                bail!(
-                    "benchmark case failed: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                );
-            }
-            let v: serde_json::Value = serde_json::from_slice(&out.stdout)?;
-            runs.push(v);
+            runs.push(run_child(&exe, c, args.model)?);
         }
-        let median = |key: &str| {
-            let mut v: Vec<f64> = runs.iter().filter_map(|r| r[key].as_f64()).collect();
-            v.sort_by(f64::total_cmp);
-            v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
-        };
+        let median = |key: &str| median_of(runs.iter().filter_map(|r| r[key].as_f64()).collect());
         let (wall, setup) = (median("wall_s"), median("setup_s"));
         let num = |k: &str| runs[0][k].as_f64().unwrap_or(f64::NAN);
         let peak = runs
@@ -277,6 +266,116 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     println!(
         "(median of {} runs per case; ns-3.48 on this machine kind: 10 flows ≈ 35 k, 100 flows ≈ 17 k bottleneck pkt/s)",
         args.repeat.max(1)
+    );
+    Ok(())
+}
+
+/// The median of `v` (the upper one of an even count), NaN if empty.
+fn median_of(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// Runs case `c` with `bench-case` of executable `exe` in a fresh process; its JSON line.
+fn run_child(exe: &std::path::Path, c: &Case, model: bool) -> Result<serde_json::Value> {
+    let out = Command::new(exe)
+        .args([
+            "bench-case",
+            &c.flows.to_string(),
+            &c.duration_s.to_string(),
+            "--rate-mbps",
+            &c.rate_mbps.to_string(),
+            "--scheme",
+            c.scheme.kind(),
+        ])
+        .args(model.then_some("--model"))
+        .output()
+        .with_context(|| format!("cannot start {}", exe.display()))?;
+    if !out.status.success() {
+        bail!(
+            "benchmark case failed in {}: {}",
+            exe.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    serde_json::from_slice(&out.stdout).with_context(|| {
+        format!(
+            "{} bench-case did not print a JSON line (is it an acclab executable?); it printed {:?}",
+            exe.display(),
+            String::from_utf8_lossy(&out.stdout).trim()
+        )
+    })
+}
+
+/// `--against`: each case `repeat` times on this build and on `other`, in pairs run back to
+/// back (this build first in odd pairs, `other` first in even ones); per case the two medians
+/// and the median, lowest and highest of the pairs' ratios (this build's time over the
+/// other's), and how far the two runs' bottleneck packet counts are apart.
+fn compare(
+    exe: &std::path::Path,
+    other: &std::path::Path,
+    cases: &[(String, Case)],
+    repeat: usize,
+) -> Result<()> {
+    if !other.is_file() {
+        bail!(
+            "--against {}: no such file (give the path of another acclab executable)",
+            other.display()
+        );
+    }
+    let progress = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    println!(
+        "{:<15} {:>7} {:>9} {:>9} {:>7} {:>15} {:>9} {:>11}",
+        "case", "flows", "this s", "other s", "ratio", "pairs' range", "speed-up", "pkts apart"
+    );
+    for (name, c) in cases {
+        let (mut this, mut that, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+        let mut apart: f64 = 0.0;
+        for pair in 0..repeat {
+            if progress {
+                eprint!("\r{name}: pair {}/{repeat} ", pair + 1);
+            }
+            let (a, b) = if pair % 2 == 0 {
+                let a = run_child(exe, c, false)?;
+                (a, run_child(other, c, false)?)
+            } else {
+                let b = run_child(other, c, false)?;
+                (run_child(exe, c, false)?, b)
+            };
+            let wall = |v: &serde_json::Value| {
+                v["wall_s"]
+                    .as_f64()
+                    .with_context(|| format!("a bench-case line without wall_s: {v}"))
+            };
+            let (wa, wb) = (wall(&a)?, wall(&b)?);
+            this.push(wa);
+            that.push(wb);
+            ratios.push(wa / wb);
+            let pkts = |v: &serde_json::Value| v["bottleneck_packets"].as_f64().unwrap_or(f64::NAN);
+            apart = apart.max((pkts(&a) - pkts(&b)).abs() / pkts(&b).max(1.0));
+        }
+        if progress {
+            eprint!("\r{:40}\r", "");
+        }
+        let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let ratio = median_of(ratios);
+        println!(
+            "{:<15} {:>7} {:>9.3} {:>9.3} {:>7.3} {:>15} {:>8.2}x {:>10.2}%",
+            name,
+            c.flows,
+            median_of(this),
+            median_of(that),
+            ratio,
+            format!("{lo:.3}-{hi:.3}"),
+            1.0 / ratio,
+            100.0 * apart
+        );
+    }
+    println!(
+        "({repeat} pairs per case, run back to back in alternating order; ratio: median of the pairs' \
+         (this build's wall time / the other's); speed-up: its inverse; pkts apart: the largest \
+         difference in bottleneck packets between the two builds' runs)"
     );
     Ok(())
 }

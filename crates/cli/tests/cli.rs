@@ -175,6 +175,14 @@ fn help_and_check_work() {
     );
 }
 
+/// The line of the 3-flow case in what a successful `acclab bench --flows 3` printed (`out`).
+fn bench_line<'a>(o: &std::process::Output, out: &'a str) -> &'a str {
+    assert!(o.status.success(), "{out}");
+    out.lines()
+        .find(|l| l.starts_with("3@100M"))
+        .unwrap_or_else(|| panic!("no case line in:\n{out}"))
+}
+
 #[test]
 fn bench_with_model_reports_the_model_beside_the_packet_run() {
     let tmp = tempfile::tempdir().unwrap();
@@ -195,11 +203,7 @@ fn bench_with_model_reports_the_model_beside_the_packet_run() {
             ],
         );
         let out = text(&o);
-        assert!(o.status.success(), "{out}");
-        let case = out
-            .lines()
-            .find(|l| l.starts_with("3@100M"))
-            .unwrap_or_else(|| panic!("no case line in:\n{out}"));
+        let case = bench_line(&o, &out);
         assert_eq!(case.contains(scheme), scheme != "reno", "{scheme}: {case}");
         let line = out
             .lines()
@@ -215,6 +219,55 @@ fn bench_with_model_reports_the_model_beside_the_packet_run() {
             "{scheme}: model seconds and share of the run: {line}"
         );
     }
+}
+
+#[test]
+fn bench_against_another_build_pairs_the_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let me = env!("CARGO_BIN_EXE_acclab");
+    let args = [
+        "bench",
+        "--flows",
+        "3",
+        "--duration-s",
+        "1",
+        "--repeat",
+        "3",
+    ];
+    let o = acclab(tmp.path(), &[&args[..], &["--against", me]].concat());
+    let out = text(&o);
+    let case = bench_line(&o, &out);
+    // flows, this build's and the other's medians, the ratio, its range, the speed-up, and
+    // how far the bottleneck packet counts are apart: none, for the same executable.
+    let cols: Vec<&str> = case.split_whitespace().collect();
+    assert_eq!(cols.len(), 8, "{case}");
+    let ratio: f64 = cols[4].parse().unwrap();
+    assert!(ratio > 0.0 && ratio.is_finite(), "{case}");
+    assert_eq!(
+        cols[7], "0.00%",
+        "the same build simulates the same packets: {case}"
+    );
+    assert!(out.contains("3 pairs per case"), "{out}");
+
+    let o = acclab(
+        tmp.path(),
+        &[&args[..], &["--against", "no-such-acclab"]].concat(),
+    );
+    assert!(!o.status.success());
+    assert!(
+        text(&o).contains("--against no-such-acclab: no such file"),
+        "{}",
+        text(&o)
+    );
+    let o = acclab(
+        tmp.path(),
+        &[&args[..], &["--against", me, "--model"]].concat(),
+    );
+    assert!(
+        !o.status.success(),
+        "--model and --against together: {}",
+        text(&o)
+    );
 }
 
 #[test]
