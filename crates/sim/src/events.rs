@@ -1,8 +1,9 @@
 //! The event queue: events in (time, insertion sequence) order.
 //!
 //! The sequence number makes equal-time events come out in the order they were scheduled, so a
-//! run never depends on how the queue breaks ties. Entries are 32 bytes; cancelled timers are
-//! not removed but carry a generation number that the simulator checks when they come out.
+//! run never depends on how the queue breaks ties. Entries are 32 bytes, aligned to 32 so that
+//! none straddles two cache lines; cancelled timers are not removed but carry a generation
+//! number that the simulator checks when they come out.
 //!
 //! Three parts (a timing wheel after Varghese and Lauck, SOSP 1987, with exact order within a
 //! slot):
@@ -63,6 +64,7 @@ pub enum Event {
 /// 64 bits, so that one branch-free 128-bit comparison orders entries (a `(time, seq)` tuple
 /// compares in two steps; the heap's sift-down does little else).
 #[derive(Clone, Copy, Debug)]
+#[repr(align(32))]
 struct Entry {
     key: u128,
     event: Event,
@@ -161,11 +163,20 @@ const NO_WHEEL: u64 = u64::MAX;
 /// A pending event in a ring slot's list (32 bytes, as an [`Entry`]: the link fills its
 /// padding).
 #[derive(Clone, Copy)]
+#[repr(align(32))]
 struct Node {
     key: u128,
     event: Event,
     next: u32,
 }
+
+// Two entries or nodes to a cache line, neither across two.
+const _: () = assert!(
+    std::mem::size_of::<Entry>() == 32
+        && std::mem::align_of::<Entry>() == 32
+        && std::mem::size_of::<Node>() == 32
+        && std::mem::align_of::<Node>() == 32
+);
 
 /// Pending events.
 pub struct EventQueue {
