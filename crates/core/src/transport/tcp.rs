@@ -45,6 +45,7 @@ use crate::transport::{Endpoint, EndpointStats, Outbox};
 use crate::units::Bytes;
 use crate::units::{Duration, Time};
 use rand::RngExt;
+use std::collections::VecDeque;
 
 /// Settings of a TCP sender.
 #[derive(Clone, Debug)]
@@ -650,8 +651,10 @@ pub struct TcpReceiver {
     /// The CE state: the last data segment received was CE-marked (RFC 8257 §3.2).
     ce: bool,
     rcv_nxt: u64,
-    /// Segments received above `rcv_nxt`, sorted, with their sizes.
-    out_of_order: Vec<(u64, u32)>,
+    /// Segments received above `rcv_nxt`, sorted, with their sizes. A deque: the segments a
+    /// repair releases leave from the front, and with a window of tens of thousands of
+    /// segments (10 Gb/s) shifting a vector's remainder per repair was most of a run.
+    out_of_order: VecDeque<(u64, u32)>,
     /// With SACK: the same segments as ranges, for the ACKs' SACK block (RFC 2018).
     sack: Option<Box<RangeSet>>,
     acks: Outbox,
@@ -683,7 +686,7 @@ impl TcpReceiver {
             pending: None,
             ce: false,
             rcv_nxt: 0,
-            out_of_order: Vec::new(),
+            out_of_order: VecDeque::new(),
             acks: Outbox::default(),
             stats: EndpointStats::default(),
         }
@@ -694,22 +697,31 @@ impl TcpReceiver {
             self.rcv_nxt += 1;
             self.stats.delivered_bytes += size as u64;
             // Pull in what was waiting behind the hole.
-            let ready = self
-                .out_of_order
-                .iter()
-                .zip(self.rcv_nxt..)
-                .take_while(|((s, _), want)| s == want)
-                .count();
-            for (_, sz) in self.out_of_order.drain(..ready) {
+            while let Some(&(s, sz)) = self.out_of_order.front() {
+                if s != self.rcv_nxt {
+                    break;
+                }
+                self.out_of_order.pop_front();
+                self.rcv_nxt += 1;
                 self.stats.delivered_bytes += sz as u64;
             }
-            self.rcv_nxt += ready as u64;
             if let Some(r) = &mut self.sack {
                 r.remove_below(self.rcv_nxt);
             }
         } else if seq > self.rcv_nxt {
-            if let Err(i) = self.out_of_order.binary_search_by_key(&seq, |e| e.0) {
-                self.out_of_order.insert(i, (seq, size));
+            // Mostly the next segment above the hole: it goes at the back, without a search.
+            let at = match self.out_of_order.back() {
+                Some(&(last, _)) if last >= seq => {
+                    self.out_of_order.binary_search_by_key(&seq, |e| e.0)
+                }
+                _ => Err(self.out_of_order.len()),
+            };
+            if let Err(i) = at {
+                if i == self.out_of_order.len() {
+                    self.out_of_order.push_back((seq, size));
+                } else {
+                    self.out_of_order.insert(i, (seq, size));
+                }
                 if let Some(r) = &mut self.sack {
                     r.insert(seq, seq + 1);
                 }
@@ -1172,6 +1184,32 @@ mod tests {
             vec![1],
             "lost data is still repaired"
         );
+    }
+
+    proptest::proptest! {
+        /// Segments arriving in any order, some twice, with SACK or not: every ACK
+        /// acknowledges the lowest segment not yet received, and the bytes delivered are those
+        /// of the segments below it, each counted once (against a set of what has arrived).
+        #[test]
+        fn the_receiver_delivers_in_order_whatever_the_arrival_order(
+            arrivals in proptest::collection::vec(0u64..300, 1..600),
+            sack in proptest::bool::ANY,
+        ) {
+            let size = |seq: u64| 500 + (seq % 7) as u32 * 100;
+            let mut r = TcpReceiver::with_options(FlowId(0), 40, None, sack);
+            let mut seen = std::collections::BTreeSet::new();
+            for seq in arrivals {
+                let mut p = Packet::new(FlowId(0), PacketKind::Data, size(seq));
+                p.seq = seq;
+                r.handle_packet(ms(1), &p);
+                seen.insert(seq);
+                let next = (0..).find(|s| !seen.contains(s)).unwrap();
+                let ack = r.poll_transmit(ms(1)).unwrap();
+                proptest::prop_assert_eq!(ack.ack_info().unwrap().0, next);
+                let bytes: u64 = (0..next).map(|s| size(s) as u64).sum();
+                proptest::prop_assert_eq!(r.stats().delivered_bytes, bytes);
+            }
+        }
     }
 
     #[test]
