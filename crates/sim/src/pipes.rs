@@ -261,6 +261,12 @@ impl Slab {
             pipe.tail = NIL;
             None
         } else {
+            // The packet behind is this link's next arrival: its slot, written a propagation
+            // delay ago, is fetched now, a link-event ahead (at 10,000 flows the event loop's
+            // one-event-ahead prefetch came too late for it: the run's slowest load).
+            if let Some(n) = self.slots.get(pipe.head as usize) {
+                prefetch(n);
+            }
             Some(slot.next_arrival)
         };
         Some((i, next))
