@@ -168,6 +168,14 @@ fn merged(tx: &EndpointStats, rx: &EndpointStats) -> FlowSnap {
 }
 
 impl Monitor {
+    /// Fetches link `l`'s track into cache, ahead of a packet's arrival there.
+    #[inline(always)]
+    pub fn prefetch_link(&self, l: usize) {
+        if let Some(t) = self.tracks.get(l) {
+            crate::pipes::prefetch(t);
+        }
+    }
+
     pub(crate) fn new(scenario: &Scenario, net: &dyn NetworkView) -> Monitor {
         let mut aqm_columns: Vec<String> = Vec::new();
         let mut scratch = Vec::new();

@@ -988,7 +988,19 @@ impl Simulator {
             None => {
                 let pkt = self.slab.release(i);
                 let flow = pkt.flow.0 as usize;
-                self.books[flow].arrived[usize::from(!pkt.kind.is_forward())] += 1;
+                let dir = usize::from(!pkt.kind.is_forward());
+                let b = &mut self.books[flow];
+                b.arrived[dir] += 1;
+                // The endpoint nearly always answers (an ACK, or data for an ACK) on the
+                // route back, whose first link, an access link at 10,000 flows last seen
+                // milliseconds ago, is fetched while the endpoint works.
+                let back = b.route[1 - dir];
+                if let Some(&l) = self.routes.hops.get(back as usize) {
+                    if let Some(link) = self.links.get(l.0 as usize) {
+                        prefetch(link);
+                        self.observers.monitor.prefetch_link(l.0 as usize);
+                    }
+                }
                 let e = EndpointSlot::destination(&pkt).index();
                 let now = self.now;
                 self.observers.on_deliver(now, &pkt);
