@@ -46,11 +46,12 @@ struct Slot {
     route: u32,
 }
 
-/// The memory a packet takes while it is on a link (the cost estimate counts it).
-pub const SLOT_BYTES: usize = std::mem::size_of::<Slot>();
+/// The memory a packet takes while it is on a link (the cost estimate counts it): its slot
+/// and the word beside it ([`Slab::then`]).
+pub const SLOT_BYTES: usize = std::mem::size_of::<Slot>() + std::mem::size_of::<u32>();
 
 // Three slots in every three cache lines, none across more than two.
-const _: () = assert!(SLOT_BYTES == 96 && std::mem::align_of::<Slot>() == 32);
+const _: () = assert!(std::mem::size_of::<Slot>() == 96 && std::mem::align_of::<Slot>() == 32);
 
 /// One link's packets, oldest first: the ends of a list in a [`Slab`], and where its queued
 /// part begins.
@@ -90,6 +91,11 @@ impl Pipe {
 /// The slots of every pipe. Freed slots are reused last in, first out.
 pub struct Slab {
     slots: Vec<Slot>,
+    /// Beside each slot, the driver's word for where its packet goes after the link it is on
+    /// (its next link), written when it enters that link ([`set_then`](Self::set_then)): four
+    /// bytes a slot, so that a pipe's next packet's next hop can be read, and fetched, a
+    /// link-event before that packet arrives, without its slot.
+    then: Vec<u32>,
     /// The most recently freed slot; the free slots are a list through `next`.
     free: u32,
 }
@@ -98,8 +104,21 @@ impl Slab {
     pub fn new() -> Slab {
         Slab {
             slots: Vec::new(),
+            then: Vec::new(),
             free: NIL,
         }
+    }
+
+    /// Where the packet in slot `i` goes after its link, as [set](Self::set_then).
+    #[inline(always)]
+    pub fn then(&self, i: u32) -> u32 {
+        self.then[i as usize]
+    }
+
+    /// The packet in slot `i`, linked into a pipe, goes to `then` after that link.
+    #[inline(always)]
+    pub fn set_then(&mut self, i: u32, then: u32) {
+        self.then[i as usize] = then;
     }
 
     /// Fetches slot `i` into the cache, if there is one.
@@ -141,6 +160,7 @@ impl Slab {
             i
         } else {
             self.slots.push(slot);
+            self.then.push(NIL);
             (self.slots.len() - 1) as u32
         }
     }
@@ -387,6 +407,14 @@ mod tests {
         let k = slab.alloc(pkt(9), 42);
         slab.link_back(&mut b, k, Time(40), None);
         assert_eq!(slab.packet_and_route(k).1, 42);
+        // So does the word of where it goes next, until the next link sets another, for
+        // every slot, the slab's new ones too.
+        slab.set_then(k, 17);
+        slab.set_then(i, 3);
+        let (first, _) = slab.take_front(&mut b).unwrap();
+        slab.set_then(first, 11);
+        assert_eq!((slab.then(k), slab.then(i), slab.then(first)), (17, 3, 11));
+        assert_eq!(slab.then.len(), slab.slots.len());
     }
 
     /// A pipe's queued part is its last packets, started one by one in order.

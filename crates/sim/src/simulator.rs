@@ -960,7 +960,12 @@ impl Simulator {
         // FIFO propagation: a delay decrease never lets a packet overtake the one ahead.
         let ahead = self.slab.back_arrival(&link.pipe);
         let arrival = (done + link.delay).max(ahead.unwrap_or(Time::ZERO));
-        self.slab.link_back(&mut link.pipe, i, arrival, queued).hop += 1;
+        let pkt = self.slab.link_back(&mut link.pipe, i, arrival, queued);
+        pkt.hop += 1;
+        // Where it goes at the far end, read now, while its route is at hand.
+        let (pkt, route) = self.slab.packet_and_route(i);
+        let then = self.routes.hops[route as usize + pkt.hop as usize].0;
+        self.slab.set_then(i, then);
         if ahead.is_none() {
             let head = link.pipe.head();
             self.events.schedule(arrival, Event::Arrive(l as u32, head));
@@ -978,14 +983,20 @@ impl Simulator {
             return;
         };
         if let Some(next) = next {
-            self.events
-                .schedule(next, Event::Arrive(l as u32, link.pipe.head()));
+            let head = link.pipe.head();
+            self.events.schedule(next, Event::Arrive(l as u32, head));
+            // The packet behind goes on to this link next, a link-event from now: at 10,000
+            // flows an access link, last seen milliseconds ago.
+            let then = self.slab.then(head) as usize;
+            if let Some(link) = self.links.get(then) {
+                prefetch(link);
+                self.observers.monitor.prefetch_link(then);
+            }
         }
-        let (pkt, route) = self.slab.packet_and_route(i);
-        match self.routes.link(route, pkt.hop) {
+        match self.slab.then(i) {
             // It moves on in its slot.
-            Some(next) => self.enqueue(next, i),
-            None => {
+            then if then != Routes::END.0 => self.enqueue(then as usize, i),
+            _ => {
                 let pkt = self.slab.release(i);
                 let flow = pkt.flow.0 as usize;
                 let dir = usize::from(!pkt.kind.is_forward());
