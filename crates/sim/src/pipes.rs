@@ -47,7 +47,7 @@ struct Slot {
 }
 
 /// The memory a packet takes while it is on a link (the cost estimate counts it): its slot
-/// and the word beside it ([`Slab::then`]).
+/// and the word beside it ([`Slab::next_hop`]).
 pub const SLOT_BYTES: usize = std::mem::size_of::<Slot>() + std::mem::size_of::<u32>();
 
 // Three slots in every three cache lines, none across more than two.
@@ -92,10 +92,10 @@ impl Pipe {
 pub struct Slab {
     slots: Vec<Slot>,
     /// Beside each slot, the driver's word for where its packet goes after the link it is on
-    /// (its next link), written when it enters that link ([`set_then`](Self::set_then)): four
+    /// (its next link), written when it enters that link ([`set_next_hop`](Self::set_next_hop)): four
     /// bytes a slot, so that a pipe's next packet's next hop can be read, and fetched, a
     /// link-event before that packet arrives, without its slot.
-    then: Vec<u32>,
+    next_hop: Vec<u32>,
     /// The most recently freed slot; the free slots are a list through `next`.
     free: u32,
 }
@@ -104,21 +104,21 @@ impl Slab {
     pub fn new() -> Slab {
         Slab {
             slots: Vec::new(),
-            then: Vec::new(),
+            next_hop: Vec::new(),
             free: NIL,
         }
     }
 
-    /// Where the packet in slot `i` goes after its link, as [set](Self::set_then).
+    /// Where the packet in slot `i` goes after its link, as [set](Self::set_next_hop).
     #[inline(always)]
-    pub fn then(&self, i: u32) -> u32 {
-        self.then[i as usize]
+    pub fn next_hop(&self, i: u32) -> u32 {
+        self.next_hop[i as usize]
     }
 
-    /// The packet in slot `i`, linked into a pipe, goes to `then` after that link.
+    /// The packet in slot `i`, linked into a pipe, goes to `hop` after that link.
     #[inline(always)]
-    pub fn set_then(&mut self, i: u32, then: u32) {
-        self.then[i as usize] = then;
+    pub fn set_next_hop(&mut self, i: u32, hop: u32) {
+        self.next_hop[i as usize] = hop;
     }
 
     /// Fetches slot `i` into the cache, if there is one.
@@ -160,7 +160,7 @@ impl Slab {
             i
         } else {
             self.slots.push(slot);
-            self.then.push(NIL);
+            self.next_hop.push(NIL);
             (self.slots.len() - 1) as u32
         }
     }
@@ -409,12 +409,13 @@ mod tests {
         assert_eq!(slab.packet_and_route(k).1, 42);
         // So does the word of where it goes next, until the next link sets another, for
         // every slot, the slab's new ones too.
-        slab.set_then(k, 17);
-        slab.set_then(i, 3);
+        slab.set_next_hop(k, 17);
+        slab.set_next_hop(i, 3);
         let (first, _) = slab.take_front(&mut b).unwrap();
-        slab.set_then(first, 11);
-        assert_eq!((slab.then(k), slab.then(i), slab.then(first)), (17, 3, 11));
-        assert_eq!(slab.then.len(), slab.slots.len());
+        slab.set_next_hop(first, 11);
+        let hops = (slab.next_hop(k), slab.next_hop(i), slab.next_hop(first));
+        assert_eq!(hops, (17, 3, 11));
+        assert_eq!(slab.next_hop.len(), slab.slots.len());
     }
 
     /// A pipe's queued part is its last packets, started one by one in order.

@@ -229,10 +229,17 @@ impl Routes {
         start
     }
 
+    /// Entry `hop` of the route that begins at `start`: a link, or [`Routes::END`] past its
+    /// last.
+    #[inline(always)]
+    fn hop(&self, start: u32, hop: u16) -> LinkId {
+        self.hops[start as usize + hop as usize]
+    }
+
     /// Link `hop` of the route that begins at `start`; `None` past its last.
     #[inline(always)]
     fn link(&self, start: u32, hop: u16) -> Option<usize> {
-        let l = self.hops[start as usize + hop as usize];
+        let l = self.hop(start, hop);
         (l != Routes::END).then_some(l.0 as usize)
     }
 }
@@ -964,11 +971,21 @@ impl Simulator {
         pkt.hop += 1;
         // Where it goes at the far end, read now, while its route is at hand.
         let (pkt, route) = self.slab.packet_and_route(i);
-        let then = self.routes.hops[route as usize + pkt.hop as usize].0;
-        self.slab.set_then(i, then);
+        let next_hop = self.routes.hop(route, pkt.hop).0;
+        self.slab.set_next_hop(i, next_hop);
         if ahead.is_none() {
             let head = link.pipe.head();
             self.events.schedule(arrival, Event::Arrive(l as u32, head));
+        }
+    }
+
+    /// Fetches link `l` — both its lines and its monitor track — into cache ahead of a
+    /// packet's arrival there; nothing for [`Routes::END`].
+    #[inline(always)]
+    fn prefetch_link(&self, l: u32) {
+        if let Some(link) = self.links.get(l as usize) {
+            prefetch(link);
+            self.observers.monitor.prefetch_link(l as usize);
         }
     }
 
@@ -987,15 +1004,11 @@ impl Simulator {
             self.events.schedule(next, Event::Arrive(l as u32, head));
             // The packet behind goes on to this link next, a link-event from now: at 10,000
             // flows an access link, last seen milliseconds ago.
-            let then = self.slab.then(head) as usize;
-            if let Some(link) = self.links.get(then) {
-                prefetch(link);
-                self.observers.monitor.prefetch_link(then);
-            }
+            self.prefetch_link(self.slab.next_hop(head));
         }
-        match self.slab.then(i) {
+        match self.slab.next_hop(i) {
             // It moves on in its slot.
-            then if then != Routes::END.0 => self.enqueue(then as usize, i),
+            hop if hop != Routes::END.0 => self.enqueue(hop as usize, i),
             _ => {
                 let pkt = self.slab.release(i);
                 let flow = pkt.flow.0 as usize;
@@ -1006,12 +1019,7 @@ impl Simulator {
                 // route back, whose first link, an access link at 10,000 flows last seen
                 // milliseconds ago, is fetched while the endpoint works.
                 let back = b.route[1 - dir];
-                if let Some(&l) = self.routes.hops.get(back as usize) {
-                    if let Some(link) = self.links.get(l.0 as usize) {
-                        prefetch(link);
-                        self.observers.monitor.prefetch_link(l.0 as usize);
-                    }
-                }
+                self.prefetch_link(self.routes.hop(back, 0).0);
                 let e = EndpointSlot::destination(&pkt).index();
                 let now = self.now;
                 self.observers.on_deliver(now, &pkt);
