@@ -717,6 +717,8 @@ impl TcpReceiver {
                 _ => Err(self.out_of_order.len()),
             };
             if let Err(i) = at {
+                // A push, not an insert at the back: VecDeque::insert's general path cost 1%
+                // of the instructions of 10 flows on 10 Gb/s.
                 if i == self.out_of_order.len() {
                     self.out_of_order.push_back((seq, size));
                 } else {
