@@ -182,41 +182,105 @@ fn rates_at(p: &Problem, price: &[f64]) -> Option<Vec<f64>> {
 
 /// Polishes an interior-point solution to machine precision. The interior point method stops
 /// at an objective gap of ~1e-10, which leaves rates off by ~√gap; Newton's method on the KKT
-/// system of the links the rough solution found tight (Σ_{s∋l} x_s(p) = c_l) removes that.
-/// Falls back to the rough solution if Newton does not improve it.
+/// system of the links taken as tight (Σ_{s∋l} x_s(p) = c_l) removes that.
+///
+/// Which links are tight is a guess from the rough solution (priced and nearly full), and near
+/// a degenerate optimum — a link just full at a zero price — it can be wrong either way. So the
+/// polish is an active-set method on the dual, min_{p ≥ 0} D(p): Newton solves the tight set
+/// exactly (prices free in sign), then the link whose price came out most negative leaves the
+/// set, or else the most overloaded link outside it joins, until the KKT conditions hold.
+/// Falls back to the rough solution if that does not improve it.
 fn refine(p: &Problem, rough: Solution) -> Solution {
+    let m = p.capacity.len();
     let max_price = rough.price.iter().cloned().fold(0.0, f64::max);
-    let load = |rate: &[f64], l: usize| -> f64 {
-        (0..p.routes.len())
-            .filter(|&s| p.routes[s].contains(&l))
-            .map(|s| rate[s])
-            .sum()
-    };
-    let active: Vec<usize> = (0..p.capacity.len())
+    let mut active: Vec<usize> = (0..m)
         .filter(|&l| {
-            rough.price[l] > 1e-7 * max_price && load(&rough.rate, l) > (1.0 - 1e-3) * p.capacity[l]
+            rough.price[l] > 1e-7 * max_price
+                && link_load(p, &rough.rate, l) > (1.0 - 1e-3) * p.capacity[l]
         })
         .collect();
-    let mut price: Vec<f64> = rough
-        .price
-        .iter()
-        .enumerate()
-        .map(|(l, &q)| if active.contains(&l) { q } else { 0.0 })
+    let mut price: Vec<f64> = (0..m)
+        .map(|l| {
+            if active.contains(&l) {
+                rough.price[l]
+            } else {
+                0.0
+            }
+        })
         .collect();
-    for _ in 0..50 {
+    // Each round adds or removes one link; 2m + 2 rounds is ample and bounds a cycle.
+    for _ in 0..2 * m + 2 {
+        let solved = newton_on(p, &active, &mut price);
+        // Dual feasibility: a tight link's price must not be negative. If Newton failed, the
+        // set is degenerate (two tight links carrying the same flows make J singular): the
+        // cheapest link leaves it.
+        let negative = active
+            .iter()
+            .copied()
+            .filter(|&l| price[l] < 0.0 || !solved)
+            .min_by(|&a, &b| price[a].total_cmp(&price[b]));
+        if let Some(l) = negative {
+            active.retain(|&k| k != l);
+            price[l] = 0.0;
+            continue;
+        }
+        // Primal feasibility: no link outside the set may be overloaded.
         let Some(rate) = rates_at(p, &price) else {
             break;
         };
+        let overloaded = (0..m)
+            .filter(|l| !active.contains(l))
+            .map(|l| (l, link_load(p, &rate, l) / p.capacity[l] - 1.0))
+            .filter(|&(_, excess)| excess > 1e-12)
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        match overloaded {
+            Some((l, _)) => active.push(l),
+            None => break,
+        }
+    }
+    let clamped: Vec<f64> = price.iter().map(|&q| q.max(0.0)).collect();
+    match rates_at(p, &clamped) {
+        Some(rate) => {
+            let polished = Solution {
+                rate,
+                price: clamped,
+            };
+            if kkt_residual(p, &polished) <= kkt_residual(p, &rough) {
+                polished
+            } else {
+                rough
+            }
+        }
+        None => rough,
+    }
+}
+
+/// Σ_{s∋l} x_s: the load `rate` puts on link `l`.
+fn link_load(p: &Problem, rate: &[f64], l: usize) -> f64 {
+    (0..p.routes.len())
+        .filter(|&s| p.routes[s].contains(&l))
+        .map(|s| rate[s])
+        .sum()
+}
+
+/// Newton's method on Σ_{s∋l} x_s(p) = c_l for the links in `active`, the other prices held.
+/// Prices may go negative (the caller drops such links); a step is halved until every flow's
+/// path price stays above its linear term, so that x(p) exists. Returns whether it converged.
+fn newton_on(p: &Problem, active: &[usize], price: &mut [f64]) -> bool {
+    for _ in 0..50 {
+        let Some(rate) = rates_at(p, price) else {
+            return false;
+        };
         let residual: Vec<f64> = active
             .iter()
-            .map(|&l| load(&rate, l) - p.capacity[l])
+            .map(|&l| link_load(p, &rate, l) - p.capacity[l])
             .collect();
         if residual
             .iter()
-            .zip(&active)
+            .zip(active)
             .all(|(r, &l)| r.abs() <= 1e-13 * p.capacity[l])
         {
-            break;
+            return true;
         }
         // J[i][j] = ∂ load_i / ∂ p_j = −Σ_{s ∋ i, j} w_s / (P_s − b_s)².
         let k = active.len();
@@ -235,41 +299,35 @@ fn refine(p: &Problem, rough: Solution) -> Solution {
             }
         }
         let Some(step) = solve_dense(jac, residual) else {
-            break;
+            return false;
         };
-        // Damped step that keeps every flow's effective price positive.
         let mut t = 1.0;
         loop {
-            let mut trial = price.clone();
+            let mut trial = price.to_vec();
             for (i, &l) in active.iter().enumerate() {
-                trial[l] = (price[l] - t * step[i]).max(0.0);
+                trial[l] = price[l] - t * step[i];
             }
-            if rates_at(p, &trial).is_some() || t < 1e-6 {
-                price = trial;
+            if rates_at(p, &trial).is_some() {
+                price.copy_from_slice(&trial);
                 break;
             }
             t /= 2.0;
-        }
-    }
-    match rates_at(p, &price) {
-        Some(rate) => {
-            let polished = Solution { rate, price };
-            if kkt_residual(p, &polished) <= kkt_residual(p, &rough) {
-                polished
-            } else {
-                rough
+            if t < 1e-6 {
+                return false;
             }
         }
-        None => rough,
     }
+    false
 }
 
-/// Solves the dense system a·x = b by Gaussian elimination with partial pivoting.
+/// Solves the dense system a·x = b by Gaussian elimination with partial pivoting; None if a
+/// is singular to working precision (a pivot below 1e-12 of a's largest entry).
 fn solve_dense(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> {
     let n = b.len();
+    let tiny = 1e-12 * a.iter().flatten().fold(0.0f64, |m, x| m.max(x.abs()));
     for col in 0..n {
         let pivot = (col..n).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
-        if a[pivot][col].abs() < 1e-300 {
+        if a[pivot][col].abs() <= tiny {
             return None;
         }
         a.swap(col, pivot);
@@ -310,10 +368,7 @@ pub fn kkt_residual(p: &Problem, sol: &Solution) -> f64 {
         .sum::<f64>()
         .max(1e-300);
     for (l, &c) in p.capacity.iter().enumerate() {
-        let load: f64 = (0..p.routes.len())
-            .filter(|&s| p.routes[s].contains(&l))
-            .map(|s| sol.rate[s])
-            .sum();
+        let load = link_load(p, &sol.rate, l);
         worst = worst.max((load - c).max(0.0) / c);
         worst = worst.max(sol.price[l] * (c - load).abs() / total_value);
         worst = worst.max((-sol.price[l]).max(0.0));
@@ -424,6 +479,48 @@ mod tests {
         p.weight = vec![1.0];
         p.min_rate = vec![2.0];
         assert!(matches!(solve(&p), Err(NumError::Oversubscribed(0, _, _))));
+    }
+
+    #[test]
+    fn a_link_just_full_at_zero_price_is_polished() {
+        // Found by random_networks_satisfy_kkt: link 2 carries only flow 0, which the price of
+        // link 3 holds just under link 2's capacity, so link 2 is full to 4e-5 at a zero price.
+        // The rough solution prices it at 5e-10; a polish that kept it tight clamped its
+        // price at zero and stopped with a KKT residual of 1.3e-5.
+        let p = Problem {
+            capacity: vec![
+                645721.6870170959,
+                158277.46542080125,
+                330497.09233782673,
+                810953.1885055274,
+                1.0,
+            ],
+            routes: vec![vec![2, 3], vec![0], vec![3], vec![1], vec![0, 3]],
+            weight: vec![
+                84.89664995734714,
+                21.171703810357673,
+                61.60438668712953,
+                0.1,
+                74.39505452219251,
+            ],
+            ..Problem::default()
+        };
+        let s = solve(&p).unwrap();
+        assert!(kkt_residual(&p, &s) < 1e-12, "{s:?}");
+        assert_eq!(s.price[2], 0.0);
+        assert!(s.rate[0] < p.capacity[2]);
+        // Two links in series, 1.1e-4 apart in capacity: only the smaller one is tight (the
+        // old polish left a residual of 2.2e-6 here).
+        let p = Problem {
+            capacity: vec![666092.1552892005, 666019.015553141],
+            routes: vec![vec![0, 1], vec![0, 1]],
+            weight: vec![91.73178580189146, 29.702566466203372],
+            ..Problem::default()
+        };
+        let s = solve(&p).unwrap();
+        assert!(kkt_residual(&p, &s) < 1e-12, "{s:?}");
+        assert_eq!(s.price[0], 0.0);
+        assert!(close(s.rate[0] + s.rate[1], p.capacity[1], 1e-13));
     }
 
     fn random_network() -> impl Strategy<Value = Problem> {
