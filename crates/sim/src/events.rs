@@ -41,9 +41,10 @@ pub enum Event {
     /// enqueued: scheduled only for observers added beside the monitor, so that they hear of
     /// transmissions in time order (the monitor is told when the queue is next read).
     TxStart(u32),
-    /// The first packet propagating on a link reaches the link's far end: the link, and the
-    /// packet's slot in the pipes' slab (for a prefetch only: it may be stale).
-    Arrive(u32, u32),
+    /// The first packet propagating on a link reaches the link's far end: the link, and, for
+    /// prefetches only (they may be stale), the packet's slot in the pipes' slab and where it
+    /// goes next (a link, or the endpoint it is delivered to, as `Slab::next_hop`).
+    Arrive(u32, u32, u32),
     /// An endpoint's timer, valid only if the generation still matches.
     Timer {
         endpoint: u32,
@@ -160,14 +161,25 @@ const SMALL: usize = 128;
 /// The cursor while the wheel is not in use: every event goes to the heap.
 const NO_WHEEL: u64 = u64::MAX;
 
-/// A pending event in a ring slot's list (32 bytes, as an [`Entry`]: the link fills its
-/// padding).
+/// A pending event in a ring slot's list (32 bytes, as an [`Entry`]). Every event in ring
+/// slot `s` is due in slot `s`, so of its time the node keeps only the offset in the slot
+/// (the rest is the cursor's when the slot becomes current), and of its key the sequence.
 #[derive(Clone, Copy)]
 #[repr(align(32))]
 struct Node {
-    key: u128,
-    event: Event,
+    seq: u64,
+    offset: u32,
     next: u32,
+    event: Event,
+}
+
+impl Node {
+    /// The key of this node's entry, its slot being `slot`.
+    #[inline(always)]
+    fn key(&self, slot: u64) -> u128 {
+        let time = (slot << SLOT_BITS) | u64::from(self.offset);
+        (u128::from(time) << 64) | u128::from(self.seq)
+    }
 }
 
 // Two entries or nodes to a cache line, neither across two.
@@ -201,6 +213,8 @@ pub struct EventQueue {
     far: Heap,
     len: usize,
     next_seq: u64,
+    /// The cursor moved to a new slot since [`take_refilled`](Self::take_refilled) last said.
+    refilled: bool,
 }
 
 impl Default for EventQueue {
@@ -216,6 +230,7 @@ impl Default for EventQueue {
             far: Heap::default(),
             len: 0,
             next_seq: 0,
+            refilled: false,
         }
     }
 }
@@ -261,13 +276,15 @@ impl EventQueue {
     /// Puts every event of the wheel back in the heap.
     #[cold]
     fn stop_wheel(&mut self) {
-        self.cursor = NO_WHEEL;
+        let cursor = std::mem::replace(&mut self.cursor, NO_WHEEL);
         for i in 0..RING as usize {
+            // Ring slot i holds the events of the slot after the cursor that is i mod RING.
+            let slot = cursor + (i as u64).wrapping_sub(cursor) % RING;
             let mut n = std::mem::replace(&mut self.heads[i], NIL);
             while n != NIL {
                 let node = self.nodes[n as usize];
                 self.current.push(Entry {
-                    key: node.key,
+                    key: node.key(slot),
                     event: node.event,
                 });
                 n = node.next;
@@ -290,9 +307,10 @@ impl EventQueue {
         } else if slot - self.cursor < RING {
             let i = (slot % RING) as usize;
             let node = Node {
-                key: e.key,
-                event: e.event,
+                seq: e.key as u64,
+                offset: ((e.key >> 64) as u64 & ((1 << SLOT_BITS) - 1)) as u32,
                 next: self.heads[i],
+                event: e.event,
             };
             let n = if self.free != NIL {
                 let n = self.free;
@@ -348,6 +366,7 @@ impl EventQueue {
                 },
             };
             self.cursor += step;
+            self.refilled = true;
             let i = (self.cursor % RING) as usize;
             let mut n = std::mem::replace(&mut self.heads[i], NIL);
             self.occupied[i / 64] &= !(1 << (i % 64));
@@ -357,7 +376,7 @@ impl EventQueue {
             while n != NIL {
                 let node = &mut self.nodes[n as usize];
                 self.current.push(Entry {
-                    key: node.key,
+                    key: node.key(self.cursor),
                     event: node.event,
                 });
                 let next = std::mem::replace(&mut node.next, self.free);
@@ -395,6 +414,17 @@ impl EventQueue {
         Some((first.time(), first.event))
     }
 
+    /// Whether the current slot was refilled from the ring since the last call.
+    #[inline(always)]
+    pub fn take_refilled(&mut self) -> bool {
+        std::mem::take(&mut self.refilled)
+    }
+
+    /// The events of the current slot, in no order.
+    pub fn current(&self) -> impl Iterator<Item = &Event> {
+        self.current.heap.iter().map(|e| &e.event)
+    }
+
     /// The earliest event of the current slot, if it holds one (a cheap look ahead).
     #[inline(always)]
     pub fn peek_first(&self) -> Option<Event> {
@@ -414,7 +444,7 @@ impl EventQueue {
                 let mut n = self.heads[((self.cursor + d) % RING) as usize];
                 let mut first = u128::MAX;
                 while n != NIL {
-                    first = first.min(self.nodes[n as usize].key);
+                    first = first.min(self.nodes[n as usize].key(self.cursor + d));
                     n = self.nodes[n as usize].next;
                 }
                 Some(Time((first >> 64) as u64))
@@ -629,6 +659,7 @@ mod tests {
             while q.len() > SMALL / 2 {
                 let (t, s) = model.pop_first().unwrap();
                 let was = q.cursor;
+                assert_eq!(q.peek_time(), Some(Time(t)));
                 assert_eq!(
                     q.pop_until(Time::MAX),
                     Some((Time(t), Event::Scheduled(s as u32)))

@@ -314,22 +314,29 @@ impl Slab {
 /// waiting for them.
 #[inline(always)]
 pub fn prefetch<T>(x: &T) {
+    prefetch_bytes((x as *const T).cast(), std::mem::size_of::<T>());
+}
+
+/// Asks the processor to bring the cache lines of the first `bytes` bytes from `p` (up to two
+/// lines) into its cache, without waiting for them. `p` need not point into anything.
+#[inline(always)]
+pub fn prefetch_bytes(p: *const u8, bytes: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let p = (x as *const T).cast::<i8>();
+        let p = p.cast::<i8>();
         // SAFETY: a prefetch is only a hint: it reads nothing the program sees and cannot
         // fault, whatever the address.
         #[allow(unused_unsafe)]
         unsafe {
             _mm_prefetch(p, _MM_HINT_T0);
-            if std::mem::size_of::<T>() > 64 {
+            if bytes > 64 {
                 _mm_prefetch(p.wrapping_add(64), _MM_HINT_T0);
             }
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
+    let _ = (p, bytes);
 }
 
 #[cfg(test)]
