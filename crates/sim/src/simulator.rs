@@ -1017,9 +1017,12 @@ impl Simulator {
         for ev in self.events.current() {
             if let Event::Arrive(_, _, then) = *ev {
                 if let Some(e) = Routes::delivers_to(then) {
-                    if let Some(b) = self.books.get(e.flow().0 as usize) {
+                    if let (Some(b), Some(entry)) = (
+                        self.books.get(e.flow().0 as usize),
+                        self.endpoints.get(e.index()),
+                    ) {
                         prefetch(b);
-                        prefetch(&self.endpoints[e.index()]);
+                        prefetch(entry);
                     }
                 }
             }
@@ -1179,6 +1182,23 @@ impl Simulator {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each route in the table ends in a marker naming the endpoint it delivers to: a hop past
+    /// the last link finds no link, and the marker says who gets the packet.
+    #[test]
+    fn routes_end_in_the_endpoint_they_deliver_to() {
+        let mut routes = Routes::default();
+        let to = EndpointSlot::receiver(FlowId(7));
+        let back = EndpointSlot::sender(FlowId(7));
+        let a = routes.push(&[LinkId(3), LinkId(0)], to);
+        let b = routes.push(&[LinkId(1)], back);
+        assert_eq!((routes.link(a, 0), routes.link(a, 1)), (Some(3), Some(0)));
+        assert_eq!(routes.link(a, 2), None);
+        assert_eq!(Routes::delivers_to(routes.hop(a, 2).0), Some(to));
+        assert_eq!(Routes::delivers_to(routes.hop(a, 1).0), None);
+        assert_eq!((routes.link(b, 0), routes.link(b, 1)), (Some(1), None));
+        assert_eq!(Routes::delivers_to(routes.hop(b, 1).0), Some(back));
+    }
 
     /// Which links compute departures at enqueue: single-band tail drop (lossy or not) whose
     /// rate and delay stay; not another discipline, a priority tail drop, or a link an event
