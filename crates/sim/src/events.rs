@@ -72,8 +72,21 @@ struct Entry {
 }
 
 impl Entry {
+    /// The entry of `event`, due at `time`, scheduled `seq`-th.
+    #[inline(always)]
+    fn new(time: Time, seq: u64, event: Event) -> Entry {
+        Entry {
+            key: (u128::from(time.0) << 64) | u128::from(seq),
+            event,
+        }
+    }
+
     fn time(&self) -> Time {
         Time((self.key >> 64) as u64)
+    }
+
+    fn seq(&self) -> u64 {
+        self.key as u64
     }
 }
 
@@ -174,11 +187,11 @@ struct Node {
 }
 
 impl Node {
-    /// The key of this node's entry, its slot being `slot`.
+    /// This node's entry, its slot being `slot`.
     #[inline(always)]
-    fn key(&self, slot: u64) -> u128 {
-        let time = (slot << SLOT_BITS) | u64::from(self.offset);
-        (u128::from(time) << 64) | u128::from(self.seq)
+    fn entry(&self, slot: u64) -> Entry {
+        let time = Time((slot << SLOT_BITS) | u64::from(self.offset));
+        Entry::new(time, self.seq, self.event)
     }
 }
 
@@ -246,10 +259,7 @@ impl EventQueue {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.len += 1;
-        let e = Entry {
-            key: (u128::from(time.0) << 64) | u128::from(seq),
-            event,
-        };
+        let e = Entry::new(time, seq, event);
         if self.cursor == NO_WHEEL {
             self.current.push(e);
             if self.len >= LARGE {
@@ -283,10 +293,7 @@ impl EventQueue {
             let mut n = std::mem::replace(&mut self.heads[i], NIL);
             while n != NIL {
                 let node = self.nodes[n as usize];
-                self.current.push(Entry {
-                    key: node.key(slot),
-                    event: node.event,
-                });
+                self.current.push(node.entry(slot));
                 n = node.next;
             }
         }
@@ -307,8 +314,8 @@ impl EventQueue {
         } else if slot - self.cursor < RING {
             let i = (slot % RING) as usize;
             let node = Node {
-                seq: e.key as u64,
-                offset: ((e.key >> 64) as u64 & ((1 << SLOT_BITS) - 1)) as u32,
+                seq: e.seq(),
+                offset: (e.time().0 & ((1 << SLOT_BITS) - 1)) as u32,
                 next: self.heads[i],
                 event: e.event,
             };
@@ -375,10 +382,7 @@ impl EventQueue {
             }
             while n != NIL {
                 let node = &mut self.nodes[n as usize];
-                self.current.push(Entry {
-                    key: node.key(self.cursor),
-                    event: node.event,
-                });
+                self.current.push(node.entry(self.cursor));
                 let next = std::mem::replace(&mut node.next, self.free);
                 self.free = n;
                 n = next;
@@ -444,7 +448,7 @@ impl EventQueue {
                 let mut n = self.heads[((self.cursor + d) % RING) as usize];
                 let mut first = u128::MAX;
                 while n != NIL {
-                    first = first.min(self.nodes[n as usize].key(self.cursor + d));
+                    first = first.min(self.nodes[n as usize].entry(self.cursor + d).key);
                     n = self.nodes[n as usize].next;
                 }
                 Some(Time((first >> 64) as u64))

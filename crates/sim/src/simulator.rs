@@ -243,8 +243,8 @@ impl Routes {
         start
     }
 
-    /// Entry `hop` of the route that begins at `start`: a link, or [`Routes::END`] past its
-    /// last.
+    /// Entry `hop` of the route that begins at `start`: a link, or past its last the end
+    /// marker ([`Routes::delivers_to`]).
     #[inline(always)]
     fn hop(&self, start: u32, hop: u16) -> LinkId {
         self.hops[start as usize + hop as usize]
@@ -1030,7 +1030,7 @@ impl Simulator {
     }
 
     /// Fetches link `l` — both its lines and its monitor track — into cache ahead of a
-    /// packet's arrival there; nothing for [`Routes::END`].
+    /// packet's arrival there; nothing for an end marker ([`Routes::delivers_to`]).
     #[inline(always)]
     fn prefetch_link(&self, l: u32) {
         if let Some(link) = self.links.get(l as usize) {
