@@ -718,6 +718,11 @@ impl PySweepPlan {
     }
 }
 
+/// The same allocator as the acclab command's, for its huge pages (see the workspace's
+/// Cargo.toml): Rust's memory only; Python's objects stay with Python's allocator.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[pymodule]
 fn _acclab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyScenario>()?;

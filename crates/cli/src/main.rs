@@ -195,6 +195,11 @@ impl From<GroupingArg> for acclab_model::Grouping {
 
 const DEMO: &str = include_str!("../../../scenarios/examples/demo.toml");
 
+/// mimalloc, for its huge pages: the simulator's hot state (links, packets, endpoints) is spread
+/// over tens of megabytes at 10,000 flows (see the workspace's Cargo.toml).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// When the process started: the wall time reported for a whole command counts from here.
 static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
 
