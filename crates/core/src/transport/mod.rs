@@ -133,6 +133,9 @@ pub(crate) struct Outbox {
     /// The oldest packet, if any; `rest` is empty when it is `None`.
     first: Option<Packet>,
     rest: std::collections::VecDeque<Packet>,
+    /// Packets and bytes sent, for the owner's [`EndpointStats`].
+    sent_packets: u64,
+    sent_bytes: u64,
 }
 
 impl Outbox {
@@ -144,7 +147,7 @@ impl Outbox {
         }
     }
 
-    pub fn pop(&mut self, now: Time, stats: &mut EndpointStats) -> Option<Packet> {
+    pub fn pop(&mut self, now: Time) -> Option<Packet> {
         let mut p = self.first?;
         // (Not `take` and `pop_front` into `first`: each copied the packet twice.)
         if self.rest.is_empty() {
@@ -153,9 +156,18 @@ impl Outbox {
             self.first = self.rest.pop_front();
         }
         p.sent_at = now;
-        stats.sent_packets += 1;
-        stats.sent_bytes += p.size as u64;
+        self.sent_packets += 1;
+        self.sent_bytes += p.size as u64;
         Some(p)
+    }
+
+    /// `stats` with what this outbox sent.
+    pub fn sent_in(&self, stats: EndpointStats) -> EndpointStats {
+        EndpointStats {
+            sent_packets: self.sent_packets,
+            sent_bytes: self.sent_bytes,
+            ..stats
+        }
     }
 }
 
@@ -233,7 +245,6 @@ mod outbox_tests {
     fn the_outbox_is_fifo() {
         let mut outbox = Outbox::default();
         let mut model = std::collections::VecDeque::new();
-        let mut stats = EndpointStats::default();
         let (mut x, mut seq, mut popped) = (11u64, 0u64, 0u64);
         for step in 0..5_000u64 {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
@@ -244,7 +255,7 @@ mod outbox_tests {
                 model.push_back(seq);
                 seq += 1;
             } else {
-                let got = outbox.pop(Time(step), &mut stats);
+                let got = outbox.pop(Time(step));
                 assert_eq!(got.map(|p| p.seq), model.pop_front());
                 if let Some(p) = got {
                     assert_eq!(p.sent_at, Time(step));
@@ -252,6 +263,7 @@ mod outbox_tests {
                 }
             }
         }
+        let stats = outbox.sent_in(EndpointStats::default());
         assert_eq!(stats.sent_packets, popped);
         assert_eq!(stats.sent_bytes, 40 * popped);
     }

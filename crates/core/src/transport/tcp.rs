@@ -153,8 +153,9 @@ pub struct TcpSender<C = Box<dyn CongestionController>> {
     /// No ECN reaction until the cumulative ACK passes this segment.
     ecn_recover: u64,
     rto_deadline: Option<Time>,
-    /// Delivery-rate sampling, kept only for a controller that wants samples.
-    rates: Option<RateSampler>,
+    /// Delivery-rate sampling, kept only for a controller that wants samples (boxed: one
+    /// word for the others).
+    rates: Option<Box<RateSampler>>,
     /// Spaces segments when the controller gives a pacing rate; `paced` caches whether it
     /// does (a pacing controller gives a rate from its creation on), so that window-only
     /// controllers cost no query per packet.
@@ -162,7 +163,23 @@ pub struct TcpSender<C = Box<dyn CongestionController>> {
     paced: bool,
     /// ns-2's send overhead, if on (boxed: one word when off).
     overhead: Option<Box<SendOverhead>>,
-    stats: EndpointStats,
+    counts: SenderCounts,
+}
+
+/// What a sender counts for its [`EndpointStats`]: the counters alone (its window, RTT and
+/// estimates are read off the controller and the estimator when asked), so that the sender,
+/// touched by every ACK, spans fewer cache lines.
+#[derive(Clone, Copy, Debug, Default)]
+struct SenderCounts {
+    sent_bytes: u64,
+    sent_packets: u64,
+    retransmits: u64,
+    retransmits_in_avoidance: u64,
+    timeouts: u64,
+    detected_losses: u64,
+    rtt_sum: Duration,
+    rtt_samples: u64,
+    completed_at: Option<Time>,
 }
 
 impl<C: CongestionController> TcpSender<C> {
@@ -194,7 +211,7 @@ impl<C: CongestionController> TcpSender<C> {
             paced: cc.pacing_rate().is_some(),
             overhead: None,
             cc,
-            stats: EndpointStats::default(),
+            counts: SenderCounts::default(),
             cfg,
         }
     }
@@ -276,8 +293,8 @@ impl<C: CongestionController> TcpSender<C> {
         if self.cfg.ecn {
             p.ecn = Ecn::ECT;
         }
-        self.stats.sent_packets += 1;
-        self.stats.sent_bytes += p.size as u64;
+        self.counts.sent_packets += 1;
+        self.counts.sent_bytes += p.size as u64;
         let retransmission = seq < self.snd_max;
         if retransmission && self.recovery_end.is_some() {
             self.high_rxt = Some(self.high_rxt.map_or(seq, |h| h.max(seq)));
@@ -286,8 +303,8 @@ impl<C: CongestionController> TcpSender<C> {
             }
         }
         if retransmission {
-            self.stats.retransmits += 1;
-            self.stats.retransmits_in_avoidance += u64::from(self.loss_in_avoidance);
+            self.counts.retransmits += 1;
+            self.counts.retransmits_in_avoidance += u64::from(self.loss_in_avoidance);
         }
         let sent = SentSample {
             seq,
@@ -315,8 +332,8 @@ impl<C: CongestionController> TcpSender<C> {
         let rtt = Some(now - echo);
         if let Some(r) = rtt {
             self.rtt.on_sample(r);
-            self.stats.rtt_sum += r;
-            self.stats.rtt_samples += 1;
+            self.counts.rtt_sum += r;
+            self.counts.rtt_samples += 1;
         }
         let in_flight = self.outstanding();
         let early = self.scoreboard.as_ref().map(|sb| {
@@ -379,8 +396,8 @@ impl<C: CongestionController> TcpSender<C> {
         } else if rearm {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
-        if self.total_segments == Some(self.snd_una) && self.stats.completed_at.is_none() {
-            self.stats.completed_at = Some(now);
+        if self.total_segments == Some(self.snd_una) && self.counts.completed_at.is_none() {
+            self.counts.completed_at = Some(now);
         }
     }
 
@@ -435,7 +452,7 @@ impl<C: CongestionController> TcpSender<C> {
             // with a steady RTT the RTO is close to the RTT, and a timer left running from
             // the lost segment's first transmission fires just before the repair's ACK.
             self.rto_deadline = Some(now + self.rtt.rto());
-            self.stats.detected_losses += 1;
+            self.counts.detected_losses += 1;
         }
     }
 
@@ -533,8 +550,8 @@ impl<C: CongestionController> Endpoint for TcpSender<C> {
         }
         self.recover = self.snd_max;
         self.snd_nxt = self.snd_una;
-        self.stats.timeouts += 1;
-        self.stats.detected_losses += 1;
+        self.counts.timeouts += 1;
+        self.counts.detected_losses += 1;
         self.rto_deadline = None; // re-armed by the retransmission below
     }
 
@@ -624,19 +641,29 @@ impl<C: CongestionController> Endpoint for TcpSender<C> {
     }
 
     fn stats(&self) -> EndpointStats {
+        let c = self.counts;
         EndpointStats {
+            sent_bytes: c.sent_bytes,
+            sent_packets: c.sent_packets,
+            retransmits: c.retransmits,
+            retransmits_in_avoidance: c.retransmits_in_avoidance,
+            timeouts: c.timeouts,
+            detected_losses: c.detected_losses,
+            delivered_bytes: 0,
             cwnd_bytes: Some(self.cc.window()),
             srtt: self.rtt.srtt(),
+            rtt_sum: c.rtt_sum,
+            rtt_samples: c.rtt_samples,
             accumulation_bytes: self.cc.accumulation(),
             base_rtt: self.cc.base_rtt(),
-            ..self.stats
+            completed_at: c.completed_at,
         }
     }
 }
 
 /// A rate sampler if controller `cc` wants delivery-rate samples.
-fn cc_rates(cc: &impl CongestionController) -> Option<RateSampler> {
-    cc.wants_rate_samples().then(RateSampler::default)
+fn cc_rates(cc: &impl CongestionController) -> Option<Box<RateSampler>> {
+    cc.wants_rate_samples().then(Box::default)
 }
 
 /// The receiving side: cumulative ACKs and in-order delivery.
@@ -658,7 +685,8 @@ pub struct TcpReceiver {
     /// With SACK: the same segments as ranges, for the ACKs' SACK block (RFC 2018).
     sack: Option<Box<RangeSet>>,
     acks: Outbox,
-    stats: EndpointStats,
+    /// Bytes delivered in order (the only counter a receiver keeps besides its outbox's).
+    delivered_bytes: u64,
 }
 
 impl TcpReceiver {
@@ -688,14 +716,14 @@ impl TcpReceiver {
             rcv_nxt: 0,
             out_of_order: VecDeque::new(),
             acks: Outbox::default(),
-            stats: EndpointStats::default(),
+            delivered_bytes: 0,
         }
     }
 
     fn accept(&mut self, seq: u64, size: u32) {
         if seq == self.rcv_nxt {
             self.rcv_nxt += 1;
-            self.stats.delivered_bytes += size as u64;
+            self.delivered_bytes += size as u64;
             // Pull in what was waiting behind the hole.
             while let Some(&(s, sz)) = self.out_of_order.front() {
                 if s != self.rcv_nxt {
@@ -703,7 +731,7 @@ impl TcpReceiver {
                 }
                 self.out_of_order.pop_front();
                 self.rcv_nxt += 1;
-                self.stats.delivered_bytes += sz as u64;
+                self.delivered_bytes += sz as u64;
             }
             if let Some(r) = &mut self.sack {
                 r.remove_below(self.rcv_nxt);
@@ -796,11 +824,14 @@ impl Endpoint for TcpReceiver {
     }
 
     fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
-        self.acks.pop(now, &mut self.stats)
+        self.acks.pop(now)
     }
 
     fn stats(&self) -> EndpointStats {
-        self.stats
+        self.acks.sent_in(EndpointStats {
+            delivered_bytes: self.delivered_bytes,
+            ..EndpointStats::default()
+        })
     }
 }
 
@@ -1191,7 +1222,8 @@ mod tests {
     proptest::proptest! {
         /// Segments arriving in any order, some twice, with SACK or not: every ACK
         /// acknowledges the lowest segment not yet received, and the bytes delivered are those
-        /// of the segments below it, each counted once (against a set of what has arrived).
+        /// of the segments below it, each counted once (against a set of what has arrived), and counts
+        /// its ACKs as sent.
         #[test]
         fn the_receiver_delivers_in_order_whatever_the_arrival_order(
             arrivals in proptest::collection::vec(0u64..300, 1..600),
@@ -1200,6 +1232,7 @@ mod tests {
             let size = |seq: u64| 500 + (seq % 7) as u32 * 100;
             let mut r = TcpReceiver::with_options(FlowId(0), 40, None, sack);
             let mut seen = std::collections::BTreeSet::new();
+            let mut acks = 0;
             for seq in arrivals {
                 let mut p = Packet::new(FlowId(0), PacketKind::Data, size(seq));
                 p.seq = seq;
@@ -1207,9 +1240,13 @@ mod tests {
                 seen.insert(seq);
                 let next = (0..).find(|s| !seen.contains(s)).unwrap();
                 let ack = r.poll_transmit(ms(1)).unwrap();
+                acks += 1;
                 proptest::prop_assert_eq!(ack.ack_info().unwrap().0, next);
                 let bytes: u64 = (0..next).map(|s| size(s) as u64).sum();
-                proptest::prop_assert_eq!(r.stats().delivered_bytes, bytes);
+                let stats = r.stats();
+                proptest::prop_assert_eq!(stats.delivered_bytes, bytes);
+                // Its ACKs are counted as sent, 40 bytes each.
+                proptest::prop_assert_eq!((stats.sent_packets, stats.sent_bytes), (acks, 40 * acks));
             }
         }
     }

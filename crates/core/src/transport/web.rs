@@ -422,11 +422,11 @@ impl Endpoint for WebReceiver {
     }
 
     fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
-        self.outbox.pop(now, &mut self.stats)
+        self.outbox.pop(now)
     }
 
     fn stats(&self) -> EndpointStats {
-        self.stats
+        self.outbox.sent_in(self.stats)
     }
 }
 

@@ -138,10 +138,10 @@ impl Endpoint for MonacoReceiver {
     }
 
     fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
-        self.pending.pop(now, &mut self.stats)
+        self.pending.pop(now)
     }
 
     fn stats(&self) -> EndpointStats {
-        self.stats
+        self.pending.sent_in(self.stats)
     }
 }
