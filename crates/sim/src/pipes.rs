@@ -92,9 +92,10 @@ impl Pipe {
 pub struct Slab {
     slots: Vec<Slot>,
     /// Beside each slot, the driver's word for where its packet goes after the link it is on
-    /// (its next link, or a marker of the endpoint it is delivered to), written when it enters that link ([`set_next_hop`](Self::set_next_hop)): four
-    /// bytes a slot, so that a pipe's next packet's next hop can be read, and fetched, a
-    /// link-event before that packet arrives, without its slot.
+    /// (its next link, or a marker of the endpoint it is delivered to), written when it enters
+    /// that link ([`set_next_hop`](Self::set_next_hop)): four bytes a slot, so that a pipe's
+    /// next packet's next hop can be read, and fetched, a link-event before that packet
+    /// arrives, without its slot.
     next_hop: Vec<u32>,
     /// The most recently freed slot; the free slots are a list through `next`.
     free: u32,

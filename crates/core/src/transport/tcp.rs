@@ -1222,8 +1222,8 @@ mod tests {
     proptest::proptest! {
         /// Segments arriving in any order, some twice, with SACK or not: every ACK
         /// acknowledges the lowest segment not yet received, and the bytes delivered are those
-        /// of the segments below it, each counted once (against a set of what has arrived), and counts
-        /// its ACKs as sent.
+        /// of the segments below it, each counted once (against a set of what has arrived);
+        /// its ACKs are counted as sent.
         #[test]
         fn the_receiver_delivers_in_order_whatever_the_arrival_order(
             arrivals in proptest::collection::vec(0u64..300, 1..600),
@@ -1246,7 +1246,10 @@ mod tests {
                 let stats = r.stats();
                 proptest::prop_assert_eq!(stats.delivered_bytes, bytes);
                 // Its ACKs are counted as sent, 40 bytes each.
-                proptest::prop_assert_eq!((stats.sent_packets, stats.sent_bytes), (acks, 40 * acks));
+                proptest::prop_assert_eq!(
+                    (stats.sent_packets, stats.sent_bytes),
+                    (acks, 40 * acks)
+                );
             }
         }
     }
