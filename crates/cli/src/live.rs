@@ -60,8 +60,8 @@ pub struct RunArgs {
     /// Also write plots.
     #[arg(long)]
     plots: bool,
-    /// Override the scenario's seed.
-    #[arg(long)]
+    /// Override the scenario's seed (0 to 2^63 - 1, a TOML integer).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=acclab_scenario::def::MAX_SEED))]
     seed: Option<u64>,
     /// The router's address.
     #[arg(long, default_value = "127.0.0.1:0")]

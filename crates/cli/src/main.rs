@@ -136,8 +136,8 @@ struct ScenarioArgs {
 struct RunArgs {
     #[command(flatten)]
     common: ScenarioArgs,
-    /// Override the scenario's seed.
-    #[arg(long)]
+    /// Override the scenario's seed (0 to 2^63 - 1, a TOML integer).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=acclab_scenario::def::MAX_SEED))]
     seed: Option<u64>,
     /// Run even when the estimated memory exceeds what this machine has available.
     #[arg(long)]

@@ -233,6 +233,15 @@ impl QueueConfig {
     pub fn limits(&self) -> Vec<Limit> {
         self.params().limits()
     }
+
+    /// Checks what depends on the link: see [`QueueParams::validate_on_link`].
+    pub fn validate_on_link(
+        &self,
+        rate: crate::units::Rate,
+        packet_size: u32,
+    ) -> Result<(), ParamError> {
+        self.params().validate_on_link(rate, packet_size)
+    }
 }
 
 #[cfg(test)]

@@ -263,6 +263,12 @@ pub struct QueueContext {
 pub trait QueueParams {
     /// Checks what serde cannot.
     fn validate(&self) -> Result<(), ParamError>;
+    /// Checks what depends on the link the queue is in front of (its rate, the scenario's data
+    /// packet size): a class's guaranteed rate above the link's, a marking threshold below one
+    /// packet. Called after [`validate`](Self::validate), for every link.
+    fn validate_on_link(&self, _rate: Rate, _packet_size: u32) -> Result<(), ParamError> {
+        Ok(())
+    }
     /// Builds the discipline (of validated parameters: cannot fail).
     fn build(&self, ctx: &QueueContext) -> Box<dyn QueueDiscipline>;
     /// Every buffer limit this discipline enforces (for invariant checks): one per band.

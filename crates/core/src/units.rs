@@ -227,12 +227,14 @@ fn to_integer(what: &'static str, s: &str, x: f64) -> Result<u64, UnitError> {
 
 impl Duration {
     /// Parses `"4ms"`, `"250us"`, `"1.5s"`, `"10ns"`, `"2min"`; zero is allowed (`"0s"`).
+    /// Microseconds may also be written `µs` (the micro sign, U+00B5) or `μs` (Greek mu,
+    /// U+03BC), which look alike and which people paste from papers: accepted on purpose.
     pub fn parse(s: &str) -> Result<Duration, UnitError> {
         const WHAT: &str = "duration";
         let (x, unit) = split_number(WHAT, s, true)?;
         let scale = match unit {
             "ns" => 1.0,
-            "us" | "µs" => 1e3,
+            "us" | "\u{b5}s" | "\u{3bc}s" => 1e3,
             "ms" => 1e6,
             "s" => 1e9,
             "min" => 60e9,
@@ -240,14 +242,14 @@ impl Duration {
                 return Err(unit_error(
                     WHAT,
                     s,
-                    "missing unit (use ns, us, ms, s or min)",
+                    "missing unit (use ns, us or µs, ms, s or min)",
                 ))
             }
             u => {
                 return Err(unit_error(
                     WHAT,
                     s,
-                    format!("unknown unit {u:?} (use ns, us, ms, s or min)"),
+                    format!("unknown unit {u:?} (use ns, us or µs, ms, s or min)"),
                 ))
             }
         };
@@ -486,6 +488,9 @@ mod tests {
         assert_eq!(Duration::parse("0s"), Ok(Duration::ZERO));
         assert_eq!(Duration::parse("2min"), Ok(Duration::from_secs(120)));
         assert_eq!(Duration::parse("1e-3s"), Ok(Duration::from_millis(1)));
+        // The micro sign and Greek mu both mean microseconds (accepted on purpose).
+        assert_eq!(Duration::parse("10\u{b5}s"), Ok(Duration::from_micros(10)));
+        assert_eq!(Duration::parse("10\u{3bc}s"), Ok(Duration::from_micros(10)));
     }
 
     #[test]

@@ -27,6 +27,9 @@ pub const DEFAULT_PACKET_SIZE: u64 = 1000;
 pub const DEFAULT_ACK_SIZE: u64 = 40;
 /// Default seed.
 pub const DEFAULT_SEED: u64 = 1;
+/// The largest seed, 2^63 − 1: seeds are TOML integers (signed 64-bit), so that every run's
+/// scenario can be written back as a file.
+pub const MAX_SEED: u64 = i64::MAX as u64;
 /// Default sampling interval of the time series.
 pub const DEFAULT_SAMPLE_INTERVAL: Duration = Duration::from_millis(100);
 
@@ -251,6 +254,13 @@ impl ScenarioDef {
         let duration = self.duration;
         if duration == Duration::ZERO {
             return Err(fault(Item::Top, "duration", "must be greater than zero"));
+        }
+        if let Some(seed) = self.seed.filter(|&s| s > MAX_SEED) {
+            return Err(fault(
+                Item::Top,
+                "seed",
+                format!("must be in [0, {MAX_SEED}] (2^63 - 1), not {seed}"),
+            ));
         }
         let size = |b: Option<Bytes>, default: u64, key: &str| {
             let b = b.map_or(default, |b| b.0);
@@ -510,17 +520,14 @@ impl Topology {
                 format!("loss probability {} is not in [0, 1)", l.loss),
             ));
         }
-        if !(1..=MAX_RATE.bps()).contains(&l.rate.bps()) {
-            return Err(fault(
-                item,
-                "rate",
-                format!("link rate {} is not in [1 bps, {MAX_RATE}]", l.rate),
-            ));
-        }
-        l.queue.validate().map_err(|e| {
-            let e = e.within("queue");
-            fault(item, &e.key, e.message)
-        })?;
+        check_link_rate(item, "rate", l.rate)?;
+        l.queue
+            .validate()
+            .and_then(|()| l.queue.validate_on_link(l.rate, packet_size))
+            .map_err(|e| {
+                let e = e.within("queue");
+                fault(item, &e.key, e.message)
+            })?;
         // A byte limit below one packet would drop every data packet: the link would carry
         // nothing, silently.
         for limit in l.queue.limits() {
@@ -554,6 +561,19 @@ impl Topology {
         });
         Ok(())
     }
+}
+
+/// A link's rate, as written or as an event sets it: in [1 bps, [`MAX_RATE`]]. The top is
+/// accepted on purpose, beside slower links: what it costs, `acclab check` says.
+fn check_link_rate(item: Item, key: &str, rate: Rate) -> Result<(), Fault> {
+    if (1..=MAX_RATE.bps()).contains(&rate.bps()) {
+        return Ok(());
+    }
+    Err(fault(
+        item,
+        key,
+        format!("link rate {rate} is not in [1 bps, {MAX_RATE}]"),
+    ))
 }
 
 fn resolve_flow(
@@ -624,6 +644,16 @@ fn resolve_flow(
                         "flow {id:?}: the path must start at {:?} and end at {:?}",
                         f.from, f.to
                     ),
+                ));
+            }
+            // A route is a path: a node visited twice would put a loop in it, and its packets
+            // would cross the links of the loop twice.
+            let mut seen = BTreeSet::new();
+            if let Some(again) = names.iter().find(|n| !seen.insert(n.as_str())) {
+                return Err(fault(
+                    item,
+                    "path",
+                    format!("flow {id:?}: the path visits {again:?} twice"),
                 ));
             }
             let mut hops: Vec<&String> = names.iter().collect();
@@ -723,10 +753,13 @@ fn resolve_event(
             link: link(l, "set_delay.link")?,
             delay: *delay,
         },
-        EventSpecAction::SetRate { link: l, rate } => EventAction::SetRate {
-            link: link(l, "set_rate.link")?,
-            rate: *rate,
-        },
+        EventSpecAction::SetRate { link: l, rate } => {
+            check_link_rate(item, "set_rate.rate", *rate)?;
+            EventAction::SetRate {
+                link: link(l, "set_rate.link")?,
+                rate: *rate,
+            }
+        }
     };
     Ok(EventDef {
         at: Time(e.at.0),

@@ -61,7 +61,8 @@ struct RawDefaults {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawLink {
-    between: Option<[String; 2]>,
+    // A list rather than `[String; 2]`, so that a third node is an error, not dropped.
+    between: Option<Vec<String>>,
     from: Option<String>,
     to: Option<String>,
     rate: Rate,
@@ -198,6 +199,15 @@ pub(crate) fn read(path: &Path) -> Result<String, ScenarioError> {
 
 fn parse_with_origins(src: &str, file: &str) -> Result<(ScenarioDef, Origins), ScenarioError> {
     let doc = DeTable::parse(src).map_err(|e| syntax_error(src, file, &e))?;
+    if let Some((key, span)) = first_datetime(doc.get_ref(), "") {
+        return Err(located(
+            src,
+            file,
+            Some(span),
+            key,
+            "a TOML date or time literal is no value of a scenario: write durations as strings with a unit (\"10s\") and text in quotes".into(),
+        ));
+    }
     let raw: RawScenario = serde_path_to_error::deserialize(toml::Deserializer::from(doc))
         .map_err(|e| {
             let span = e.inner().span();
@@ -346,6 +356,25 @@ fn key_at_line(src: &str, line: usize) -> String {
     }
 }
 
+/// The key path and span of the first TOML date-time in `table` (under `prefix`): no key of a
+/// scenario takes one, and serde would otherwise read it as the text of a string key.
+fn first_datetime(table: &DeTable, prefix: &str) -> Option<(String, Range<usize>)> {
+    fn walk(v: &Spanned<DeValue>, key: String) -> Option<(String, Range<usize>)> {
+        match v.get_ref() {
+            DeValue::Datetime(_) => Some((key, v.span())),
+            DeValue::Table(t) => first_datetime(t, &key),
+            DeValue::Array(a) => a
+                .iter()
+                .enumerate()
+                .find_map(|(i, v)| walk(v, format!("{key}[{i}]"))),
+            _ => None,
+        }
+    }
+    table
+        .iter()
+        .find_map(|(k, v)| walk(v, join_key(prefix, &crate::def::quote_key(k.get_ref()))))
+}
+
 /// The span of the value at `key` (`flow[2].params.weight`) in `doc`, or of the deepest table
 /// on the way that exists.
 fn locate(doc: &DeTable, key: &str) -> Option<Range<usize>> {
@@ -446,10 +475,19 @@ fn expand(raw: RawScenario) -> Result<(ScenarioDef, Origins), Finding> {
     for (n, l) in raw.link.into_iter().enumerate() {
         let key = |k: &str| format!("link[{n}].{k}");
         let ends: Vec<(String, String, &str, &str)> = match (l.between, l.from, l.to) {
-            (Some([a, z]), None, None) => vec![
-                (a.clone(), z.clone(), "between", "between"),
-                (z, a, "between", "between"),
-            ],
+            (Some(b), None, None) if b.len() != 2 => {
+                return Err((
+                    key("between"),
+                    format!("give exactly two nodes, [a, b], not {}", b.len()),
+                ))
+            }
+            (Some(b), None, None) => {
+                let [a, z]: [String; 2] = b.try_into().expect("two nodes, checked above");
+                vec![
+                    (a.clone(), z.clone(), "between", "between"),
+                    (z, a, "between", "between"),
+                ]
+            }
             (None, Some(a), Some(z)) => vec![(a, z, "from", "to")],
             _ => {
                 return Err((

@@ -23,6 +23,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
+use crate::def::MAX_SEED;
 use crate::error::ScenarioError;
 use crate::patch::value_of;
 
@@ -50,11 +51,26 @@ pub enum Seeds {
 }
 
 impl Seeds {
-    /// The seeds, counting from `base` (the scenario's seed) for [`Seeds::Count`].
-    pub fn resolve(&self, base: u64) -> Vec<u64> {
-        match self {
-            Seeds::Count(n) => (0..*n).map(|i| base.wrapping_add(i)).collect(),
+    /// The seeds, counting from `base` (the scenario's seed) for [`Seeds::Count`]; an error
+    /// when one would be above [`MAX_SEED`].
+    pub fn resolve(&self, base: u64) -> Result<Vec<u64>, String> {
+        let seeds: Vec<u64> = match self {
+            Seeds::Count(n) => {
+                let last = base
+                    .checked_add(n.saturating_sub(1))
+                    .filter(|&l| l <= MAX_SEED);
+                if last.is_none() {
+                    return Err(format!(
+                        "{n} seeds from the scenario's seed {base} run past the largest seed, {MAX_SEED} (2^63 - 1)"
+                    ));
+                }
+                (0..*n).map(|i| base + i).collect()
+            }
             Seeds::List(l) => l.clone(),
+        };
+        match seeds.iter().find(|&&s| s > MAX_SEED) {
+            Some(s) => Err(format!("seed {s} is not in [0, {MAX_SEED}] (2^63 - 1)")),
+            None => Ok(seeds),
         }
     }
 
@@ -63,7 +79,9 @@ impl Seeds {
         let items: Vec<&str> = text.split(',').map(str::trim).collect();
         let num = |s: &str| {
             s.parse::<u64>()
-                .map_err(|_| format!("--seeds: {s:?} is not a whole number ≥ 0"))
+                .ok()
+                .filter(|&n| n <= MAX_SEED)
+                .ok_or_else(|| format!("--seeds: {s:?} is not a whole number in [0, {MAX_SEED}]"))
         };
         match items.as_slice() {
             [one] => {
@@ -589,8 +607,14 @@ mod tests {
 
     #[test]
     fn seeds() {
-        assert_eq!(Seeds::parse("3").unwrap().resolve(5), [5, 6, 7]);
-        assert_eq!(Seeds::parse("1,9").unwrap().resolve(5), [1, 9]);
+        assert_eq!(Seeds::parse("3").unwrap().resolve(5).unwrap(), [5, 6, 7]);
+        assert_eq!(Seeds::parse("1,9").unwrap().resolve(5).unwrap(), [1, 9]);
+        // Seeds are TOML integers: at most 2^63 - 1, and a count may not run past it.
+        assert_eq!(Seeds::Count(1).resolve(MAX_SEED).unwrap(), [MAX_SEED]);
+        assert!(Seeds::Count(2).resolve(MAX_SEED).is_err());
+        assert!(Seeds::Count(3).resolve(u64::MAX).is_err());
+        assert!(Seeds::List(vec![MAX_SEED + 1]).resolve(0).is_err());
+        assert!(Seeds::parse("9223372036854775808,1").is_err());
         assert!(Seeds::parse("0").is_err());
         assert!(Seeds::parse("-1").is_err());
     }

@@ -338,3 +338,56 @@ fn groups_too_large_to_hold_are_refused_before_expanding() {
     );
     assert!(e.message.contains("at most 2000000"), "{e}");
 }
+
+/// Issue 55 §1: inputs that were accepted and should not be, each refused with its key and the
+/// allowed range or the contradiction; and the ones accepted on purpose, accepted.
+#[test]
+fn inputs_accepted_by_mistake_are_refused() {
+    let between = r#"between = ["a", "b"]"#;
+    let queue = r#"queue = { kind = "droptail", limit = "20pkt" }"#;
+    let reno = "kind = \"reno\"";
+    let bat = |classes: &str| {
+        format!(r#"queue = {{ kind = "bat", limit = "20pkt", classes = [{classes}] }}"#)
+    };
+    let cases: Vec<(&str, String, usize, &str, &str)> = vec![
+        (between, r#"between = ["a", "b", "c"]"#.into(), 5, "link[0].between", "exactly two nodes"),
+        (between, r#"between = ["a", "b", "a", "b"]"#.into(), 5, "link[0].between", "not 4"),
+        (between, r#"between = ["a"]"#.into(), 5, "link[0].between", "not 1"),
+        (queue, r#"queue = { kind = "step-ecn", limit = "20pkt", threshold = "999B" }"#.into(), 8, "queue.threshold", "at least one 1000-byte packet"),
+        (queue, r#"queue = { kind = "step-ecn", limit = "20pkt", threshold = "20pkt" }"#.into(), 8, "queue.threshold", "below the buffer"),
+        (queue, bat(r#"{ name = "tcp", f_min = "20Mbps", f_max = "1Mbps" }"#), 8, "queue.classes[0].f_min", "above its f_max"),
+        (queue, bat(r#"{ name = "tcp", f_min = "20Mbps" }"#), 8, "queue.classes[0].f_min", "above the link's rate (10Mbps)"),
+        (queue, bat(r#"{ name = "tcp", f_min = "6Mbps" }, { name = "udp", f_min = "6Mbps" }"#), 8, "queue.classes[1].f_min", "add up to 12Mbps"),
+        (reno, "kind = \"onoff\"\nparams = { vegas = { initial_window = 0 } }".into(), 19, "params.vegas.initial_window", "[1, 1000000]"),
+        (reno, "kind = \"onoff\"\nparams = { vegas = { initial_window = 1000000000000 } }".into(), 19, "params.vegas.initial_window", "[1, 1000000]"),
+        (reno, "kind = \"vegas\"\nparams = { initial_window = 0 }".into(), 19, "params.initial_window", "[1, 1000000]"),
+        (reno, "kind = \"web\"\nparams = { users = 2, initial_window = 0 }".into(), 19, "params.initial_window", "[1, 1000000]"),
+        (reno, "kind = \"command\"\nparams = { client = 07:32:00 }".into(), 19, "params.client", "date or time literal"),
+        ("start = \"1s\"", "start = 1979-05-27".into(), 21, "flow[0].start", "date or time literal"),
+        ("start = \"1s\"", "start = \"1s\"\npath = [\"a\", \"b\", \"a\", \"b\"]".into(), 22, "flow[0].path", "visits \"a\" twice"),
+        ("start = \"1s\"", "start = \"1s\"\n[[event]]\nat = \"2s\"\nset_rate = { link = \"a->b\", rate = \"20Tbps\" }".into(), 24, "event[0].set_rate.rate", "not in [1 bps, 10000Gbps]"),
+        ("duration = \"10s\"", "duration = \"10s\"\nseed = 9223372036854775808".into(), 3, "seed", "[0, 9223372036854775807]"),
+    ];
+    for (from, to, line, key, words) in cases {
+        let e = error_with(from, &to);
+        expect(&e, line, key, &[words]);
+    }
+    // Accepted on purpose (README, "Units" and the ranges): microseconds written µs or μs, a
+    // link at the top rate beside slow ones, the largest seed, a byte threshold of one packet.
+    for (from, to) in [
+        ("delay = \"2ms\"", "delay = \"10\u{b5}s\""),
+        ("delay = \"2ms\"", "delay = \"10\u{3bc}s\""),
+        ("rate = \"10Mbps\"", "rate = \"10Tbps\""),
+        (
+            "duration = \"10s\"",
+            "duration = \"10s\"\nseed = 9223372036854775807",
+        ),
+        (
+            queue,
+            r#"queue = { kind = "step-ecn", limit = "20pkt", threshold = "1000B" }"#,
+        ),
+    ] {
+        let src = BASE.replacen(from, to, 1);
+        assert!(parse(&src, "ok.toml").is_ok(), "refused:\n{src}");
+    }
+}

@@ -67,7 +67,9 @@ impl Plan {
         };
         let values = spec.points().map_err(|m| at("sweep", m))?;
         let seeds = match &spec.seeds {
-            Some(s) => s.resolve(base.seed.unwrap_or(acclab_scenario::def::DEFAULT_SEED)),
+            Some(s) => s
+                .resolve(base.seed.unwrap_or(acclab_scenario::def::DEFAULT_SEED))
+                .map_err(|m| at("sweep.seeds", m))?,
             None => vec![base.seed.unwrap_or(acclab_scenario::def::DEFAULT_SEED)],
         };
         let total = values.len().saturating_mul(seeds.len());

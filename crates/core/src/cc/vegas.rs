@@ -38,9 +38,7 @@ use serde::{Deserialize, Serialize};
 use std::ops::Bound::{Excluded, Included};
 
 use crate::params::{in_range, FlowContext, ParamError, SchemeParams};
-use crate::transport::tcp::{
-    check_delayed_ack, check_receive_window, check_send_overhead, TcpConfig, TcpOptions,
-};
+use crate::transport::tcp::{TcpConfig, TcpOptions};
 use crate::transport::Endpoint;
 use crate::units::Bytes;
 
@@ -386,9 +384,9 @@ impl VegasParams {
                 ),
             ));
         }
-        check_delayed_ack(self.delayed_ack)?;
-        check_receive_window(self.receive_window)?;
-        check_send_overhead(self.send_overhead)?;
+        // The transport settings are checked as every TCP scheme's are (the initial window's
+        // range among them), wherever this table appears: `vegas`, `vegas-rem`, `onoff.vegas`.
+        self.tcp(false).validate("vegas")?;
         if matches!(self.per, PerUnit::Time(d) if d.0 == 0) {
             return Err(ParamError::at(
                 "per",
@@ -481,7 +479,12 @@ impl VegasParams {
     /// The endpoints of a Vegas (`rem` false) or Vegas+REM flow.
     fn endpoints(&self, ctx: &FlowContext, rem: bool) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
         let cc = Vegas::new(self.controller(ctx.packet_size as u64, rem));
-        // Vegas+REM sends ECN-capable packets: REM marks them instead of dropping.
+        self.tcp(rem).endpoints(ctx, cc)
+    }
+
+    /// The transport settings; Vegas+REM (`rem`) sends ECN-capable packets: REM marks them
+    /// instead of dropping.
+    fn tcp(&self, rem: bool) -> TcpOptions {
         TcpOptions {
             size: self.size,
             min_rto: self.min_rto,
@@ -492,7 +495,6 @@ impl VegasParams {
             receive_window: self.receive_window,
             send_overhead: self.send_overhead,
         }
-        .endpoints(ctx, cc)
     }
 }
 

@@ -314,6 +314,24 @@ impl QueueParams for BatParams {
                 ));
             }
             names.push(&c.name);
+            // 004 §II: f_min,i ≤ f_max,i, the band BAT steers the class's rate into.
+            if let (Some(lo), Some(hi)) = (c.f_min, c.f_max) {
+                if lo > hi {
+                    return Err(ParamError::at(
+                        format!("classes[{i}].f_min"),
+                        format!("class {:?}: f_min ({lo}) is above its f_max ({hi})", c.name),
+                    ));
+                }
+            }
+            if c.f_max == Some(Rate(0)) {
+                return Err(ParamError::at(
+                    format!("classes[{i}].f_max"),
+                    format!(
+                        "class {:?}: f_max must be above 0 bps (omit it for no maximum)",
+                        c.name
+                    ),
+                ));
+            }
             // 004 eq. (1): the gains of the rate error and of the queue term.
             in_range(&format!("classes[{i}].c"), c.c, 0.0..=1.0)?;
             in_range(&format!("classes[{i}].d"), c.d, 0.0..=1.0)?;
@@ -345,6 +363,36 @@ impl QueueParams for BatParams {
                         format!("clcc names class {n:?}, which this bat queue does not have"),
                     ));
                 }
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_on_link(&self, rate: Rate, _packet_size: u32) -> Result<(), ParamError> {
+        // The guarantees are shares of this link: together they cannot exceed it (004 §II).
+        let mut sum = 0u64;
+        for (i, c) in self.classes.iter().enumerate() {
+            let f_min = c.f_min.map_or(0, |r| r.0);
+            if f_min > rate.0 {
+                return Err(ParamError::at(
+                    format!("classes[{i}].f_min"),
+                    format!(
+                        "class {:?}: f_min ({}) is above the link's rate ({rate})",
+                        c.name,
+                        Rate(f_min)
+                    ),
+                ));
+            }
+            sum = sum.saturating_add(f_min);
+            if sum > rate.0 {
+                return Err(ParamError::at(
+                    format!("classes[{i}].f_min"),
+                    format!(
+                        "the classes' f_min add up to {} by class {:?}, above the link's rate ({rate})",
+                        Rate(sum),
+                        c.name
+                    ),
+                ));
             }
         }
         Ok(())

@@ -9,7 +9,7 @@ use super::aqm::band_limits;
 use super::{Aqm, AqmQueue, Fifo, QueueDiscipline, Verdict};
 use crate::packet::Packet;
 use crate::params::{ParamError, QueueContext, QueueParams};
-use crate::units::{Limit, Time};
+use crate::units::{Limit, Rate, Time};
 
 /// The step-marking policy.
 #[derive(Clone, Copy, Debug)]
@@ -68,7 +68,37 @@ impl QueueParams for StepEcnParams {
                 "step-ecn `threshold` must be a number of packets or bytes, not \"inf\"",
             ));
         }
+        // A threshold at or above the buffer would never mark: DCTCP would see no congestion
+        // signal and fill the buffer to loss.
+        match (self.threshold, self.limit) {
+            (Limit::Packets(k), Limit::Packets(l)) | (Limit::Bytes(k), Limit::Bytes(l))
+                if k >= l =>
+            {
+                return Err(ParamError::at(
+                    "threshold",
+                    format!(
+                        "step-ecn `threshold` must be below the buffer `limit` ({}), not {}",
+                        self.limit, self.threshold
+                    ),
+                ))
+            }
+            _ => {}
+        }
         Ok(())
+    }
+
+    fn validate_on_link(&self, _rate: Rate, packet_size: u32) -> Result<(), ParamError> {
+        // Below one packet a byte threshold marks every ECN-capable packet that finds any
+        // queue at all, whatever the number says: refused, so that the queue marks what it says.
+        match self.threshold {
+            Limit::Bytes(k) if k < packet_size as u64 => Err(ParamError::at(
+                "threshold",
+                format!(
+                    "a byte threshold must be at least one {packet_size}-byte packet (defaults.packet_size), not {k} B"
+                ),
+            )),
+            _ => Ok(()),
+        }
     }
 
     fn build(&self, _ctx: &QueueContext) -> Box<dyn QueueDiscipline> {

@@ -19,7 +19,7 @@ use crate::cc::reno::Reno;
 use crate::packet::{FlowId, Packet};
 use crate::rng::Rng;
 use crate::transport::monaco::{Estimator, MonacoConfig, MonacoReceiver, MonacoSender};
-use crate::transport::tcp::{TcpConfig, TcpReceiver, TcpSender};
+use crate::transport::tcp::{TcpConfig, TcpReceiver, TcpSender, MAX_INITIAL_WINDOW};
 use crate::transport::{Endpoint, EndpointStats, Outbox};
 use crate::units::{Duration, Time};
 use serde::{Deserialize, Serialize};
@@ -520,6 +520,10 @@ impl SchemeParams for WebParams {
                 key,
                 "web `think_time` and `session_gap` must be positive",
             ));
+        }
+        if let Some(iw) = self.initial_window {
+            // The same range as every TCP scheme's (`TcpOptions::validate`).
+            count_in("initial_window", iw, 1, MAX_INITIAL_WINDOW)?;
         }
         match &self.monaco {
             Some(_) if self.min_rto.is_some() || self.initial_window.is_some() => {
