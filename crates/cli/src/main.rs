@@ -258,25 +258,38 @@ fn demo(out: Option<PathBuf>) -> Result<()> {
     Ok(())
 }
 
-/// Reads a scenario file with `--set KEY=VALUE` patches applied (checked as the file would be).
-fn load_with(path: &Path, set: &[String]) -> Result<acclab_scenario::Scenario> {
+/// Reads a scenario file once with `--set KEY=VALUE` patches applied (checked as the file would
+/// be); also says whether the file has a `[sweep]` table.
+fn load_with(path: &Path, set: &[String]) -> Result<(acclab_scenario::Scenario, bool)> {
+    let loaded = scenario::sweep::load_file(path)?;
+    let has_sweep = loaded.sweep.is_some();
     if set.is_empty() {
-        return Ok(scenario::load(path)?);
+        return Ok((loaded.scenario, has_sweep));
     }
-    let mut def = scenario::load_def(path)?;
+    let mut def = loaded.def;
     let patches = set
         .iter()
         .map(|s| scenario::sweep::assignment(s))
         .collect::<Result<Vec<_>, _>>()
         .map_err(anyhow::Error::msg)?;
-    def.set_all(&patches)?;
-    Ok(def.build()?)
+    def.set_all(&patches).map_err(|e| given_by_set(e, path))?;
+    Ok((def.build().map_err(|e| given_by_set(e, path))?, has_sweep))
+}
+
+/// An error of a scenario patched on the command line: in the file named, from `--set` (no line
+/// of the file wrote the value).
+fn given_by_set(e: acclab_scenario::ScenarioError, path: &Path) -> acclab_scenario::ScenarioError {
+    let e = in_file(e, path);
+    acclab_scenario::ScenarioError {
+        message: format!("(with --set) {}", e.message),
+        ..e
+    }
 }
 
 fn run(run: RunArgs) -> Result<()> {
     let args = &run.common;
-    let mut sc = load_with(&args.scenario, &args.set)?;
-    if !args.quiet && scenario::sweep::file_has_sweep(&args.scenario) {
+    let (mut sc, has_sweep) = load_with(&args.scenario, &args.set)?;
+    if !args.quiet && has_sweep {
         println!(
             "note: {} has a [sweep] table; `acclab run` runs the scenario as written, `acclab sweep {}` runs the sweep",
             args.scenario.display(),
@@ -315,7 +328,7 @@ fn run(run: RunArgs) -> Result<()> {
 
 fn model(model: ModelArgs) -> Result<()> {
     let args = &model.common;
-    let sc = load_with(&args.scenario, &args.set)?;
+    let (sc, _) = load_with(&args.scenario, &args.set)?;
     let step_ns = match &model.step {
         None => None,
         Some(s) => {
@@ -460,7 +473,8 @@ fn stability_json(st: &acclab_model::stability::Stability) -> serde_json::Value 
 }
 
 fn check(path: &Path) -> Result<()> {
-    let sc = scenario::load(path)?;
+    let loaded = scenario::sweep::load_file(path)?;
+    let sc = loaded.scenario;
     println!(
         "{}: scenario {:?} is valid: {} nodes, {} links, {} flows, {} events, {} simulated, seed {}",
         path.display(),
@@ -476,9 +490,8 @@ fn check(path: &Path) -> Result<()> {
     for w in sc.warnings() {
         println!("  warning: {w}");
     }
-    let (def, spec) = scenario::sweep::load(path)?;
-    if let Some(spec) = spec {
-        let plan = acclab_study::Plan::new(&def, &spec)?;
+    if let Some(spec) = loaded.sweep {
+        let plan = acclab_study::Plan::new(&loaded.def, &spec).map_err(|e| in_file(e, path))?;
         println!(
             "  sweep: {} key(s) ({}) → {} points × {} seeds = {} runs, every point valid; up to {} events in all",
             plan.keys.len(),
@@ -490,6 +503,18 @@ fn check(path: &Path) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// An error of a scenario built from the file at `path` (a sweep point, a patch): the file is
+/// named as it was given, not by the scenario's name.
+pub(crate) fn in_file(
+    e: acclab_scenario::ScenarioError,
+    path: &Path,
+) -> acclab_scenario::ScenarioError {
+    acclab_scenario::ScenarioError {
+        file: path.display().to_string(),
+        ..e
+    }
 }
 
 /// Claims where results go (outdir.rs): an explicit directory that already holds results is

@@ -88,7 +88,7 @@ fn spec_of(a: &SweepArgs, file_spec: Option<SweepSpec>) -> Result<SweepSpec> {
 pub fn sweep(a: SweepArgs) -> Result<()> {
     let (base, file_spec) = sweep::load(&a.scenario)?;
     let spec = spec_of(&a, file_spec)?;
-    let plan = Plan::new(&base, &spec)?;
+    let plan = Plan::new(&base, &spec).map_err(|e| crate::in_file(e, &a.scenario))?;
     if a.list {
         for r in &plan.runs {
             let values: Vec<String> = plan

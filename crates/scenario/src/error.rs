@@ -7,20 +7,22 @@ use std::fmt;
 pub struct ScenarioError {
     pub file: String,
     pub line: Option<usize>,
+    /// The key path the user must edit; empty when the error is about no key (a file that
+    /// cannot be read, or is not text).
     pub key: String,
     pub message: String,
 }
 
 impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.line {
-            Some(l) => write!(
-                f,
-                "{}:{}: key `{}`: {}",
-                self.file, l, self.key, self.message
-            ),
-            None => write!(f, "{}: key `{}`: {}", self.file, self.key, self.message),
+        write!(f, "{}", self.file)?;
+        if let Some(l) = self.line {
+            write!(f, ":{l}")?;
         }
+        if !self.key.is_empty() {
+            write!(f, ": key `{}`", self.key)?;
+        }
+        write!(f, ": {}", self.message)
     }
 }
 

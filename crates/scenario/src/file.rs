@@ -179,7 +179,7 @@ pub(crate) fn read(path: &Path) -> Result<String, ScenarioError> {
     let error = |message: String| ScenarioError {
         file: path.display().to_string(),
         line: None,
-        key: "-".into(),
+        key: String::new(),
         message,
     };
     let file =
@@ -194,7 +194,20 @@ pub(crate) fn read(path: &Path) -> Result<String, ScenarioError> {
             MAX_FILE_BYTES >> 20
         )));
     }
-    String::from_utf8(bytes).map_err(|e| error(format!("the file is not UTF-8 text: {e}")))
+    String::from_utf8(bytes).map_err(|e| {
+        // Where the first bad byte is, as an editor counts: line, and column in characters.
+        let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line_start = good.iter().rposition(|&b| b == b'\n').map_or(0, |n| n + 1);
+        let column = String::from_utf8_lossy(&good[line_start..]).chars().count() + 1;
+        let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
+        ScenarioError {
+            line: Some(line),
+            ..error(format!(
+                "the file is not UTF-8 text: byte 0x{:02x} at column {column} (save it as UTF-8)",
+                e.as_bytes()[good.len()]
+            ))
+        }
+    })
 }
 
 fn parse_with_origins(src: &str, file: &str) -> Result<(ScenarioDef, Origins), ScenarioError> {
@@ -285,10 +298,11 @@ fn with_missing_field(key: &str, message: &str) -> String {
 fn syntax_error(src: &str, file: &str, e: &toml::de::Error) -> ScenarioError {
     let at = e.span().map_or(src.len(), |s| s.start.min(src.len()));
     let line = line_of(src, at);
+    let column = at - src[..at].rfind('\n').map_or(0, |n| n + 1);
     ScenarioError {
         file: file.to_string(),
         line: Some(line),
-        key: key_at_line(src, line),
+        key: key_at(src, line, column),
         message: e.message().trim().to_string(),
     }
 }
@@ -303,9 +317,10 @@ fn line_of(src: &str, offset: usize) -> usize {
         + 1
 }
 
-/// The key path a line of a TOML file writes: the enclosing table header (with the index of an
-/// array of tables) and the key before `=` on that line.
-fn key_at_line(src: &str, line: usize) -> String {
+/// The key path at byte `column` of `line` of a TOML file: the enclosing table header (with the
+/// index of an array of tables), then the key written there — inside inline tables and arrays
+/// on the line (`queue.limit`, `classes[1].name`) or, failing that, the line's first key.
+fn key_at(src: &str, line: usize, column: usize) -> String {
     let mut table = String::new();
     let mut arrays: std::collections::BTreeMap<String, usize> = Default::default();
     for (n, text) in src.lines().enumerate() {
@@ -337,23 +352,90 @@ fn key_at_line(src: &str, line: usize) -> String {
         }
         if n + 1 == line {
             // The key the line starts with (before its `=`, or where the `=` should be).
-            let key: String = t
+            let first: String = t
                 .chars()
                 .take_while(|&c| c.is_ascii_alphanumeric() || "_-.".contains(c))
                 .collect();
-            let key = Some(key).filter(|k| !k.is_empty());
+            let key = inline_key(text, column).or(Some(first).filter(|k| !k.is_empty()));
             return match (table.is_empty(), key) {
                 (true, Some(k)) => k,
                 (false, Some(k)) => format!("{table}.{k}"),
                 (false, None) => table,
-                (true, None) => "-".into(),
+                (true, None) => String::new(),
             };
         }
     }
-    match table.is_empty() {
-        true => "-".into(),
-        false => table,
+    table
+}
+
+/// The key path, inside the line's own inline tables and arrays, of the key that starts at or
+/// spans byte `column` of `text` (`queue.limit` for the second `limit` of
+/// `queue = { limit = 1, limit = 2 }`); `None` when no key is there.
+fn inline_key(text: &str, column: usize) -> Option<String> {
+    // Each open `{` or `[` on the line: the key path of its value, and an array's element index.
+    let mut open: Vec<(String, Option<usize>)> = Vec::new();
+    let mut pending = String::new(); // the last key written before an `=`
+    let value_path = |open: &[(String, Option<usize>)], pending: &str| match open.last() {
+        Some((p, Some(i))) => format!("{p}[{i}]"),
+        Some((p, None)) => join_key(p, pending),
+        None => pending.to_string(),
+    };
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        match c {
+            b'"' | b'\'' => {
+                // A string, or a quoted key: skip to its end.
+                let start = i;
+                i += 1;
+                while i < bytes.len() && bytes[i] != c {
+                    i += if c == b'"' && bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                if start <= column && column <= i {
+                    return None;
+                }
+            }
+            b'{' | b'[' => {
+                let path = value_path(&open, &pending);
+                open.push((path, (c == b'[').then_some(0)));
+            }
+            b'}' | b']' => {
+                open.pop();
+            }
+            b',' => {
+                if let Some((_, Some(k))) = open.last_mut() {
+                    *k += 1;
+                }
+            }
+            b'#' => return None,
+            c if c.is_ascii_alphanumeric() || c == b'_' || c == b'-' => {
+                let start = i;
+                while i < bytes.len()
+                    && (bytes[i].is_ascii_alphanumeric() || b"_-.".contains(&bytes[i]))
+                {
+                    i += 1;
+                }
+                let token = &text[start..i];
+                let is_key = text[i..].trim_start().starts_with('=');
+                if is_key {
+                    if (start..i.max(start + 1)).contains(&column) {
+                        let table = match open.last() {
+                            Some((p, Some(k))) => format!("{p}[{k}]"),
+                            Some((p, None)) => p.clone(),
+                            None => String::new(),
+                        };
+                        return Some(join_key(&table, token));
+                    }
+                    pending = token.to_string();
+                }
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
     }
+    None
 }
 
 /// The key path and span of the first TOML date-time in `table` (under `prefix`): no key of a
@@ -373,6 +455,21 @@ fn first_datetime(table: &DeTable, prefix: &str) -> Option<(String, Range<usize>
     table
         .iter()
         .find_map(|(k, v)| walk(v, join_key(prefix, &crate::def::quote_key(k.get_ref()))))
+}
+
+/// The line of the value at the key path given as `segments` (each a key as written, quotes
+/// and dots inside it kept: `["sweep", "set", "link.\"a->b\".rate"]`).
+pub(crate) fn line_of_key(src: &str, segments: &[&str]) -> Option<usize> {
+    let doc = DeTable::parse(src).ok()?;
+    let (first, rest) = segments.split_first()?;
+    let mut at = doc.get_ref().iter().find(|(k, _)| k.get_ref() == first)?.1;
+    for seg in rest {
+        let DeValue::Table(t) = at.get_ref() else {
+            return None;
+        };
+        at = t.iter().find(|(k, _)| k.get_ref() == seg)?.1;
+    }
+    Some(line_of(src, at.span().start))
 }
 
 /// The span of the value at `key` (`flow[2].params.weight`) in `doc`, or of the deepest table
@@ -457,19 +554,32 @@ fn expand(raw: RawScenario) -> Result<(ScenarioDef, Origins), Finding> {
     {
         group(count, None, &key)?;
     }
-    let members: u64 = raw
+    // The group at which the members pass the bound is the one named (`flow[3].count`).
+    let mut members = 0u64;
+    let groups = raw
         .link
         .iter()
-        .map(|l| u64::from(l.count.unwrap_or(1)) * if l.between.is_some() { 2 } else { 1 })
-        .chain(raw.flow.iter().map(|f| u64::from(f.count.unwrap_or(1))))
-        .sum();
-    if members > MAX_MEMBERS {
-        return Err((
-            "count".into(),
-            format!(
-                "the groups expand to {members} links and flows; a scenario may have at most {MAX_MEMBERS}"
-            ),
-        ));
+        .enumerate()
+        .map(|(n, l)| {
+            let per = if l.between.is_some() { 2 } else { 1 };
+            (format!("link[{n}]"), u64::from(l.count.unwrap_or(1)) * per)
+        })
+        .chain(
+            raw.flow
+                .iter()
+                .enumerate()
+                .map(|(n, f)| (format!("flow[{n}]"), u64::from(f.count.unwrap_or(1)))),
+        );
+    for (table, size) in groups {
+        members += size;
+        if members > MAX_MEMBERS {
+            return Err((
+                format!("{table}.count"),
+                format!(
+                    "with this group the groups expand to {members} links and flows; a scenario may have at most {MAX_MEMBERS}"
+                ),
+            ));
+        }
     }
     let mut links = Vec::new();
     for (n, l) in raw.link.into_iter().enumerate() {
@@ -739,7 +849,9 @@ fn queue_config(mut params: toml::Table, key: &str) -> Result<QueueConfig, Findi
         }
     };
     tagged(key, &kind, params, |k, d| QueueConfig::from_kind(k, d)).map_err(|(k, message)| {
-        match message.starts_with("unknown variant") {
+        // An unknown `kind` is reported at the table itself (no parameter was read yet); an
+        // unknown variant of a parameter (`avd_stamp = "some"`) at that parameter.
+        match message.starts_with("unknown variant") && k == key {
             true => (kind_key.clone(), message),
             false => (k, message),
         }
@@ -782,10 +894,20 @@ mod tests {
     #[test]
     fn the_key_of_a_line() {
         let src = "name = \"x\"\n[[link]]\nrate = 1\n[[link]]\nrate = 2\n[output]\nwindow = 3\n";
-        assert_eq!(key_at_line(src, 1), "name");
-        assert_eq!(key_at_line(src, 3), "link[0].rate");
-        assert_eq!(key_at_line(src, 4), "link[1]");
-        assert_eq!(key_at_line(src, 5), "link[1].rate");
-        assert_eq!(key_at_line(src, 7), "output.window");
+        assert_eq!(key_at(src, 1, 0), "name");
+        assert_eq!(key_at(src, 3, 0), "link[0].rate");
+        assert_eq!(key_at(src, 4, 0), "link[1]");
+        assert_eq!(key_at(src, 5, 0), "link[1].rate");
+        assert_eq!(key_at(src, 7, 0), "output.window");
+        // Inside inline tables and arrays of them (issue 55 §6: a duplicate key there was
+        // reported as its table's).
+        let src = "[[link]]\nqueue = { kind = \"red\", limit = 1, limit = 2 }\n\
+                   q = { classes = [{ name = \"a\" }, { c = 1, name = \"b\" }] }\n";
+        let col = |line: &str, pat: &str| line.rfind(pat).unwrap();
+        let l2 = src.lines().nth(1).unwrap();
+        assert_eq!(key_at(src, 2, col(l2, "limit")), "link[0].queue.limit");
+        assert_eq!(key_at(src, 2, 0), "link[0].queue");
+        let l3 = src.lines().nth(2).unwrap();
+        assert_eq!(key_at(src, 3, col(l3, "name")), "link[0].q.classes[1].name");
     }
 }

@@ -39,6 +39,9 @@ pub struct Axis {
     pub values: Vec<toml::Value>,
     /// Written as a log-spaced range: plots use a log axis for it.
     pub log: bool,
+    /// The line of the scenario file's `[sweep.set]` that wrote it; `None` for an axis from the
+    /// command line or a program. A point's error names it.
+    pub line: Option<usize>,
 }
 
 /// Which seeds every point runs with.
@@ -131,19 +134,31 @@ struct RawSweep {
 pub fn load(
     path: &std::path::Path,
 ) -> Result<(crate::ScenarioDef, Option<SweepSpec>), ScenarioError> {
-    let file = path.display().to_string();
-    let src = crate::file::read(path)?;
-    crate::file::parse(&src, &file)?;
-    let def = crate::file::parse_def(&src, &file)?;
-    Ok((def, SweepSpec::from_file_text(&src, &file)?))
+    let l = load_file(path)?;
+    Ok((l.def, l.sweep))
 }
 
-/// Whether a scenario file has a `[sweep]` table (which `acclab run` does not run).
-pub fn file_has_sweep(path: &std::path::Path) -> bool {
-    crate::file::read(path)
-        .ok()
-        .and_then(|src| src.parse::<toml::Table>().ok())
-        .is_some_and(|t| t.contains_key("sweep"))
+/// A scenario file, read once (a FIFO or a pipe can be read only once): the scenario checked,
+/// as written, and its `[sweep]`.
+pub struct Loaded {
+    pub scenario: crate::Scenario,
+    pub def: crate::ScenarioDef,
+    pub sweep: Option<SweepSpec>,
+}
+
+/// Reads the file at `path` once and gives all three of [`Loaded`]; errors name the file, the
+/// line and the key.
+pub fn load_file(path: &std::path::Path) -> Result<Loaded, ScenarioError> {
+    let file = path.display().to_string();
+    let src = crate::file::read(path)?;
+    let scenario = crate::file::parse(&src, &file)?;
+    let def = crate::file::parse_def(&src, &file)?;
+    let sweep = SweepSpec::from_file_text(&src, &file)?;
+    Ok(Loaded {
+        scenario,
+        def,
+        sweep,
+    })
 }
 
 /// `KEY=VALUE` as given to `acclab run --set`: one value, as on a command line.
@@ -196,7 +211,11 @@ impl SweepSpec {
                 toml::Value::String(s) => Axis::from_text(&key, &s),
                 other => Axis::from_values(&key, vec![other]),
             }
-            .map_err(|m| err(at, m))?;
+            .map_err(|m| err(at.clone(), m))?;
+            let axis = Axis {
+                line: crate::file::line_of_key(src, &["sweep", "set", &key]),
+                ..axis
+            };
             if axis.values.is_empty() {
                 return Err(err(
                     format!("sweep.set.{}", crate::def::quote_key(&axis.key)),
@@ -357,6 +376,7 @@ impl Axis {
             key: key.to_string(),
             values,
             log,
+            line: None,
         })
     }
 
@@ -394,6 +414,7 @@ impl Axis {
             key: key.to_string(),
             values,
             log,
+            line: None,
         })
     }
 }

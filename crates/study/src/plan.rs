@@ -86,8 +86,21 @@ impl Plan {
         let mut runs = Vec::with_capacity(total);
         let (mut max_memory_bytes, mut total_events, mut total_wall_s) = (0f64, 0f64, 0f64);
         for (p, point) in values.iter().enumerate() {
-            let mut def = patched(base, point, p)?;
-            let sc = def.build()?;
+            // A point's error is the value's: on the line of the file's `[sweep.set]` that
+            // wrote it (none for a value from the command line or a program).
+            let at_axis = |e: ScenarioError| {
+                let axis = spec
+                    .axes
+                    .iter()
+                    .find(|a| e.key == a.key || e.key.starts_with(&format!("{}.", a.key)))
+                    .or(spec.axes.first());
+                ScenarioError {
+                    line: axis.and_then(|a| a.line),
+                    ..e
+                }
+            };
+            let mut def = patched(base, point, p).map_err(at_axis)?;
+            let sc = def.build().map_err(at_axis)?;
             let cost = acclab_sim::cost::estimate(&sc);
             max_memory_bytes = max_memory_bytes.max(cost.memory_bytes);
             total_events += cost.events * seeds.len() as f64;
@@ -219,5 +232,26 @@ to = "b"
         assert_eq!(plan.find("4").unwrap().index, 4);
         assert_eq!(plan.find(&plan.runs[2].id).unwrap().index, 2);
         assert!(plan.find("99").is_none());
+    }
+
+    /// Issue 55 §6: a point's error is on the line of `[sweep.set]` that wrote the value (none
+    /// for a value from the command line); seeds past 2^63 - 1 are refused, not a panic.
+    #[test]
+    fn a_points_error_names_the_line_of_its_value() {
+        let src = format!("{BASE}[sweep.set]\n'link.\"a->b\".rate' = [\"10Mbps\", \"20Tbps\"]\n");
+        let base = acclab_scenario::parse_def(&src, "t.toml").unwrap();
+        let spec = SweepSpec::from_file_text(&src, "t.toml").unwrap().unwrap();
+        let e = Plan::new(&base, &spec).unwrap_err();
+        assert_eq!(e.line, Some(14), "{e}");
+        assert_eq!(e.key, "link.\"a->b\".rate");
+        let mut cli = SweepSpec::empty();
+        cli.set_axis(Axis::from_text("link.\"a->b\".rate", "20Tbps").unwrap());
+        assert_eq!(Plan::new(&base, &cli).unwrap_err().line, None);
+        let mut big = base.clone();
+        big.seed = Some(acclab_scenario::def::MAX_SEED);
+        let mut seeds = SweepSpec::empty();
+        seeds.seeds = Some(Seeds::Count(3));
+        let e = Plan::new(&big, &seeds).unwrap_err();
+        assert_eq!(e.key, "sweep.seeds", "{e}");
     }
 }
