@@ -205,6 +205,34 @@ static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::n
 
 fn main() {
     STARTED.get_or_init(std::time::Instant::now);
+    // Output into a pipe that closed (`acclab params | head -1`): `println!` panics on the
+    // broken pipe. That panic prints nothing, unwinds (a claimed output directory is cleaned up
+    // or left marked incomplete as for any failure) and the process exits 141, as the shell's
+    // own tools do when SIGPIPE ends them.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !is_broken_pipe(info.payload()) {
+            hook(info)
+        }
+    }));
+    match std::panic::catch_unwind(command) {
+        Ok(()) => {}
+        Err(p) if is_broken_pipe(&*p) => std::process::exit(141),
+        Err(p) => std::panic::resume_unwind(p),
+    }
+}
+
+/// Whether a panic (or an error's text) is a write into a closed pipe.
+fn is_broken_pipe(payload: &(dyn std::any::Any + Send)) -> bool {
+    let text = payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .unwrap_or("");
+    text.starts_with("failed printing to std") && text.contains("Broken pipe")
+}
+
+fn command() {
     let cli = Cli::parse();
     let result = match cli.command {
         None => demo(None),
@@ -235,6 +263,13 @@ fn main() {
         ),
     };
     if let Err(e) = result {
+        let pipe = e.chain().any(|c| {
+            c.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+        });
+        if pipe {
+            std::process::exit(141);
+        }
         eprintln!("error: {e:#}");
         std::process::exit(1);
     }
@@ -773,10 +808,7 @@ fn model_beside(
         )
     })?;
     summary.attach_model(&ms);
-    std::fs::write(
-        dir.join("summary.json"),
-        serde_json::to_string_pretty(summary)? + "\n",
-    )?;
+    acclab_sim::output::write_summary(dir, summary)?;
     Ok(Some(mdir))
 }
 

@@ -45,6 +45,63 @@ pub struct OutDir {
     created: bool,
     force: bool,
     published: bool,
+    /// Held while this run may write into an explicitly named directory.
+    _lock: Option<Lock>,
+}
+
+/// `.NAME.lock` beside an output directory, holding the process id of the run that writes into
+/// it; removed when that run ends. A lock whose process is gone (a killed run) is taken over.
+struct Lock(PathBuf);
+
+impl Lock {
+    fn take(dir: &Path) -> Result<Lock> {
+        let name = dir
+            .file_name()
+            .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+        let parent = dir
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let path = parent.join(format!(".{name}.lock"));
+        for _ in 0..2 {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(mut f) => {
+                    use std::io::Write;
+                    writeln!(f, "{}", std::process::id())
+                        .with_context(|| format!("cannot write {}", path.display()))?;
+                    return Ok(Lock(path));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let holder = std::fs::read_to_string(&path).unwrap_or_default();
+                    let holder = holder.trim();
+                    let alive = holder.parse::<u32>().is_ok_and(|pid| {
+                        pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists()
+                    });
+                    // An empty lock may be one being written this instant: taken as held.
+                    if alive || holder.is_empty() {
+                        bail!(
+                            "{} is being written by another acclab run (process {}); wait for it to finish or choose another --out",
+                            dir.display(),
+                            if holder.is_empty() { "starting" } else { holder }
+                        );
+                    }
+                    let _ = std::fs::remove_file(&path);
+                }
+                Err(e) => bail!("cannot write beside {}: {e}", dir.display()),
+            }
+        }
+        bail!("{} is being written by another acclab run", dir.display())
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 fn holds_results(d: &Path) -> bool {
@@ -76,8 +133,23 @@ impl OutDir {
     /// Claims `out`, or by default `root/<name>` (then `-2`, `-3`, … when taken). An explicit
     /// directory that already holds results is refused unless `force`.
     pub fn claim(out: Option<PathBuf>, root: &Path, name: &str, force: bool) -> Result<OutDir> {
+        let mut lock = None;
         let (path, created) = match out {
             Some(d) => {
+                // A link to a directory is followed: the results go where it points (a rename
+                // onto the link itself would fail after the run, or replace the link).
+                let d = match d.symlink_metadata() {
+                    Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(&d)
+                        .with_context(|| format!("cannot follow the link {}", d.display()))?,
+                    _ => d,
+                };
+                if let Some(parent) = d.parent().filter(|p| !p.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(parent)
+                        .with_context(|| format!("cannot create {}", parent.display()))?;
+                }
+                // Runs given the same directory take turns: one holds it until it has
+                // published, the others are refused (never two sets of results in one place).
+                lock = Some(Lock::take(&d)?);
                 if holds_results(&d) && !force {
                     let held: Vec<&str> = RESULT_FILES
                         .into_iter()
@@ -89,10 +161,6 @@ impl OutDir {
                         d.display(),
                         held.join(", ")
                     );
-                }
-                if let Some(parent) = d.parent().filter(|p| !p.as_os_str().is_empty()) {
-                    std::fs::create_dir_all(parent)
-                        .with_context(|| format!("cannot create {}", parent.display()))?;
                 }
                 match std::fs::create_dir(&d) {
                     Ok(()) => (d, true),
@@ -135,6 +203,7 @@ impl OutDir {
             created,
             force,
             published: false,
+            _lock: lock,
         };
         // Writability is found out here, before anything is simulated.
         if let Err(e) = std::fs::create_dir(&out.staging).and_then(|()| {
@@ -299,6 +368,47 @@ mod tests {
         let staging = c.staging().to_path_buf();
         drop(c);
         assert!(!staging.exists() && !tmp.path().join("y").exists());
+    }
+
+    /// Issue 55 §3: four runs given the same fresh --out all reported success and three were
+    /// lost. While one holds the directory the others are refused; a killed run's lock is taken
+    /// over; a link to a directory is followed before anything is simulated.
+    #[test]
+    fn runs_given_one_directory_take_turns_and_links_are_followed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path().join("out");
+        let first = OutDir::claim(Some(d.clone()), tmp.path(), "", false).unwrap();
+        let e = OutDir::claim(Some(d.clone()), tmp.path(), "", false)
+            .err()
+            .unwrap();
+        assert!(
+            e.to_string()
+                .contains("being written by another acclab run"),
+            "{e}"
+        );
+        std::fs::write(first.staging().join("summary.json"), "1").unwrap();
+        first.publish().unwrap();
+        // Published: the next is refused for the results, not the lock.
+        let e = OutDir::claim(Some(d.clone()), tmp.path(), "", false)
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("already holds results"), "{e}");
+        assert!(!tmp.path().join(".out.lock").exists());
+        // A lock left by a process that is gone is taken over.
+        let other = tmp.path().join("other");
+        std::fs::write(tmp.path().join(".other.lock"), "4294967\n").unwrap();
+        let taken = OutDir::claim(Some(other.clone()), tmp.path(), "", false).unwrap();
+        drop(taken);
+        // A link to an empty directory: the results land in the directory it points to.
+        let target = tmp.path().join("target");
+        std::fs::create_dir(&target).unwrap();
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let via = OutDir::claim(Some(link.clone()), tmp.path(), "", false).unwrap();
+        std::fs::write(via.staging().join("summary.json"), "1").unwrap();
+        via.publish().unwrap();
+        assert!(target.join("summary.json").exists());
+        assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
     }
 
     #[test]

@@ -488,3 +488,32 @@ fn real_stacks_flows_are_refused_outside_live_namespaces() {
         assert!(!tmp.path().join(args[args.len() - 1]).exists(), "{args:?}");
     }
 }
+
+/// Issue 55 §3: output into a pipe that closed (`acclab params | head -1`) panicked with exit
+/// 101. Now: nothing on stderr, and the status the shell's tools give (141), or 0 when all was
+/// written before the pipe closed.
+#[test]
+fn a_closed_pipe_ends_the_command_quietly() {
+    for args in [
+        &["params"][..],
+        &["params", "--json"],
+        &["reproduce", "--list"],
+        &["theory", &example("parking-lot.toml"), "--json"],
+        &["check", &example("dumbbell-reno.toml")],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader); // closed before acclab writes a byte
+        let out = Command::new(env!("CARGO_BIN_EXE_acclab"))
+            .args(args)
+            .stdout(writer)
+            .output()
+            .unwrap();
+        let code = out.status.code();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            matches!(code, Some(141) | Some(0)) && stderr.is_empty(),
+            "acclab {args:?} into a closed pipe: {:?}\n{stderr}",
+            out.status
+        );
+    }
+}

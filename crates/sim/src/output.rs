@@ -350,11 +350,36 @@ fn opt<T: ToString>(x: Option<T>) -> String {
     x.map_or(String::new(), |v| v.to_string())
 }
 
+/// Writes `bytes` to `path` whole or not at all: into a temporary file beside it, then renamed
+/// (a full disk leaves no truncated file under the real name).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let name = path
+        .file_name()
+        .map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
+    let tmp = path.with_file_name(format!(
+        ".{name}.tmp-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::write(&tmp, bytes)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
+}
+
+/// Writes `summary`, pretty, as `dir`/summary.json, whole or not at all.
+pub fn write_summary(dir: &Path, summary: &Summary) -> std::io::Result<()> {
+    let json = serde_json::to_string_pretty(summary).map_err(std::io::Error::other)?;
+    write_atomic(&dir.join("summary.json"), (json + "\n").as_bytes())
+}
+
 /// Writes `summary.json`, `flows.csv` and `links.csv` into `dir` (which must exist). When the
 /// run streamed its samples ([`CsvSamples`]), the two CSV files are already there.
 pub fn write_files(dir: &Path, sim: &Simulator, summary: &Summary) -> std::io::Result<()> {
-    let json = serde_json::to_string_pretty(summary).map_err(std::io::Error::other)?;
-    std::fs::write(dir.join("summary.json"), json + "\n")?;
+    write_summary(dir, summary)?;
     if sim.monitor().streams() {
         return Ok(());
     }

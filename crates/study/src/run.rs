@@ -96,7 +96,6 @@ pub fn model_scenario(
     let mut summary = acclab_model::run_to(sc, settings, dir, progress)?;
     let prediction = acclab_theory::predict(sc);
     attach_theory(sc, prediction.as_ref().ok(), &mut summary);
-    let json = serde_json::to_string_pretty(&summary)?;
-    std::fs::write(dir.join("summary.json"), json + "\n")?;
+    acclab_sim::output::write_summary(dir, &summary)?;
     Ok((summary, prediction.err().map(|e| e.to_string())))
 }

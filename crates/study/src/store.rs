@@ -34,23 +34,9 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StudyError + '_ {
     }
 }
 
-/// Writes `bytes` to `path` whole or not at all: into a temporary file beside it, then renamed.
+/// Writes `bytes` to `path` whole or not at all ([`acclab_sim::output::write_atomic`]).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StudyError> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let name = path
-        .file_name()
-        .map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = path.with_file_name(format!(
-        ".{name}.tmp-{}-{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::write(&tmp, bytes)
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            io(path)(e)
-        })
+    acclab_sim::output::write_atomic(path, bytes).map_err(io(path))
 }
 
 impl SweepDir {
