@@ -69,12 +69,17 @@ def cluster(tmp_path: Path):
 
 def test_a_dask_cluster_gives_the_local_frame(small_file: Path, cluster):
     sc = acclab.load(small_file)
+    from dask.distributed import get_task_stream
+
     local, local_agg = acclab.sweep(sc, grid=GRID, seeds=3, progress=False, aggregate=True)
-    remote, remote_agg = acclab.sweep(sc, grid=GRID, seeds=3, client=cluster, progress=False, aggregate=True)
+    with get_task_stream(client=cluster) as stream:
+        remote, remote_agg = acclab.sweep(sc, grid=GRID, seeds=3, client=cluster, progress=False, aggregate=True)
     pd.testing.assert_frame_equal(local, remote)
     pd.testing.assert_frame_equal(local_agg, remote_agg)
-    # Both workers took part.
-    assert len(cluster.scheduler_info()["workers"]) == 2
+    # Both workers took part: the scheduler's record of where each of the 12 runs went.
+    runs = [t for t in stream.data if str(t["key"]).startswith("acclab-run-")]
+    assert len(runs) == 12, stream.data
+    assert len({t["worker"] for t in runs}) == 2, [t["worker"] for t in runs]
     # A bad point fails before any task is sent.
     with pytest.raises(acclab.ScenarioError):
         acclab.sweep(sc, grid={"flow.a.params.initial_window": [0]}, client=cluster, progress=False)

@@ -142,6 +142,10 @@ pub enum Rejection {
     Forged,
     #[error("replayed: its counter was seen already, or is older than the window")]
     Replayed,
+    /// Authentic, but not a packet the receiver takes from that sender (another flow's, or the
+    /// other direction's): dropped before the sender's window moves.
+    #[error("foreign: authentic, but not from the endpoint this packet's flow and direction name")]
+    Foreign,
 }
 
 /// The last 64 counters seen from one sender (RFC 4303 §3.4.3).
@@ -188,8 +192,18 @@ impl Opener {
         }
     }
 
-    /// Verifies a datagram from `from` and decodes its packet.
-    pub fn open(&mut self, from: SocketAddr, d: &[u8]) -> Result<Packet, Rejection> {
+    /// Verifies a datagram from `from`, decodes its packet, checks with `bound` that the packet
+    /// may come from `from` (its flow and direction are that address's), and only then marks
+    /// its counter seen in `from`'s window. The order matters (issue 55 §4): were the window
+    /// moved first, an authentic datagram replayed with the spoofed source of another flow's
+    /// socket would be refused as foreign and yet push that flow's window ahead, so that its
+    /// real datagrams were then dropped as replays.
+    pub fn open(
+        &mut self,
+        from: SocketAddr,
+        d: &[u8],
+        bound: impl FnOnce(&Packet) -> bool,
+    ) -> Result<Packet, Rejection> {
         if d.len() < wire::HEADER_LEN + TRAILER_LEN {
             return Err(Rejection::Malformed(WireError::TooShort(
                 d.len().saturating_sub(TRAILER_LEN),
@@ -208,10 +222,14 @@ impl Opener {
         }
         let (body, counter) = signed.split_at(signed.len() - COUNTER_LEN);
         let counter = u64::from_be_bytes(counter.try_into().expect("8 bytes"));
+        let packet = wire::decode(body).map_err(Rejection::Malformed)?;
+        if !bound(&packet) {
+            return Err(Rejection::Foreign);
+        }
         if !self.windows.entry(from).or_default().accept(counter) {
             return Err(Rejection::Replayed);
         }
-        wire::decode(body).map_err(Rejection::Malformed)
+        Ok(packet)
     }
 }
 
@@ -224,6 +242,45 @@ mod tests {
         SocketAddr::from(([127, 0, 0, 1], port))
     }
 
+    /// A binding that takes any packet from any address.
+    fn any(_: &Packet) -> bool {
+        true
+    }
+
+    /// Issue 55 §4: an authentic datagram replayed with another socket's address is refused as
+    /// foreign and leaves that socket's window as it was, so its own datagrams still pass.
+    #[test]
+    fn a_replay_from_a_spoofed_address_does_not_move_its_window() {
+        let key = Key::generate().unwrap();
+        let (mut a, mut b) = (Sealer::new(key.clone()), Sealer::new(key.clone()));
+        let mut o = Opener::new(key);
+        // Flow 1 is bound to address 1, flow 2 to address 2.
+        let bound = |from: SocketAddr| move |p: &Packet| p.flow.0 as u16 == from.port();
+        let seal = |s: &mut Sealer, flow: u32| {
+            let mut d = Vec::new();
+            s.seal(&Packet::new(FlowId(flow), PacketKind::Data, 100), &mut d);
+            d
+        };
+        // Flow 1's socket has sent 1000 datagrams; one with a high counter is captured.
+        let mut high = Vec::new();
+        for _ in 0..1000 {
+            high = seal(&mut a, 1);
+        }
+        assert!(o.open(addr(1), &high, bound(addr(1))).is_ok());
+        // Replayed 34 times with flow 2's address: foreign each time.
+        for _ in 0..34 {
+            assert_eq!(
+                o.open(addr(2), &high, bound(addr(2))),
+                Err(Rejection::Foreign)
+            );
+        }
+        // Flow 2's real datagrams (counters from 1) still open.
+        for _ in 0..100 {
+            let d = seal(&mut b, 2);
+            assert!(o.open(addr(2), &d, bound(addr(2))).is_ok());
+        }
+    }
+
     #[test]
     fn sealed_datagrams_open_once_and_forgeries_never() {
         let key = Key::generate().unwrap();
@@ -234,27 +291,31 @@ mod tests {
         let mut d = Vec::new();
         s.seal(&p, &mut d);
         assert_eq!(d.len(), 1000 + TRAILER_LEN);
-        assert_eq!(o.open(addr(1), &d).unwrap().seq, 42);
+        assert_eq!(o.open(addr(1), &d, any).unwrap().seq, 42);
         // The same datagram again: a replay.
-        assert_eq!(o.open(addr(1), &d), Err(Rejection::Replayed));
+        assert_eq!(o.open(addr(1), &d, any), Err(Rejection::Replayed));
         // From another address it is the first from there (the router also checks who sent it).
-        assert!(o.open(addr(2), &d).is_ok());
+        assert!(o.open(addr(2), &d, any).is_ok());
         // Any changed byte, the counter included, breaks the tag.
         for at in [0, 20, 999, 1000 + 3, d.len() - 1] {
             let mut f = d.clone();
             f[at] ^= 1;
-            assert_eq!(o.open(addr(1), &f), Err(Rejection::Forged), "byte {at}");
+            assert_eq!(
+                o.open(addr(1), &f, any),
+                Err(Rejection::Forged),
+                "byte {at}"
+            );
         }
         // A datagram made with another key, or with none, is forged.
         let mut other = Sealer::new(Key::generate().unwrap());
         let mut f = Vec::new();
         other.seal(&p, &mut f);
-        assert_eq!(o.open(addr(1), &f), Err(Rejection::Forged));
+        assert_eq!(o.open(addr(1), &f, any), Err(Rejection::Forged));
         wire::encode(&p, &mut f);
         f.extend_from_slice(&[0; TRAILER_LEN]);
-        assert_eq!(o.open(addr(1), &f), Err(Rejection::Forged));
+        assert_eq!(o.open(addr(1), &f, any), Err(Rejection::Forged));
         assert!(matches!(
-            o.open(addr(1), &d[..40]),
+            o.open(addr(1), &d[..40], any),
             Err(Rejection::Malformed(_))
         ));
     }

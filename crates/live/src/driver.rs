@@ -143,7 +143,10 @@ impl EndpointTask {
                     };
                     let now = clock.now().max(last);
                     self.catch_up(now, &mut last, &mut out);
-                    let packet = opener.open(router, &rx[..n]);
+                    let (flow, is_sender) = (self.flow, self.is_sender);
+                    let packet = opener.open(router, &rx[..n], |p| {
+                        p.flow == flow && p.kind.is_forward() != is_sender
+                    });
                     if packet.is_ok() {
                         heard = std::time::Instant::now();
                     }
@@ -205,7 +208,8 @@ impl EndpointTask {
             self.counters.unauthentic.fetch_add(1, Ordering::Relaxed);
         }
         match packet {
-            Ok(p) if p.flow == self.flow && p.kind.is_forward() != self.is_sender => {
+            // The opener took only this endpoint's flow and direction.
+            Ok(p) => {
                 self.counters.received.fetch_add(1, Ordering::Relaxed);
                 self.endpoint.handle_packet(now, &p);
                 self.drain(now, out);

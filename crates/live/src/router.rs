@@ -249,8 +249,14 @@ impl Router {
     /// Checks one datagram and, if it is an authentic packet of a flow of this scenario sent by
     /// that flow's endpoint for its direction, puts it on the flow's route.
     fn accept(&mut self, from: SocketAddr, d: &[u8]) {
-        let pkt = match self.opener.open(from, d) {
+        let by_addr = &self.by_addr;
+        let bound = |p: &Packet| by_addr.get(&from) == Some(&EndpointSlot::source(p).index());
+        let pkt = match self.opener.open(from, d, bound) {
             Ok(p) => p,
+            Err(Rejection::Foreign) => {
+                self.counters.rejected_foreign += 1;
+                return;
+            }
             Err(Rejection::Malformed(_)) => {
                 self.counters.rejected_malformed += 1;
                 return;
@@ -264,11 +270,6 @@ impl Router {
                 return;
             }
         };
-        let expected = EndpointSlot::source(&pkt).index();
-        if self.by_addr.get(&from) != Some(&expected) {
-            self.counters.rejected_foreign += 1;
-            return;
-        }
         self.counters.accepted += 1;
         self.sim.inject_external(pkt);
     }

@@ -85,7 +85,7 @@ impl Network {
 /// Why a live run could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum LiveError {
-    #[error("time scale {0} must be a positive finite number")]
+    #[error("time scale {0} is not in [{MIN_TIME_SCALE}, {MAX_TIME_SCALE}] scenario seconds per wall second")]
     BadTimeScale(f64),
     #[error("endpoints from {0} need {1} consecutive ports, past the last port")]
     PortRange(SocketAddr, usize),
@@ -574,8 +574,15 @@ pub fn check_packet_sizes(scenario: &Scenario) -> Result<(), LiveError> {
     }
 }
 
+/// The range of `--time-scale`: at 1000 scenario seconds per wall second a 1 Gb/s scenario
+/// link is 1 Tb/s of datagrams, far past what the router emulator keeps up with (`acclab live
+/// bench`); below 1/1000 a one-minute scenario takes 17 hours. Outside it a run would exit at
+/// once with nothing sent (1e308), or never.
+pub const MIN_TIME_SCALE: f64 = 1e-3;
+pub const MAX_TIME_SCALE: f64 = 1e3;
+
 pub fn check_scale(s: f64) -> Result<(), LiveError> {
-    if s.is_finite() && s > 0.0 {
+    if (MIN_TIME_SCALE..=MAX_TIME_SCALE).contains(&s) {
         Ok(())
     } else {
         Err(LiveError::BadTimeScale(s))
@@ -708,6 +715,18 @@ fn run_sockets(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 55 §4: `--time-scale 1e308` ran nothing and exited 0.
+    #[test]
+    fn time_scales_outside_the_range_are_refused() {
+        for ok in [MIN_TIME_SCALE, 1.0, 10.0, MAX_TIME_SCALE] {
+            assert!(check_scale(ok).is_ok(), "{ok}");
+        }
+        for bad in [0.0, -1.0, 1e-4, 1001.0, 1e308, f64::INFINITY, f64::NAN] {
+            let e = check_scale(bad).unwrap_err().to_string();
+            assert!(e.contains("[0.001, 1000]"), "{bad}: {e}");
+        }
+    }
 
     #[test]
     fn a_run_is_degraded_by_socket_drops_strangers_and_lag() {

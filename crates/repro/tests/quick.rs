@@ -77,7 +77,7 @@ fn registry_ids_are_unique_and_documented() {
     sorted.dedup();
     assert_eq!(sorted.len(), ids.len(), "duplicate IDs: {ids:?}");
     // The product definition lives beside the repository (../shared); check against it when
-    // it is there (it is in CI).
+    // it is there (it must be under CI).
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../../shared/EXPERIMENTS.md"
@@ -98,6 +98,11 @@ fn registry_ids_are_unique_and_documented() {
                     "{id} is not an EXPERIMENTS.md row"
                 );
             }
+        }
+        // Under CI (`CI` set, as .ci/run is run) the product definition is always beside the
+        // clone: its absence there is a failure, not a skip that passes.
+        Err(e) if std::env::var_os("CI").is_some() => {
+            panic!("{path} not readable under CI ({e}): the IDs cannot be checked against it")
         }
         Err(e) => eprintln!("note: {path} not readable ({e}); IDs not checked against it"),
     }
