@@ -348,6 +348,14 @@ fn run(run: RunArgs) -> Result<()> {
             );
         }
     }
+    if cost.wall_s > acclab_sim::cost::MAX_WALL_S && !run.allow_large {
+        bail!(
+            "{}: the run may take up to {} ({cost}), over the {} acclab starts without asking; shorten it, slow its sources, or pass --allow-large",
+            args.scenario.display(),
+            acclab_sim::cost::seconds(cost.wall_s),
+            acclab_sim::cost::seconds(acclab_sim::cost::MAX_WALL_S)
+        );
+    }
     if cost.is_large() && !args.quiet {
         println!("{}: a large run: {cost}", args.scenario.display());
     }

@@ -2,13 +2,24 @@
 //! memory and wall time. `acclab check` prints it; `acclab run` prints it when a run is large and
 //! refuses one whose memory estimate exceeds what the machine has free (issue 21 §1).
 //!
-//! The estimate is an upper bound of the usual case, not a promise:
-//! - Each flow sends at most at its path's slowest link (a CBR flow at its rate, if lower); each
-//!   link carries at most its rate. Every data packet costs at most two events per hop (arrival
-//!   and end of transmission; one on a tail-drop link, whose departures are fixed at enqueue),
-//!   and its ACK about as many on the way back: events ≤ 4 × Σ over links of the packets they
-//!   carry. The wall-time estimate divides that bound by the events per second of the two-event
-//!   engine, so it stays an upper bound on tail-drop links too.
+//! The estimate is an upper bound of the usual case, not a promise; the fuzz test
+//! (crates/sim/tests/fuzz.rs) holds it to at least a tenth of the events every accepted run
+//! takes:
+//! - A window-based flow sends at most at its path's slowest link, and such flows together
+//!   bring a link at most its rate. An unresponsive sender brings what it sends, whatever the
+//!   links: a CBR flow its (peak) rate, each packet an event at the source too; a Monaco loop
+//!   of 003 Algorithm 1 on a path without a priority band, its largest window every base RTT
+//!   (it never sees its accumulation, and its window opens without bound: `check` warns).
+//!   What a link cannot carry is dropped on arrival, an event each. Every packet carried costs
+//!   at most two events per hop (arrival and end of transmission; one on a tail-drop link,
+//!   whose departures are fixed at enqueue), and its ACK about as many on the way back. The
+//!   wall-time estimate divides the events by the events per second of the two-event engine,
+//!   so it stays an upper bound on tail-drop links too.
+//! - Each flow costs some events whatever it sends (start, timers, setup); a web flow's events
+//!   each visit all its users, so its wall time grows with users × events, and its users start
+//!   pages and objects on timers of their own.
+//! - `acclab run` refuses a run whose wall-time estimate is over an hour ([`MAX_WALL_S`]), as one
+//!   whose memory is over what the machine has, unless given `--allow-large`.
 //! - Memory: every buffer full (a limit in bytes counts packets of the scenario's size; an
 //!   unlimited buffer counts one second of its link's rate) and every link's pipe full
 //!   (rate × delay), at the simulator's 64 bytes per packet, plus the per-flow, per-link and
@@ -88,37 +99,102 @@ pub fn seconds(s: f64) -> String {
     }
 }
 
+/// Events a flow costs whatever its packets do (its start and stop, its first timers, the
+/// setup of its endpoints, counted as events for the wall-time estimate).
+const FLOW_EVENTS: f64 = 20.0;
+/// Wall time a web flow's event costs per user (its endpoint visits every user on each of its
+/// events: measured 28 ns per user and event on the 2-core machine, 10,000 users).
+const WEB_USER_EVENT_S: f64 = 3e-8;
+
 /// Estimates what running `sc` costs.
 pub fn estimate(sc: &Scenario) -> Cost {
     let duration = sc.duration.as_secs_f64();
     let bits = 8.0 * sc.packet_size as f64;
-    // Each link's load: what its flows can send, at most its rate.
+    // Each link's arrivals: what its flows send into it. A flow sends at its own rate (a CBR
+    // flow's, whatever the links) into its first link and at most at each link's rate beyond.
+    // Window-based flows are ACK-clocked: together they bring a link at most its rate (their
+    // losses are a share of that); unresponsive senders bring what they send, and what the link
+    // cannot carry is dropped on arrival.
     let mut offered = vec![0.0; sc.links.len()];
+    let mut unresponsive = vec![0.0; sc.links.len()];
     let mut flow_state = 0.0;
+    // Events at the sources themselves (a CBR flow's packet timer), and wall time beyond the
+    // events' (a web flow's per-user work).
+    let (mut source_events, mut extra_wall_s) = (0.0, 0.0);
     for f in &sc.flows {
+        let link = |l: &acclab_scenario::LinkId| &sc.links[l.0 as usize];
         let path_rate = f
             .forward
             .iter()
-            .map(|l| sc.links[l.0 as usize].rate.as_f64())
+            .map(|l| link(l).rate.as_f64())
             .fold(f64::INFINITY, f64::min);
-        let send = match &f.scheme {
-            SchemeConfig::Cbr(p) => path_rate.min(p.rate.as_f64()),
-            _ => path_rate,
+        let active = f
+            .stop
+            .map_or(sc.duration.0, |s| s.0.min(sc.duration.0))
+            .saturating_sub(f.start.0) as f64
+            / 1e9;
+        // What the flow sends into its first link, and whether it is ACK-clocked.
+        let (mut send, responsive) = match &f.scheme {
+            SchemeConfig::Cbr(p) => {
+                let own = p.peak_rate().as_f64();
+                let size = p.packet_size.map_or(sc.packet_size as u64, |b| b.0).max(1);
+                source_events += own * active / (8.0 * size as f64);
+                (own, false)
+            }
+            // 003 Algorithm 1 without a priority band: the loop never sees its accumulation
+            // and opens its window to the largest (000 §IV-B; `check` warns), sending it every
+            // base RTT into its first link.
+            SchemeConfig::Monaco(m)
+                if m.is_expected_rate_service()
+                    && f.forward
+                        .iter()
+                        .any(|l| !link(l).queue.params().priority_band()) =>
+            {
+                let rtt: f64 = f
+                    .forward
+                    .iter()
+                    .chain(&f.reverse)
+                    .map(|l| link(l).delay.as_secs_f64())
+                    .sum();
+                let window = acclab_core::transport::monaco::MAX_WINDOW_BYTES as f64 * 8.0;
+                (path_rate.max(window / rtt.max(1e-6)), false)
+            }
+            _ => (path_rate, true),
         };
+        let mut flow_events = 0.0;
         for l in &f.forward {
-            offered[l.0 as usize] += send;
+            match responsive {
+                true => offered[l.0 as usize] += send,
+                false => unresponsive[l.0 as usize] += send,
+            }
+            flow_events += 4.0 * send.min(link(l).rate.as_f64()) * active / bits;
+            send = send.min(link(l).rate.as_f64());
         }
         flow_state += FLOW_BYTES
             + match &f.scheme {
-                SchemeConfig::Web(w) => w.users as f64 * WEB_USER_BYTES,
+                SchemeConfig::Web(w) => {
+                    let m = w.model();
+                    let users = m.users as f64;
+                    // Each user starts a page every think time, an object per object.
+                    let pages = users * active / m.think_time.as_secs_f64().max(1e-6);
+                    let web_events = flow_events + pages * (1.0 + m.objects_per_page);
+                    source_events += pages * (1.0 + m.objects_per_page);
+                    extra_wall_s += web_events * users * WEB_USER_EVENT_S;
+                    users * WEB_USER_BYTES
+                }
                 _ => 0.0,
             };
     }
-    let mut packets = 0.0;
+    let mut events = source_events + FLOW_EVENTS * sc.flows.len() as f64;
     let mut held = 0.0;
-    for (l, load) in sc.links.iter().zip(&offered) {
+    for ((l, load), push) in sc.links.iter().zip(&offered).zip(&unresponsive) {
         let r = l.rate.as_f64();
-        packets += load.min(r) * duration / bits;
+        // A packet carried costs up to two events here and its ACK as many back; one dropped
+        // on arrival, its arrival.
+        let load = load.min(r) + push;
+        let carried = load.min(r) * duration / bits;
+        let dropped = (load - load.min(r)) * duration / bits;
+        events += 4.0 * carried + dropped;
         let limit_pkts = |lim: Limit| match lim {
             Limit::Packets(n) => n as f64,
             Limit::Bytes(b) => b as f64 / sc.packet_size as f64,
@@ -127,12 +203,13 @@ pub fn estimate(sc: &Scenario) -> Cost {
         held += l.queue.limits().into_iter().map(limit_pkts).sum::<f64>();
         held += r * l.delay.as_secs_f64() / bits;
     }
-    let events = 4.0 * packets;
-    let rows = (sc.flows.len() + sc.links.len()) as f64 * duration
-        / sc.output.sample_interval.as_secs_f64();
+    let samples = duration / sc.output.sample_interval.as_secs_f64();
+    // The monitor's sampling, the scenario's events and the run's end are events too.
+    events += samples + sc.events.len() as f64 + 2.0;
+    let rows = (sc.flows.len() + sc.links.len()) as f64 * samples;
     Cost {
         events,
-        wall_s: events / EVENTS_PER_SECOND,
+        wall_s: events / EVENTS_PER_SECOND + extra_wall_s,
         output_rows: rows,
         output_bytes: rows * ROW_BYTES,
         // A packet in a pipe, or queued at a link that departs at enqueue, takes a slab slot;
@@ -142,6 +219,9 @@ pub fn estimate(sc: &Scenario) -> Cost {
             + sc.links.len() as f64 * LINK_BYTES,
     }
 }
+
+/// The longest run `acclab run` starts without `--allow-large`, by its wall-time estimate.
+pub const MAX_WALL_S: f64 = 3600.0;
 
 /// The memory this machine has available now (Linux's MemAvailable), if it says.
 pub fn available_memory() -> Option<f64> {
@@ -175,14 +255,60 @@ to = "b"
     fn a_busy_bottleneck_costs_four_events_per_packet() {
         let sc = acclab_scenario::parse(DUMBBELL, "c.toml").unwrap();
         let c = estimate(&sc);
-        // 100 Mb/s of 1000-byte packets for 10 s: 125,000 packets, 4 events each.
-        assert!((c.events - 4.0 * 125_000.0).abs() < 1.0, "{c:?}");
+        // 100 Mb/s of 1000-byte packets for 10 s: 125,000 packets, 4 events each; 20 per
+        // flow, and 100 samples and the end.
+        assert!(
+            (c.events - (4.0 * 125_000.0 + 4.0 * 20.0 + 102.0)).abs() < 1.0,
+            "{c:?}"
+        );
         // 6 entities (4 flows, 2 links) × 100 samples.
         assert_eq!(c.output_rows, 600.0);
         // Buffers: 2 × 1000 packets, plus the pipes' 125 packets each way.
         let pkts = 2000.0 + 2.0 * 125.0;
         assert!(c.memory_bytes >= pkts * 64.0, "{c:?}");
         assert!(!c.is_large());
+    }
+
+    /// Issue 55 §2: costs the estimate did not see — an unresponsive source far above its
+    /// link (estimated "~0.0 s", the run never ended), 003's expected-rate loop without a
+    /// priority band (~0.0 s estimated, 40 s taken), a web flow's users.
+    #[test]
+    fn sources_own_rates_and_users_show_in_the_estimate() {
+        let with = |flow: &str, rate: &str, duration: &str| {
+            let src = DUMBBELL
+                .replace("count = 4\nid = \"f{i}\"\nkind = \"reno\"", flow)
+                .replace("\"100Mbps\"", rate)
+                .replace("\"10s\"", duration);
+            estimate(&acclab_scenario::parse(&src, "c.toml").unwrap())
+        };
+        // 10,000 Gb/s of 1000-byte packets for 5 s: 6.25e9 packets made and dropped.
+        let c = with(
+            "id = \"u\"\nkind = \"cbr\"\nparams = { rate = \"10000Gbps\" }",
+            "\"1Mbps\"",
+            "\"5s\"",
+        );
+        assert!(c.events >= 2.0 * 6.25e9, "{c}");
+        assert!(c.wall_s > MAX_WALL_S / 10.0, "{c}");
+        let c = with(
+            "id = \"m\"\nkind = \"monaco\"\nparams = { expected_rate = \"5Mbps\" }",
+            "\"10Mbps\"",
+            "\"5s\"",
+        );
+        // Measured: 345 M events in 5 s (a 1 GB window every 40 ms into the first link).
+        assert!(c.events >= 345e6 / 10.0, "{c}");
+        // Every event of a web flow visits every user (measured 25.8 s for 10,000 users, 5 s).
+        let c = with(
+            "id = \"w\"\nkind = \"web\"\nparams = { users = 10000 }",
+            "\"10Mbps\"",
+            "\"5s\"",
+        );
+        assert!(c.wall_s >= 25.8 / 10.0, "{c}");
+        let c = with(
+            "id = \"w\"\nkind = \"web\"\nparams = { users = 1000000 }",
+            "\"10Mbps\"",
+            "\"5s\"",
+        );
+        assert!(c.wall_s > MAX_WALL_S, "{c}");
     }
 
     #[test]

@@ -212,6 +212,16 @@ pub struct CbrParams {
     pub repeat: Option<Duration>,
 }
 
+impl CbrParams {
+    /// The highest rate the source sends at, over its schedule.
+    pub fn peak_rate(&self) -> Rate {
+        self.schedule
+            .iter()
+            .filter_map(|s| s.rate)
+            .fold(self.rate, Rate::max)
+    }
+}
+
 impl SchemeParams for CbrParams {
     fn validate(&self) -> Result<(), ParamError> {
         rate_in_range("rate", self.rate)?;
