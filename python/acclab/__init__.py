@@ -130,8 +130,11 @@ def _collect(scenario: Scenario, out, progress: bool, what: str, call) -> Run:
         d.mkdir(parents=True, exist_ok=True)
         if (d / "summary.json").exists():
             raise FileExistsError(f"{d} already holds a run's results; choose another directory")
+        # Written beside ``out`` and moved in only when whole: a run that fails or is
+        # interrupted (Ctrl-C) leaves nothing half-written there.
+        work = Path(tempfile.mkdtemp(prefix=f".{d.name}.partial-", dir=d.parent))
     else:
-        d = Path(tempfile.mkdtemp(prefix=f"acclab-{what}-"))
+        d = work = Path(tempfile.mkdtemp(prefix=f"acclab-{what}-"))
     bar = _bar(100, scenario.name, progress, "%")
     try:
 
@@ -140,14 +143,18 @@ def _collect(scenario: Scenario, out, progress: bool, what: str, call) -> Run:
                 bar.n = round(100 * fraction)
                 bar.refresh()
 
-        text, no_theory = call(os.fspath(d), tick)
-        flows = pd.read_csv(d / "flows.csv")
-        links = pd.read_csv(d / "links.csv")
+        text, no_theory = call(os.fspath(work), tick)
+        flows = pd.read_csv(work / "flows.csv")
+        links = pd.read_csv(work / "links.csv")
+        if keep:
+            # summary.json last: its presence says the rest is there.
+            names = sorted(p.name for p in work.iterdir())
+            for name in sorted(names, key=lambda n: n == "summary.json"):
+                os.replace(work / name, d / name)
     finally:
         if bar is not None:
             bar.close()
-        if not keep:
-            shutil.rmtree(d, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
     summary_json = json.loads(text)
     eq = None
     if no_theory is None:

@@ -32,6 +32,49 @@ fn value_error(e: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
 
+/// An exception raised in Python code that native work called back (a progress callback, or a
+/// KeyboardInterrupt found while checking for signals): it ends the work by unwinding, without
+/// the panic hook ([`std::panic::resume_unwind`]), and [`guarded`] raises it again.
+struct Raised(PyErr);
+
+/// Runs native work (the GIL released) so that no Rust panic crosses into Python: an exception
+/// from a callback ([`Raised`]) comes back as itself; any other panic — a bug — as a
+/// RuntimeError that says so, never as pyo3's `PanicException`, which `except Exception`
+/// misses.
+fn guarded<T>(work: impl FnOnce() -> T) -> PyResult<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).map_err(|payload| {
+        match payload.downcast::<Raised>() {
+            Ok(raised) => raised.0,
+            Err(payload) => {
+                let what = payload
+                    .downcast_ref::<String>()
+                    .map(String::as_str)
+                    .or_else(|| payload.downcast_ref::<&str>().copied())
+                    .unwrap_or("a panic");
+                PyRuntimeError::new_err(format!(
+                    "acclab failed inside (a bug; please report it): {what}"
+                ))
+            }
+        }
+    })
+}
+
+/// Called from native work with the GIL released, on the thread that released it: checks for a
+/// pending signal (Ctrl-C's KeyboardInterrupt is raised only here, on Python's main thread) and
+/// calls `callback(fraction)`; an exception from either ends the work ([`Raised`]).
+fn call_back(callback: Option<&Py<PyAny>>, fraction: f64) {
+    let outcome = Python::attach(|py| {
+        py.check_signals()?;
+        match callback {
+            Some(cb) => cb.call1(py, (fraction,)).map(drop),
+            None => Ok(()),
+        }
+    });
+    if let Err(e) = outcome {
+        std::panic::resume_unwind(Box::new(Raised(e)));
+    }
+}
+
 /// A Python value as a TOML value: bool, int, float, list/tuple, dict; a str as on a command
 /// line (`"10Mbps"` stays a string, `"10"` is the number 10).
 fn to_toml(v: &Bound<'_, PyAny>) -> PyResult<toml::Value> {
@@ -428,16 +471,16 @@ fn run(
     let sc = def.build().map_err(|e| scenario_error(py, e))?;
     let total = sc.duration.0.max(1);
     let done = py.detach(|| {
-        let mut next = 0u64;
-        acclab_study::run_scenario(sc, out.as_deref(), &mut |t| {
-            if let (Some(cb), true) = (&progress, t.0 >= next) {
-                next = t.0 + total / 100;
-                Python::attach(|py| {
-                    let _ = cb.call1(py, (t.0 as f64 / total as f64,));
-                });
-            }
+        guarded(|| {
+            let mut next = 0u64;
+            acclab_study::run_scenario(sc, out.as_deref(), &mut |t| {
+                if t.0 >= next {
+                    next = t.0 + total / 100;
+                    call_back(progress.as_ref(), t.0 as f64 / total as f64);
+                }
+            })
         })
-    });
+    })?;
     let done =
         done.map_err(|e| PyRuntimeError::new_err(format!("cannot write the run's files: {e}")))?;
     let json = serde_json::to_string_pretty(&done.summary).map_err(value_error)?;
@@ -472,14 +515,12 @@ fn model(
     acclab_model::Model::new(&sc, settings).map_err(value_error)?;
     let total = sc.duration.0.max(1);
     let done = py.detach(|| {
-        acclab_study::model_scenario(&sc, settings, &out, &mut |t| {
-            if let Some(cb) = &progress {
-                Python::attach(|py| {
-                    let _ = cb.call1(py, (t.0 as f64 / total as f64,));
-                });
-            }
+        guarded(|| {
+            acclab_study::model_scenario(&sc, settings, &out, &mut |t| {
+                call_back(progress.as_ref(), t.0 as f64 / total as f64);
+            })
         })
-    });
+    })?;
     let (summary, no_theory) =
         done.map_err(|e| PyRuntimeError::new_err(format!("cannot write the model's files: {e}")))?;
     let json = serde_json::to_string_pretty(&summary).map_err(value_error)?;
@@ -522,7 +563,7 @@ fn run_point(
     def.seed = Some(seed);
     let sc = def.build().map_err(|e| scenario_error(py, e))?;
     let done = py
-        .detach(|| acclab_study::run_scenario(sc, None, &mut |_| {}))
+        .detach(|| guarded(|| acclab_study::run_scenario(sc, None, &mut |_| {})))?
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
     serde_json::to_string(&done.summary).map_err(value_error)
 }
@@ -681,30 +722,63 @@ impl PySweepPlan {
         let jobs = jobs
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
             .max(1);
+        // The runs go on a thread of their own while this one, Python's, watches for Ctrl-C
+        // (KeyboardInterrupt is raised only on the main thread) and for an exception from the
+        // progress callback: either stops the sweep from starting more runs; the finished
+        // runs' records are kept (the sweep resumes from them).
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let raised: std::sync::Mutex<Option<PyErr>> = std::sync::Mutex::new(None);
+        let halt = |e: PyErr| {
+            raised
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get_or_insert(e);
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        };
         let result = py.detach(|| {
-            let dir = acclab_study::store::SweepDir::open(&out, &self.plan, false)?;
-            let all: Vec<usize> = (0..self.plan.runs.len()).collect();
-            let todo = acclab_study::sweep::pending(&self.plan, &dir, &all, keep_runs);
-            let total = todo.len();
-            let count = std::sync::atomic::AtomicUsize::new(0);
-            acclab_study::sweep::execute(
-                &self.base,
-                &self.plan,
-                &dir,
-                &todo,
-                jobs,
-                keep_runs,
-                &|_| {
-                    let n = count.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                    if let Some(cb) = &progress {
-                        Python::attach(|py| {
-                            let _ = cb.call1(py, (n, total));
-                        });
+            guarded(|| {
+                std::thread::scope(|scope| {
+                    let worker = scope.spawn(|| {
+                        let dir = acclab_study::store::SweepDir::open(&out, &self.plan, false)?;
+                        let all: Vec<usize> = (0..self.plan.runs.len()).collect();
+                        let todo = acclab_study::sweep::pending(&self.plan, &dir, &all, keep_runs);
+                        let total = todo.len();
+                        let count = std::sync::atomic::AtomicUsize::new(0);
+                        acclab_study::sweep::execute(
+                            &self.base,
+                            &self.plan,
+                            &dir,
+                            &todo,
+                            jobs,
+                            keep_runs,
+                            &stop,
+                            &|_| {
+                                let n =
+                                    count.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                                if let Some(cb) = &progress {
+                                    if let Err(e) = Python::attach(|py| cb.call1(py, (n, total))) {
+                                        halt(e);
+                                    }
+                                }
+                            },
+                        )?;
+                        acclab_study::sweep::collect(&self.plan, &dir)
+                    });
+                    while !worker.is_finished() {
+                        std::thread::sleep(std::time::Duration::from_millis(50));
+                        if let Err(e) = Python::attach(|py| py.check_signals()) {
+                            halt(e);
+                        }
                     }
-                },
-            )?;
-            acclab_study::sweep::collect(&self.plan, &dir)
-        });
+                    worker
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
+            })
+        })?;
+        if let Some(e) = raised.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            return Err(e);
+        }
         let c = result.map_err(|e| study_error(py, e))?;
         Ok((
             String::from_utf8(c.tidy.to_csv(&self.plan)).map_err(value_error)?,

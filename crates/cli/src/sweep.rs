@@ -166,7 +166,8 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         let finished = AtomicUsize::new(0);
         let total = todo.len();
         let result =
-            acclab_study::sweep::execute(&base, &plan, &dir, &todo, jobs, a.keep_runs, &|_| {
+            let never = std::sync::atomic::AtomicBool::new(false);
+        acclab_study::sweep::execute(&base, &plan, &dir, &todo, jobs, a.keep_runs, &never, &|_| {
                 let n = finished.fetch_add(1, Ordering::Relaxed) + 1;
                 match &bar {
                     Some(b) => b.inc(1),

@@ -65,7 +65,9 @@ pub fn run_one(
 }
 
 /// Runs `todo` (plan indices) on `jobs` threads, calling `done` after each run. Stops at the
-/// first error (the runs finished until then are kept).
+/// first error (the runs finished until then are kept), and starts no further run once `stop`
+/// is set (the runs under way finish and are kept: each run's record is written whole).
+#[allow(clippy::too_many_arguments)]
 pub fn execute(
     base: &ScenarioDef,
     plan: &Plan,
@@ -73,6 +75,7 @@ pub fn execute(
     todo: &[usize],
     jobs: usize,
     keep_runs: bool,
+    stop: &std::sync::atomic::AtomicBool,
     done: &(dyn Fn(&PlannedRun) + Sync),
 ) -> Result<(), StudyError> {
     let pool = rayon::ThreadPoolBuilder::new()
@@ -81,6 +84,9 @@ pub fn execute(
         .map_err(|e| StudyError::Refused(format!("cannot start {jobs} threads: {e}")))?;
     pool.install(|| {
         todo.par_iter().with_max_len(1).try_for_each(|&i| {
+            if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return Err(StudyError::Refused("the sweep was stopped".into()));
+            }
             let run = &plan.runs[i];
             run_one(base, plan, dir, run, keep_runs)?;
             done(run);
