@@ -165,9 +165,17 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         };
         let finished = AtomicUsize::new(0);
         let total = todo.len();
-        let result =
-            let never = std::sync::atomic::AtomicBool::new(false);
-        acclab_study::sweep::execute(&base, &plan, &dir, &todo, jobs, a.keep_runs, &never, &|_| {
+        // Ctrl-C ends the process (each run's record is written whole, so the sweep resumes).
+        let never = std::sync::atomic::AtomicBool::new(false);
+        let result = acclab_study::sweep::execute(
+            &base,
+            &plan,
+            &dir,
+            &todo,
+            jobs,
+            a.keep_runs,
+            &never,
+            &|_| {
                 let n = finished.fetch_add(1, Ordering::Relaxed) + 1;
                 match &bar {
                     Some(b) => b.inc(1),
@@ -177,7 +185,8 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
                     }
                     None => {}
                 }
-            });
+            },
+        );
         if let Some(b) = bar {
             b.finish_and_clear();
         }
