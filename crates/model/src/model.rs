@@ -289,6 +289,12 @@ pub struct Model<'a> {
     frozen: Option<Vec<bool>>,
     /// Flow and link snapshots at the last sample (sent, delivered; served).
     last_sample: (Vec<(f64, f64)>, Vec<f64>),
+    /// Per link whose rate changed since the last sample: the capacity it offered (packets)
+    /// before its current rate, and when that rate began. A sample's utilisation divides what
+    /// the link served by what it could serve at each of its rates, not at the last alone.
+    rate_changed: Vec<Option<(f64, f64)>>,
+    /// The time of the last sample, s.
+    last_sample_s: f64,
 }
 
 /// The default step for `net` (module header), in ns, dividing `sample_ns`.
@@ -519,6 +525,8 @@ impl<'a> Model<'a> {
             instantaneous: settings.instantaneous,
             frozen: None,
             last_sample: (vec![(0.0, 0.0); n_flows], vec![0.0; n_links]),
+            rate_changed: vec![None; n_links],
+            last_sample_s: 0.0,
             net,
         };
         m.compute_lags();
@@ -698,6 +706,9 @@ impl<'a> Model<'a> {
             }
             match change {
                 Change::Rate { link, capacity } => {
+                    let since = self.last_sample_s;
+                    let (offered, from) = self.rate_changed[link].unwrap_or((0.0, since));
+                    self.rate_changed[link] = Some((offered + self.capacity[link] * (t - from), t));
                     self.capacity[link] = capacity;
                     self.net.links[link].capacity = capacity;
                 }
@@ -1093,7 +1104,7 @@ impl<'a> Model<'a> {
                 t_s,
                 link: l,
                 queue_pkts: self.backlog[lr],
-                utilization: served / (self.capacity[lr] * interval).max(f64::MIN_POSITIVE),
+                utilization: served / self.offered(lr, t_s, interval).max(f64::MIN_POSITIVE),
                 drops: tot.dropped,
                 marks: tot.marked,
                 aqm: columns
@@ -1102,6 +1113,17 @@ impl<'a> Model<'a> {
                     .collect(),
             });
             self.last_sample.1[l] = tot.served;
+        }
+        self.rate_changed.iter_mut().for_each(|c| *c = None);
+        self.last_sample_s = t_s;
+    }
+
+    /// What link `l` could serve (packets) over the sample ending at `t_s`: its capacity over
+    /// the interval, or, if its rate changed inside it, over each rate's part.
+    fn offered(&self, l: usize, t_s: f64, interval: f64) -> f64 {
+        match self.rate_changed[l] {
+            None => self.capacity[l] * interval,
+            Some((before, from)) => before + self.capacity[l] * (t_s - from),
         }
     }
 }

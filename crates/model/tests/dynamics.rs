@@ -700,3 +700,55 @@ fn a_run_in_stretches_writes_what_one_run_writes() {
         "{written} against {last:?}"
     );
 }
+
+/// Issue 55 §3: a link whose rate changes inside a sample (10 → 5 Mb/s at 1.5 s, 1 s samples,
+/// a saturating CBR source) read 1.5 utilisation in the model (the bytes carried at both rates
+/// over the new rate alone); the packet simulator reads 1.0. Every tier: at most 1 in every
+/// sample, and the sample across the change full.
+#[test]
+fn utilisation_stays_at_most_one_when_a_rate_changes_inside_a_sample() {
+    let sc = acclab_scenario::parse(
+        r#"
+name = "u"
+duration = "4s"
+[[link]]
+from = "a"
+to = "b"
+rate = "10Mbps"
+delay = "5ms"
+queue = { kind = "droptail", limit = "50pkt" }
+[[flow]]
+id = "c"
+kind = "cbr"
+from = "a"
+to = "b"
+params = { rate = "20Mbps" }
+[[event]]
+at = "1.5s"
+set_rate = { link = "a->b", rate = "5Mbps" }
+[output]
+sample_interval = "1s"
+window = ["2s", "4s"]
+"#,
+        "u.toml",
+    )
+    .unwrap();
+    let (_, memory) = trajectory(&sc, None);
+    let mut sim = acclab_sim::Simulator::new(sc.clone());
+    sim.run(&mut |_| {});
+    let packets: Vec<f64> = sim
+        .monitor()
+        .link_samples
+        .iter()
+        .map(|s| s.utilization)
+        .collect();
+    let model: Vec<f64> = memory.links.iter().map(|r| r.utilization).collect();
+    for (tier, u) in [("model", &model), ("packets", &packets)] {
+        assert!(!u.is_empty());
+        for &x in u.iter() {
+            assert!(x <= 1.0 + 1e-9, "{tier}: utilisation {x} in {u:?}");
+        }
+        // The sample from 1 s to 2 s spans the change and the link is busy throughout.
+        assert!(u[1] > 0.95, "{tier}: {u:?}");
+    }
+}
