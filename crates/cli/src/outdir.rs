@@ -49,20 +49,25 @@ pub struct OutDir {
     _lock: Option<Lock>,
 }
 
+/// `.NAME.what` in the directory that holds `dir` (named NAME): hidden, on the same file system.
+fn beside(dir: &Path, what: &str) -> PathBuf {
+    let name = dir
+        .file_name()
+        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+    let parent = dir
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    parent.join(format!(".{name}.{what}"))
+}
+
 /// `.NAME.lock` beside an output directory, holding the process id of the run that writes into
 /// it; removed when that run ends. A lock whose process is gone (a killed run) is taken over.
 struct Lock(PathBuf);
 
 impl Lock {
     fn take(dir: &Path) -> Result<Lock> {
-        let name = dir
-            .file_name()
-            .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-        let parent = dir
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let path = parent.join(format!(".{name}.lock"));
+        let path = beside(dir, "lock");
         for _ in 0..2 {
             match std::fs::OpenOptions::new()
                 .write(true)
@@ -189,14 +194,7 @@ impl OutDir {
                 }
             }
         };
-        let dir_name = path
-            .file_name()
-            .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-        let parent = path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let staging = parent.join(format!(".{dir_name}.partial-{}", std::process::id()));
+        let staging = beside(&path, &format!("partial-{}", std::process::id()));
         let mut out = OutDir {
             path,
             staging,
