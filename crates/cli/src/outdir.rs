@@ -96,7 +96,7 @@ impl Lock {
                     }
                     let _ = std::fs::remove_file(&path);
                 }
-                Err(e) => bail!("cannot write beside {}: {e}", dir.display()),
+                Err(e) => bail!("cannot create {}: {e}", path.display()),
             }
         }
         bail!("{} is being written by another acclab run", dir.display())
