@@ -24,6 +24,7 @@ pub mod acc;
 pub mod avq;
 pub mod cbr;
 pub mod classes;
+pub mod cost;
 pub mod feedback;
 pub mod history;
 pub mod model;
