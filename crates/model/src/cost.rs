@@ -63,27 +63,14 @@ pub(crate) fn check_cost(
 mod tests {
     use crate::{Model, Settings};
 
-    const DUMBBELL: &str = r#"
-name = "c"
-duration = "60s"
-[[link]]
-between = ["a", "b"]
-rate = "100Mbps"
-delay = "10ms"
-[[flow]]
-count = 4
-id = "f{i}"
-kind = "reno"
-from = "a"
-to = "b"
-"#;
-
     /// Issue 55 §2: `acclab model --step 1ns` allocated 5.4 GB and ran for hours, a huge delay
     /// aborted the process (Python's interpreter with it) on a failed allocation. Both are
     /// refused before anything is allocated, saying what to change.
     #[test]
     fn models_beyond_memory_or_an_hour_are_refused_first() {
-        let sc = acclab_scenario::parse(DUMBBELL, "c.toml").unwrap();
+        // Four Reno flows over 100 Mb/s, 10 ms, for 60 s.
+        let dumbbell = acclab_scenario::templates::reno_dumbbell(4, 1000, 60);
+        let sc = acclab_scenario::parse(&dumbbell, "c.toml").unwrap();
         let step = |ns| Settings {
             step_ns: Some(ns),
             ..Default::default()
@@ -92,7 +79,7 @@ to = "b"
         let e = Model::new(&sc, step(1)).err().unwrap().to_string();
         assert!(e.contains("time:") && e.contains("--step"), "{e}");
         let far = acclab_scenario::parse(
-            &DUMBBELL
+            &dumbbell
                 .replace("\"10ms\"", "\"30000000s\"")
                 .replace("\"60s\"", "\"600000s\""),
             "c.toml",
