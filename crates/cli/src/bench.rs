@@ -115,18 +115,6 @@ fn peak_rss_mb() -> Option<f64> {
     Some(kb / 1024.0)
 }
 
-/// Samples are taken as in any run (every 100 ms) but neither kept nor written, so that the
-/// figures are the simulator's and peak memory does not grow with the duration.
-struct Discard;
-
-impl acclab_sim::monitor::SampleSink for Discard {
-    fn flow(&mut self, _: &acclab_sim::monitor::FlowSample) {}
-    fn link(&mut self, _: &acclab_sim::monitor::LinkSample) {}
-    fn finish(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// One case, in this process: prints a single JSON line. Setup is reading the scenario and
 /// building the simulator; wall is the run alone.
 pub fn run_case(c: Case, model: bool) -> Result<()> {
@@ -135,12 +123,14 @@ pub fn run_case(c: Case, model: bool) -> Result<()> {
     let sc = acclab_scenario::parse(&text, "<bench>")?;
     let model_sc = model.then(|| sc.clone());
     let mut sim = acclab_sim::Simulator::new(sc);
-    sim.stream_samples(Box::new(Discard), false);
+    // Samples are taken as in any run (every 100 ms) but neither kept nor written, so that the
+    // figures are the simulator's and peak memory does not grow with the duration.
+    sim.stream_samples(Box::new(()), false);
     let setup = t0.elapsed().as_secs_f64();
     let t1 = std::time::Instant::now();
     sim.run(&mut |_| {});
     let wall = t1.elapsed().as_secs_f64();
-    let s = acclab_sim::Summary::of(&sim, wall);
+    let s = acclab_sim::output::summary(&sim, wall);
     let bottleneck = s
         .links
         .iter()

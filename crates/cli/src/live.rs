@@ -245,7 +245,7 @@ fn run(a: RunArgs) -> Result<()> {
     acclab_study::attach_theory(sim.scenario(), eq.as_ref(), &mut summary);
     acclab_sim::output::write_files(dir.staging(), &sim, &summary)
         .with_context(|| format!("cannot write results into {}", dir.staging().display()))?;
-    let plots = a.plots.then(acclab_sim::plot::PlotOptions::default);
+    let plots = a.plots.then(acclab_results::plot::PlotOptions::default);
     crate::write_results(&sim, &summary, no_theory, dir, plots, a.quiet, None)
 }
 

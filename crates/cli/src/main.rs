@@ -122,8 +122,8 @@ struct ScenarioArgs {
     plots: bool,
     /// The goodput plot's trailing mean: auto (1 s, or a twentieth of the run if shorter), none
     /// (each sample as it is), or a window such as 500ms. The plot's title says which.
-    #[arg(long, value_name = "WINDOW", default_value = "auto", value_parser = acclab_sim::plot::Smoothing::parse)]
-    smooth: acclab_sim::plot::Smoothing,
+    #[arg(long, value_name = "WINDOW", default_value = "auto", value_parser = acclab_results::plot::Smoothing::parse)]
+    smooth: acclab_results::plot::Smoothing,
     /// Overwrite results already in the output directory.
     #[arg(long)]
     force: bool,
@@ -363,7 +363,7 @@ fn run(run: RunArgs) -> Result<()> {
         eprintln!("warning: {w}");
     }
     let dir = output_dir(args.out.clone(), &sc.name, args.force)?;
-    let plots = args.plots.then_some(acclab_sim::plot::PlotOptions {
+    let plots = args.plots.then_some(acclab_results::plot::PlotOptions {
         smooth: args.smooth,
     });
     simulate(sc, dir, plots, args.quiet, run.model)
@@ -398,10 +398,10 @@ fn model(model: ModelArgs) -> Result<()> {
     let (summary, _) =
         done.map_err(|e| anyhow::anyhow!("cannot write results into {}: {e}", dir.display()))?;
     let plot_files = if args.plots {
-        let options = acclab_sim::plot::PlotOptions {
+        let options = acclab_results::plot::PlotOptions {
             smooth: args.smooth,
         };
-        acclab_sim::plot::write_plots(&dir, &sc, Some(&summary), None, &options)
+        acclab_results::plot::write_plots(&dir, &sc, Some(&summary), None, &options)
             .with_context(|| format!("cannot write plots into {}", dir.display()))?
     } else {
         Vec::new()
@@ -761,7 +761,7 @@ fn progress_bar(len: u64) -> Option<indicatif::ProgressBar> {
 fn simulate(
     sc: acclab_scenario::Scenario,
     out: outdir::OutDir,
-    plots: Option<acclab_sim::plot::PlotOptions>,
+    plots: Option<acclab_results::plot::PlotOptions>,
     quiet: bool,
     model: bool,
 ) -> Result<()> {
@@ -796,7 +796,7 @@ fn simulate(
 fn model_beside(
     sc: &acclab_scenario::Scenario,
     dir: &Path,
-    summary: &mut acclab_sim::Summary,
+    summary: &mut acclab_results::Summary,
     quiet: bool,
 ) -> Result<Option<PathBuf>> {
     let settings = acclab_model::Settings::default();
@@ -816,7 +816,7 @@ fn model_beside(
         )
     })?;
     summary.attach_model(&ms);
-    acclab_sim::output::write_summary(dir, summary)?;
+    acclab_results::summary::write_summary(dir, summary)?;
     Ok(Some(mdir))
 }
 
@@ -824,10 +824,10 @@ fn model_beside(
 /// publishes the directory and prints the summary table.
 fn write_results(
     sim: &acclab_sim::Simulator,
-    summary: &acclab_sim::Summary,
+    summary: &acclab_results::Summary,
     no_theory: Option<String>,
     out: outdir::OutDir,
-    plots: Option<acclab_sim::plot::PlotOptions>,
+    plots: Option<acclab_results::plot::PlotOptions>,
     quiet: bool,
     model: Option<&Path>,
 ) -> Result<()> {
@@ -837,7 +837,7 @@ fn write_results(
         eprintln!("note: no theory prediction: {e}");
     }
     let plot_files = if let Some(options) = &plots {
-        acclab_sim::plot::write_plots(dir, sim.scenario(), Some(summary), model, options)
+        acclab_results::plot::write_plots(dir, sim.scenario(), Some(summary), model, options)
             .with_context(|| format!("cannot write plots into {}", dir.display()))?
     } else {
         Vec::new()

@@ -1,6 +1,6 @@
 //! The terminal summary of a run.
 
-use acclab_sim::Summary;
+use acclab_results::Summary;
 
 const MAX_ROWS: usize = 20;
 

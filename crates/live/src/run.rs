@@ -9,10 +9,10 @@ use std::sync::{mpsc, Arc, Mutex};
 
 use acclab_core::transport::{Endpoint, EndpointSlot, EndpointStats, Side};
 use acclab_core::Time;
+use acclab_results::summary::LiveSummary;
+use acclab_results::Summary;
 use acclab_scenario::Scenario;
-use acclab_sim::output::LiveSummary;
-use acclab_sim::simulator::{build_endpoints, flow_times};
-use acclab_sim::{Simulator, Summary};
+use acclab_sim::Simulator;
 use tokio::net::UdpSocket;
 
 use crate::auth::Key;
@@ -337,14 +337,15 @@ fn endpoint_tasks(
     watch_router: bool,
 ) -> Vec<EndpointTask> {
     let end = Time(scenario.duration.0);
-    build_endpoints(scenario)
+    scenario
+        .build_endpoints()
         .into_iter()
         .zip(stats)
         .enumerate()
         .map(|(i, (endpoint, stats))| {
             let slot = EndpointSlot::at(i);
             let is_sender = slot.side() == Side::Sender;
-            let (start, stop) = flow_times(scenario, slot.flow().0 as usize);
+            let (start, stop) = scenario.flow_times(slot.flow().0 as usize);
             EndpointTask {
                 endpoint,
                 flow: slot.flow(),
@@ -533,7 +534,7 @@ pub struct RouterReport {
     pub mode: &'static str,
     pub scenario: String,
     pub counters: RouterCounters,
-    pub links: Vec<acclab_sim::output::LinkSummary>,
+    pub links: Vec<acclab_results::summary::LinkSummary>,
 }
 
 pub fn router_report(sim: &Simulator, counters: &RouterCounters) -> RouterReport {
@@ -541,7 +542,7 @@ pub fn router_report(sim: &Simulator, counters: &RouterCounters) -> RouterReport
         mode: "live-router",
         scenario: sim.scenario().name.clone(),
         counters: *counters,
-        links: Summary::of(sim, 0.0).links,
+        links: acclab_sim::output::summary(sim, 0.0).links,
     }
 }
 
@@ -675,7 +676,7 @@ fn run_sockets(
             }
         }
     });
-    let mut summary = Summary::of(&sim, wall);
+    let mut summary = acclab_sim::output::summary(&sim, wall);
     summary.mode = "live".into();
     summary.live = Some(LiveSummary {
         time_scale: opts.time_scale,
@@ -697,7 +698,7 @@ fn run_sockets(
         router_realtime: rc.realtime,
         socket_drops_router: rc.socket_drops,
         socket_drops_endpoints: counters.socket_drops.load(Ordering::Relaxed),
-        ip: ip.map(|c| acclab_sim::output::LiveIpSummary {
+        ip: ip.map(|c| acclab_results::summary::LiveIpSummary {
             accepted: c.accepted,
             delivered: c.delivered,
             rejected_malformed: c.rejected_malformed,

@@ -21,7 +21,6 @@ use acclab_core::config::SchemeConfig;
 use acclab_core::transport::{EndpointSlot, Side};
 use acclab_core::Time;
 use acclab_scenario::Scenario;
-use acclab_sim::simulator::flow_times;
 
 use crate::clock::LiveClock;
 use crate::ipflows::{flow_port, metered_stats, FlowMeter, IpFlowSpec};
@@ -120,7 +119,7 @@ impl RealStacks {
             let f = &scenario.flows[i];
             let port = flow_port(i).ok_or(StacksError::TooManyRealFlows(i))?;
             let (src, dst) = (testbed.host(f.src), testbed.host(f.dst));
-            let (start, stop) = flow_times(scenario, i);
+            let (start, stop) = scenario.flow_times(i);
             let until = stop.unwrap_or(end).min(end);
             let meter = Arc::new(FlowMeter::default());
             match &f.scheme {

@@ -38,13 +38,13 @@ fn options(network: Network) -> LiveOptions {
     }
 }
 
-fn run_dumbbell(network: Network) -> acclab_sim::Summary {
+fn run_dumbbell(network: Network) -> acclab_results::Summary {
     let sc = scenario::parse(DUMBBELL, "live-dumbbell").expect("scenario");
     let (_, summary) = acclab_live::run(sc, &options(network), &mut |_| {}).expect("live run");
     summary
 }
 
-fn check_weighted_pf(s: &acclab_sim::Summary) {
+fn check_weighted_pf(s: &acclab_results::Summary) {
     let sc = scenario::parse(DUMBBELL, "live-dumbbell").unwrap();
     let eq = acclab_theory::predict(&sc).expect("theory");
     for (f, p) in s.flows.iter().zip(&eq.flows) {

@@ -27,7 +27,7 @@
 mod common;
 
 use acclab_live::{LiveOptions, Network};
-use acclab_sim::Summary;
+use acclab_results::Summary;
 use common::{one_at_a_time, runs_here};
 
 fn scenario(kind: &str, n: usize) -> acclab_scenario::Scenario {

@@ -10,7 +10,8 @@
 //!   (16)–(19); Vegas+REM, 002 §5), [`reno`] (Misra–Gong–Towsley), [`cbr`];
 //! - queue laws: [`red`] (Hollot et al.), [`rem`] (002 eqs. (30)–(31)), [`avq`] (AVQ; AVD,
 //!   000 §IV-D); a droptail or priority queue is the integrator's fluid FIFO;
-//! - [`output`]: flows.csv, links.csv and summary.json.
+//! - [`summary`]: the run's summary.json (its flows.csv and links.csv are written by
+//!   `acclab_results::samples`, from [`Model::names`]).
 //!
 //! The links are fluid queues: the backlog b_l integrates arrivals less service at capacity
 //! c_l, within [0, buffer]; the link price of 002 (eq. (16)) is the queueing delay b_l/c_l. A
@@ -29,11 +30,11 @@ pub mod feedback;
 pub mod history;
 pub mod model;
 pub mod network;
-pub mod output;
 pub mod red;
 pub mod rem;
 pub mod reno;
 pub mod stability;
+pub mod summary;
 pub mod vegas;
 
 pub use classes::Grouping;
@@ -50,9 +51,9 @@ pub fn run_to(
     settings: Settings,
     dir: &Path,
     progress: &mut dyn FnMut(acclab_core::Time),
-) -> Result<acclab_sim::Summary, Box<dyn std::error::Error + Send + Sync>> {
+) -> Result<acclab_results::Summary, Box<dyn std::error::Error + Send + Sync>> {
     let mut m = Model::new(sc, settings)?;
-    let mut sink = output::CsvSink::create(dir, &m)?;
+    let mut sink = acclab_results::samples::CsvSamples::create(dir, &m.names())?;
     let t0 = std::time::Instant::now();
     let end = sc.duration.0;
     // Running in stretches takes the same steps and samples as one run to the end.
@@ -64,32 +65,32 @@ pub fn run_to(
         progress(acclab_core::Time(t));
     }
     let wall = t0.elapsed().as_secs_f64();
-    sink.finish()?;
-    Ok(output::summary(&m, wall))
+    acclab_results::samples::SampleSink::<f64>::finish(&mut sink)?;
+    Ok(summary::summary(&m, wall))
 }
 
 /// Runs the model of `sc` and returns its summary alone (no sample kept).
 pub fn run_summary(
     sc: &acclab_scenario::Scenario,
     settings: Settings,
-) -> Result<acclab_sim::Summary, Outside> {
+) -> Result<acclab_results::Summary, Outside> {
     let mut m = Model::new(sc, settings)?;
     let t0 = std::time::Instant::now();
     m.run(&mut ());
-    Ok(output::summary(&m, t0.elapsed().as_secs_f64()))
+    Ok(summary::summary(&m, t0.elapsed().as_secs_f64()))
 }
 
 /// Runs the model of `sc` keeping its samples in memory.
 pub fn run_in_memory(
     sc: &acclab_scenario::Scenario,
     settings: Settings,
-) -> Result<(acclab_sim::Summary, Memory), Outside> {
+) -> Result<(acclab_results::Summary, Memory), Outside> {
     let mut m = Model::new(sc, settings)?;
     let mut mem = Memory::default();
     let t0 = std::time::Instant::now();
     m.run(&mut mem);
     let wall = t0.elapsed().as_secs_f64();
-    Ok((output::summary(&m, wall), mem))
+    Ok((summary::summary(&m, wall), mem))
 }
 
 /// The model's equilibrium: its fixed point, where the theory has none as much as where it has.

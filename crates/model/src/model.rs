@@ -34,6 +34,7 @@
 //! fall on exact steps and runs are deterministic.
 
 use acclab_core::config::AvqMode;
+use acclab_results::samples::{FlowSample, LinkSample, Names, SampleSink};
 use acclab_scenario::Scenario;
 
 use crate::feedback::Seen;
@@ -79,50 +80,13 @@ impl Layout {
     }
 }
 
-/// One row of flows.csv: the flow over the sample interval ending at `t_s`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct FlowRow {
-    pub t_s: f64,
-    pub flow: usize,
-    pub throughput_bps: f64,
-    pub send_rate_bps: f64,
-    pub cwnd_bytes: Option<f64>,
-    pub srtt_s: Option<f64>,
-    pub accumulation_bytes: Option<f64>,
-    pub lost_packets: f64,
-}
-
+/// One row of flows.csv, in the fluid's fractions of packets and bytes.
+pub type FlowRow = FlowSample<f64>;
 /// One row of links.csv.
-#[derive(Clone, Debug, PartialEq)]
-pub struct LinkRow {
-    pub t_s: f64,
-    pub link: usize,
-    pub queue_pkts: f64,
-    pub utilization: f64,
-    pub drops: f64,
-    pub marks: f64,
-    /// The law's state, named as the packet queues name theirs (`aqm_columns`).
-    pub aqm: Vec<Option<f64>>,
-}
+pub type LinkRow = LinkSample<f64>;
 
-/// Where the samples go.
-pub trait Sink {
-    fn flow(&mut self, row: &FlowRow);
-    fn link(&mut self, row: &LinkRow);
-    /// Whether rows are wanted at all (a run for its summary skips building them).
-    fn wants_rows(&self) -> bool {
-        true
-    }
-}
-
-/// Samples dropped.
-impl Sink for () {
-    fn flow(&mut self, _: &FlowRow) {}
-    fn link(&mut self, _: &LinkRow) {}
-    fn wants_rows(&self) -> bool {
-        false
-    }
-}
+/// Where the samples go: `acclab_results`' files, [`Memory`], or nowhere (`()`).
+pub type Sink = dyn SampleSink<f64>;
 
 /// Samples kept in memory.
 #[derive(Clone, Debug, Default)]
@@ -131,7 +95,7 @@ pub struct Memory {
     pub links: Vec<LinkRow>,
 }
 
-impl Sink for Memory {
+impl SampleSink<f64> for Memory {
     fn flow(&mut self, row: &FlowRow) {
         self.flows.push(row.clone());
     }
@@ -746,12 +710,12 @@ impl<'a> Model<'a> {
     }
 
     /// Runs to the scenario's end, sending samples to `sink`.
-    pub fn run(&mut self, sink: &mut dyn Sink) {
+    pub fn run(&mut self, sink: &mut Sink) {
         self.run_until(self.sc.duration.0, sink);
     }
 
     /// Runs until `end` ns of model time, sending samples to `sink`.
-    pub fn run_until(&mut self, end: u64, sink: &mut dyn Sink) {
+    pub fn run_until(&mut self, end: u64, sink: &mut Sink) {
         let sample = self.sc.output.sample_interval.0;
         let (w0, w1) = (self.sc.output.window.0 .0, self.sc.output.window.1 .0);
         let mut next_sample = (self.steps * self.h_ns / sample + 1) * sample;
@@ -1007,6 +971,15 @@ impl<'a> Model<'a> {
         }
     }
 
+    /// What its files call its flows, links and AQM columns (the simulator's names).
+    pub fn names(&self) -> Names {
+        Names {
+            flows: self.net.flows.iter().map(|f| f.id.clone()).collect(),
+            links: self.net.links.iter().map(|l| l.name.clone()).collect(),
+            aqm_columns: self.columns.clone(),
+        }
+    }
+
     /// The AQM columns of links.csv, as the packet queues name them.
     pub fn aqm_columns(&self) -> Vec<String> {
         let mut cols: Vec<String> = Vec::new();
@@ -1020,7 +993,7 @@ impl<'a> Model<'a> {
         cols
     }
 
-    fn sample(&mut self, t_s: f64, interval: f64, sink: &mut dyn Sink) {
+    fn sample(&mut self, t_s: f64, interval: f64, sink: &mut Sink) {
         let bits = 8.0 * self.net.packet_size;
         // Every flow and link, from the state that stands for it (classes.rs).
         for i in 0..self.net.flows.len() {
@@ -1032,7 +1005,7 @@ impl<'a> Model<'a> {
             let active = t_s > f.start && t_s - interval < f.stop;
             sink.flow(&FlowRow {
                 t_s,
-                flow: i,
+                flow: i as u32,
                 throughput_bps: (tot.delivered - del0) * bits / interval,
                 send_rate_bps: (tot.sent - sent0) * bits / interval,
                 cwnd_bytes: window.map(|w| w * self.net.packet_size),
@@ -1050,8 +1023,9 @@ impl<'a> Model<'a> {
             let state = aqm_state(&self.net.links[lr], self.net.packet_size);
             sink.link(&LinkRow {
                 t_s,
-                link: l,
+                link: l as u32,
                 queue_pkts: self.backlog[lr],
+                queue_bytes: self.backlog[lr] * self.net.packet_size,
                 utilization: served / self.offered(lr, t_s, interval).max(f64::MIN_POSITIVE),
                 drops: tot.dropped,
                 marks: tot.marked,

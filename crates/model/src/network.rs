@@ -282,7 +282,7 @@ impl Network {
                 source: src,
                 ecn,
                 // The packet run's start for this seed, its random jitter included.
-                start: acclab_sim::simulator::flow_times(sc, i).0.as_secs_f64(),
+                start: sc.flow_times(i).0.as_secs_f64(),
                 stop: f.stop.map_or(f64::INFINITY, |s| s.as_secs_f64()),
                 hops,
                 hop_delay,

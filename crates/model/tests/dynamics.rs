@@ -10,7 +10,7 @@ fn load(rel: &str) -> Scenario {
     acclab_scenario::load(&root.join(rel)).unwrap()
 }
 
-fn trajectory(sc: &Scenario, step_ns: Option<u64>) -> (acclab_sim::Summary, Memory) {
+fn trajectory(sc: &Scenario, step_ns: Option<u64>) -> (acclab_results::Summary, Memory) {
     acclab_model::run_in_memory(
         sc,
         Settings {
@@ -103,7 +103,7 @@ fn reno_over_red_queue_matches_the_packet_run() {
         let (model, _) = trajectory(&sc, None);
         let mut sim = acclab_sim::Simulator::new(sc.clone());
         sim.run(&mut |_| {});
-        let packet = acclab_sim::Summary::of(&sim, 0.0);
+        let packet = acclab_sim::output::summary(&sim, 0.0);
         let (qm, qp) = (
             model.links[0].mean_queue_pkts,
             packet.links[0].mean_queue_pkts,
@@ -156,7 +156,7 @@ fn reno_over_tail_drop_saw_tooths_as_the_packets() {
         let (model, samples) = trajectory(&sc, None);
         let mut sim = acclab_sim::Simulator::new(sc.clone());
         sim.run(&mut |_| {});
-        let packet = acclab_sim::Summary::of(&sim, 0.0);
+        let packet = acclab_sim::output::summary(&sim, 0.0);
         let packet_queue: Vec<(f64, f64)> = sim
             .monitor()
             .link_samples
@@ -245,7 +245,7 @@ fn vegas_persistent_congestion_queue_per_period() {
             &mut model
                 .links
                 .iter()
-                .filter(|r| r.link == bottleneck)
+                .filter(|r| r.link as usize == bottleneck)
                 .map(|r| (r.t_s, r.queue_pkts)),
             t,
         );
@@ -333,7 +333,7 @@ fn acc_p_reaches_weighted_pf_from_anywhere() {
                 m.set_window(i, rng.random_range(1.0..300.0));
             }
             m.run(&mut ());
-            let s = acclab_model::output::summary(&m, 0.0);
+            let s = acclab_model::summary::summary(&m, 0.0);
             for (f, p) in s.flows.iter().zip(&eq.flows) {
                 let p = p.as_ref().unwrap().throughput_bps;
                 let err = (f.throughput_bps - p).abs() / p;
@@ -441,14 +441,14 @@ fn acc_policies_share_the_equilibrium_not_the_transient() {
         let model = per_flow(
             mem.flows
                 .iter()
-                .map(|r| (r.flow, r.t_s, r.throughput_bps))
+                .map(|r| (r.flow as usize, r.t_s, r.throughput_bps))
                 .collect(),
         );
         let period = per_flow(
             per_period
                 .flows
                 .iter()
-                .map(|r| (r.flow, r.t_s, r.throughput_bps))
+                .map(|r| (r.flow as usize, r.t_s, r.throughput_bps))
                 .collect(),
         );
         let mut sim = acclab_sim::Simulator::new(sc.clone());
@@ -522,7 +522,7 @@ fn flow_classes_change_nothing_or_little() {
         .unwrap();
         (classes, s)
     };
-    let largest_difference = |a: &acclab_sim::Summary, b: &acclab_sim::Summary| {
+    let largest_difference = |a: &acclab_results::Summary, b: &acclab_results::Summary| {
         let flows =
             a.flows.iter().zip(&b.flows).map(|(x, y)| {
                 (x.throughput_bps - y.throughput_bps).abs() / x.throughput_bps.max(1.0)
@@ -656,7 +656,7 @@ fn links_that_cannot_queue_are_pure_delay() {
             .zip(&sb.flows)
             .map(|(a, b)| rel(a.throughput_bps, b.throughput_bps))
             .fold(0.0, f64::max);
-        let egress = |s: &acclab_sim::Summary| {
+        let egress = |s: &acclab_results::Summary| {
             s.links
                 .iter()
                 .filter(|l| l.id.starts_with("r2->d"))

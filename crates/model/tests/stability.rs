@@ -81,7 +81,7 @@ fn model_cv(sc: &Scenario, links: &[usize]) -> f64 {
     let rows: Vec<_> = mem
         .links
         .iter()
-        .map(|r| (r.link, r.t_s, r.queue_pkts))
+        .map(|r| (r.link as usize, r.t_s, r.queue_pkts))
         .collect();
     queue_cv(&rows, links, 0.75 * sc.duration.as_secs_f64())
 }

@@ -5,8 +5,8 @@ use acclab_core::config::{
     SchemeConfig, VegasParams,
 };
 use acclab_core::{Duration, Limit, Rate};
+use acclab_results::plot::{write_chart, Series};
 use acclab_scenario::{Scenario, ScenarioBuilder, ScenarioDef};
-use acclab_sim::plot::{write_chart, Series};
 use rand::RngExt;
 use rayon::prelude::*;
 
@@ -490,7 +490,7 @@ fn dynamic_demands(e: &Exp) -> Result<(Run, usize, Report), ReproError> {
 fn link_series(
     run: &Run,
     link: usize,
-    f: impl Fn(&acclab_sim::monitor::LinkSample) -> f64,
+    f: impl Fn(&acclab_results::samples::LinkSample) -> f64,
 ) -> Vec<(f64, f64)> {
     run.sim
         .monitor()
@@ -1004,7 +1004,7 @@ fn acc_fig9(e: &Exp) -> Result<Report, ReproError> {
     Ok(report)
 }
 
-fn mean_of_theory(s: &acclab_sim::Summary, prefix: &str) -> Option<f64> {
+fn mean_of_theory(s: &acclab_results::Summary, prefix: &str) -> Option<f64> {
     let v: Vec<f64> = s
         .flows
         .iter()

@@ -3,8 +3,8 @@
 
 use acclab_core::config::{ClccParams, QueueConfig, RatioParam, RenoParams, SchemeConfig};
 use acclab_core::{Duration, Rate};
+use acclab_results::plot::{write_chart, Chart, Series};
 use acclab_scenario::{Scenario, ScenarioBuilder, ScenarioDef};
-use acclab_sim::plot::{write_chart, Chart, Series};
 use acclab_theory::maxmin::weighted_fairness;
 use rayon::prelude::*;
 

@@ -4,11 +4,12 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use acclab_results::plot::{Chart, Series};
+use acclab_results::samples::FlowSample;
+use acclab_results::summary::FlowSummary;
+use acclab_results::Summary;
 use acclab_scenario::Scenario;
-use acclab_sim::monitor::FlowSample;
-use acclab_sim::output::FlowSummary;
-use acclab_sim::plot::{Chart, Series};
-use acclab_sim::{Simulator, Summary};
+use acclab_sim::Simulator;
 use acclab_theory::Equilibrium;
 
 use crate::{Ctx, ReproError};
@@ -52,7 +53,7 @@ impl Run {
         Some(mean_per_time(
             m.flows
                 .iter()
-                .filter(|r| idx.contains(&r.flow))
+                .filter(|r| idx.contains(&(r.flow as usize)))
                 .filter_map(|r| f(r).map(|v| (r.t_s, v))),
         ))
     }
@@ -84,7 +85,7 @@ impl Run {
         Some(
             m.links
                 .iter()
-                .filter(|r| r.link == link)
+                .filter(|r| r.link as usize == link)
                 .map(|r| (r.t_s, f(r)))
                 .collect(),
         )
@@ -176,7 +177,7 @@ pub fn simulated_and_live(
         series.push(Series::new(f.id.clone(), trace(&sim)));
         series.push(Series::new(format!("{} (live)", f.id), trace(&live)).as_dashed());
     }
-    files.extend(acclab_sim::plot::write_chart(
+    files.extend(acclab_results::plot::write_chart(
         &ctx.out,
         "throughput",
         &chart(

@@ -154,12 +154,14 @@ impl Exp<'_> {
         title: impl std::fmt::Display,
         x: &str,
         y: &str,
-        series: Vec<acclab_sim::plot::Series>,
+        series: Vec<acclab_results::plot::Series>,
     ) -> Result<(), ReproError> {
         let chart = common::chart(format!("{}: {title}", self.spec.id), x, y, series);
-        report
-            .files
-            .extend(acclab_sim::plot::write_chart(&self.ctx.out, name, &chart)?);
+        report.files.extend(acclab_results::plot::write_chart(
+            &self.ctx.out,
+            name,
+            &chart,
+        )?);
         Ok(())
     }
 

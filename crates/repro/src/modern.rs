@@ -21,8 +21,8 @@ use acclab_core::config::{
     FqCodelParams, MonacoParams, QueueConfig, RenoParams, SchemeConfig, VegasParams,
 };
 use acclab_core::{Duration, Limit};
+use acclab_results::plot::Series;
 use acclab_scenario::Scenario;
-use acclab_sim::plot::Series;
 use rayon::prelude::*;
 
 use crate::common::{self, mbps, simulate, Run};
@@ -208,7 +208,7 @@ fn metrics(run: &Run, links: &[usize], flows: &[usize], unfair: (&[usize], &[usi
         Some(TheoryMetrics {
             utilization: util / links.len() as f64,
             delay_ms: delay / links.len() as f64,
-            jain: acclab_sim::output::jain(&thr)?,
+            jain: acclab_results::summary::jain(&thr)?,
             rtt_unfairness: ratio(&predicted)?,
         })
     })();
@@ -226,7 +226,7 @@ fn metrics(run: &Run, links: &[usize], flows: &[usize], unfair: (&[usize], &[usi
             / links.len() as f64,
         delay_mean_ms: common::period_mean(&delays, from, to),
         delay_p95_ms: common::period_p95(&delays, from, to),
-        jain: acclab_sim::output::jain(&thr).unwrap_or(f64::NAN),
+        jain: acclab_results::summary::jain(&thr).unwrap_or(f64::NAN),
         rtt_unfairness: ratio(&measured).unwrap_or(f64::NAN),
         drop_pct: 100.0 * drops / (drops + delivered).max(1.0),
         marks_per_s: marks / window.max(1e-9),

@@ -4,9 +4,9 @@
 
 use acclab_core::config::{MonacoParams, SchemeConfig};
 use acclab_core::{Bytes, Duration, Rate};
+use acclab_results::plot::{write_chart, Series};
+use acclab_results::summary::Summary;
 use acclab_scenario::{Scenario, ScenarioDef};
-use acclab_sim::output::Summary;
-use acclab_sim::plot::{write_chart, Series};
 use rayon::prelude::*;
 
 use crate::common::{self, chart, flow_series, mbps, period_mean, queue_series, simulate, Run};
@@ -74,7 +74,7 @@ struct Point {
 
 fn point(run: &Run) -> Point {
     let s = &run.summary;
-    let thr = |f: &acclab_sim::output::FlowSummary| mbps(f.throughput_bps);
+    let thr = |f: &acclab_results::summary::FlowSummary| mbps(f.throughput_bps);
     let theory = |i: usize| s.flows[i].theory.as_ref().map(|t| mbps(t.throughput_bps));
     let model = |i: usize| s.flows[i].model.as_ref().map(|m| mbps(m.throughput_bps));
     let n = s.flows.len();

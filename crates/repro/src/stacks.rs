@@ -26,8 +26,8 @@
 use std::fmt::Write as _;
 
 use acclab_core::config::{BbrParams, CubicParams, QueueConfig, SchemeConfig};
+use acclab_results::plot::Series;
 use acclab_scenario::Scenario;
-use acclab_sim::plot::Series;
 
 use crate::common::{self, mbps, Run};
 use crate::{Exp, Report, ReproError, Row, Spec};

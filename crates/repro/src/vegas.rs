@@ -2,8 +2,8 @@
 
 use acclab_core::config::{BaseRttParam, DroptailParams, QueueConfig, RenoParams, SchemeConfig};
 use acclab_core::{Duration, Limit};
+use acclab_results::plot::{write_chart, Series};
 use acclab_scenario::Scenario;
-use acclab_sim::plot::{write_chart, Series};
 use acclab_theory::equilibrium::propagation_delay;
 use acclab_theory::num::{self, Problem};
 use acclab_theory::vegas_error::serial_arrivals;
@@ -62,13 +62,13 @@ fn single_link(e: &Exp, paper: &PaperTable) -> Result<Report, ReproError> {
     const TOL: f64 = 0.03;
     let groups = classes(s);
     for (k, (class, idx)) in groups.iter().enumerate().take(5) {
-        let theory = |f: &dyn Fn(&acclab_sim::output::FlowTheory) -> f64| {
+        let theory = |f: &dyn Fn(&acclab_results::summary::FlowTheory) -> f64| {
             mean_of(s, idx, |x| x.theory.as_ref().map(f))
         };
-        let measured = |f: &dyn Fn(&acclab_sim::output::FlowSummary) -> Option<f64>| {
+        let measured = |f: &dyn Fn(&acclab_results::summary::FlowSummary) -> Option<f64>| {
             mean_of(s, idx, f).unwrap_or(f64::NAN)
         };
-        let model = |f: &dyn Fn(&acclab_sim::output::FlowModel) -> Option<f64>| {
+        let model = |f: &dyn Fn(&acclab_results::summary::FlowModel) -> Option<f64>| {
             mean_of(s, idx, |x| x.model.as_ref().and_then(f))
         };
         report.rows.push(
@@ -543,7 +543,7 @@ fn vegas_fig8(e: &Exp) -> Result<Report, ReproError> {
             let label = format!("{}-{buffer}pkt", if reno { "reno" } else { "vegas" });
             let run = simulate(ctx, &label, with_buffer(&base, bottleneck, buffer, reno))?;
             let s = &run.summary;
-            let per_flow = |f: &dyn Fn(&acclab_sim::output::FlowSummary) -> u64| {
+            let per_flow = |f: &dyn Fn(&acclab_results::summary::FlowSummary) -> u64| {
                 s.flows.iter().map(|x| f(x) as f64).sum::<f64>() / n
             };
             Ok(Point {

@@ -1,8 +1,8 @@
 //! Monaco end to end: the estimator against the queue it measures, robustness to control-packet
 //! loss and reverse traffic, and the allocation against the weighted-PF prediction.
 
+use acclab_results::Summary;
 use acclab_scenario::parse;
-use acclab_sim::Summary;
 use rand::RngExt;
 
 /// `n` Monaco flows over one 10 Mb/s, 5 ms priority-capable bottleneck; `extra` is appended.
@@ -49,7 +49,7 @@ fn run(src: &str) -> Summary {
     s
 }
 
-fn link<'a>(s: &'a Summary, id: &str) -> &'a acclab_sim::output::LinkSummary {
+fn link<'a>(s: &'a Summary, id: &str) -> &'a acclab_results::summary::LinkSummary {
     s.links.iter().find(|l| l.id == id).unwrap()
 }
 

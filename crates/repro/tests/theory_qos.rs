@@ -1,8 +1,8 @@
 //! The closed-loop QoS services end to end (003): expected minimum rates with accumulation
 //! limits and weighted loops, simulated, against the theory's allocation.
 
+use acclab_results::Summary;
 use acclab_scenario::parse;
-use acclab_sim::Summary;
 
 /// Monaco loops over one 100 Mb/s, 4 ms bottleneck with room for every accumulation; loop i has
 /// parameters `params[i]` and joins over a 1 Gb/s link of one-way delay `delay_ms[i]`.

@@ -1,8 +1,11 @@
 //! The scenario model: what a validated scenario holds, whatever front end (TOML file or the
 //! builder) made it. Ids are indices into the scenario's own vectors.
 
-use acclab_core::config::{QueueConfig, SchemeConfig};
+use acclab_core::config::{FlowContext, QueueConfig, SchemeConfig};
+use acclab_core::transport::{Endpoint, EndpointSlot};
+use acclab_core::{rng, FlowId};
 use acclab_core::{Duration, Rate, Time};
+use rand::RngExt;
 
 /// Index of a node in its scenario.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -106,6 +109,38 @@ pub struct TraceDef {
 }
 
 impl Scenario {
+    /// The sender and receiver of every flow, built from their scheme configurations:
+    /// `[sender 0, receiver 0, sender 1, …]` (each at its [`EndpointSlot`]).
+    pub fn build_endpoints(&self) -> Vec<Box<dyn Endpoint>> {
+        let mut endpoints: Vec<Box<dyn Endpoint>> =
+            Vec::with_capacity(EndpointSlot::count(self.flows.len()));
+        for (i, f) in self.flows.iter().enumerate() {
+            let (tx, rx) = f.scheme.build(&FlowContext {
+                flow: FlowId(i as u32),
+                packet_size: self.packet_size,
+                ack_size: self.ack_size,
+                seed: self.seed,
+                name: f.id.clone(),
+            });
+            endpoints.push(tx);
+            endpoints.push(rx);
+        }
+        endpoints
+    }
+
+    /// When flow `i` starts (its start jitter drawn from the run's seed) and stops: every tier
+    /// starts it then.
+    pub fn flow_times(&self, i: usize) -> (Time, Option<Time>) {
+        let f = &self.flows[i];
+        let jitter = if f.start_jitter.0 > 0 {
+            let mut r = rng::stream(self.seed, &format!("flow:{}:start", f.id));
+            Duration(r.random_range(0..f.start_jitter.0))
+        } else {
+            Duration::ZERO
+        };
+        (f.start + jitter, f.stop)
+    }
+
     /// The first flow that a real stack runs (`kernel-tcp`, `command`), not acclab's endpoints.
     pub fn first_external_flow(&self) -> Option<&FlowDef> {
         self.flows.iter().find(|f| f.scheme.external().is_some())

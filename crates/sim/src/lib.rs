@@ -6,7 +6,7 @@
 //! - [`simulator`]: the event loop driving `acclab-core` endpoints and queues.
 //! - [`monitor`]: periodic samples and measurement-window snapshots, reading the simulator's
 //!   links and flows through [`observe`]'s probe traits.
-//! - [`output`]: `summary.json`, `flows.csv`, `links.csv`; [`plot`]: PNG/SVG plots.
+//! - [`output`]: the run's summary, `flows.csv` and `links.csv`, in `acclab_results`' shapes.
 //! - [`events`]: the event queue; `pipes`: the packets propagating on every link.
 
 pub mod cost;
@@ -15,11 +15,9 @@ pub mod monitor;
 pub mod observe;
 pub mod output;
 mod pipes;
-pub mod plot;
 pub mod simulator;
 pub mod trace;
 
-pub use output::Summary;
 pub use simulator::Simulator;
 
 /// Simulates `scenario` to its end and returns the finished simulator with its summary.
@@ -27,11 +25,11 @@ pub use simulator::Simulator;
 pub fn run(
     scenario: acclab_scenario::Scenario,
     progress: &mut dyn FnMut(acclab_core::Time),
-) -> (Simulator, Summary) {
+) -> (Simulator, acclab_results::Summary) {
     let mut sim = Simulator::new(scenario);
     let t0 = std::time::Instant::now();
     sim.run(progress);
     let wall = t0.elapsed().as_secs_f64();
-    let summary = Summary::of(&sim, wall);
+    let summary = output::summary(&sim, wall);
     (sim, summary)
 }

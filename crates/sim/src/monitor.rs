@@ -6,7 +6,8 @@
 //! length, and counts losses per flow and per cause) and, at samples and window edges, what
 //! endpoints and queues report through their `stats()`, `backlog()` and `aqm_state()` methods.
 //! It never reaches into protocol or simulator state. Counters are cumulative, so every rate or
-//! mean over an interval is a difference of two snapshots.
+//! mean over an interval is a difference of two snapshots. The summary is built from its records
+//! of the window ([`Monitor::flow_window`], [`Monitor::link_window`]).
 //!
 //! Samples are kept in memory (for plots and the reproductions' charts) unless the run streams
 //! them to a [`SampleSink`] as they are taken and keeps none: then the monitor's memory depends
@@ -17,37 +18,11 @@ use acclab_core::transport::EndpointStats;
 use acclab_core::{Packet, PacketKind, Rate, Time};
 
 use crate::observe::{NetworkView, Observer, Transmit};
+use acclab_results::samples::{FlowSample, LinkSample, SampleSink};
 use acclab_scenario::{LinkId, Scenario};
 
-/// One row of `flows.csv`: flow `flow` over the sample interval ending at `t_s`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct FlowSample {
-    pub t_s: f64,
-    pub flow: u32,
-    pub throughput_bps: f64,
-    pub send_rate_bps: f64,
-    pub cwnd_bytes: Option<u64>,
-    pub srtt_s: Option<f64>,
-    pub accumulation_bytes: Option<f64>,
-    pub lost_packets: u64,
-}
-
-/// One row of `links.csv`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct LinkSample {
-    pub t_s: f64,
-    pub link: u32,
-    pub queue_pkts: u64,
-    pub queue_bytes: u64,
-    pub utilization: f64,
-    pub drops: u64,
-    pub marks: u64,
-    /// Values of the AQM columns (`Monitor::aqm_columns`), `None` where this link has none.
-    pub aqm: Vec<Option<f64>>,
-}
-
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct FlowSnap {
+struct FlowSnap {
     pub delivered: u64,
     pub sent: u64,
     pub rtt_sum_ns: u64,
@@ -56,7 +31,7 @@ pub(crate) struct FlowSnap {
 }
 
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct LinkSnap {
+struct LinkSnap {
     pub busy_ns: u64,
     pub queue_area: u128,
     pub drops: u64,
@@ -104,17 +79,36 @@ impl LinkTrack {
     }
 }
 
-/// Where samples go as they are taken (e.g. `flows.csv` and `links.csv` written as the run goes).
-pub trait SampleSink: Send {
-    fn flow(&mut self, s: &FlowSample);
-    fn link(&mut self, s: &LinkSample);
-    /// The run is over: write out what is buffered; the first error of the run, if any.
-    fn finish(&mut self) -> std::io::Result<()>;
+/// What the monitor measured of a flow over the measurement window.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FlowWindow {
+    /// Bytes its receiver delivered in order.
+    pub delivered_bytes: u64,
+    /// Sum and number of the RTT samples its sender took.
+    pub rtt_sum_ns: u64,
+    pub rtt_samples: u64,
+    pub retransmits: u64,
+    /// Means of the samples taken while the flow was active (for schemes that have them).
+    pub mean_cwnd_bytes: Option<f64>,
+    pub mean_accumulation_bytes: Option<f64>,
+}
+
+/// What the monitor measured of a link over the measurement window.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LinkWindow {
+    /// Time spent transmitting, ns.
+    pub busy_ns: u64,
+    /// ∫ queue length dt, packet·ns.
+    pub queue_area: u128,
+    pub drops: u64,
+    pub marks: u64,
+    /// Largest backlog in the window, packets.
+    pub max_queue_pkts: u64,
 }
 
 /// Time-average accumulators for sampled quantities inside the window.
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Mean {
+struct Mean {
     sum: f64,
     n: u64,
 }
@@ -124,7 +118,7 @@ impl Mean {
         self.sum += x;
         self.n += 1;
     }
-    pub fn get(&self) -> Option<f64> {
+    fn get(&self) -> Option<f64> {
         (self.n > 0).then(|| self.sum / self.n as f64)
     }
 }
@@ -139,12 +133,12 @@ pub struct Monitor {
     last_sample: Time,
     prev_flows: Vec<FlowSnap>,
     prev_busy: Vec<u64>,
-    pub(crate) win_flows: [Vec<FlowSnap>; 2],
-    pub(crate) win_links: [Vec<LinkSnap>; 2],
-    pub(crate) win_times: [Option<Time>; 2],
-    pub(crate) mean_cwnd: Vec<Mean>,
-    pub(crate) mean_accumulation: Vec<Mean>,
-    pub(crate) window_max_queue: Vec<u64>,
+    win_flows: [Vec<FlowSnap>; 2],
+    win_links: [Vec<LinkSnap>; 2],
+    win_times: [Option<Time>; 2],
+    mean_cwnd: Vec<Mean>,
+    mean_accumulation: Vec<Mean>,
+    window_max_queue: Vec<u64>,
     tracks: Vec<LinkTrack>,
     /// Packets each link lost at random.
     random_losses: Vec<u64>,
@@ -247,6 +241,37 @@ impl Monitor {
         }
         if self.keep {
             self.link_samples.push(s);
+        }
+    }
+
+    /// When the measurement window opened and closed, if it did: `None` for an edge the run
+    /// did not reach.
+    pub fn window_edges(&self) -> [Option<Time>; 2] {
+        self.win_times
+    }
+
+    /// What flow `f` did over the measurement window (zero before it closed).
+    pub fn flow_window(&self, f: usize) -> FlowWindow {
+        let (a, b) = (self.win_flows[0][f], self.win_flows[1][f]);
+        FlowWindow {
+            delivered_bytes: b.delivered - a.delivered,
+            rtt_sum_ns: b.rtt_sum_ns - a.rtt_sum_ns,
+            rtt_samples: b.rtt_samples - a.rtt_samples,
+            retransmits: b.retransmits - a.retransmits,
+            mean_cwnd_bytes: self.mean_cwnd[f].get(),
+            mean_accumulation_bytes: self.mean_accumulation[f].get(),
+        }
+    }
+
+    /// What link `l` did over the measurement window (zero before it closed).
+    pub fn link_window(&self, l: usize) -> LinkWindow {
+        let (a, b) = (self.win_links[0][l], self.win_links[1][l]);
+        LinkWindow {
+            busy_ns: b.busy_ns - a.busy_ns,
+            queue_area: b.queue_area - a.queue_area,
+            drops: b.drops - a.drops,
+            marks: b.marks - a.marks,
+            max_queue_pkts: self.window_max_queue[l],
         }
     }
 

@@ -27,7 +27,7 @@
 //!   touches of its flow (where its routes begin, the packet counts, the endpoints' timers)
 //!   is one cache line, the flow's [`Books`].
 
-use acclab_core::config::{FlowContext, QueueConfig, QueueContext};
+use acclab_core::config::{QueueConfig, QueueContext};
 use acclab_core::queue::droptail::{DropTail, TailDropLedger};
 use acclab_core::queue::{
     Backlog, Dequeued, DropReason, Dropped, Enqueued, QueueDiscipline, QueueState, QueueStats,
@@ -418,37 +418,6 @@ impl Observer for Observers {
     }
 }
 
-/// The sender and receiver of every flow of `scenario`, built from their scheme configurations:
-/// `[sender 0, receiver 0, sender 1, …]`.
-pub fn build_endpoints(scenario: &Scenario) -> Vec<Box<dyn Endpoint>> {
-    let mut endpoints: Vec<Box<dyn Endpoint>> =
-        Vec::with_capacity(EndpointSlot::count(scenario.flows.len()));
-    for (i, f) in scenario.flows.iter().enumerate() {
-        let (tx, rx) = f.scheme.build(&FlowContext {
-            flow: FlowId(i as u32),
-            packet_size: scenario.packet_size,
-            ack_size: scenario.ack_size,
-            seed: scenario.seed,
-            name: f.id.clone(),
-        });
-        endpoints.push(tx);
-        endpoints.push(rx);
-    }
-    endpoints
-}
-
-/// When flow `i` of `scenario` starts (its start jitter drawn from the run's seed) and stops.
-pub fn flow_times(scenario: &Scenario, i: usize) -> (Time, Option<Time>) {
-    let f = &scenario.flows[i];
-    let jitter = if f.start_jitter.0 > 0 {
-        let mut r = rng::stream(scenario.seed, &format!("flow:{}:start", f.id));
-        Duration(r.random_range(0..f.start_jitter.0))
-    } else {
-        Duration::ZERO
-    };
-    (f.start + jitter, f.stop)
-}
-
 /// A simulation in progress.
 pub struct Simulator {
     scenario: Scenario,
@@ -475,7 +444,7 @@ pub struct Simulator {
 impl Simulator {
     /// Builds every link, queue and endpoint of `scenario` and schedules its fixed events.
     pub fn new(scenario: Scenario) -> Simulator {
-        let endpoints = build_endpoints(&scenario);
+        let endpoints = scenario.build_endpoints();
         Simulator::with_endpoints(scenario, endpoints)
     }
 
@@ -538,7 +507,7 @@ impl Simulator {
         let mut routes = Routes::default();
         let mut events = EventQueue::default();
         for (i, f) in scenario.flows.iter().enumerate() {
-            let (start, _) = flow_times(&scenario, i);
+            let (start, _) = scenario.flow_times(i);
             events.schedule(start, Event::FlowStart(i as u32));
             if let Some(stop) = f.stop {
                 events.schedule(stop.max(start), Event::FlowStop(i as u32));
@@ -1160,7 +1129,11 @@ impl Simulator {
     /// Streams every sample to `sink` as it is taken, keeping them in memory too only if
     /// `keep` (plots and charts need them there). Call before [`run`](Self::run), then
     /// [`finish_samples`](Self::finish_samples) after it.
-    pub fn stream_samples(&mut self, sink: Box<dyn crate::monitor::SampleSink>, keep: bool) {
+    pub fn stream_samples(
+        &mut self,
+        sink: Box<dyn acclab_results::samples::SampleSink>,
+        keep: bool,
+    ) {
         self.observers.monitor.stream_to(sink, keep);
     }
 

@@ -1,9 +1,9 @@
 //! Today's schemes end to end (issue 24): each fills a BDP-buffered bottleneck and shares it
 //! with itself.
 
+use acclab_results::summary::Summary;
 use acclab_scenario::parse;
 use acclab_scenario::templates::dumbbell;
-use acclab_sim::output::Summary;
 
 /// `flows` flows of `kind` with `params` (a TOML inline table) on the 100 Mb/s dumbbell (BDP
 /// 300 packets) with `queue`, measured over the last two thirds of `duration_s` (after the
@@ -25,7 +25,7 @@ fn run(kind: &str, flows: usize, queue: &str, duration_s: u64) -> Summary {
     run_with(kind, "{}", flows, queue, duration_s)
 }
 
-fn bottleneck(s: &Summary) -> &acclab_sim::output::LinkSummary {
+fn bottleneck(s: &Summary) -> &acclab_results::summary::LinkSummary {
     s.links.iter().find(|l| l.id == "r1->r2").unwrap()
 }
 

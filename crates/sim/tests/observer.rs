@@ -8,7 +8,7 @@ use acclab_core::queue::{Backlog, DropReason};
 use acclab_core::{Packet, Time};
 use acclab_scenario::{parse, LinkId};
 use acclab_sim::observe::{NetworkView, Observer, Transmit};
-use acclab_sim::{Simulator, Summary};
+use acclab_sim::Simulator;
 
 #[derive(Default)]
 struct Counts {
@@ -124,7 +124,7 @@ fn an_added_observer_sees_what_the_queues_and_the_summary_count() {
     sim.observe(Box::new(Counter(counts.clone())));
     sim.run(&mut |_| {});
     sim.finish_samples().unwrap();
-    let summary = Summary::of(&sim, 0.0);
+    let summary = acclab_sim::output::summary(&sim, 0.0);
     let c = counts.lock().unwrap();
     assert!(c.finished && !c.went_back);
     assert_eq!(c.samples, 80);
@@ -178,7 +178,7 @@ fn an_added_observer_changes_nothing_in_the_run() {
         }
         sim.run(&mut |_| {});
         sim.finish_samples().unwrap();
-        let mut summary = Summary::of(&sim, 0.0);
+        let mut summary = acclab_sim::output::summary(&sim, 0.0);
         let events = std::mem::take(&mut summary.events);
         let m = sim.monitor();
         let samples = format!("{:?}{:?}", m.flow_samples, m.link_samples);

@@ -89,7 +89,7 @@ fn delayed_acks_halve_the_acks_and_keep_the_link_busy() {
         let mut sim = acclab_sim::Simulator::new(def.build().unwrap());
         sim.run(&mut |_| {});
         let [fwd, back] = sim.packet_counts(0);
-        let s = acclab_sim::Summary::of(&sim, 0.0);
+        let s = acclab_sim::output::summary(&sim, 0.0);
         let bottleneck = s.links.iter().find(|l| l.id == "r1->r2").unwrap();
         (fwd.arrived, back.injected, bottleneck.utilization)
     };

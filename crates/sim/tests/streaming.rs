@@ -3,8 +3,8 @@
 
 use std::sync::{Arc, Mutex};
 
+use acclab_results::samples::{FlowSample, LinkSample, SampleSink};
 use acclab_scenario::{parse, templates::reno_dumbbell};
-use acclab_sim::monitor::{FlowSample, LinkSample, SampleSink};
 use acclab_sim::Simulator;
 
 /// Flow samples, link samples, and whether the stream was finished.

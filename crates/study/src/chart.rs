@@ -2,8 +2,8 @@
 //! (and per value of the other swept keys), the mean over the seeds with its 95% confidence
 //! bar, and the theory's prediction, where it has one, as a thin line of the same colour.
 
+use acclab_results::plot::{Chart, Series};
 use acclab_scenario::sweep::number_and_unit;
-use acclab_sim::plot::{Chart, Series};
 
 use crate::plan::Plan;
 use crate::table::AggRow;

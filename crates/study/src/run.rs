@@ -4,9 +4,10 @@
 
 use std::path::Path;
 
+use acclab_results::summary::{FlowTheory, LinkTheory, TheorySummary};
+use acclab_results::Summary;
 use acclab_scenario::Scenario;
-use acclab_sim::output::{FlowTheory, LinkTheory, TheorySummary};
-use acclab_sim::{Simulator, Summary};
+use acclab_sim::Simulator;
 use acclab_theory::Equilibrium;
 
 /// Puts the theory beside the measurements in a run's summary: each flow's and link's predicted
@@ -71,7 +72,7 @@ pub fn run_scenario(
     }
     let t0 = std::time::Instant::now();
     sim.run(progress);
-    let mut summary = Summary::of(&sim, t0.elapsed().as_secs_f64());
+    let mut summary = acclab_sim::output::summary(&sim, t0.elapsed().as_secs_f64());
     sim.finish_samples()?;
     attach_theory(sim.scenario(), prediction.as_ref(), &mut summary);
     if let Some(dir) = files {
@@ -96,6 +97,6 @@ pub fn model_scenario(
     let mut summary = acclab_model::run_to(sc, settings, dir, progress)?;
     let prediction = acclab_theory::predict(sc);
     attach_theory(sc, prediction.as_ref().ok(), &mut summary);
-    acclab_sim::output::write_summary(dir, &summary)?;
+    acclab_results::summary::write_summary(dir, &summary)?;
     Ok((summary, prediction.err().map(|e| e.to_string())))
 }

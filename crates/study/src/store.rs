@@ -34,9 +34,9 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StudyError + '_ {
     }
 }
 
-/// Writes `bytes` to `path` whole or not at all ([`acclab_sim::output::write_atomic`]).
+/// Writes `bytes` to `path` whole or not at all ([`acclab_results::files::write_atomic`]).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StudyError> {
-    acclab_sim::output::write_atomic(path, bytes).map_err(io(path))
+    acclab_results::files::write_atomic(path, bytes).map_err(io(path))
 }
 
 impl SweepDir {

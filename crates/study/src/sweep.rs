@@ -22,7 +22,7 @@ pub fn pending(plan: &Plan, dir: &SweepDir, which: &[usize], keep_runs: bool) ->
 }
 
 /// The record of a finished run: its point, seed and summary.
-pub fn record(plan: &Plan, run: &PlannedRun, summary: &acclab_sim::Summary) -> Value {
+pub fn record(plan: &Plan, run: &PlannedRun, summary: &acclab_results::Summary) -> Value {
     let point: serde_json::Map<String, Value> = plan
         .keys
         .iter()
@@ -132,11 +132,12 @@ pub fn collect(plan: &Plan, dir: &SweepDir) -> Result<Collected, StudyError> {
     // Charts are drawn into a scratch directory and moved in whole.
     let scratch = tempdir_in(dir.root())?;
     for (stem, chart) in &charts {
-        let written =
-            acclab_sim::plot::write_chart(&scratch, stem, chart).map_err(|err| StudyError::Io {
+        let written = acclab_results::plot::write_chart(&scratch, stem, chart).map_err(|err| {
+            StudyError::Io {
                 path: scratch.display().to_string(),
                 err,
-            })?;
+            }
+        })?;
         files.extend(written);
     }
     dir.replace_outputs(&files)?;

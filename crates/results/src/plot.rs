@@ -748,7 +748,7 @@ fn links_to_plot(sc: &Scenario, links_csv: &Path) -> std::io::Result<(Vec<String
 pub fn write_plots(
     dir: &Path,
     sc: &Scenario,
-    summary: Option<&crate::Summary>,
+    summary: Option<&crate::summary::Summary>,
     model: Option<&Path>,
     options: &PlotOptions,
 ) -> std::io::Result<Vec<String>> {

@@ -1,75 +1,11 @@
-//! A model run's files, named and laid out as the simulator's (crates/sim/src/output.rs):
-//! `flows.csv` and `links.csv` with the simulator's columns (windows in bytes, queues in
-//! packets — here fractional, the fluid's), and `summary.json` with the simulator's fields
-//! (`mode = "model"`; `events` counts integration steps; counters of packets are the fluid's
-//! volumes, rounded).
+//! A model run's summary, in the shape every tier's is (`acclab_results::summary`):
+//! `mode = "model"`; `events` counts integration steps; counters of packets are the fluid's
+//! volumes, rounded. Its `flows.csv` and `links.csv` have the simulator's columns (windows in
+//! bytes, queues in packets — here fractional, the fluid's): see `Model::names`.
 
-use std::path::Path;
+use acclab_results::summary::{jain, Fairness, FlowSummary, LinkSummary, Summary, WindowSummary};
 
-use acclab_sim::output::{
-    jain, Fairness, FlowSummary, LinkSummary, SampleFiles, Summary, WindowSummary,
-};
-
-use crate::model::{window_of, FlowRow, LinkRow, Model, Sink};
-
-fn opt(x: Option<f64>) -> String {
-    x.map_or(String::new(), |v| v.to_string())
-}
-
-/// `flows.csv` and `links.csv`, written as the simulator writes them (`SampleFiles`: `.part`
-/// files renamed by [`CsvSink::finish`]).
-pub struct CsvSink {
-    files: SampleFiles,
-    flow_ids: Vec<String>,
-    link_names: Vec<String>,
-    /// Bytes per model packet.
-    packet: f64,
-}
-
-impl CsvSink {
-    pub fn create(dir: &Path, model: &Model) -> std::io::Result<CsvSink> {
-        Ok(CsvSink {
-            files: SampleFiles::create(dir, &model.aqm_columns())?,
-            flow_ids: model.net.flows.iter().map(|f| f.id.clone()).collect(),
-            link_names: model.net.links.iter().map(|l| l.name.clone()).collect(),
-            packet: model.net.packet_size,
-        })
-    }
-
-    /// Flushes both files and gives them their names.
-    pub fn finish(mut self) -> std::io::Result<()> {
-        self.files.finish()
-    }
-}
-
-impl Sink for CsvSink {
-    fn flow(&mut self, s: &FlowRow) {
-        self.files.flow([
-            s.t_s.to_string(),
-            self.flow_ids[s.flow].clone(),
-            s.throughput_bps.to_string(),
-            s.send_rate_bps.to_string(),
-            opt(s.cwnd_bytes),
-            opt(s.srtt_s),
-            opt(s.accumulation_bytes),
-            s.lost_packets.to_string(),
-        ]);
-    }
-
-    fn link(&mut self, s: &LinkRow) {
-        let mut row = vec![
-            s.t_s.to_string(),
-            self.link_names[s.link].clone(),
-            s.queue_pkts.to_string(),
-            (s.queue_pkts * self.packet).to_string(),
-            s.utilization.to_string(),
-            s.drops.to_string(),
-            s.marks.to_string(),
-        ];
-        row.extend(s.aqm.iter().map(|v| opt(*v)));
-        self.files.link(row);
-    }
-}
+use crate::model::{window_of, Model};
 
 /// The summary of a finished model run (`wall_time_s` of the integration).
 pub fn summary(m: &Model, wall_time_s: f64) -> Summary {

@@ -1,0 +1,17 @@
+//! acclab-results: what every tier's run leaves behind, in one shape — the packet simulator's,
+//! the model tier's and live mode's alike. It belongs to no tier: each tier fills these types in
+//! from its own records and writes them through these functions.
+//!
+//! - [`summary`]: `summary.json` (SPEC §7), with the theory's and the model's values beside the
+//!   measured ones;
+//! - [`samples`]: the rows and columns of `flows.csv` and `links.csv`, written as a run goes;
+//! - [`plot`]: the standard plots of a run, redrawn from its files, and the general [`plot::Chart`]
+//!   of the reproductions' figures;
+//! - [`files`]: files written whole or not at all.
+
+pub mod files;
+pub mod plot;
+pub mod samples;
+pub mod summary;
+
+pub use summary::Summary;
