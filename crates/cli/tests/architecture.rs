@@ -150,11 +150,15 @@ const TIER_GRAPH: &[(&str, &[&str])] = &[
     ),
     (
         "repro",
-        &["core", "live", "model", "results", "scenario", "sim", "study", "theory"],
+        &[
+            "core", "live", "model", "results", "scenario", "sim", "study", "theory",
+        ],
     ),
     (
         "cli",
-        &["core", "live", "model", "repro", "results", "scenario", "sim", "study", "theory"],
+        &[
+            "core", "live", "model", "repro", "results", "scenario", "sim", "study", "theory",
+        ],
     ),
 ];
 
@@ -188,7 +192,9 @@ fn the_crates_depend_on_one_another_as_the_tier_graph_says() {
         let manifest = std::fs::read_to_string(crates.join(c).join("Cargo.toml")).unwrap();
         let deps = acclab_dependencies(&manifest);
         if deps != *expected {
-            wrong.push(format!("{c}: depends on {deps:?}, the graph says {expected:?}"));
+            wrong.push(format!(
+                "{c}: depends on {deps:?}, the graph says {expected:?}"
+            ));
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));

@@ -32,14 +32,12 @@
 //! curve (`cnt` is recomputed on every ACK but for the 1/32-s hold below), HyStart (its own,
 //! not HyStart++), the application-limited epoch shift, and PRR's window during recovery.
 
-use serde::{Deserialize, Serialize};
-
 use super::hystart::{HyStart, Phase, CSS_GROWTH_DIVISOR};
 use super::{AckSample, Congestion, CongestionController, CongestionEvent};
 use crate::params::{positive, FlowContext, ParamError, SchemeParams};
-use crate::transport::tcp::{TcpConfig, TcpOptions};
+use crate::transport::tcp::tcp_scheme_params;
 use crate::transport::Endpoint;
-use crate::units::{Bytes, Duration, Time};
+use crate::units::{Duration, Time};
 
 /// CUBIC's constants and options.
 #[derive(Clone, Debug, PartialEq)]
@@ -383,82 +381,26 @@ impl Linux {
     }
 }
 
-/// `cubic` parameters.
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields, default)]
-pub struct CubicParams {
-    /// C, segments/s³ (RFC 9438: 0.4).
-    pub c: f64,
-    /// β_cubic (RFC 9438: 0.7), in (0, 1).
-    pub beta: f64,
-    /// Fast convergence (RFC 9438 §4.7).
-    pub fast_convergence: bool,
-    /// HyStart++ (RFC 9406) in the initial slow start.
-    pub hystart: bool,
-    /// The Reno-friendly region (RFC 9438 §4.3; Linux's `tcp_friendliness`).
-    pub reno_friendly: bool,
-    /// Linux's tcp_cubic.c arithmetic (whole segments, ssthresh ⌊cwnd·717/1024⌋, W_est at
-    /// α_cubic throughout) instead of RFC 9438's.
-    pub linux: bool,
-    /// Send ECN-capable packets and react to echoes as to a loss (RFC 3168, RFC 9438 §4.6).
-    pub ecn: bool,
-    /// Bytes to transfer; absent = bulk.
-    pub size: Option<Bytes>,
-    /// Lower bound of the retransmission timeout (RFC 6298 §2.4).
-    pub min_rto: Duration,
-    /// Initial window in segments.
-    pub initial_window: u64,
-    /// Delayed ACKs at the receiver, as for `reno`; absent = an ACK per segment.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub delayed_ack: Option<Duration>,
-    /// The receiver's buffer ("6MB" as Linux's largest autotuned one; ns-3's default is
-    /// "128KB"): at most this much past the cumulative ACK is sent; absent = unbounded.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub receive_window: Option<Bytes>,
-    /// ns-2's random send overhead: each segment waits a uniform draw from [0, this] (e.g.
-    /// "100us", about a packet's time at the bottleneck) against phase effects; absent = off.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub send_overhead: Option<Duration>,
-    /// SACK-based loss recovery (RFC 6675); on, as Linux's CUBIC runs.
-    pub sack: bool,
-}
-
-impl Default for CubicParams {
-    fn default() -> Self {
-        let d = TcpConfig::default();
-        CubicParams {
-            c: 0.4,
-            beta: 0.7,
-            fast_convergence: true,
-            hystart: false,
-            reno_friendly: true,
-            linux: false,
-            ecn: false,
-            size: None,
-            min_rto: d.min_rto,
-            initial_window: d.initial_window,
-            delayed_ack: None,
-            receive_window: None,
-            send_overhead: None,
-            sack: true,
-        }
+tcp_scheme_params! {
+    /// `cubic` parameters.
+    pub struct CubicParams {
+        /// C, segments/s³ (RFC 9438: 0.4).
+        pub c: f64 = 0.4,
+        /// β_cubic (RFC 9438: 0.7), in (0, 1).
+        pub beta: f64 = 0.7,
+        /// Fast convergence (RFC 9438 §4.7).
+        pub fast_convergence: bool = true,
+        /// HyStart++ (RFC 9406) in the initial slow start.
+        pub hystart: bool = false,
+        /// The Reno-friendly region (RFC 9438 §4.3; Linux's `tcp_friendliness`).
+        pub reno_friendly: bool = true,
+        /// Linux's tcp_cubic.c arithmetic (whole segments, ssthresh ⌊cwnd·717/1024⌋, W_est at
+        /// α_cubic throughout) instead of RFC 9438's.
+        pub linux: bool = false,
+        /// Send ECN-capable packets and react to echoes as to a loss (RFC 3168, RFC 9438 §4.6).
+        pub ecn: bool = false,
     }
-}
-
-impl CubicParams {
-    /// The transport settings these parameters give.
-    fn tcp(&self) -> TcpOptions {
-        TcpOptions {
-            size: self.size,
-            min_rto: self.min_rto,
-            initial_window: self.initial_window,
-            ecn: self.ecn,
-            delayed_ack: self.delayed_ack,
-            sack: self.sack,
-            receive_window: self.receive_window,
-            send_overhead: self.send_overhead,
-        }
-    }
+    sack = true;
 }
 
 impl SchemeParams for CubicParams {
@@ -470,7 +412,7 @@ impl SchemeParams for CubicParams {
                 format!("cubic `beta` must be in (0, 1), not {}", self.beta),
             ));
         }
-        self.tcp().validate("cubic")
+        self.tcp(self.ecn).validate("cubic")
     }
 
     fn build(&self, ctx: &FlowContext) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
@@ -484,7 +426,7 @@ impl SchemeParams for CubicParams {
             reno_friendly: self.reno_friendly,
             linux: self.linux,
         });
-        self.tcp().endpoints(ctx, cc)
+        self.tcp(self.ecn).endpoints(ctx, cc)
     }
 }
 

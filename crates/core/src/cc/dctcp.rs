@@ -11,14 +11,12 @@
 //! Departures: α starts at 1 (§3.3 leaves the initial value open; Linux's
 //! `dctcp_alpha_on_init` and ns-3's `DctcpAlphaOnInit` default to 1); ECN is always on.
 
-use serde::{Deserialize, Serialize};
-
 use super::reno::Reno;
 use super::{AckSample, Congestion, CongestionController, CongestionEvent};
 use crate::params::{FlowContext, ParamError, SchemeParams};
-use crate::transport::tcp::{TcpConfig, TcpOptions};
+use crate::transport::tcp::tcp_scheme_params;
 use crate::transport::Endpoint;
-use crate::units::{Bytes, Duration, Time};
+use crate::units::Time;
 
 /// DCTCP's state: Reno's window, α and the observation window.
 #[derive(Clone, Debug)]
@@ -109,66 +107,15 @@ impl CongestionController for Dctcp {
     }
 }
 
-/// `dctcp` parameters.
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields, default)]
-pub struct DctcpParams {
-    /// g, the weight of each window's marked fraction in α (RFC 8257: 1/16), in (0, 1].
-    pub g: f64,
-    /// α at the start, in [0, 1] (Linux, ns-3: 1).
-    pub initial_alpha: f64,
-    /// Bytes to transfer; absent = bulk.
-    pub size: Option<Bytes>,
-    /// Lower bound of the retransmission timeout (RFC 6298 §2.4).
-    pub min_rto: Duration,
-    /// Initial window in segments.
-    pub initial_window: u64,
-    /// Delayed ACKs at the receiver, as for `reno`; absent = an ACK per segment.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub delayed_ack: Option<Duration>,
-    /// The receiver's buffer ("6MB" as Linux's largest autotuned one; ns-3's default is
-    /// "128KB"): at most this much past the cumulative ACK is sent; absent = unbounded.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub receive_window: Option<Bytes>,
-    /// ns-2's random send overhead: each segment waits a uniform draw from [0, this] (e.g.
-    /// "100us", about a packet's time at the bottleneck) against phase effects; absent = off.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub send_overhead: Option<Duration>,
-    /// SACK-based loss recovery (RFC 6675); on, as Linux's DCTCP runs.
-    pub sack: bool,
-}
-
-impl Default for DctcpParams {
-    fn default() -> Self {
-        let d = TcpConfig::default();
-        DctcpParams {
-            g: 1.0 / 16.0,
-            initial_alpha: 1.0,
-            size: None,
-            min_rto: d.min_rto,
-            initial_window: d.initial_window,
-            delayed_ack: None,
-            receive_window: None,
-            send_overhead: None,
-            sack: true,
-        }
+tcp_scheme_params! {
+    /// `dctcp` parameters.
+    pub struct DctcpParams {
+        /// g, the weight of each window's marked fraction in α (RFC 8257: 1/16), in (0, 1].
+        pub g: f64 = 1.0 / 16.0,
+        /// α at the start, in [0, 1] (Linux, ns-3: 1).
+        pub initial_alpha: f64 = 1.0,
     }
-}
-
-impl DctcpParams {
-    /// The transport settings these parameters give.
-    fn tcp(&self) -> TcpOptions {
-        TcpOptions {
-            size: self.size,
-            min_rto: self.min_rto,
-            initial_window: self.initial_window,
-            ecn: true,
-            delayed_ack: self.delayed_ack,
-            sack: self.sack,
-            receive_window: self.receive_window,
-            send_overhead: self.send_overhead,
-        }
-    }
+    sack = true;
 }
 
 impl SchemeParams for DctcpParams {
@@ -188,7 +135,7 @@ impl SchemeParams for DctcpParams {
                 ),
             ));
         }
-        self.tcp().validate("dctcp")
+        self.tcp(true).validate("dctcp")
     }
 
     fn build(&self, ctx: &FlowContext) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
@@ -198,7 +145,7 @@ impl SchemeParams for DctcpParams {
             self.g,
             self.initial_alpha,
         );
-        self.tcp().endpoints(ctx, cc)
+        self.tcp(true).endpoints(ctx, cc)
     }
 }
 

@@ -14,12 +14,10 @@
 
 use super::{AckSample, Congestion, CongestionController, CongestionEvent};
 use crate::units::Time;
-use serde::{Deserialize, Serialize};
 
 use crate::params::{FlowContext, ParamError, SchemeParams};
-use crate::transport::tcp::{TcpConfig, TcpOptions};
+use crate::transport::tcp::tcp_scheme_params;
 use crate::transport::Endpoint;
-use crate::units::{Bytes, Duration};
 
 /// Reno's window state.
 #[derive(Clone, Debug)]
@@ -100,79 +98,29 @@ impl CongestionController for Reno {
     }
 }
 
-/// `reno` parameters.
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields, default)]
-pub struct RenoParams {
-    /// React to ECN echoes (halve once per RTT) and send ECN-capable packets.
-    pub ecn: bool,
-    /// Bytes to transfer; absent = bulk (infinite backlog).
-    pub size: Option<Bytes>,
-    /// Lower bound of the retransmission timeout.
-    pub min_rto: Duration,
-    /// Initial window in segments.
-    pub initial_window: u64,
-    /// Delayed ACKs at the receiver: an ACK per two segments or after this delay (e.g.
-    /// "40ms" as Linux, "200ms" as ns-3); absent = an ACK per segment.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub delayed_ack: Option<Duration>,
-    /// The receiver's buffer ("6MB" as Linux's largest autotuned one; ns-3's default is
-    /// "128KB"): at most this much past the cumulative ACK is sent; absent = unbounded.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub receive_window: Option<Bytes>,
-    /// ns-2's random send overhead: each segment waits a uniform draw from [0, this] (e.g.
-    /// "100us", about a packet's time at the bottleneck) against phase effects; absent = off.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub send_overhead: Option<Duration>,
-    /// SACK-based loss recovery (RFC 2018, RFC 6675); off: NewReno's, as ns-2's Reno.
-    pub sack: bool,
-    /// RFC 3465 Appropriate Byte Counting (L = 2): grow by the bytes each ACK acknowledges, as
-    /// Linux does; off: one increment per ACK (RFC 5681 eq. (3), ns-2, ns-3).
-    pub byte_counting: bool,
-}
-
-impl Default for RenoParams {
-    fn default() -> Self {
-        let d = TcpConfig::default();
-        RenoParams {
-            ecn: false,
-            size: None,
-            min_rto: d.min_rto,
-            initial_window: d.initial_window,
-            delayed_ack: None,
-            receive_window: None,
-            send_overhead: None,
-            sack: false,
-            byte_counting: false,
-        }
+tcp_scheme_params! {
+    /// `reno` parameters.
+    pub struct RenoParams {
+        /// React to ECN echoes (halve once per RTT) and send ECN-capable packets.
+        pub ecn: bool = false,
     }
-}
-
-impl RenoParams {
-    /// The transport settings these parameters give.
-    fn tcp(&self) -> TcpOptions {
-        TcpOptions {
-            size: self.size,
-            min_rto: self.min_rto,
-            initial_window: self.initial_window,
-            ecn: self.ecn,
-            delayed_ack: self.delayed_ack,
-            sack: self.sack,
-            receive_window: self.receive_window,
-            send_overhead: self.send_overhead,
-        }
+    sack = false;
+    then {
+        /// RFC 3465 Appropriate Byte Counting (L = 2): grow by the bytes each ACK acknowledges,
+        /// as Linux does; off: one increment per ACK (RFC 5681 eq. (3), ns-2, ns-3).
+        pub byte_counting: bool = false,
     }
 }
 
 impl SchemeParams for RenoParams {
     fn validate(&self) -> Result<(), ParamError> {
-        self.tcp().validate("reno")
+        self.tcp(self.ecn).validate("reno")
     }
 
     fn build(&self, ctx: &FlowContext) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
         let cc = Reno::new(ctx.packet_size as u64, self.initial_window)
             .with_byte_counting(self.byte_counting);
-        self.tcp().endpoints(ctx, cc)
+        self.tcp(self.ecn).endpoints(ctx, cc)
     }
 }
 

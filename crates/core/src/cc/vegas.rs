@@ -38,9 +38,8 @@ use serde::{Deserialize, Serialize};
 use std::ops::Bound::{Excluded, Included};
 
 use crate::params::{in_range, FlowContext, ParamError, SchemeParams};
-use crate::transport::tcp::{TcpConfig, TcpOptions};
+use crate::transport::tcp::tcp_scheme_params;
 use crate::transport::Endpoint;
-use crate::units::Bytes;
 
 /// Where baseRTT comes from.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -283,65 +282,25 @@ impl CongestionController for Vegas {
     }
 }
 
-/// `vegas` parameters (SPEC §9).
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields, default)]
-pub struct VegasParams {
-    /// Lower threshold, packets (per RTT, or per `per` for WPF).
-    pub alpha: f64,
-    /// Upper threshold, packets.
-    pub beta: f64,
-    /// Slow-start exit threshold, packets.
-    pub gamma: f64,
-    /// "rtt" (PF) or a duration: α and β are packets per that duration, times baseRTT (WPF).
-    pub per: PerUnit,
-    /// "min" (minimum RTT seen) or a fixed duration.
-    pub base_rtt: BaseRttParam,
-    /// Vegas-k: baseRTT is the minimum of the last k per-RTT measurements.
-    pub k: Option<u32>,
-    /// vegas-rem only: the REM base φ the source inverts marks with (default 1.1).
-    pub phi: Option<f64>,
-    /// Bytes to transfer; absent = bulk.
-    pub size: Option<Bytes>,
-    /// Lower bound of the retransmission timeout (RFC 6298 §2.4).
-    pub min_rto: Duration,
-    /// Initial window in segments.
-    pub initial_window: u64,
-    /// Delayed ACKs at the receiver, as for `reno`; absent = an ACK per segment.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub delayed_ack: Option<Duration>,
-    /// The receiver's buffer ("6MB" as Linux's largest autotuned one; ns-3's default is
-    /// "128KB"): at most this much past the cumulative ACK is sent; absent = unbounded.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub receive_window: Option<Bytes>,
-    /// ns-2's random send overhead: each segment waits a uniform draw from [0, this] (e.g.
-    /// "100us", about a packet's time at the bottleneck) against phase effects; absent = off.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub send_overhead: Option<Duration>,
-    /// SACK-based loss recovery (RFC 6675); off: NewReno's, as the papers' ns-2 Vegas.
-    pub sack: bool,
-}
-
-impl Default for VegasParams {
-    fn default() -> Self {
-        let d = TcpConfig::default();
-        VegasParams {
-            alpha: 2.0,
-            beta: 4.0,
-            gamma: 1.0,
-            per: PerUnit::Rtt,
-            base_rtt: BaseRttParam::Min,
-            k: None,
-            phi: None,
-            size: None,
-            min_rto: d.min_rto,
-            initial_window: d.initial_window,
-            delayed_ack: None,
-            receive_window: None,
-            send_overhead: None,
-            sack: false,
-        }
+tcp_scheme_params! {
+    /// `vegas` parameters (SPEC §9).
+    pub struct VegasParams {
+        /// Lower threshold, packets (per RTT, or per `per` for WPF).
+        pub alpha: f64 = 2.0,
+        /// Upper threshold, packets.
+        pub beta: f64 = 4.0,
+        /// Slow-start exit threshold, packets.
+        pub gamma: f64 = 1.0,
+        /// "rtt" (PF) or a duration: α and β are packets per that duration, times baseRTT (WPF).
+        pub per: PerUnit = PerUnit::Rtt,
+        /// "min" (minimum RTT seen) or a fixed duration.
+        pub base_rtt: BaseRttParam = BaseRttParam::Min,
+        /// Vegas-k: baseRTT is the minimum of the last k per-RTT measurements.
+        pub k: Option<u32> = None,
+        /// vegas-rem only: the REM base φ the source inverts marks with (default 1.1).
+        pub phi: Option<f64> = None,
     }
+    sack = false;
 }
 
 impl VegasParams {
@@ -479,22 +438,8 @@ impl VegasParams {
     /// The endpoints of a Vegas (`rem` false) or Vegas+REM flow.
     fn endpoints(&self, ctx: &FlowContext, rem: bool) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
         let cc = Vegas::new(self.controller(ctx.packet_size as u64, rem));
+        // Vegas+REM (`rem`) sends ECN-capable packets: REM marks them instead of dropping.
         self.tcp(rem).endpoints(ctx, cc)
-    }
-
-    /// The transport settings; Vegas+REM (`rem`) sends ECN-capable packets: REM marks them
-    /// instead of dropping.
-    fn tcp(&self, rem: bool) -> TcpOptions {
-        TcpOptions {
-            size: self.size,
-            min_rto: self.min_rto,
-            initial_window: self.initial_window,
-            ecn: rem,
-            delayed_ack: self.delayed_ack,
-            sack: self.sack,
-            receive_window: self.receive_window,
-            send_overhead: self.send_overhead,
-        }
     }
 }
 

@@ -21,7 +21,6 @@ use serde::{Deserialize, Serialize};
 use crate::cc::reno::Reno;
 use crate::cc::vegas::{Vegas, VegasParams};
 use crate::params::{FlowContext, ParamError, SchemeParams};
-use crate::transport::tcp::TcpOptions;
 use crate::units::Bytes;
 
 /// Makes the congestion controller of each new transfer.
@@ -136,7 +135,8 @@ pub struct OnOffParams {
     pub mean_size: Bytes,
     /// Mean off time (exponential).
     pub mean_off: Duration,
-    /// Vegas parameters of each transfer when `scheme = "vegas"`.
+    /// Vegas parameters of each transfer when `scheme = "vegas"`; its TCP keys (`min_rto`,
+    /// `initial_window`, `delayed_ack`, `sack`, …; not `size`) apply to Reno's transfers too.
     pub vegas: VegasParams,
 }
 
@@ -182,16 +182,9 @@ impl SchemeParams for OnOffParams {
                 Box::new(move || Box::new(Reno::new(mss, iw)) as Box<dyn CongestionController>)
             }
         };
-        let tcp = TcpOptions {
-            size: None,
-            min_rto: self.vegas.min_rto,
-            initial_window: self.vegas.initial_window,
-            ecn: false,
-            delayed_ack: None,
-            sack: false,
-            receive_window: None,
-            send_overhead: None,
-        };
+        // Every TCP key of the `vegas` table applies to each file, Reno's too (its `size`
+        // is refused: the source draws the files' sizes).
+        let tcp = self.vegas.tcp(false);
         let tx = tcp.sender(ctx, factory());
         let rng = crate::rng::stream(ctx.seed, &format!("flow:{}:onoff", ctx.name));
         let src = OnOffSender::new(tx, factory, rng, self.mean_size.0 as f64, self.mean_off);

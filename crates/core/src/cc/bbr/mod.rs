@@ -33,16 +33,15 @@
 mod model;
 
 use rand::RngExt;
-use serde::{Deserialize, Serialize};
 
 pub use model::{MaxFilter, PathModel};
 
 use super::{AckSample, Congestion, CongestionController, CongestionEvent};
 use crate::params::{positive, FlowContext, ParamError, SchemeParams};
 use crate::rng::Rng;
-use crate::transport::tcp::{TcpConfig, TcpOptions};
+use crate::transport::tcp::tcp_scheme_params;
 use crate::transport::Endpoint;
-use crate::units::{Bytes, Duration, Rate, Time};
+use crate::units::{Duration, Rate, Time};
 
 /// BBR §4.3.4.4: the ProbeBW pacing-gain cycle.
 const PACING_GAIN_CYCLE: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
@@ -459,75 +458,21 @@ impl CongestionController for Bbr {
     }
 }
 
-/// `bbr` parameters.
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields, default)]
-pub struct BbrParams {
-    /// Startup's pacing and cwnd gain (2/ln 2 ≈ 2.885).
-    pub high_gain: f64,
-    /// ProbeBW's cwnd gain (2).
-    pub cwnd_gain: f64,
-    /// Rounds of the bottleneck-bandwidth max filter (10).
-    pub bw_window_rounds: u64,
-    /// How long an RTprop estimate lasts before ProbeRTT ("10s").
-    pub probe_rtt_interval: Duration,
-    /// ProbeRTT's duration ("200ms").
-    pub probe_rtt_duration: Duration,
-    /// Bytes to transfer; absent = bulk.
-    pub size: Option<Bytes>,
-    /// Lower bound of the retransmission timeout (RFC 6298 §2.4).
-    pub min_rto: Duration,
-    /// Initial window in segments.
-    pub initial_window: u64,
-    /// Delayed ACKs at the receiver, as for `reno`; absent = an ACK per segment.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub delayed_ack: Option<Duration>,
-    /// The receiver's buffer ("6MB" as Linux's largest autotuned one; ns-3's default is
-    /// "128KB"): at most this much past the cumulative ACK is sent; absent = unbounded.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub receive_window: Option<Bytes>,
-    /// ns-2's random send overhead: each segment waits a uniform draw from [0, this] (e.g.
-    /// "100us", about a packet's time at the bottleneck) against phase effects; absent = off.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub send_overhead: Option<Duration>,
-    /// SACK-based loss recovery (RFC 6675); on, as Linux's BBR runs.
-    pub sack: bool,
-}
-
-impl Default for BbrParams {
-    fn default() -> Self {
-        let d = TcpConfig::default();
-        BbrParams {
-            high_gain: 2.0 / std::f64::consts::LN_2,
-            cwnd_gain: 2.0,
-            bw_window_rounds: 10,
-            probe_rtt_interval: Duration::from_secs(10),
-            probe_rtt_duration: Duration::from_millis(200),
-            size: None,
-            min_rto: d.min_rto,
-            initial_window: d.initial_window,
-            delayed_ack: None,
-            receive_window: None,
-            send_overhead: None,
-            sack: true,
-        }
+tcp_scheme_params! {
+    /// `bbr` parameters.
+    pub struct BbrParams {
+        /// Startup's pacing and cwnd gain (2/ln 2 ≈ 2.885).
+        pub high_gain: f64 = 2.0 / std::f64::consts::LN_2,
+        /// ProbeBW's cwnd gain (2).
+        pub cwnd_gain: f64 = 2.0,
+        /// Rounds of the bottleneck-bandwidth max filter (10).
+        pub bw_window_rounds: u64 = 10,
+        /// How long an RTprop estimate lasts before ProbeRTT ("10s").
+        pub probe_rtt_interval: Duration = Duration::from_secs(10),
+        /// ProbeRTT's duration ("200ms").
+        pub probe_rtt_duration: Duration = Duration::from_millis(200),
     }
-}
-
-impl BbrParams {
-    /// The transport settings these parameters give.
-    fn tcp(&self) -> TcpOptions {
-        TcpOptions {
-            size: self.size,
-            min_rto: self.min_rto,
-            initial_window: self.initial_window,
-            ecn: false,
-            delayed_ack: self.delayed_ack,
-            sack: self.sack,
-            receive_window: self.receive_window,
-            send_overhead: self.send_overhead,
-        }
-    }
+    sack = true;
 }
 
 impl SchemeParams for BbrParams {
@@ -551,7 +496,7 @@ impl SchemeParams for BbrParams {
         }
         positive("probe_rtt_interval", self.probe_rtt_interval.as_secs_f64())?;
         positive("probe_rtt_duration", self.probe_rtt_duration.as_secs_f64())?;
-        self.tcp().validate("bbr")
+        self.tcp(false).validate("bbr")
     }
 
     fn build(&self, ctx: &FlowContext) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
@@ -566,7 +511,7 @@ impl SchemeParams for BbrParams {
         };
         let rng = crate::rng::stream(ctx.seed, &format!("{}:bbr", ctx.name));
         let cc = Bbr::new(cfg, rng);
-        self.tcp().endpoints(ctx, cc)
+        self.tcp(false).endpoints(ctx, cc)
     }
 }
 

@@ -88,7 +88,7 @@ fn spec_of(a: &SweepArgs, file_spec: Option<SweepSpec>) -> Result<SweepSpec> {
 pub fn sweep(a: SweepArgs) -> Result<()> {
     let (base, file_spec) = sweep::load(&a.scenario)?;
     let spec = spec_of(&a, file_spec)?;
-    let plan = Plan::new(&base, &spec).map_err(|e| crate::in_file(e, &a.scenario))?;
+    let plan = Plan::new(&base, &spec).map_err(|e| crate::load::in_file(e, &a.scenario))?;
     if a.list {
         for r in &plan.runs {
             let values: Vec<String> = plan
@@ -244,7 +244,7 @@ fn plural(n: usize) -> &'static str {
 
 /// A progress bar with an ETA, on a terminal.
 fn progress(len: u64) -> Option<indicatif::ProgressBar> {
-    let b = crate::progress_bar(len)?;
+    let b = crate::progress::progress_bar(len)?;
     b.set_style(
         indicatif::ProgressStyle::with_template(
             "{spinner} [{bar:40}] {pos}/{len} runs, {elapsed} elapsed, ETA {eta}",

@@ -160,7 +160,7 @@ fn run(a: RunArgs) -> Result<()> {
     for w in sc.warnings() {
         eprintln!("warning: {w}");
     }
-    let dir = crate::output_dir(a.out, &format!("{}-live", sc.name), a.force)?;
+    let dir = crate::load::output_dir(a.out, &format!("{}-live", sc.name), a.force)?;
     let wall = sc.duration.as_secs_f64() / a.time_scale;
     if !a.quiet {
         println!(
@@ -178,7 +178,7 @@ fn run(a: RunArgs) -> Result<()> {
     let bar = if a.quiet {
         None
     } else {
-        crate::progress_bar(sc.duration.0 / 1_000_000)
+        crate::progress::progress_bar(sc.duration.0 / 1_000_000)
     };
     if let Some(b) = &bar {
         b.set_message("scenario ms, live");
@@ -246,7 +246,7 @@ fn run(a: RunArgs) -> Result<()> {
     acclab_sim::output::write_files(dir.staging(), &sim, &summary)
         .with_context(|| format!("cannot write results into {}", dir.staging().display()))?;
     let plots = a.plots.then(acclab_results::plot::PlotOptions::default);
-    crate::write_results(&sim, &summary, no_theory, dir, plots, a.quiet, None)
+    crate::cmd::run::write_results(&sim, &summary, no_theory, dir, plots, a.quiet, None)
 }
 
 /// The key in `path`, created there if there is none yet.
@@ -258,7 +258,7 @@ fn key_of(path: &std::path::Path) -> Result<acclab_live::auth::Key> {
 fn router(a: RouterArgs) -> Result<()> {
     acclab_live::run::check_scale(a.time_scale)?;
     let sc = scenario::load(&a.scenario)?;
-    let out = crate::output_dir(a.out, &format!("{}-router", sc.name), a.force)?;
+    let out = crate::load::output_dir(a.out, &format!("{}-router", sc.name), a.force)?;
     let dir = out.staging().to_path_buf();
     println!(
         "acclab live router on {} for {} flows (endpoints from {}), {:.1} s wall",
@@ -296,7 +296,7 @@ fn router(a: RouterArgs) -> Result<()> {
 fn endpoints(a: EndpointArgs) -> Result<()> {
     acclab_live::run::check_scale(a.time_scale)?;
     let sc = scenario::load(&a.scenario)?;
-    let out = crate::output_dir(a.out, &format!("{}-endpoints", sc.name), a.force)?;
+    let out = crate::load::output_dir(a.out, &format!("{}-endpoints", sc.name), a.force)?;
     let dir = out.staging().to_path_buf();
     let names: Vec<String> = sc.flows.iter().map(|f| f.id.clone()).collect();
     let secs = sc.duration.as_secs_f64();

@@ -1,0 +1,42 @@
+//! `acclab check`: validate a scenario file without running it, and describe it.
+
+use std::path::Path;
+
+use anyhow::Result;
+
+use acclab_scenario as scenario;
+
+use crate::load::in_file;
+
+pub fn check(path: &Path) -> Result<()> {
+    let loaded = scenario::sweep::load_file(path)?;
+    let sc = loaded.scenario;
+    println!(
+        "{}: scenario {:?} is valid: {} nodes, {} links, {} flows, {} events, {} simulated, seed {}",
+        path.display(),
+        sc.name,
+        sc.nodes.len(),
+        sc.links.len(),
+        sc.flows.len(),
+        sc.events.len(),
+        sc.duration,
+        sc.seed
+    );
+    println!("  cost: {}", acclab_sim::cost::estimate(&sc));
+    for w in sc.warnings() {
+        println!("  warning: {w}");
+    }
+    if let Some(spec) = loaded.sweep {
+        let plan = acclab_study::Plan::new(&loaded.def, &spec).map_err(|e| in_file(e, path))?;
+        println!(
+            "  sweep: {} key(s) ({}) → {} points × {} seeds = {} runs, every point valid; up to {} events in all",
+            plan.keys.len(),
+            plan.keys.join(", "),
+            plan.points.len(),
+            plan.seeds.len(),
+            plan.runs.len(),
+            acclab_sim::cost::count(plan.total_events)
+        );
+    }
+    Ok(())
+}

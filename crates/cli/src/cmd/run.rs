@@ -1,0 +1,198 @@
+//! `acclab run`: simulate a scenario file; with `--model`, the model tier beside it.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+use crate::load::{load_with, output_dir, ScenarioArgs};
+use crate::progress::TimeBar;
+use crate::{outdir, report, STARTED};
+
+#[derive(clap::Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub common: ScenarioArgs,
+    /// Override the scenario's seed (0 to 2^63 - 1, a TOML integer).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=acclab_scenario::def::MAX_SEED))]
+    pub seed: Option<u64>,
+    /// Run even when the estimated memory exceeds what this machine has available.
+    #[arg(long)]
+    pub allow_large: bool,
+    /// Also integrate the model tier on the scenario: its files go to model/ in the output
+    /// directory, its window means beside the measured ones (summary.json and the table), its
+    /// trajectories dashed beside the packet run's on every plot.
+    #[arg(long)]
+    pub model: bool,
+}
+
+pub fn run(run: RunArgs) -> Result<()> {
+    let args = &run.common;
+    let (mut sc, has_sweep) = load_with(&args.scenario, &args.set)?;
+    if !args.quiet && has_sweep {
+        println!(
+            "note: {} has a [sweep] table; `acclab run` runs the scenario as written, `acclab sweep {}` runs the sweep",
+            args.scenario.display(),
+            args.scenario.display()
+        );
+    }
+    if let Some(seed) = run.seed {
+        sc.seed = seed;
+    }
+    if let Some(why) = sc.not_simulable() {
+        bail!("{}: {why}", args.scenario.display());
+    }
+    let cost = acclab_sim::cost::estimate(&sc);
+    if let Some(free) = acclab_sim::cost::available_memory() {
+        if cost.memory_bytes > free && !run.allow_large {
+            bail!(
+                "{}: the run needs up to {:.1} GB of memory and this machine has {:.1} GB available ({cost}); shorten it, shrink its buffers, or pass --allow-large",
+                args.scenario.display(),
+                cost.memory_bytes / 1e9,
+                free / 1e9
+            );
+        }
+    }
+    if cost.wall_s > acclab_sim::cost::MAX_WALL_S && !run.allow_large {
+        bail!(
+            "{}: the run may take up to {} ({cost}), over the {} acclab starts without asking; shorten it, slow its sources, or pass --allow-large",
+            args.scenario.display(),
+            acclab_sim::cost::seconds(cost.wall_s),
+            acclab_sim::cost::seconds(acclab_sim::cost::MAX_WALL_S)
+        );
+    }
+    if cost.is_large() && !args.quiet {
+        println!("{}: a large run: {cost}", args.scenario.display());
+    }
+    for w in sc.warnings() {
+        eprintln!("warning: {w}");
+    }
+    let dir = output_dir(args.out.clone(), &sc.name, args.force)?;
+    let plots = args.plots.then_some(acclab_results::plot::PlotOptions {
+        smooth: args.smooth,
+    });
+    simulate(sc, dir, plots, args.quiet, run.model)
+}
+
+pub fn simulate(
+    sc: acclab_scenario::Scenario,
+    out: outdir::OutDir,
+    plots: Option<acclab_results::plot::PlotOptions>,
+    quiet: bool,
+    model: bool,
+) -> Result<()> {
+    let for_model = model.then(|| sc.clone());
+    let dir = out.staging().to_path_buf();
+    let dir = dir.as_path();
+    let mut bar = TimeBar::new(&sc, "ms simulated", quiet);
+    // Samples go to flows.csv / links.csv (and packets to the trace, if asked for) as they are
+    // taken and are not kept: plots read them back from the files.
+    let done = acclab_study::run_scenario(sc, Some(dir), &mut |t| bar.at(t))
+        .with_context(|| format!("cannot write results into {}", dir.display()))?;
+    bar.finish();
+    let mut summary = done.summary;
+    let model_dir = match &for_model {
+        Some(sc) => model_beside(sc, dir, &mut summary, quiet)?,
+        None => None,
+    };
+    write_results(
+        &done.sim,
+        &summary,
+        done.no_theory,
+        out,
+        plots,
+        quiet,
+        model_dir.as_deref(),
+    )
+}
+
+/// Runs the model tier on `sc` into `dir`/model (files as a run's, the theory attached), puts
+/// its window means beside the run's in `summary` and rewrites `dir`/summary.json. Returns the
+/// model's directory, or `None` (saying why) when the scenario is outside the model's domain.
+pub fn model_beside(
+    sc: &acclab_scenario::Scenario,
+    dir: &Path,
+    summary: &mut acclab_results::Summary,
+    quiet: bool,
+) -> Result<Option<PathBuf>> {
+    let settings = acclab_model::Settings::default();
+    if let Err(outside) = acclab_model::Model::new(sc, settings) {
+        eprintln!("note: no model run: {outside}");
+        return Ok(None);
+    }
+    let mdir = dir.join("model");
+    std::fs::create_dir(&mdir).with_context(|| format!("cannot create {}", mdir.display()))?;
+    let mut bar = TimeBar::new(sc, "ms integrated (model)", quiet);
+    let done = acclab_study::model_scenario(sc, settings, &mdir, &mut |t| bar.at(t));
+    bar.finish();
+    let (ms, _) = done.map_err(|e| {
+        anyhow::anyhow!(
+            "cannot write the model's results into {}: {e}",
+            mdir.display()
+        )
+    })?;
+    summary.attach_model(&ms);
+    acclab_results::summary::write_summary(dir, summary)?;
+    Ok(Some(mdir))
+}
+
+/// Finishes a run whose files are written into `out`'s staging directory: draws its plots,
+/// publishes the directory and prints the summary table.
+pub fn write_results(
+    sim: &acclab_sim::Simulator,
+    summary: &acclab_results::Summary,
+    no_theory: Option<String>,
+    out: outdir::OutDir,
+    plots: Option<acclab_results::plot::PlotOptions>,
+    quiet: bool,
+    model: Option<&Path>,
+) -> Result<()> {
+    let staging = out.staging().to_path_buf();
+    let dir = staging.as_path();
+    if let Some(e) = &no_theory {
+        eprintln!("note: no theory prediction: {e}");
+    }
+    let plot_files = if let Some(options) = &plots {
+        acclab_results::plot::write_plots(dir, sim.scenario(), Some(summary), model, options)
+            .with_context(|| format!("cannot write plots into {}", dir.display()))?
+    } else {
+        Vec::new()
+    };
+    let dir = out.publish()?;
+    if !quiet {
+        report::print_summary(summary);
+        if let Some(t0) = STARTED.get() {
+            // summary.json's wall_time_s times the event loop; this, everything the command did.
+            println!(
+                "The whole command took {:.2} s of wall time (reading, setup, run, files).",
+                t0.elapsed().as_secs_f64()
+            );
+        }
+        let trace = match sim.scenario().output.trace.as_ref().map(|t| t.format) {
+            Some(acclab_scenario::TraceFormat::Pcap) => ", trace.pcapng",
+            Some(acclab_scenario::TraceFormat::Csv) => ", trace.csv",
+            None => "",
+        };
+        let programs = match (
+            dir.join("tcp_info.csv").is_file(),
+            dir.join("programs").is_dir(),
+        ) {
+            (true, true) => ", tcp_info.csv; the programs' output in programs/",
+            (true, false) => ", tcp_info.csv",
+            (false, true) => "; the programs' output in programs/",
+            (false, false) => "",
+        };
+        println!(
+            "\nResults in {}/: summary.json, flows.csv, links.csv{trace}{}{programs}",
+            dir.display(),
+            if model.is_some() {
+                "; the model tier's in model/"
+            } else {
+                ""
+            }
+        );
+        if !plot_files.is_empty() {
+            println!("Plots: {}", plot_files.join(", "));
+        }
+    }
+    Ok(())
+}

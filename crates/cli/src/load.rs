@@ -1,0 +1,85 @@
+//! Reading a scenario for a command: `--set` patches, errors naming the file, and where
+//! results go.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use acclab_scenario as scenario;
+
+use crate::outdir;
+
+/// What `run` and `model` both take: a scenario, its patches, where results go and how.
+#[derive(clap::Args)]
+pub struct ScenarioArgs {
+    /// The scenario file (TOML).
+    pub scenario: PathBuf,
+    /// Output directory [default: results/<scenario name> (`model`: <name>-model), or the next
+    /// free one with -2, -3, …].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Set a key of the scenario before running: KEY=VALUE, e.g. flow.f0.params.weight=10 or
+    /// 'link."r1->r2".queue.kind=avq' (repeatable; checked as the file would be).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Also write plots (PNG and SVG) of goodput, cwnd, queues and utilisation, with the
+    /// theory's equilibrium (dotted) and the model tier's trajectory (dashed) where there are.
+    #[arg(long)]
+    pub plots: bool,
+    /// The goodput plot's trailing mean: auto (1 s, or a twentieth of the run if shorter), none
+    /// (each sample as it is), or a window such as 500ms. The plot's title says which.
+    #[arg(long, value_name = "WINDOW", default_value = "auto", value_parser = acclab_results::plot::Smoothing::parse)]
+    pub smooth: acclab_results::plot::Smoothing,
+    /// Overwrite results already in the output directory.
+    #[arg(long)]
+    pub force: bool,
+    /// Print nothing but errors.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Reads a scenario file once with `--set KEY=VALUE` patches applied (checked as the file would
+/// be); also says whether the file has a `[sweep]` table.
+pub fn load_with(path: &Path, set: &[String]) -> Result<(acclab_scenario::Scenario, bool)> {
+    let loaded = scenario::sweep::load_file(path)?;
+    let has_sweep = loaded.sweep.is_some();
+    if set.is_empty() {
+        return Ok((loaded.scenario, has_sweep));
+    }
+    let mut def = loaded.def;
+    let patches = set
+        .iter()
+        .map(|s| scenario::sweep::assignment(s))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(anyhow::Error::msg)?;
+    def.set_all(&patches).map_err(|e| given_by_set(e, path))?;
+    Ok((def.build().map_err(|e| given_by_set(e, path))?, has_sweep))
+}
+
+/// An error of a scenario patched on the command line: in the file named, from `--set` (no line
+/// of the file wrote the value).
+pub fn given_by_set(
+    e: acclab_scenario::ScenarioError,
+    path: &Path,
+) -> acclab_scenario::ScenarioError {
+    let e = in_file(e, path);
+    acclab_scenario::ScenarioError {
+        message: format!("(with --set) {}", e.message),
+        ..e
+    }
+}
+
+/// An error of a scenario built from the file at `path` (a sweep point, a patch): the file is
+/// named as it was given, not by the scenario's name.
+pub fn in_file(e: acclab_scenario::ScenarioError, path: &Path) -> acclab_scenario::ScenarioError {
+    acclab_scenario::ScenarioError {
+        file: path.display().to_string(),
+        ..e
+    }
+}
+
+/// Claims where results go (outdir.rs): an explicit directory that already holds results is
+/// refused unless `force`; the default directory never overwrites: it moves on to `-2`, `-3`, …
+pub fn output_dir(out: Option<PathBuf>, name: &str, force: bool) -> Result<outdir::OutDir> {
+    outdir::OutDir::claim(out, Path::new("results"), name, force)
+}
