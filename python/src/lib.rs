@@ -1,7 +1,7 @@
 //! `acclab._acclab`: the native half of the Python package (python/acclab/ is the other half,
 //! which turns what this returns into pandas DataFrames).
 //!
-//! Everything here is a thin layer over the Rust crates: scenarios are `ScenarioDef`s (loaded,
+//! Everything here is a thin layer over the Rust crates: scenarios are `ScenarioSpec`s (loaded,
 //! patched by key path and built by the same code as the command line), runs go through
 //! `acclab_study::run_scenario`, sweeps through `acclab_study`'s plan, runner and tables. The GIL
 //! is released while simulating. What crosses to Dask workers is plain data — scenario text,
@@ -9,8 +9,8 @@
 
 use std::path::PathBuf;
 
-use acclab_scenario::sweep::{Axis, Seeds, SweepSpec};
-use acclab_scenario::{ScenarioBuilder, ScenarioDef, ScenarioError};
+use acclab_scenario::sweep_spec::{Axis, Seeds, SweepSpec};
+use acclab_scenario::{ScenarioBuilder, ScenarioError, ScenarioSpec};
 use acclab_study::plan::Plan;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -110,7 +110,7 @@ fn to_toml(v: &Bound<'_, PyAny>) -> PyResult<toml::Value> {
 #[pyclass(module = "acclab._acclab", name = "Scenario", from_py_object)]
 #[derive(Clone)]
 struct PyScenario {
-    def: ScenarioDef,
+    def: ScenarioSpec,
     /// The file's `[sweep]` table, if it had one.
     sweep: Option<SweepSpec>,
 }
@@ -121,7 +121,7 @@ impl PyScenario {
     #[staticmethod]
     fn load(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
         let (def, sweep) =
-            acclab_scenario::sweep::load(&path).map_err(|e| scenario_error(py, e))?;
+            acclab_scenario::sweep_spec::load(&path).map_err(|e| scenario_error(py, e))?;
         Ok(PyScenario { def, sweep })
     }
 
@@ -131,7 +131,7 @@ impl PyScenario {
     fn parse(py: Python<'_>, text: &str, file: &str) -> PyResult<Self> {
         let err = |e| scenario_error(py, e);
         acclab_scenario::parse(text, file).map_err(err)?;
-        let def = acclab_scenario::parse_def(text, file).map_err(err)?;
+        let def = acclab_scenario::parse_spec(text, file).map_err(err)?;
         let sweep = SweepSpec::from_file_text(text, file).map_err(err)?;
         Ok(PyScenario { def, sweep })
     }
@@ -189,7 +189,7 @@ impl PyScenario {
 
     #[getter]
     fn seed(&self) -> u64 {
-        self.def.seed.unwrap_or(acclab_scenario::def::DEFAULT_SEED)
+        self.def.seed.unwrap_or(acclab_scenario::spec::DEFAULT_SEED)
     }
 
     /// The flows' ids.
@@ -554,7 +554,8 @@ fn run_point(
     patches: Vec<(String, String)>,
     seed: u64,
 ) -> PyResult<String> {
-    let mut def = acclab_scenario::parse_def(text, "<sweep>").map_err(|e| scenario_error(py, e))?;
+    let mut def =
+        acclab_scenario::parse_spec(text, "<sweep>").map_err(|e| scenario_error(py, e))?;
     let values: Vec<(String, toml::Value)> = patches
         .into_iter()
         .map(|(k, v)| (k, acclab_scenario::value_of(&v)))
@@ -574,7 +575,7 @@ type PlannedTask = (usize, String, u64, Vec<(String, String)>);
 /// A sweep's plan over a scenario: its runs, and the tables from their summaries.
 #[pyclass(module = "acclab._acclab", name = "SweepPlan")]
 struct PySweepPlan {
-    base: ScenarioDef,
+    base: ScenarioSpec,
     text: String,
     plan: Plan,
 }
@@ -646,7 +647,7 @@ impl PySweepPlan {
         }
         // Local and Dask runs both start from the scenario's text.
         let text = scenario.def.to_toml();
-        let base = acclab_scenario::parse_def(&text, &scenario.def.name)
+        let base = acclab_scenario::parse_spec(&text, &scenario.def.name)
             .map_err(|e| scenario_error(py, e))?;
         let plan = Plan::new(&base, &spec).map_err(|e| scenario_error(py, e))?;
         Ok(PySweepPlan { base, text, plan })

@@ -41,7 +41,7 @@ pub struct ScenarioArgs {
 /// Reads a scenario file once with `--set KEY=VALUE` patches applied (checked as the file would
 /// be); also says whether the file has a `[sweep]` table.
 pub fn load_with(path: &Path, set: &[String]) -> Result<(acclab_scenario::Scenario, bool)> {
-    let loaded = scenario::sweep::load_file(path)?;
+    let loaded = scenario::sweep_spec::load_file(path)?;
     let has_sweep = loaded.sweep.is_some();
     if set.is_empty() {
         return Ok((loaded.scenario, has_sweep));
@@ -49,7 +49,7 @@ pub fn load_with(path: &Path, set: &[String]) -> Result<(acclab_scenario::Scenar
     let mut def = loaded.def;
     let patches = set
         .iter()
-        .map(|s| scenario::sweep::assignment(s))
+        .map(|s| scenario::sweep_spec::assignment(s))
         .collect::<Result<Vec<_>, _>>()
         .map_err(anyhow::Error::msg)?;
     def.set_all(&patches).map_err(|e| given_by_set(e, path))?;

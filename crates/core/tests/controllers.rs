@@ -3,11 +3,11 @@
 //! recovery ends, in any order. Whatever happens, the window stays at least one segment and
 //! finite, grows by no more than the ACKs allow, a pacing rate is positive, and nothing panics.
 
-use acclab_core::cc::bbr::{Bbr, BbrConfig};
-use acclab_core::cc::cubic::{Cubic, CubicConfig};
+use acclab_core::cc::bbr::{Bbr, BbrSettings};
+use acclab_core::cc::cubic::{Cubic, CubicSettings};
 use acclab_core::cc::dctcp::Dctcp;
 use acclab_core::cc::reno::Reno;
-use acclab_core::cc::vegas::{BaseRtt, Vegas, VegasConfig};
+use acclab_core::cc::vegas::{BaseRtt, Vegas, VegasSettings};
 use acclab_core::cc::{AckSample, Congestion, CongestionController, CongestionEvent};
 use acclab_core::transport::rate_sample::RateSample;
 use acclab_core::{Duration, Rate, Time};
@@ -47,7 +47,7 @@ fn op() -> impl Strategy<Value = Op> {
 
 /// Every controller, fresh.
 fn controllers() -> Vec<(&'static str, Box<dyn CongestionController>)> {
-    let cubic = |hystart, reno_friendly| CubicConfig {
+    let cubic = |hystart, reno_friendly| CubicSettings {
         mss: MSS,
         initial_window: IW,
         c: 0.4,
@@ -57,7 +57,7 @@ fn controllers() -> Vec<(&'static str, Box<dyn CongestionController>)> {
         reno_friendly,
         linux: false,
     };
-    let vegas = |marks| VegasConfig {
+    let vegas = |marks| VegasSettings {
         mss: MSS,
         initial_window: IW,
         alpha: 2.0,
@@ -67,7 +67,7 @@ fn controllers() -> Vec<(&'static str, Box<dyn CongestionController>)> {
         base_rtt: BaseRtt::Min,
         marks,
     };
-    let bbr = BbrConfig {
+    let bbr = BbrSettings {
         mss: MSS,
         initial_window: IW,
         high_gain: 2.0 / std::f64::consts::LN_2,

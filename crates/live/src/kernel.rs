@@ -69,14 +69,6 @@ pub fn set_cc(s: &Socket, cc: &str) -> Result<(), String> {
     })
 }
 
-/// Checks that the kernel can give a connection congestion control `cc`, on a socket of the
-/// namespace acclab was started in (nothing is bound or sent).
-pub fn check_cc(cc: &str) -> Result<(), String> {
-    let s = Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP))
-        .map_err(|e| format!("cannot open a TCP socket: {e}"))?;
-    set_cc(&s, cc)
-}
-
 /// One reading of the sender's `TCP_INFO`, as `tcp_info.csv` keeps it (every sample): what
 /// flows.csv has no column for. Rates in bit/s; `None` where the kernel reports none yet.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]

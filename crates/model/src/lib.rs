@@ -4,7 +4,7 @@
 //!
 //! - [`network`]: the scenario in the model's terms (capacities, buffers, each flow's hops and
 //!   the delays between them and the source), and what is outside the domain;
-//! - [`model`]: the integrator (method, step and order of a step in its header);
+//! - [`integrator`]: the integrator (method, step and order of a step in its header);
 //! - [`history`]: the state history the delays read;
 //! - source laws: [`acc`] (000 eqs. (3), (5), (6), (10); 003 Algorithm 1), [`vegas`] (002 eqs.
 //!   (16)–(19); Vegas+REM, 002 §5), [`reno`] (Misra–Gong–Towsley), [`cbr`];
@@ -28,7 +28,7 @@ pub mod classes;
 pub mod cost;
 pub mod feedback;
 pub mod history;
-pub mod model;
+pub mod integrator;
 pub mod network;
 pub mod red;
 pub mod rem;
@@ -38,7 +38,7 @@ pub mod summary;
 pub mod vegas;
 
 pub use classes::Grouping;
-pub use model::{parse_step, Memory, Model, Settings};
+pub use integrator::{parse_step, Memory, Model, Settings};
 pub use network::Outside;
 
 use std::path::Path;
@@ -67,17 +67,6 @@ pub fn run_to(
     let wall = t0.elapsed().as_secs_f64();
     acclab_results::samples::SampleSink::<f64>::finish(&mut sink)?;
     Ok(summary::summary(&m, wall))
-}
-
-/// Runs the model of `sc` and returns its summary alone (no sample kept).
-pub fn run_summary(
-    sc: &acclab_scenario::Scenario,
-    settings: Settings,
-) -> Result<acclab_results::Summary, Outside> {
-    let mut m = Model::new(sc, settings)?;
-    let t0 = std::time::Instant::now();
-    m.run(&mut ());
-    Ok(summary::summary(&m, t0.elapsed().as_secs_f64()))
 }
 
 /// Runs the model of `sc` keeping its samples in memory.

@@ -5,7 +5,7 @@
 
 use acclab_results::summary::{jain, Fairness, FlowSummary, LinkSummary, Summary, WindowSummary};
 
-use crate::model::{window_of, Model};
+use crate::integrator::{window_of, Model};
 
 /// The summary of a finished model run (`wall_time_s` of the integration).
 pub fn summary(m: &Model, wall_time_s: f64) -> Summary {
@@ -48,7 +48,7 @@ pub fn summary(m: &Model, wall_time_s: f64) -> Summary {
                 } else {
                     None
                 },
-                mean_accumulation_bytes: crate::model::accumulation_of(&f.source)
+                mean_accumulation_bytes: crate::integrator::accumulation_of(&f.source)
                     .and(mean(t.accumulation_area * packet)),
                 base_rtt_s: match &f.source {
                     crate::network::Source::Vegas(v) => Some(v.base_rtt),

@@ -6,7 +6,7 @@ use acclab_core::config::{
 };
 use acclab_core::{Duration, Limit, Rate};
 use acclab_results::plot::{write_chart, Series};
-use acclab_scenario::{Scenario, ScenarioBuilder, ScenarioDef};
+use acclab_scenario::{Scenario, ScenarioBuilder, ScenarioSpec};
 use rand::RngExt;
 use rayon::prelude::*;
 
@@ -791,7 +791,7 @@ fn fig9_monaco() -> SchemeConfig {
 
 /// The line topology of Fig. 9 with `n` bottlenecks, added to the template (its run length,
 /// default queue and output); bottleneck i is an AVD router when `avd[i]`, else DropTail.
-fn line(template: &ScenarioDef, n: usize, avd: &[bool]) -> Result<ScenarioDef, ReproError> {
+fn line(template: &ScenarioSpec, n: usize, avd: &[bool]) -> Result<ScenarioSpec, ReproError> {
     let mixed = avd.iter().any(|&a| a);
     let mut def = template.clone();
     def.name = format!("acc-fig9-n{n}{}", if mixed { "-mixed" } else { "" });
@@ -842,7 +842,7 @@ fn line(template: &ScenarioDef, n: usize, avd: &[bool]) -> Result<ScenarioDef, R
 
 fn acc_fig9(e: &Exp) -> Result<Report, ReproError> {
     let ctx = e.ctx;
-    let template = acclab_scenario::parse_def(e.text, e.id())?;
+    let template = acclab_scenario::parse_spec(e.text, e.id())?;
     let ns: Vec<usize> = if ctx.quick {
         vec![2, 5, 9]
     } else {
@@ -850,7 +850,7 @@ fn acc_fig9(e: &Exp) -> Result<Report, ReproError> {
     };
     // Each N twice: all DropTail, and a seeded random mix of DropTail and AVD routers (000
     // §V-B picks some bottlenecks of each kind at random).
-    let mut cases: Vec<(usize, bool, ScenarioDef)> = Vec::new();
+    let mut cases: Vec<(usize, bool, ScenarioSpec)> = Vec::new();
     for &n in &ns {
         let mut rng = acclab_core::rng::stream(1, &format!("acc-fig9-n{n}"));
         let mix: Vec<bool> = (0..n).map(|_| rng.random_bool(0.5)).collect();

@@ -4,7 +4,7 @@
 use acclab_core::config::{ClccParams, QueueConfig, RatioParam, RenoParams, SchemeConfig};
 use acclab_core::{Duration, Rate};
 use acclab_results::plot::{write_chart, Chart, Series};
-use acclab_scenario::{Scenario, ScenarioBuilder, ScenarioDef};
+use acclab_scenario::{Scenario, ScenarioBuilder, ScenarioSpec};
 use acclab_theory::maxmin::weighted_fairness;
 use rayon::prelude::*;
 
@@ -122,10 +122,10 @@ fn clcc_fig1(e: &Exp) -> Result<Report, ReproError> {
 /// link to r1, to `sink`; flow i's round-trip propagation delay is `rtt_ms(i)`, and each starts
 /// in the first second.
 fn with_tcp_flows(
-    template: ScenarioDef,
+    template: ScenarioSpec,
     n: usize,
     rtt_ms: impl Fn(usize) -> f64,
-) -> Result<ScenarioDef, ReproError> {
+) -> Result<ScenarioSpec, ReproError> {
     let mut b = ScenarioBuilder::new(template);
     for i in 0..n {
         // Round trip = 2 × (access + 0.5 ms bottleneck + 0.25 ms sink access), to the µs.
@@ -148,7 +148,7 @@ fn with_tcp_flows(
 /// `scenario.toml` beside the results.
 fn with_hundred_tcp_flows(ctx: &Ctx, text: &str, id: &str) -> Result<Scenario, ReproError> {
     let n = 100;
-    let def = with_tcp_flows(acclab_scenario::parse_def(text, id)?, n, |i| {
+    let def = with_tcp_flows(acclab_scenario::parse_spec(text, id)?, n, |i| {
         2.0 + 198.0 * i as f64 / (n - 1) as f64
     })?;
     common::keep_scenario(&ctx.out, "scenario.toml", &def.to_toml())?;

@@ -47,7 +47,7 @@ impl Run {
     pub fn model_flow_series(
         &self,
         idx: &[usize],
-        f: impl Fn(&acclab_model::model::FlowRow) -> Option<f64>,
+        f: impl Fn(&acclab_model::integrator::FlowRow) -> Option<f64>,
     ) -> Option<Vec<(f64, f64)>> {
         let m = self.model.as_ref()?;
         Some(mean_per_time(
@@ -79,7 +79,7 @@ impl Run {
     pub fn model_link_series(
         &self,
         link: usize,
-        f: impl Fn(&acclab_model::model::LinkRow) -> f64,
+        f: impl Fn(&acclab_model::integrator::LinkRow) -> f64,
     ) -> Option<Vec<(f64, f64)>> {
         let m = self.model.as_ref()?;
         Some(

@@ -141,8 +141,8 @@ impl Exp<'_> {
     }
 
     /// The scenario as written, to build cases from.
-    pub fn def(&self) -> Result<acclab_scenario::ScenarioDef, ReproError> {
-        Ok(acclab_scenario::parse_def(self.text, self.spec.id)?)
+    pub fn def(&self) -> Result<acclab_scenario::ScenarioSpec, ReproError> {
+        Ok(acclab_scenario::parse_spec(self.text, self.spec.id)?)
     }
 
     /// Draws a chart titled "`id`: `title`" into the run's directory and lists its files in

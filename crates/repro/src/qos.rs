@@ -6,7 +6,7 @@ use acclab_core::config::{MonacoParams, SchemeConfig};
 use acclab_core::{Bytes, Duration, Rate};
 use acclab_results::plot::{write_chart, Series};
 use acclab_results::summary::Summary;
-use acclab_scenario::{Scenario, ScenarioDef};
+use acclab_scenario::{Scenario, ScenarioSpec};
 use rayon::prelude::*;
 
 use crate::common::{self, chart, flow_series, mbps, period_mean, queue_series, simulate, Run};
@@ -19,12 +19,12 @@ const SINGLE_QUICK: &str = include_str!("../../../scenarios/repro/qos-single.qui
 /// lasting `seconds` (and measuring its last `LONG_WINDOW_S`) instead of the template's length
 /// when given.
 fn single(
-    template: &ScenarioDef,
+    template: &ScenarioSpec,
     name: &str,
     flow0: MonacoParams,
     avd: bool,
     seconds: Option<u64>,
-) -> Result<ScenarioDef, ReproError> {
+) -> Result<ScenarioSpec, ReproError> {
     let mut def = template.clone();
     def.name = name.to_string();
     if let Some(d) = seconds {
@@ -109,7 +109,7 @@ fn point(run: &Run) -> Point {
 }
 
 /// Runs every (label, scenario) in parallel.
-fn sweep(ctx: &Ctx, cases: &[(String, ScenarioDef)]) -> Result<Vec<Point>, ReproError> {
+fn sweep(ctx: &Ctx, cases: &[(String, ScenarioSpec)]) -> Result<Vec<Point>, ReproError> {
     for (label, def) in cases {
         common::keep_scenario(&ctx.out, &format!("scenario-{label}.toml"), &def.to_toml())?;
     }
@@ -846,7 +846,7 @@ mod tests {
 
     #[test]
     fn a_long_run_measures_its_last_stretch_and_samples_sparsely() {
-        let t = acclab_scenario::parse_def(SINGLE, "qos-single").unwrap();
+        let t = acclab_scenario::parse_spec(SINGLE, "qos-single").unwrap();
         let w3000 = MonacoParams {
             weight: 3000.0,
             ..MonacoParams::default()

@@ -20,20 +20,20 @@
 //!
 //! Methods that set a link's or a flow's keys (`queue`, `loss`; `from`, `to`, `start`, …) apply
 //! to the links of the last `link`/`duplex` call or to the last `flow`. The builder makes a
-//! [`ScenarioDef`], so everything a file can say the builder can, and [`ScenarioDef::resolve`]
+//! [`ScenarioSpec`], so everything a file can say the builder can, and [`ScenarioSpec::resolve`]
 //! checks both; an error names the key path as a patch writes it (`flow.f0.params.weight`).
 
 use acclab_core::config::{QueueConfig, SchemeConfig};
 use acclab_core::{Bytes, Duration, Rate};
 
-use crate::def::{EventSpec, EventSpecAction, FlowSpec, LinkSpec, ScenarioDef};
 use crate::error::ScenarioError;
-use crate::model::Scenario;
+use crate::scenario::Scenario;
+use crate::spec::{EventSpec, EventSpecAction, FlowSpec, LinkSpec, ScenarioSpec};
 
 /// See the module documentation.
 #[derive(Clone, Debug)]
 pub struct ScenarioBuilder {
-    def: ScenarioDef,
+    def: ScenarioSpec,
     /// Links added by the last `link` or `duplex` call.
     last_links: std::ops::Range<usize>,
     /// A method called out of order (e.g. `from` before any `flow`), reported by `build`.
@@ -43,13 +43,13 @@ pub struct ScenarioBuilder {
 impl Scenario {
     /// A scenario named `name` that runs for `duration`; see [`ScenarioBuilder`].
     pub fn builder(name: &str, duration: Duration) -> ScenarioBuilder {
-        ScenarioBuilder::new(ScenarioDef::new(name, duration))
+        ScenarioBuilder::new(ScenarioSpec::new(name, duration))
     }
 }
 
 impl ScenarioBuilder {
     /// Continues from an existing scenario (e.g. one read from a file).
-    pub fn new(def: ScenarioDef) -> ScenarioBuilder {
+    pub fn new(def: ScenarioSpec) -> ScenarioBuilder {
         ScenarioBuilder {
             def,
             last_links: 0..0,
@@ -130,12 +130,6 @@ impl ScenarioBuilder {
     /// A flow of `scheme`; set its ends with [`from`](Self::from) and [`to`](Self::to).
     pub fn flow(mut self, id: &str, scheme: SchemeConfig) -> Self {
         self.def.flows.push(FlowSpec::new(id, scheme, "", ""));
-        self
-    }
-
-    /// A flow given whole.
-    pub fn add_flow(mut self, flow: FlowSpec) -> Self {
-        self.def.flows.push(flow);
         self
     }
 
@@ -226,7 +220,7 @@ impl ScenarioBuilder {
     }
 
     /// The scenario as written so far, to patch, save or resolve later.
-    pub fn into_def(self) -> Result<ScenarioDef, ScenarioError> {
+    pub fn into_def(self) -> Result<ScenarioSpec, ScenarioError> {
         match self.misuse {
             Some(e) => Err(e),
             None => Ok(self.def),

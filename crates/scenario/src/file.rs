@@ -1,10 +1,10 @@
-//! Scenario files (SPEC §9): TOML in, a [`ScenarioDef`] and then a validated [`Scenario`] out.
+//! Scenario files (SPEC §9): TOML in, a [`ScenarioSpec`] and then a validated [`Scenario`] out.
 //!
 //! The key names are a contract shared with tools outside the project. Reading happens in three
 //! steps: serde reads the file into `Raw*` structs (unknown keys, bad units and wrong types fail
 //! here, with the key path from `serde_path_to_error`); the groups (`count`, `first`, `{i}`) are
 //! expanded and the `kind`-tagged tables read into the algorithms' parameter structs, giving a
-//! [`ScenarioDef`]; and [`ScenarioDef::resolve`] checks names, routes, times and parameters and
+//! [`ScenarioSpec`]; and [`ScenarioSpec::resolve`] checks names, routes, times and parameters and
 //! builds the scenario the tiers run. Every error names the file, the line and the key path
 //! (`flow[2].params.weight`, `link[0].queue.classes[1].f_max`, `output.window`). Lines are found
 //! only when there is an error, by looking the key path up in the parsed document, so the
@@ -19,12 +19,12 @@ use serde::Deserialize;
 use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
-use crate::def::{
-    join_key, key_segments, DefaultsDef, EventSpec, EventSpecAction, FlowSpec, Item, LinkSpec,
-    OutputSpec, ScenarioDef, TraceSpec,
-};
 use crate::error::ScenarioError;
-use crate::model::Scenario;
+use crate::scenario::Scenario;
+use crate::spec::{
+    join_key, key_segments, DefaultsSpec, EventSpec, EventSpecAction, FlowSpec, Item, LinkSpec,
+    OutputSpec, ScenarioSpec, TraceSpec,
+};
 
 // ---------------------------------------------------------------------------------------------
 // The file as written.
@@ -45,7 +45,7 @@ struct RawScenario {
     event: Vec<RawEvent>,
     #[serde(default)]
     output: RawOutput,
-    /// A sweep over this scenario (`acclab sweep`; see [`crate::sweep`]); a run ignores it.
+    /// A sweep over this scenario (`acclab sweep`; see [`crate::sweep_spec`]); a run ignores it.
     #[allow(dead_code)]
     sweep: Option<toml::Value>,
 }
@@ -141,22 +141,25 @@ pub fn parse(src: &str, file: &str) -> Result<Scenario, ScenarioError> {
     })
 }
 
-/// Reads a scenario file into its [`ScenarioDef`] (checked as far as reading goes: keys, types,
+/// Reads a scenario file into its [`ScenarioSpec`] (checked as far as reading goes: keys, types,
 /// units, groups, parameter tables), for patching before it is resolved.
-pub fn load_def(path: &Path) -> Result<ScenarioDef, ScenarioError> {
+pub fn load_spec(path: &Path) -> Result<ScenarioSpec, ScenarioError> {
     let file = path.display().to_string();
-    parse_def(&read(path)?, &file)
+    parse_spec(&read(path)?, &file)
 }
 
-/// Scenario text into its [`ScenarioDef`]; see [`load_def`].
-pub fn parse_def(src: &str, file: &str) -> Result<ScenarioDef, ScenarioError> {
+/// Scenario text into its [`ScenarioSpec`]; see [`load_spec`].
+pub fn parse_spec(src: &str, file: &str) -> Result<ScenarioSpec, ScenarioError> {
     parse_with_origins(src, file).map(|(def, _)| def)
 }
 
-/// A scenario given as a TOML table (e.g. a patched [`ScenarioDef::to_toml`]) into its
-/// [`ScenarioDef`]. Errors name the key path; there are no lines. The groups a file may use are
+/// A scenario given as a TOML table (e.g. a patched [`ScenarioSpec::to_toml`]) into its
+/// [`ScenarioSpec`]. Errors name the key path; there are no lines. The groups a file may use are
 /// allowed here too.
-pub(crate) fn def_from_table(table: toml::Table, file: &str) -> Result<ScenarioDef, ScenarioError> {
+pub(crate) fn def_from_table(
+    table: toml::Table,
+    file: &str,
+) -> Result<ScenarioSpec, ScenarioError> {
     let raw: RawScenario = serde_path_to_error::deserialize(toml::Value::Table(table))
         .map_err(|e| serde_error(e, "", file, None))?;
     expand(raw)
@@ -210,7 +213,7 @@ pub(crate) fn read(path: &Path) -> Result<String, ScenarioError> {
     })
 }
 
-fn parse_with_origins(src: &str, file: &str) -> Result<(ScenarioDef, Origins), ScenarioError> {
+fn parse_with_origins(src: &str, file: &str) -> Result<(ScenarioSpec, Origins), ScenarioError> {
     let doc = DeTable::parse(src).map_err(|e| syntax_error(src, file, &e))?;
     if let Some((key, span)) = first_datetime(doc.get_ref(), "") {
         return Err(located(
@@ -454,7 +457,7 @@ fn first_datetime(table: &DeTable, prefix: &str) -> Option<(String, Range<usize>
     }
     table
         .iter()
-        .find_map(|(k, v)| walk(v, join_key(prefix, &crate::def::quote_key(k.get_ref()))))
+        .find_map(|(k, v)| walk(v, join_key(prefix, &crate::spec::quote_key(k.get_ref()))))
 }
 
 /// The line of the value at the key path given as `segments` (each a key as written, quotes
@@ -496,7 +499,7 @@ fn locate(doc: &DeTable, key: &str) -> Option<Range<usize>> {
     Some(span)
 }
 
-/// Where each entry of a [`ScenarioDef`] made from a file came from, to name its keys.
+/// Where each entry of a [`ScenarioSpec`] made from a file came from, to name its keys.
 struct Origins {
     /// For each link: the `[[link]]` it came from, and whether that one used `between`.
     links: Vec<(usize, bool)>,
@@ -528,7 +531,7 @@ impl Origins {
 /// A finding of expansion: the key path and what is wrong (the caller adds file and line).
 type Finding = (String, String);
 
-fn expand(raw: RawScenario) -> Result<(ScenarioDef, Origins), Finding> {
+fn expand(raw: RawScenario) -> Result<(ScenarioSpec, Origins), Finding> {
     let default_queue = raw
         .defaults
         .queue
@@ -701,11 +704,11 @@ fn expand(raw: RawScenario) -> Result<(ScenarioDef, Origins), Finding> {
             }
         },
     };
-    let def = ScenarioDef {
+    let def = ScenarioSpec {
         name: raw.name,
         duration: raw.duration,
         seed: raw.seed,
-        defaults: DefaultsDef {
+        defaults: DefaultsSpec {
             packet_size: raw.defaults.packet_size,
             ack_size: raw.defaults.ack_size,
             queue: default_queue,
@@ -835,7 +838,7 @@ fn tagged<T>(
     })
 }
 
-/// A `queue = { kind = …, … }` table at `key`, read (validation is [`ScenarioDef::resolve`]'s).
+/// A `queue = { kind = …, … }` table at `key`, read (validation is [`ScenarioSpec::resolve`]'s).
 fn queue_config(mut params: toml::Table, key: &str) -> Result<QueueConfig, Finding> {
     let kind_key = format!("{key}.kind");
     let kind = match params.remove("kind") {

@@ -3,17 +3,17 @@
 //!
 //! A flow is named by its id, a link by `"from->to"`, an event by its index (`event[0].at`);
 //! any other key path is the file's own (`output.window`, `defaults.packet_size`, `seed`).
-//! A patch is applied to the scenario written as its file ([`ScenarioDef::to_toml`]) and read
-//! back by the file front end and [`ScenarioDef::resolve`], so a bad value gets exactly the
+//! A patch is applied to the scenario written as its file ([`ScenarioSpec::to_toml`]) and read
+//! back by the file front end and [`ScenarioSpec::resolve`], so a bad value gets exactly the
 //! message the file would give, naming the patched key path. A rejected patch leaves the
 //! scenario as it was.
 
-use crate::def::{key_segments, Fault, Item, ScenarioDef};
 use crate::error::ScenarioError;
 use crate::file::def_from_table;
-use crate::model::Scenario;
+use crate::scenario::Scenario;
+use crate::spec::{key_segments, Fault, Item, ScenarioSpec};
 
-impl ScenarioDef {
+impl ScenarioSpec {
     /// Checks the scenario and builds the model; an error names the key path as a patch writes
     /// it (`flow.f0.params.weight`).
     pub fn build(&self) -> Result<Scenario, ScenarioError> {

@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use crate::model::{LinkDef, LinkId, NodeId};
+use crate::scenario::{LinkDef, LinkId, NodeId};
 
 /// At most this many nodes × cached trees are kept (about 128 MB of tree entries); past it, a
 /// search runs without the cache (each such search is then O(nodes + links) again).

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use acclab_core::config::{DroptailParams, QueueConfig, RenoParams, SchemeConfig};
 use acclab_core::{Duration, Limit, Rate};
 use acclab_scenario::{
-    load, load_def, parse, parse_def, EventSpecAction, Scenario, ScenarioBuilder, ScenarioDef,
+    load, load_spec, parse, parse_spec, EventSpecAction, Scenario, ScenarioBuilder, ScenarioSpec,
 };
 
 fn scenario_files() -> Vec<PathBuf> {
@@ -30,9 +30,9 @@ fn scenario_files() -> Vec<PathBuf> {
 fn toml_to_model_to_toml_round_trips_for_every_scenario_file() {
     for path in scenario_files() {
         let scenario = load(&path).unwrap();
-        let def = load_def(&path).unwrap();
+        let def = load_spec(&path).unwrap();
         let text = def.to_toml();
-        let again = parse_def(&text, "written").unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let again = parse_spec(&text, "written").unwrap_or_else(|e| panic!("{e}\n{text}"));
         assert_eq!(again, def, "{}", path.display());
         assert_eq!(again.to_toml(), text, "{}", path.display());
         assert_eq!(
@@ -45,7 +45,7 @@ fn toml_to_model_to_toml_round_trips_for_every_scenario_file() {
 }
 
 /// The builder calls that make `def`, written as a user would write them.
-fn rebuild(def: &ScenarioDef) -> ScenarioBuilder {
+fn rebuild(def: &ScenarioSpec) -> ScenarioBuilder {
     let mut b = Scenario::builder(&def.name, def.duration);
     if let Some(s) = def.seed {
         b = b.seed(s);
@@ -103,7 +103,7 @@ fn rebuild(def: &ScenarioDef) -> ScenarioBuilder {
 #[test]
 fn the_builder_and_the_file_make_equal_models_for_every_scenario_file() {
     for path in scenario_files() {
-        let def = load_def(&path).unwrap();
+        let def = load_spec(&path).unwrap();
         let built = rebuild(&def);
         assert_eq!(built.clone().into_def().unwrap(), def, "{}", path.display());
         assert_eq!(
@@ -204,7 +204,7 @@ fn builder_errors_name_the_key_path_of_a_patch() {
 
 #[test]
 fn patches_change_what_they_name() {
-    let mut def = parse_def(DUMBBELL, "d.toml").unwrap();
+    let mut def = parse_spec(DUMBBELL, "d.toml").unwrap();
     def.set_str("link.\"r1->r2\".rate", "50Mbps").unwrap();
     def.set_str("link.\"r1->r2\".queue.limit", "\"90pkt\"")
         .unwrap();
@@ -246,8 +246,8 @@ fn patches_change_what_they_name() {
 
 #[test]
 fn a_kind_patch_carries_what_was_chosen_not_what_was_defaulted() {
-    let mut def = parse_def(DUMBBELL, "d.toml").unwrap();
-    let queue = |def: &ScenarioDef| {
+    let mut def = parse_spec(DUMBBELL, "d.toml").unwrap();
+    let queue = |def: &ScenarioSpec| {
         let sc = def.build().unwrap();
         sc.links
             .iter()
@@ -290,7 +290,7 @@ fn a_kind_patch_carries_what_was_chosen_not_what_was_defaulted() {
 
 #[test]
 fn a_rejected_patch_leaves_the_scenario_as_it_was() {
-    let mut def = parse_def(DUMBBELL, "d.toml").unwrap();
+    let mut def = parse_spec(DUMBBELL, "d.toml").unwrap();
     let before = def.clone();
     for (key, value) in [
         ("flow.f0.params.initial_window", "-3"),
@@ -334,7 +334,7 @@ fn leaves(prefix: &str, v: &toml::Value, out: &mut Vec<(String, toml::Value)>) {
 /// Sets `key` (index form) in `t`.
 fn set_in(t: &mut toml::Value, key: &str, value: toml::Value) {
     let mut at = t;
-    for seg in acclab_scenario::def::key_segments(key) {
+    for seg in acclab_scenario::spec::key_segments(key) {
         at = match at {
             toml::Value::Array(a) => &mut a[seg.parse::<usize>().unwrap()],
             toml::Value::Table(t) => t.get_mut(&seg).unwrap(),
@@ -348,7 +348,7 @@ fn set_in(t: &mut toml::Value, key: &str, value: toml::Value) {
 fn every_patchable_key_rejects_a_bad_value_with_the_files_message() {
     let mut checked = 0;
     for path in scenario_files() {
-        let def = load_def(&path).unwrap();
+        let def = load_spec(&path).unwrap();
         // Every patch re-reads the whole scenario: small ones keep this test quick.
         if def.links.len() + def.flows.len() > 40 {
             continue;
@@ -391,9 +391,9 @@ fn every_patchable_key_rejects_a_bad_value_with_the_files_message() {
 }
 
 /// `flow[3].params.x` → `flow.<id>.params.x`, `link[2].rate` → `link."a->b".rate`.
-fn patch_key(def: &ScenarioDef, key: &str) -> String {
-    use acclab_scenario::def::quote_key;
-    let segs = acclab_scenario::def::key_segments(key);
+fn patch_key(def: &ScenarioSpec, key: &str) -> String {
+    use acclab_scenario::spec::quote_key;
+    let segs = acclab_scenario::spec::key_segments(key);
     let head = match segs.first().map(String::as_str) {
         Some(kind @ ("flow" | "link")) => format!("{kind}[{}]", segs[1]),
         _ => return key.to_string(),

@@ -82,7 +82,7 @@ params = { size = "2.5MB" }
 fn delayed_acks_halve_the_acks_and_keep_the_link_busy() {
     // One flow on the standard dumbbell, with delayed ACKs patched in or not.
     let run = |delayed_ack: Option<&str>| {
-        let mut def = acclab_scenario::parse_def(&reno_dumbbell(1, 300, 20), "delack").unwrap();
+        let mut def = acclab_scenario::parse_spec(&reno_dumbbell(1, 300, 20), "delack").unwrap();
         if let Some(d) = delayed_ack {
             def.set_str("flow.f0.params.delayed_ack", d).unwrap();
         }
@@ -151,7 +151,7 @@ fn sack_repairs_a_window_of_losses_without_a_timeout() {
     // window with dozens of losses. NewReno repairs one hole per round trip and its timer
     // fires; with SACK (RFC 6675) the holes go in one round trip, each once.
     let run = |sack: bool| {
-        let mut def = acclab_scenario::parse_def(&reno_dumbbell(1, 100, 10), "sack").unwrap();
+        let mut def = acclab_scenario::parse_spec(&reno_dumbbell(1, 100, 10), "sack").unwrap();
         def.set_str("flow.f0.params.sack", &sack.to_string())
             .unwrap();
         let (_, s) = acclab_sim::run(def.build().unwrap(), &mut |_| {});

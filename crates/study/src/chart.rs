@@ -3,7 +3,7 @@
 //! bar, and the theory's prediction, where it has one, as a thin line of the same colour.
 
 use acclab_results::plot::{Chart, Series};
-use acclab_scenario::sweep::number_and_unit;
+use acclab_scenario::sweep_spec::number_and_unit;
 
 use crate::plan::Plan;
 use crate::table::AggRow;
@@ -199,7 +199,7 @@ pub fn charts(plan: &Plan, agg: &[AggRow]) -> (Vec<(String, Chart)>, Vec<String>
 pub fn short_names(keys: &[String]) -> Vec<String> {
     let segs: Vec<Vec<String>> = keys
         .iter()
-        .map(|k| acclab_scenario::def::key_segments(k))
+        .map(|k| acclab_scenario::spec::key_segments(k))
         .collect();
     let tail = |s: &[String], n: usize| s[s.len().saturating_sub(n)..].join(".");
     segs.iter()

@@ -1,13 +1,13 @@
 //! A sweep's plan: every point × seed as a run with a stable id.
 //!
 //! A run is identified by a hash of its effective scenario — the base scenario with the point's
-//! values set, its seed set, written out by [`ScenarioDef::to_toml`] (every group expanded,
+//! values set, its seed set, written out by [`ScenarioSpec::to_toml`] (every group expanded,
 //! defaults left out) — so the same run has the same id whatever sweep, order or machine it
 //! comes from, and a changed scenario never reuses an old result. A sweep re-run with the same
 //! arguments finds its finished runs by these ids and does only the missing ones.
 
-use acclab_scenario::sweep::{plain, Point, SweepSpec, MAX_RUNS};
-use acclab_scenario::{Scenario, ScenarioDef, ScenarioError};
+use acclab_scenario::sweep_spec::{plain, Point, SweepSpec, MAX_RUNS};
+use acclab_scenario::{Scenario, ScenarioError, ScenarioSpec};
 use serde::Serialize;
 use sha2::Digest;
 
@@ -58,7 +58,7 @@ pub const DEFAULT_METRICS: [&str; 2] = ["throughput_bps", "mean_queue_pkts"];
 impl Plan {
     /// Plans `spec` over `base`: checks every point (a bad value fails here, naming the point,
     /// the key and the value, before anything runs) and gives every run its id.
-    pub fn new(base: &ScenarioDef, spec: &SweepSpec) -> Result<Plan, ScenarioError> {
+    pub fn new(base: &ScenarioSpec, spec: &SweepSpec) -> Result<Plan, ScenarioError> {
         let at = |key: &str, message: String| ScenarioError {
             file: base.name.clone(),
             line: None,
@@ -68,9 +68,9 @@ impl Plan {
         let values = spec.points().map_err(|m| at("sweep", m))?;
         let seeds = match &spec.seeds {
             Some(s) => s
-                .resolve(base.seed.unwrap_or(acclab_scenario::def::DEFAULT_SEED))
+                .resolve(base.seed.unwrap_or(acclab_scenario::spec::DEFAULT_SEED))
                 .map_err(|m| at("sweep.seeds", m))?,
-            None => vec![base.seed.unwrap_or(acclab_scenario::def::DEFAULT_SEED)],
+            None => vec![base.seed.unwrap_or(acclab_scenario::spec::DEFAULT_SEED)],
         };
         let total = values.len().saturating_mul(seeds.len());
         if total == 0 || total > MAX_RUNS {
@@ -145,7 +145,7 @@ impl Plan {
     /// The scenario of `run`: the base with its point's values and its seed.
     pub fn scenario(
         &self,
-        base: &ScenarioDef,
+        base: &ScenarioSpec,
         run: &PlannedRun,
     ) -> Result<Scenario, ScenarioError> {
         let mut def = patched(base, &self.values[run.point], run.point)?;
@@ -163,7 +163,7 @@ impl Plan {
 }
 
 /// `base` with `point`'s values set; an error names the point and the value.
-fn patched(base: &ScenarioDef, point: &Point, p: usize) -> Result<ScenarioDef, ScenarioError> {
+fn patched(base: &ScenarioSpec, point: &Point, p: usize) -> Result<ScenarioSpec, ScenarioError> {
     let mut def = base.clone();
     def.set_all(point).map_err(|e| {
         let values: Vec<String> = point
@@ -187,7 +187,7 @@ pub fn run_id(effective_toml: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use acclab_scenario::sweep::{Axis, Seeds};
+    use acclab_scenario::sweep_spec::{Axis, Seeds};
 
     const BASE: &str = r#"
 name = "t"
@@ -205,7 +205,7 @@ to = "b"
 
     #[test]
     fn runs_get_stable_distinct_ids_and_bad_points_are_named() {
-        let base = acclab_scenario::parse_def(BASE, "t.toml").unwrap();
+        let base = acclab_scenario::parse_spec(BASE, "t.toml").unwrap();
         let mut spec = SweepSpec::empty();
         spec.set_axis(Axis::from_text("link.\"a->b\".rate", "10Mbps,20Mbps").unwrap());
         spec.seeds = Some(Seeds::Count(3));
@@ -239,7 +239,7 @@ to = "b"
     #[test]
     fn a_points_error_names_the_line_of_its_value() {
         let src = format!("{BASE}[sweep.set]\n'link.\"a->b\".rate' = [\"10Mbps\", \"20Tbps\"]\n");
-        let base = acclab_scenario::parse_def(&src, "t.toml").unwrap();
+        let base = acclab_scenario::parse_spec(&src, "t.toml").unwrap();
         let spec = SweepSpec::from_file_text(&src, "t.toml").unwrap().unwrap();
         let e = Plan::new(&base, &spec).unwrap_err();
         assert_eq!(e.line, Some(14), "{e}");
@@ -248,7 +248,7 @@ to = "b"
         cli.set_axis(Axis::from_text("link.\"a->b\".rate", "20Tbps").unwrap());
         assert_eq!(Plan::new(&base, &cli).unwrap_err().line, None);
         let mut big = base.clone();
-        big.seed = Some(acclab_scenario::def::MAX_SEED);
+        big.seed = Some(acclab_scenario::spec::MAX_SEED);
         let mut seeds = SweepSpec::empty();
         seeds.seeds = Some(Seeds::Count(3));
         let e = Plan::new(&big, &seeds).unwrap_err();

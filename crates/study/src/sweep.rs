@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use acclab_scenario::ScenarioDef;
+use acclab_scenario::ScenarioSpec;
 use rayon::prelude::*;
 use serde_json::{json, Value};
 
@@ -40,7 +40,7 @@ pub fn record(plan: &Plan, run: &PlannedRun, summary: &acclab_results::Summary) 
 
 /// Runs one run of the plan, saving its record (and with `keep_runs` its files).
 pub fn run_one(
-    base: &ScenarioDef,
+    base: &ScenarioSpec,
     plan: &Plan,
     dir: &SweepDir,
     run: &PlannedRun,
@@ -69,7 +69,7 @@ pub fn run_one(
 /// is set (the runs under way finish and are kept: each run's record is written whole).
 #[allow(clippy::too_many_arguments)]
 pub fn execute(
-    base: &ScenarioDef,
+    base: &ScenarioSpec,
     plan: &Plan,
     dir: &SweepDir,
     todo: &[usize],

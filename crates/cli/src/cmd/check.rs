@@ -9,7 +9,7 @@ use acclab_scenario as scenario;
 use crate::load::in_file;
 
 pub fn check(path: &Path) -> Result<()> {
-    let loaded = scenario::sweep::load_file(path)?;
+    let loaded = scenario::sweep_spec::load_file(path)?;
     let sc = loaded.scenario;
     println!(
         "{}: scenario {:?} is valid: {} nodes, {} links, {} flows, {} events, {} simulated, seed {}",

@@ -61,7 +61,7 @@ pub struct RunArgs {
     #[arg(long)]
     plots: bool,
     /// Override the scenario's seed (0 to 2^63 - 1, a TOML integer).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=acclab_scenario::def::MAX_SEED))]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=acclab_scenario::spec::MAX_SEED))]
     seed: Option<u64>,
     /// The router's address.
     #[arg(long, default_value = "127.0.0.1:0")]

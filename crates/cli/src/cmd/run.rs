@@ -13,7 +13,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub common: ScenarioArgs,
     /// Override the scenario's seed (0 to 2^63 - 1, a TOML integer).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=acclab_scenario::def::MAX_SEED))]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=acclab_scenario::spec::MAX_SEED))]
     pub seed: Option<u64>,
     /// Run even when the estimated memory exceeds what this machine has available.
     #[arg(long)]

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use acclab_scenario::sweep::{self, Axis, Seeds, SweepSpec};
+use acclab_scenario::sweep_spec::{self, Axis, Seeds, SweepSpec};
 use acclab_study::plan::Plan;
 use acclab_study::store::SweepDir;
 use anyhow::{bail, Context, Result};
@@ -86,7 +86,7 @@ fn spec_of(a: &SweepArgs, file_spec: Option<SweepSpec>) -> Result<SweepSpec> {
 }
 
 pub fn sweep(a: SweepArgs) -> Result<()> {
-    let (base, file_spec) = sweep::load(&a.scenario)?;
+    let (base, file_spec) = sweep_spec::load(&a.scenario)?;
     let spec = spec_of(&a, file_spec)?;
     let plan = Plan::new(&base, &spec).map_err(|e| crate::load::in_file(e, &a.scenario))?;
     if a.list {

@@ -41,7 +41,7 @@ use crate::units::{Duration, Time};
 
 /// CUBIC's constants and options.
 #[derive(Clone, Debug, PartialEq)]
-pub struct CubicConfig {
+pub struct CubicSettings {
     pub mss: u64,
     pub initial_window: u64,
     /// C, segments/s³ (RFC 9438 §5: 0.4).
@@ -62,7 +62,7 @@ pub struct CubicConfig {
 /// CUBIC's window state.
 #[derive(Clone, Debug)]
 pub struct Cubic {
-    cfg: CubicConfig,
+    cfg: CubicSettings,
     /// Congestion window, bytes.
     cwnd: f64,
     ssthresh: u64,
@@ -82,7 +82,7 @@ pub struct Cubic {
 }
 
 impl Cubic {
-    pub fn new(cfg: CubicConfig) -> Cubic {
+    pub fn new(cfg: CubicSettings) -> Cubic {
         Cubic {
             cwnd: (cfg.initial_window.max(1) * cfg.mss) as f64,
             ssthresh: u64::MAX,
@@ -274,12 +274,12 @@ pub struct Linux {
 
 impl Linux {
     /// β as Linux holds it, in 1/1024ths (717 for 0.7).
-    fn beta(cfg: &CubicConfig) -> u64 {
+    fn beta(cfg: &CubicSettings) -> u64 {
         (cfg.beta * BETA_SCALE as f64).round() as u64
     }
 
     /// One ACK in congestion avoidance with the window at `cwnd` segments; the new window.
-    fn on_ack(&mut self, cfg: &CubicConfig, now: Time, ack: &AckSample, cwnd: u64) -> u64 {
+    fn on_ack(&mut self, cfg: &CubicSettings, now: Time, ack: &AckSample, cwnd: u64) -> u64 {
         if let Some(r) = ack.rtt {
             self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
         }
@@ -289,7 +289,7 @@ impl Linux {
     }
 
     /// `bictcp_update`: recomputes `cnt`.
-    fn update(&mut self, cfg: &CubicConfig, now: Time, cwnd: u64, acked: u64) {
+    fn update(&mut self, cfg: &CubicSettings, now: Time, cwnd: u64, acked: u64) {
         self.ack_cnt += acked;
         // "The CUBIC function can update ca->cnt at most once per jiffy" and, while cwnd is
         // unchanged, once per HZ/32 (31.25 ms; the 1-jiffy rule is not modelled).
@@ -364,7 +364,7 @@ impl Linux {
 
     /// A loss, ECN echo or timeout at `cwnd` segments (`bictcp_recalc_ssthresh`, and
     /// `bictcp_reset` on entering the Loss state): the new ssthresh, segments.
-    fn on_congestion(&mut self, cfg: &CubicConfig, kind: Congestion, cwnd: u64) -> u64 {
+    fn on_congestion(&mut self, cfg: &CubicSettings, kind: Congestion, cwnd: u64) -> u64 {
         let b = Self::beta(cfg);
         self.epoch = None;
         self.last = None;
@@ -416,7 +416,7 @@ impl SchemeParams for CubicParams {
     }
 
     fn build(&self, ctx: &FlowContext) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
-        let cc = Cubic::new(CubicConfig {
+        let cc = Cubic::new(CubicSettings {
             mss: ctx.packet_size as u64,
             initial_window: self.initial_window,
             c: self.c,
@@ -437,7 +437,7 @@ mod tests {
     const MSS: u64 = 1000;
 
     fn cubic() -> Cubic {
-        Cubic::new(CubicConfig {
+        Cubic::new(CubicSettings {
             mss: MSS,
             initial_window: 2,
             c: 0.4,
@@ -552,7 +552,7 @@ mod tests {
     fn without_the_reno_friendly_region_the_cubic_curve_governs() {
         // The same start as above with `reno_friendly = false` (Linux's tcp_friendliness = 0,
         // ns-3.37): cwnd follows W_cubic(t + RTT), which hardly moves from cwnd_epoch = 7.
-        let mut c = Cubic::new(CubicConfig {
+        let mut c = Cubic::new(CubicSettings {
             reno_friendly: false,
             linux: false,
             ..cubic().cfg
@@ -611,7 +611,7 @@ mod tests {
 
     #[test]
     fn hystart_leaves_slow_start_on_a_rising_rtt() {
-        let mut c = Cubic::new(CubicConfig {
+        let mut c = Cubic::new(CubicSettings {
             hystart: true,
             ..cubic().cfg
         });
@@ -659,7 +659,7 @@ mod tests {
     }
 
     fn linux() -> Cubic {
-        Cubic::new(CubicConfig {
+        Cubic::new(CubicSettings {
             linux: true,
             ..cubic().cfg
         })

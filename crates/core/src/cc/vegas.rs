@@ -55,7 +55,7 @@ pub enum BaseRtt {
 /// Vegas settings. α, β, γ are in packets; with `per = Some(T)` α and β are packets per T and
 /// are multiplied by baseRTT/T (WPF).
 #[derive(Clone, Debug, PartialEq)]
-pub struct VegasConfig {
+pub struct VegasSettings {
     pub mss: u64,
     pub initial_window: u64,
     pub alpha: f64,
@@ -70,7 +70,7 @@ pub struct VegasConfig {
 /// Vegas state.
 #[derive(Clone, Debug)]
 pub struct Vegas {
-    cfg: VegasConfig,
+    cfg: VegasSettings,
     cwnd: f64,
     ssthresh: u64,
     slow_start: bool,
@@ -92,7 +92,7 @@ pub struct Vegas {
 }
 
 impl Vegas {
-    pub fn new(cfg: VegasConfig) -> Vegas {
+    pub fn new(cfg: VegasSettings) -> Vegas {
         Vegas {
             cwnd: (cfg.initial_window.max(1) * cfg.mss) as f64,
             ssthresh: u64::MAX,
@@ -305,8 +305,8 @@ tcp_scheme_params! {
 
 impl VegasParams {
     /// The controller settings these parameters describe; `rem` selects Vegas+REM.
-    pub fn controller(&self, mss: u64, rem: bool) -> VegasConfig {
-        VegasConfig {
+    pub fn controller(&self, mss: u64, rem: bool) -> VegasSettings {
+        VegasSettings {
             marks: rem.then(|| self.phi.unwrap_or(1.1)),
             mss,
             initial_window: self.initial_window,
@@ -484,8 +484,8 @@ mod tests {
 
     const MSS: u64 = 1000;
 
-    fn cfg(base_rtt: BaseRtt) -> VegasConfig {
-        VegasConfig {
+    fn cfg(base_rtt: BaseRtt) -> VegasSettings {
+        VegasSettings {
             mss: MSS,
             initial_window: 2,
             alpha: 2.0,

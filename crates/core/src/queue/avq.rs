@@ -53,7 +53,7 @@ pub enum AvdStamp {
 
 /// AVQ settings.
 #[derive(Clone, Debug, PartialEq)]
-pub struct AvqConfig {
+pub struct AvqSettings {
     /// Virtual buffer B, bytes.
     pub virtual_buffer: f64,
     pub target_utilization: f64,
@@ -68,7 +68,7 @@ pub struct AvqConfig {
 
 /// The AVQ policy (in an [`AqmQueue`], which holds the buffer).
 pub struct Avq {
-    cfg: AvqConfig,
+    cfg: AvqSettings,
     /// Link capacity and virtual capacity, bytes per second.
     capacity: f64,
     virtual_capacity: f64,
@@ -80,7 +80,7 @@ pub struct Avq {
 const MAX_VIRTUAL_DELAY: f64 = 1.0;
 
 impl Avq {
-    pub fn new(cfg: AvqConfig, rate: Rate) -> Avq {
+    pub fn new(cfg: AvqSettings, rate: Rate) -> Avq {
         let capacity = rate.as_f64() / 8.0;
         Avq {
             capacity,
@@ -254,7 +254,7 @@ impl QueueParams for AvqParams {
             Limit::Bytes(n) => n as f64,
             Limit::Unlimited => f64::INFINITY,
         };
-        let cfg = AvqConfig {
+        let cfg = AvqSettings {
             virtual_buffer,
             target_utilization: p.target_utilization,
             alpha: p.alpha,
@@ -294,7 +294,7 @@ mod tests {
     use crate::packet::{Ecn, FlowId};
 
     fn avq_with(mode: AvqMode, priority: bool) -> AqmQueue<Avq> {
-        let cfg = AvqConfig {
+        let cfg = AvqSettings {
             virtual_buffer: 10_000.0,
             target_utilization: 0.98,
             alpha: 0.15,

@@ -23,7 +23,7 @@ use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
 use super::aqm::band_limits;
-use super::clcc::{Clcc, ClccConfig, ClccParams, ClccSample, RatioParam};
+use super::clcc::{Clcc, ClccParams, ClccSample, ClccSettings, RatioParam};
 use super::{Aqm, AqmQueue, Fifo, QueueDiscipline, Verdict};
 use crate::packet::Packet;
 use std::ops::Bound::{Excluded, Included};
@@ -34,7 +34,7 @@ use crate::units::{Duration, Limit, Rate, Time};
 
 /// One class's settings; rates in bit/s.
 #[derive(Clone, Debug, PartialEq)]
-pub struct BatClassConfig {
+pub struct BatClassSettings {
     pub name: String,
     pub f_min: f64,
     pub f_max: Option<f64>,
@@ -44,19 +44,19 @@ pub struct BatClassConfig {
 
 /// BAT settings.
 #[derive(Clone, Debug, PartialEq)]
-pub struct BatConfig {
-    pub classes: Vec<BatClassConfig>,
+pub struct BatSettings {
+    pub classes: Vec<BatClassSettings>,
     pub interval: Duration,
     pub w: f64,
     pub excess_utilization: f64,
     pub low_queue: Option<u64>,
     /// CLCC: its settings and the names of the UDP and TCP classes it balances.
-    pub clcc: Option<(super::clcc::ClccConfig, String, String)>,
+    pub clcc: Option<(super::clcc::ClccSettings, String, String)>,
 }
 
 #[derive(Clone, Debug)]
 struct Class {
-    cfg: BatClassConfig,
+    cfg: BatClassSettings,
     t: f64,
     /// Bytes offered / admitted since the last update, and since the last CLCC sample.
     offered: u64,
@@ -70,7 +70,7 @@ struct Class {
 
 /// The BAT policy at one link (in an [`AqmQueue`], which holds the buffer).
 pub struct Bat {
-    cfg: BatConfig,
+    cfg: BatSettings,
     capacity: f64,
     classes: Vec<Class>,
     /// Class index of each flow (by flow id), `None` when the class is not configured here.
@@ -87,7 +87,7 @@ const CLCC_SAMPLE: Duration = Duration::from_millis(100);
 
 impl Bat {
     /// `flow_classes[f]` is the class name of flow f.
-    pub fn new(cfg: BatConfig, rate: Rate, flow_classes: &[String], rng: Rng) -> Bat {
+    pub fn new(cfg: BatSettings, rate: Rate, flow_classes: &[String], rng: Rng) -> Bat {
         let classes: Vec<Class> = cfg
             .classes
             .iter()
@@ -411,12 +411,12 @@ impl QueueParams for BatParams {
 
 impl BatParams {
     /// The AQM's settings these parameters describe.
-    fn config(&self) -> BatConfig {
-        BatConfig {
+    fn config(&self) -> BatSettings {
+        BatSettings {
             classes: self
                 .classes
                 .iter()
-                .map(|c| BatClassConfig {
+                .map(|c| BatClassSettings {
                     name: c.name.clone(),
                     f_min: c.f_min.map_or(0.0, |r| r.as_f64()),
                     f_max: c.f_max.map(|r| r.as_f64()),
@@ -429,9 +429,9 @@ impl BatParams {
             excess_utilization: self.excess_utilization,
             low_queue: self.low_queue,
             clcc: self.clcc.as_ref().map(|c| {
-                let d = ClccConfig::default();
+                let d = ClccSettings::default();
                 (
-                    ClccConfig {
+                    ClccSettings {
                         r_ref: match c.r_ref {
                             RatioParam::Fixed(r) => Some(r),
                             RatioParam::MaxMin => None,
@@ -455,8 +455,8 @@ mod tests {
     use super::*;
     use crate::packet::{FlowId, PacketKind};
 
-    fn class(name: &str, f_min: f64, f_max: Option<f64>) -> BatClassConfig {
-        BatClassConfig {
+    fn class(name: &str, f_min: f64, f_max: Option<f64>) -> BatClassSettings {
+        BatClassSettings {
             name: name.into(),
             f_min,
             f_max,
@@ -465,8 +465,8 @@ mod tests {
         }
     }
 
-    fn bat(classes: Vec<BatClassConfig>) -> Bat {
-        let cfg = BatConfig {
+    fn bat(classes: Vec<BatClassSettings>) -> Bat {
+        let cfg = BatSettings {
             classes,
             interval: Duration::from_millis(4),
             w: 0.0625,

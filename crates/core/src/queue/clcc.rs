@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 /// CLCC settings.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ClccConfig {
+pub struct ClccSettings {
     /// Desired UDP/TCP ratio; `None` = the max-min fair allocation of the offered loads.
     pub r_ref: Option<f64>,
     /// β for |x_d| < thresholds[0], < thresholds[1], and above.
@@ -33,9 +33,9 @@ pub struct ClccConfig {
     pub preemption: bool,
 }
 
-impl Default for ClccConfig {
+impl Default for ClccSettings {
     fn default() -> Self {
-        ClccConfig {
+        ClccSettings {
             r_ref: None,
             betas: [-0.1, -0.5, -1.0],
             thresholds: [0.1, 0.5],
@@ -63,7 +63,7 @@ pub struct ClccSample {
 /// The controller's state.
 #[derive(Clone, Debug)]
 pub struct Clcc {
-    cfg: ClccConfig,
+    cfg: ClccSettings,
     d_udp: f64,
     samples: Vec<ClccSample>,
     /// The last period's mean ratio and reference, for monitors.
@@ -73,7 +73,7 @@ pub struct Clcc {
 }
 
 impl Clcc {
-    pub fn new(cfg: ClccConfig, d_udp: f64) -> Clcc {
+    pub fn new(cfg: ClccSettings, d_udp: f64) -> Clcc {
         Clcc {
             d_udp: d_udp.clamp(cfg.d_min, cfg.d_max),
             cfg,
@@ -235,9 +235,9 @@ mod tests {
 
     #[test]
     fn too_much_udp_raises_d_and_too_little_lowers_it() {
-        let cfg = ClccConfig {
+        let cfg = ClccSettings {
             r_ref: Some(0.5),
-            ..ClccConfig::default()
+            ..ClccSettings::default()
         };
         let mut c = Clcc::new(cfg.clone(), 0.1);
         // r = 2 vs 0.5: x_d = −3, β = −1 ⇒ D ← D·4, bounded by 1/ΣO = 1/1.9.
@@ -253,9 +253,9 @@ mod tests {
 
     #[test]
     fn bound_holds() {
-        let cfg = ClccConfig {
+        let cfg = ClccSettings {
             r_ref: Some(0.1),
-            ..ClccConfig::default()
+            ..ClccSettings::default()
         };
         let mut c = Clcc::new(cfg, 0.5);
         for _ in 0..20 {
@@ -266,9 +266,9 @@ mod tests {
 
     #[test]
     fn preemption_decays_instead_of_integrating() {
-        let cfg = ClccConfig {
+        let cfg = ClccSettings {
             r_ref: Some(0.5),
-            ..ClccConfig::default()
+            ..ClccSettings::default()
         };
         let mut c = Clcc::new(cfg, 0.2);
         // Offered UDP 0.2 < its reference share 1/3: no integration, 10% decay.

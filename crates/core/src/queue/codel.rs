@@ -26,7 +26,7 @@ use crate::units::{Duration, Limit, Time};
 
 /// CoDel settings.
 #[derive(Clone, Debug, PartialEq)]
-pub struct CodelConfig {
+pub struct CodelSettings {
     pub target: Duration,
     pub interval: Duration,
     pub ecn: bool,
@@ -50,7 +50,7 @@ enum Pending {
 /// The CoDel policy (in an [`AqmQueue`], which holds the buffer).
 #[derive(Clone, Debug)]
 pub struct Codel {
-    cfg: CodelConfig,
+    cfg: CodelSettings,
     /// When the sojourn time will have been above target for an interval (0: not above).
     first_above_time: Option<Time>,
     drop_next: Time,
@@ -63,7 +63,7 @@ pub struct Codel {
 }
 
 impl Codel {
-    pub fn new(cfg: CodelConfig) -> Codel {
+    pub fn new(cfg: CodelSettings) -> Codel {
         Codel {
             cfg,
             first_above_time: None,
@@ -264,7 +264,7 @@ impl QueueParams for CodelParams {
     }
 
     fn build(&self, ctx: &QueueContext) -> Box<dyn QueueDiscipline> {
-        let codel = Codel::new(CodelConfig {
+        let codel = Codel::new(CodelSettings {
             target: self.target,
             interval: self.interval,
             ecn: self.ecn,
@@ -287,7 +287,7 @@ mod tests {
 
     fn codel(ecn: bool) -> AqmQueue<Codel> {
         AqmQueue::new(
-            Codel::new(CodelConfig {
+            Codel::new(CodelSettings {
                 target: Duration::from_millis(5),
                 interval: Duration::from_millis(100),
                 ecn,

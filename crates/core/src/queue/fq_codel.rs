@@ -19,7 +19,7 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use super::codel::{Codel, CodelConfig};
+use super::codel::{Codel, CodelSettings};
 use super::{
     AqmQueue, Backlog, Dequeued, DropReason, Dropped, Enqueued, QueueDiscipline, QueueState,
     QueueStats,
@@ -56,7 +56,7 @@ pub struct FqCodel {
 }
 
 impl FqCodel {
-    pub fn new(flows: usize, quantum: u64, limit: Limit, codel: CodelConfig) -> FqCodel {
+    pub fn new(flows: usize, quantum: u64, limit: Limit, codel: CodelSettings) -> FqCodel {
         FqCodel {
             queues: (0..flows.max(1))
                 .map(|_| FlowQueue {
@@ -270,7 +270,7 @@ impl QueueParams for FqCodelParams {
             self.flows,
             self.quantum.map_or(mtu, |q| q.0),
             self.limit,
-            CodelConfig {
+            CodelSettings {
                 target: self.target,
                 interval: self.interval,
                 ecn: self.ecn,
@@ -295,7 +295,7 @@ mod tests {
             16,
             1000,
             Limit::Packets(limit),
-            CodelConfig {
+            CodelSettings {
                 target: p.target,
                 interval: p.interval,
                 ecn: false,

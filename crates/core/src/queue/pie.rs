@@ -26,7 +26,7 @@ use crate::units::{Duration, Limit, Time};
 
 /// PIE settings.
 #[derive(Clone, Debug, PartialEq)]
-pub struct PieConfig {
+pub struct PieSettings {
     /// QDELAY_REF (RFC 8033 §4.2: 15 ms).
     pub target: Duration,
     /// T_UPDATE (15 ms).
@@ -47,7 +47,7 @@ pub struct PieConfig {
 /// The PIE policy (in an [`AqmQueue`], which holds the buffer).
 #[derive(Clone, Debug)]
 pub struct Pie {
-    cfg: PieConfig,
+    cfg: PieSettings,
     rng: Rng,
     drop_prob: f64,
     /// The current queueing delay: the last departure's sojourn time, 0 once empty.
@@ -58,7 +58,7 @@ pub struct Pie {
 }
 
 impl Pie {
-    pub fn new(cfg: PieConfig, rng: Rng) -> Pie {
+    pub fn new(cfg: PieSettings, rng: Rng) -> Pie {
         Pie {
             rng,
             drop_prob: 0.0,
@@ -249,7 +249,7 @@ impl QueueParams for PieParams {
 
     fn build(&self, ctx: &QueueContext) -> Box<dyn QueueDiscipline> {
         let pie = Pie::new(
-            PieConfig {
+            PieSettings {
                 target: self.target,
                 t_update: self.t_update,
                 alpha: self.alpha,
@@ -275,7 +275,7 @@ mod tests {
     use crate::packet::{Ecn, FlowId, PacketKind};
 
     fn pie(ecn: bool) -> AqmQueue<Pie> {
-        let cfg = PieConfig {
+        let cfg = PieSettings {
             ecn,
             mean_packet: 1000,
             ..pie_defaults()
@@ -286,9 +286,9 @@ mod tests {
         )
     }
 
-    fn pie_defaults() -> PieConfig {
+    fn pie_defaults() -> PieSettings {
         let p = PieParams::default();
-        PieConfig {
+        PieSettings {
             target: p.target,
             t_update: p.t_update,
             alpha: p.alpha,

@@ -24,7 +24,7 @@ use crate::params::{in_range, ParamError, QueueContext, QueueParams};
 
 /// RED settings; thresholds in packets, or in bytes for byte mode.
 #[derive(Clone, Debug, PartialEq)]
-pub struct RedConfig {
+pub struct RedSettings {
     pub min_th: f64,
     pub max_th: f64,
     pub bytes: bool,
@@ -38,7 +38,7 @@ pub struct RedConfig {
 
 /// The RED policy (in an [`AqmQueue`], which holds the buffer).
 pub struct Red {
-    cfg: RedConfig,
+    cfg: RedSettings,
     rate: Rate,
     rng: Rng,
     avg: f64,
@@ -47,7 +47,7 @@ pub struct Red {
 }
 
 impl Red {
-    pub fn new(cfg: RedConfig, rate: Rate, rng: Rng) -> Red {
+    pub fn new(cfg: RedSettings, rate: Rate, rng: Rng) -> Red {
         Red {
             cfg,
             rate,
@@ -218,7 +218,7 @@ impl QueueParams for RedParams {
             (Limit::Packets(a), Limit::Packets(b)) => (a as f64, b as f64, false),
             _ => (0.0, f64::INFINITY, false), // refused by `validate`
         };
-        let cfg = RedConfig {
+        let cfg = RedSettings {
             min_th: min,
             max_th: max,
             bytes,
@@ -248,7 +248,7 @@ mod tests {
     use crate::packet::{FlowId, PacketKind};
 
     fn red(gentle: bool) -> Red {
-        let cfg = RedConfig {
+        let cfg = RedSettings {
             min_th: 5.0,
             max_th: 15.0,
             bytes: false,

@@ -23,7 +23,7 @@ use crate::params::{in_range, period_at_least, ParamError, QueueContext, QueuePa
 
 /// REM settings.
 #[derive(Clone, Debug, PartialEq)]
-pub struct RemConfig {
+pub struct RemSettings {
     pub phi: f64,
     pub mu: f64,
     pub gamma: f64,
@@ -34,7 +34,7 @@ pub struct RemConfig {
 
 /// The REM policy (in an [`AqmQueue`], which holds the buffer).
 pub struct Rem {
-    cfg: RemConfig,
+    cfg: RemSettings,
     rate: Rate,
     rng: Rng,
     price: f64,
@@ -43,7 +43,7 @@ pub struct Rem {
 }
 
 impl Rem {
-    pub fn new(cfg: RemConfig, rate: Rate, rng: Rng) -> Rem {
+    pub fn new(cfg: RemSettings, rate: Rate, rng: Rng) -> Rem {
         Rem {
             next_update: Time::ZERO + cfg.interval,
             cfg,
@@ -156,7 +156,7 @@ impl QueueParams for RemParams {
 
     fn build(&self, ctx: &QueueContext) -> Box<dyn QueueDiscipline> {
         let p = self;
-        let cfg = RemConfig {
+        let cfg = RemSettings {
             phi: p.phi,
             mu: p.mu,
             gamma: p.gamma,
@@ -182,7 +182,7 @@ mod tests {
     use crate::packet::{Ecn, FlowId, PacketKind};
 
     fn rem() -> AqmQueue<Rem> {
-        let cfg = RemConfig {
+        let cfg = RemSettings {
             phi: 1.1,
             mu: 0.5,
             gamma: 0.005,

@@ -197,7 +197,7 @@ mod tests {
     use super::*;
     use crate::cc::reno::Reno;
     use crate::packet::{FlowId, PacketKind};
-    use crate::transport::tcp::{TcpConfig, TcpReceiver};
+    use crate::transport::tcp::{TcpReceiver, TcpSettings};
 
     /// Drives a sender and a receiver over a lossless 10 ms pipe (no queue).
     fn run(src: &mut OnOffSender, until: Time) -> u64 {
@@ -235,7 +235,7 @@ mod tests {
     #[test]
     fn alternates_transfers_and_silences_with_the_configured_means() {
         let cc: Box<dyn CongestionController> = Box::new(Reno::new(1000, 2));
-        let tcp = TcpSender::new(FlowId(0), TcpConfig::default(), cc);
+        let tcp = TcpSender::new(FlowId(0), TcpSettings::default(), cc);
         let mut src = OnOffSender::new(
             tcp,
             Box::new(|| Box::new(Reno::new(1000, 2))),

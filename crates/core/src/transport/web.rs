@@ -20,8 +20,8 @@ use rand_distr::{Distribution, Exp, Pareto};
 use crate::cc::reno::Reno;
 use crate::packet::{FlowId, Packet};
 use crate::rng::Rng;
-use crate::transport::monaco::{Estimator, MonacoConfig, MonacoReceiver, MonacoSender};
-use crate::transport::tcp::{TcpConfig, TcpReceiver, TcpSender, MAX_INITIAL_WINDOW};
+use crate::transport::monaco::{Estimator, MonacoReceiver, MonacoSender, MonacoSettings};
+use crate::transport::tcp::{TcpReceiver, TcpSender, TcpSettings, MAX_INITIAL_WINDOW};
 use crate::transport::{Endpoint, EndpointStats, Outbox};
 use crate::units::{Duration, Time};
 use serde::{Deserialize, Serialize};
@@ -123,10 +123,10 @@ enum State {
 /// What carries each object.
 pub enum ObjectTransport {
     /// A TCP Reno transfer with fresh congestion state (SPEC §6, 000 Fig. 10).
-    Reno(TcpConfig),
+    Reno(TcpSettings),
     /// A Monaco loop with fresh state, its settings built by the closure for each object (003
     /// Table I: the web users are loops of weight 1).
-    Monaco(Box<dyn FnMut() -> MonacoConfig + Send>),
+    Monaco(Box<dyn FnMut() -> MonacoSettings + Send>),
 }
 
 /// One user's connection: the transfer of its current object.
@@ -202,7 +202,7 @@ impl WebSender {
                 conn: match &transport {
                     ObjectTransport::Reno(tcp) => Connection::Tcp(TcpSender::new(
                         flow,
-                        TcpConfig {
+                        TcpSettings {
                             conn: u,
                             ..tcp.clone()
                         },
@@ -421,7 +421,7 @@ impl Endpoint for WebSender {
 }
 
 /// A fresh Reno controller for one object.
-fn reno(tcp: &TcpConfig) -> Box<Reno> {
+fn reno(tcp: &TcpSettings) -> Box<Reno> {
     Box::new(Reno::new(tcp.packet_size as u64, tcp.initial_window))
 }
 
@@ -612,8 +612,8 @@ impl SchemeParams for WebParams {
         let model = p.model();
         let (transport, rx) = match &p.monaco {
             None => {
-                let d = TcpConfig::default();
-                let cfg = TcpConfig {
+                let d = TcpSettings::default();
+                let cfg = TcpSettings {
                     packet_size: ctx.packet_size,
                     min_rto: p.min_rto.unwrap_or(d.min_rto),
                     initial_window: p.initial_window.unwrap_or(d.initial_window),
@@ -689,9 +689,9 @@ mod tests {
             think_time: Duration::from_millis(50),
             ..WebModel::default()
         };
-        let tcp = TcpConfig {
+        let tcp = TcpSettings {
             packet_size: 1000,
-            ..TcpConfig::default()
+            ..TcpSettings::default()
         };
         let mut tx = WebSender::new(
             FlowId(0),
@@ -754,7 +754,7 @@ mod tests {
         assert!(WebSender::new(
             FlowId(0),
             &m,
-            ObjectTransport::Reno(TcpConfig::default()),
+            ObjectTransport::Reno(TcpSettings::default()),
             crate::rng::stream(1, "w")
         )
         .is_none());

@@ -59,7 +59,7 @@ pub enum Mode {
 
 /// BBR's settings.
 #[derive(Clone, Debug, PartialEq)]
-pub struct BbrConfig {
+pub struct BbrSettings {
     pub mss: u64,
     pub initial_window: u64,
     /// BBRHighGain, Startup's gains (2/ln 2 ≈ 2.885).
@@ -91,7 +91,7 @@ enum Recovery {
 /// BBR's state.
 #[derive(Clone, Debug)]
 pub struct Bbr {
-    cfg: BbrConfig,
+    cfg: BbrSettings,
     model: PathModel,
     rng: Rng,
     mode: Mode,
@@ -123,7 +123,7 @@ pub struct Bbr {
 }
 
 impl Bbr {
-    pub fn new(cfg: BbrConfig, rng: Rng) -> Bbr {
+    pub fn new(cfg: BbrSettings, rng: Rng) -> Bbr {
         let initial = cfg.initial_window.max(1) * cfg.mss;
         // §4.2.1 BBRInitPacingRate: nominal_bandwidth = InitialCwnd / (SRTT or 1 ms).
         let nominal = initial as f64 * 8.0 / 1e-3;
@@ -500,7 +500,7 @@ impl SchemeParams for BbrParams {
     }
 
     fn build(&self, ctx: &FlowContext) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
-        let cfg = BbrConfig {
+        let cfg = BbrSettings {
             mss: ctx.packet_size as u64,
             initial_window: self.initial_window,
             high_gain: self.high_gain,

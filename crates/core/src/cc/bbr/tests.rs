@@ -10,7 +10,7 @@ const MSS: u64 = 1000;
 fn bbr(seed: u64) -> Bbr {
     let p = BbrParams::default();
     Bbr::new(
-        BbrConfig {
+        BbrSettings {
             mss: MSS,
             initial_window: 2,
             high_gain: p.high_gain,

@@ -57,7 +57,7 @@ pub mod receiver;
 pub mod sender;
 
 pub use receiver::{Estimator, MonacoReceiver};
-pub use sender::{MonacoConfig, MonacoSender, MIN_PACE_SHARE};
+pub use sender::{MonacoSender, MonacoSettings, MIN_PACE_SHARE};
 
 use serde::{Deserialize, Serialize};
 
@@ -104,7 +104,7 @@ pub struct MonacoParams {
     /// Lower bound of the control-packet timeout.
     pub min_rto: Duration,
     /// Count the AVD virtual delay as part of the RTT when pacing (not in 000; on by default,
-    /// see `MonacoConfig::virtual_rtt`).
+    /// see `MonacoSettings::virtual_rtt`).
     pub virtual_rtt: bool,
 }
 
@@ -147,9 +147,9 @@ impl MonacoParams {
     }
 
     /// The sender's settings: the policy these parameters name, with its own random stream.
-    pub(crate) fn sender_config(&self, ctx: &FlowContext, rng: crate::rng::Rng) -> MonacoConfig {
+    pub(crate) fn sender_config(&self, ctx: &FlowContext, rng: crate::rng::Rng) -> MonacoSettings {
         let policy = self.policy();
-        MonacoConfig {
+        MonacoSettings {
             packet_size: ctx.packet_size,
             control_size: ctx.ack_size,
             target: self.target_bytes(),
@@ -291,7 +291,7 @@ mod tests {
     fn sender() -> MonacoSender {
         MonacoSender::new(
             FlowId(0),
-            MonacoConfig {
+            MonacoSettings {
                 packet_size: 1000,
                 control_size: 40,
                 target: 3000.0,

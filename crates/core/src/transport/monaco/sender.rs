@@ -16,7 +16,7 @@ use crate::transport::{Endpoint, EndpointStats};
 use crate::units::{Duration, Time};
 
 /// Settings of a Monaco sender.
-pub struct MonacoConfig {
+pub struct MonacoSettings {
     pub packet_size: u32,
     pub control_size: u32,
     /// Target accumulation a*, bytes (already multiplied by any weight).
@@ -44,7 +44,7 @@ pub struct MonacoConfig {
 /// The ingress side.
 pub struct MonacoSender {
     flow: FlowId,
-    pub(super) cfg: MonacoConfig,
+    pub(super) cfg: MonacoSettings,
     cwnd: f64,
     /// Σ t_AVD of the last answered IB, as the receiver echoed it.
     avd_delay: Duration,
@@ -82,7 +82,7 @@ pub struct MonacoSender {
 pub const MIN_PACE_SHARE: f64 = 1.0 / 1024.0;
 
 impl MonacoSender {
-    pub fn new(flow: FlowId, cfg: MonacoConfig) -> MonacoSender {
+    pub fn new(flow: FlowId, cfg: MonacoSettings) -> MonacoSender {
         MonacoSender {
             flow,
             cwnd: cfg.initial_window.max(cfg.packet_size as f64),
@@ -109,7 +109,7 @@ impl MonacoSender {
 
     /// A loop that sends `bytes` of data and then ends (a web object, say); the transfer is
     /// over when the answer to the pair sent after its last byte arrives (`is_finished`).
-    pub fn transfer(flow: FlowId, cfg: MonacoConfig, bytes: u64) -> MonacoSender {
+    pub fn transfer(flow: FlowId, cfg: MonacoSettings, bytes: u64) -> MonacoSender {
         MonacoSender {
             budget: Some(bytes),
             ..MonacoSender::new(flow, cfg)

@@ -7,7 +7,7 @@ use crate::transport::Endpoint;
 use crate::units::Bytes;
 use crate::units::Duration;
 
-use super::{TcpConfig, TcpReceiver, TcpSender};
+use super::{TcpReceiver, TcpSender, TcpSettings};
 
 /// Declares a TCP scheme's parameter struct: its own keys (each with its default), then the TCP
 /// keys every TCP scheme shares (`size`, `min_rto`, `initial_window`, `delayed_ack`,
@@ -62,7 +62,7 @@ macro_rules! tcp_scheme_params {
 
         impl Default for $name {
             fn default() -> Self {
-                let d = $crate::transport::tcp::TcpConfig::default();
+                let d = $crate::transport::tcp::TcpSettings::default();
                 $name {
                     $( $field: $default, )*
                     size: None,
@@ -138,7 +138,7 @@ impl TcpOptions {
 
     /// The sender of one scenario flow over controller `cc`.
     pub fn sender<C: CongestionController>(&self, ctx: &FlowContext, cc: C) -> TcpSender<C> {
-        let cfg = TcpConfig {
+        let cfg = TcpSettings {
             packet_size: ctx.packet_size,
             transfer_bytes: self.size.map(|b| b.0),
             initial_window: self.initial_window,
@@ -148,7 +148,7 @@ impl TcpOptions {
             receive_window: self
                 .receive_window
                 .map(|b| (b.0 / u64::from(ctx.packet_size.max(1))).max(1)),
-            ..TcpConfig::default()
+            ..TcpSettings::default()
         };
         let tx = TcpSender::new(ctx.flow, cfg, cc);
         match self.send_overhead {

@@ -14,7 +14,7 @@ use rand::RngExt;
 
 /// Settings of a TCP sender.
 #[derive(Clone, Debug)]
-pub struct TcpConfig {
+pub struct TcpSettings {
     /// Size of a full data packet on the wire.
     pub packet_size: u32,
     /// Bytes to transfer; `None` for a bulk (infinite) source.
@@ -62,9 +62,9 @@ impl SendOverhead {
     }
 }
 
-impl Default for TcpConfig {
+impl Default for TcpSettings {
     fn default() -> Self {
-        TcpConfig {
+        TcpSettings {
             packet_size: 1000,
             transfer_bytes: None,
             initial_window: 2,
@@ -85,7 +85,7 @@ impl Default for TcpConfig {
 /// chosen at run time (on-off and web sources) it is boxed, the default.
 pub struct TcpSender<C = Box<dyn CongestionController>> {
     flow: FlowId,
-    cfg: TcpConfig,
+    cfg: TcpSettings,
     cc: C,
     pub(super) rtt: RttEstimator,
     /// Oldest unacknowledged segment.
@@ -148,7 +148,7 @@ struct SenderCounts {
 }
 
 impl<C: CongestionController> TcpSender<C> {
-    pub fn new(flow: FlowId, cfg: TcpConfig, cc: C) -> TcpSender<C> {
+    pub fn new(flow: FlowId, cfg: TcpSettings, cc: C) -> TcpSender<C> {
         let total_segments = cfg
             .transfer_bytes
             .map(|b| b.div_ceil(cfg.packet_size as u64).max(1));

@@ -9,9 +9,9 @@ use crate::cc::reno::Reno;
 const MSS: u64 = 1000;
 
 fn sender(initial_window: u64) -> TcpSender<Reno> {
-    let cfg = TcpConfig {
+    let cfg = TcpSettings {
         initial_window,
-        ..TcpConfig::default()
+        ..TcpSettings::default()
     };
     let mut s = TcpSender::new(FlowId(0), cfg, Reno::new(MSS, initial_window));
     s.handle_start(Time::ZERO);
@@ -36,11 +36,11 @@ fn ms(x: u64) -> Time {
 /// the congestion window; what a loss holds back at the receiver holds back the sender.
 #[test]
 fn the_receive_window_bounds_what_is_sent_past_the_cumulative_ack() {
-    let cfg = TcpConfig {
+    let cfg = TcpSettings {
         initial_window: 10,
         receive_window: Some(4),
         sack: true,
-        ..TcpConfig::default()
+        ..TcpSettings::default()
     };
     let mut s = TcpSender::new(FlowId(0), cfg, Reno::new(MSS, 10));
     s.handle_start(Time::ZERO);
@@ -189,10 +189,10 @@ fn sack_ack(next: u64, start: u64, end: u64) -> Packet {
 
 #[test]
 fn sack_recovery_resends_every_hole_in_one_round_and_nothing_else() {
-    let cfg = TcpConfig {
+    let cfg = TcpSettings {
         initial_window: 10,
         sack: true,
-        ..TcpConfig::default()
+        ..TcpSettings::default()
     };
     let mut s = TcpSender::new(FlowId(0), cfg, Reno::new(MSS, 10));
     s.handle_start(Time::ZERO);
@@ -314,10 +314,10 @@ fn receiver_buffers_out_of_order_and_acks_cumulatively() {
 
 #[test]
 fn ecn_echo_halves_once_per_window() {
-    let cfg = TcpConfig {
+    let cfg = TcpSettings {
         initial_window: 8,
         ecn: true,
-        ..TcpConfig::default()
+        ..TcpSettings::default()
     };
     let mut s = TcpSender::new(FlowId(0), cfg, Reno::new(MSS, 8));
     s.handle_start(Time::ZERO);
@@ -376,7 +376,7 @@ impl CongestionController for Probe {
 #[test]
 fn send_overhead_jitters_a_paced_sender_without_slowing_it() {
     let max = Duration::from_micros(500);
-    let mut s = TcpSender::new(FlowId(0), TcpConfig::default(), Probe::default())
+    let mut s = TcpSender::new(FlowId(0), TcpSettings::default(), Probe::default())
         .with_send_overhead(max, crate::rng::stream(3, "t"));
     s.handle_start(Time::ZERO);
     let mut sent = Vec::new();
@@ -401,7 +401,7 @@ fn a_pacing_controller_is_paced_told_of_each_send_and_given_rate_samples() {
         probe.rates.clone(),
         probe.events.clone(),
     );
-    let mut s = TcpSender::new(FlowId(0), TcpConfig::default(), probe);
+    let mut s = TcpSender::new(FlowId(0), TcpSettings::default(), probe);
     s.handle_start(Time::ZERO);
     // The window allows 200 segments at once, the pacer one per ms.
     let mut t = Time::ZERO;

@@ -1,8 +1,8 @@
 //! A scenario as written, before it is resolved: names instead of ids, every group expanded, every
 //! optional key still optional. Both front ends make one — the TOML file ([`crate::file`]) and the
-//! typed builder ([`crate::builder`]) — and [`ScenarioDef::resolve`] is the one place that checks
+//! typed builder ([`crate::builder`]) — and [`ScenarioSpec::resolve`] is the one place that checks
 //! it and turns it into the [`Scenario`] the tiers run. Patches by key path
-//! ([`ScenarioDef::set`]) edit a `ScenarioDef`; [`ScenarioDef::to_toml`] writes it back as a
+//! ([`ScenarioSpec::set`]) edit a `ScenarioSpec`; [`ScenarioSpec::to_toml`] writes it back as a
 //! scenario file that loads into the same model.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -12,11 +12,11 @@ use acclab_core::params::MAX_RATE;
 use acclab_core::{Bytes, Duration, Limit, Rate, Time};
 use serde::Serialize;
 
-use crate::model::{
+use crate::routing;
+use crate::scenario::{
     EventAction, EventDef, FlowDef, LinkDef, LinkId, NodeId, OutputDef, Scenario, TraceDef,
     TraceFormat,
 };
-use crate::routing;
 
 /// The finest `output.sample_interval`: 100 µs.
 pub const MIN_SAMPLE_INTERVAL: Duration = Duration(100_000);
@@ -35,13 +35,13 @@ pub const DEFAULT_SAMPLE_INTERVAL: Duration = Duration::from_millis(100);
 
 /// A scenario as written: see the module documentation.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct ScenarioDef {
+pub struct ScenarioSpec {
     pub name: String,
     pub duration: Duration,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
-    #[serde(skip_serializing_if = "DefaultsDef::is_empty")]
-    pub defaults: DefaultsDef,
+    #[serde(skip_serializing_if = "DefaultsSpec::is_empty")]
+    pub defaults: DefaultsSpec,
     #[serde(rename = "link", skip_serializing_if = "Vec::is_empty")]
     pub links: Vec<LinkSpec>,
     #[serde(rename = "flow", skip_serializing_if = "Vec::is_empty")]
@@ -54,7 +54,7 @@ pub struct ScenarioDef {
 
 /// `[defaults]`: packet sizes, and the queue of links that do not set their own.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct DefaultsDef {
+pub struct DefaultsSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub packet_size: Option<Bytes>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -66,7 +66,7 @@ pub struct DefaultsDef {
     pub queue: Option<QueueConfig>,
 }
 
-impl DefaultsDef {
+impl DefaultsSpec {
     /// The queue of a link that does not set its own.
     pub fn link_queue(&self) -> QueueConfig {
         self.queue
@@ -75,9 +75,9 @@ impl DefaultsDef {
     }
 }
 
-impl DefaultsDef {
+impl DefaultsSpec {
     fn is_empty(&self) -> bool {
-        *self == DefaultsDef::default()
+        *self == DefaultsSpec::default()
     }
 }
 
@@ -194,7 +194,7 @@ impl OutputSpec {
     }
 }
 
-/// What a finding of [`ScenarioDef::resolve`] is about: the front end turns it into a key path
+/// What a finding of [`ScenarioSpec::resolve`] is about: the front end turns it into a key path
 /// (and, for a file, a line).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Item {
@@ -205,7 +205,7 @@ pub enum Item {
     Event(usize),
 }
 
-/// Why a [`ScenarioDef`] does not resolve: the item, the key inside it, and what is wrong.
+/// Why a [`ScenarioSpec`] does not resolve: the item, the key inside it, and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fault {
     pub item: Item,
@@ -221,14 +221,14 @@ fn fault(item: Item, key: &str, message: impl Into<String>) -> Fault {
     }
 }
 
-impl ScenarioDef {
+impl ScenarioSpec {
     /// An empty scenario: no links, no flows, every optional key at its default.
-    pub fn new(name: &str, duration: Duration) -> ScenarioDef {
-        ScenarioDef {
+    pub fn new(name: &str, duration: Duration) -> ScenarioSpec {
+        ScenarioSpec {
             name: name.to_string(),
             duration,
             seed: None,
-            defaults: DefaultsDef::default(),
+            defaults: DefaultsSpec::default(),
             links: Vec::new(),
             flows: Vec::new(),
             events: Vec::new(),
@@ -332,7 +332,7 @@ impl ScenarioDef {
     }
 
     /// The scenario as a TOML file: every group expanded, one `[[link]]` per direction, and
-    /// only the keys that differ from their defaults. Loading it gives this `ScenarioDef` again.
+    /// only the keys that differ from their defaults. Loading it gives this `ScenarioSpec` again.
     pub fn to_toml(&self) -> String {
         toml::to_string(&self.to_table()).expect("a TOML table always serialises")
     }

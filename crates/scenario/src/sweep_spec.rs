@@ -23,9 +23,9 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use crate::def::MAX_SEED;
 use crate::error::ScenarioError;
 use crate::patch::value_of;
+use crate::spec::MAX_SEED;
 
 /// The most runs (points × seeds) one sweep may plan.
 pub const MAX_RUNS: usize = 1_000_000;
@@ -133,7 +133,7 @@ struct RawSweep {
 /// checked whole first, so its errors carry their line.
 pub fn load(
     path: &std::path::Path,
-) -> Result<(crate::ScenarioDef, Option<SweepSpec>), ScenarioError> {
+) -> Result<(crate::ScenarioSpec, Option<SweepSpec>), ScenarioError> {
     let l = load_file(path)?;
     Ok((l.def, l.sweep))
 }
@@ -142,7 +142,7 @@ pub fn load(
 /// as written, and its `[sweep]`.
 pub struct Loaded {
     pub scenario: crate::Scenario,
-    pub def: crate::ScenarioDef,
+    pub def: crate::ScenarioSpec,
     pub sweep: Option<SweepSpec>,
 }
 
@@ -152,7 +152,7 @@ pub fn load_file(path: &std::path::Path) -> Result<Loaded, ScenarioError> {
     let file = path.display().to_string();
     let src = crate::file::read(path)?;
     let scenario = crate::file::parse(&src, &file)?;
-    let def = crate::file::parse_def(&src, &file)?;
+    let def = crate::file::parse_spec(&src, &file)?;
     let sweep = SweepSpec::from_file_text(&src, &file)?;
     Ok(Loaded {
         scenario,
@@ -187,7 +187,7 @@ impl SweepSpec {
         let table: toml::Table = match src.parse() {
             Ok(t) => t,
             // The scenario reader reports syntax errors with their line.
-            Err(_) => return crate::file::parse_def(src, file).map(|_| None),
+            Err(_) => return crate::file::parse_spec(src, file).map(|_| None),
         };
         let Some(value) = table.get("sweep") else {
             return Ok(None);
@@ -205,7 +205,7 @@ impl SweepSpec {
         })?;
         let mut axes = Vec::new();
         for (key, v) in raw.set {
-            let at = format!("sweep.set.{}", crate::def::quote_key(&key));
+            let at = format!("sweep.set.{}", crate::spec::quote_key(&key));
             let axis = match v {
                 toml::Value::Array(items) => Axis::from_values(&key, items),
                 toml::Value::String(s) => Axis::from_text(&key, &s),
@@ -218,7 +218,7 @@ impl SweepSpec {
             };
             if axis.values.is_empty() {
                 return Err(err(
-                    format!("sweep.set.{}", crate::def::quote_key(&axis.key)),
+                    format!("sweep.set.{}", crate::spec::quote_key(&axis.key)),
                     "an axis needs at least one value".into(),
                 ));
             }
