@@ -17,7 +17,12 @@ macro_rules! spec {
         $crate::Spec {
             id: $id,
             title: $title,
-            scenario: include_str!(concat!("../../../scenarios/repro/", $id, ".toml")),
+            scenario: include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../scenarios/repro/",
+                $id,
+                ".toml"
+            )),
             quick: None,
             reproduce: $reproduce,
         }
@@ -26,9 +31,15 @@ macro_rules! spec {
         $crate::Spec {
             id: $id,
             title: $title,
-            scenario: include_str!(concat!("../../../scenarios/repro/", $id, ".toml")),
+            scenario: include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../scenarios/repro/",
+                $id,
+                ".toml"
+            )),
             quick: Some(include_str!(concat!(
-                "../../../scenarios/repro/",
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../scenarios/repro/",
                 $id,
                 ".quick.toml"
             ))),
