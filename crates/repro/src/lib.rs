@@ -49,6 +49,7 @@ macro_rules! spec {
 }
 
 pub mod acc;
+pub mod checks;
 pub mod clcc;
 pub mod common;
 pub mod modern;

@@ -9,44 +9,45 @@ use acclab_theory::num::{self, Problem};
 use acclab_theory::vegas_error::serial_arrivals;
 use rayon::prelude::*;
 
+use crate::checks::{
+    kbps, FlowCheck, FlowQuantity, Flows, Test, Units, BASE_RTT_MS, RTT_MS, SENDING_RATE_KBPS,
+    WINDOW_PKTS,
+};
 use crate::common::{self, classes, flow_series, mean_of, period_mean, queue_series, simulate};
 use crate::{Exp, Report, ReproError, Row, Spec};
 
 const BOTTLENECK: &str = "r1->r2";
 
-/// The paper's model column of Table I or II, per class 1a…5a.
+/// The paper's model column of Table I or II: per quantity checked, its value for each class
+/// 1a…5a (each checked within 3% of the theory: [`single_link`]).
 struct PaperTable {
-    base_rtt_ms: [f64; 5],
-    rtt_ms: [f64; 5],
-    rate_kbps: [f64; 5],
-    window_pkts: [f64; 5],
+    columns: [(&'static FlowQuantity, [f64; 5]); 4],
     queue_pkts: f64,
     /// Flows in the paper's run (to scale the queue for the quick variant).
     flows: usize,
 }
 
 const PAPER_TABLE1: PaperTable = PaperTable {
-    base_rtt_ms: [15.17, 15.17, 20.17, 30.17, 40.17],
-    rtt_ms: [16.84, 16.84, 21.84, 31.84, 41.84],
-    rate_kbps: [1200.0; 5],
-    window_pkts: [20.2, 20.2, 26.2, 38.2, 50.2],
+    columns: [
+        (&SENDING_RATE_KBPS, [1200.0; 5]),
+        (&RTT_MS, [16.84, 16.84, 21.84, 31.84, 41.84]),
+        (&WINDOW_PKTS, [20.2, 20.2, 26.2, 38.2, 50.2]),
+        (&BASE_RTT_MS, [15.17, 15.17, 20.17, 30.17, 40.17]),
+    ],
     queue_pkts: 500.0,
     flows: 250,
 };
 
 const PAPER_TABLE2: PaperTable = PaperTable {
-    base_rtt_ms: [15.17, 15.17, 20.17, 30.17, 40.17],
-    rtt_ms: [19.2, 19.2, 24.2, 34.2, 44.2],
-    rate_kbps: [753.2, 753.2, 1001.0, 1498.0, 1994.0],
-    window_pkts: [14.5, 14.5, 24.2, 51.2, 88.2],
+    columns: [
+        (&SENDING_RATE_KBPS, [753.2, 753.2, 1001.0, 1498.0, 1994.0]),
+        (&RTT_MS, [19.2, 19.2, 24.2, 34.2, 44.2]),
+        (&WINDOW_PKTS, [14.5, 14.5, 24.2, 51.2, 88.2]),
+        (&BASE_RTT_MS, [15.17, 15.17, 20.17, 30.17, 40.17]),
+    ],
     queue_pkts: 1208.85,
     flows: 250,
 };
-
-/// KB/s of a rate in bit/s (1 KB = 1000 B, as the paper).
-fn kbps(bps: f64) -> f64 {
-    bps / 8000.0
-}
 
 /// Tables I and II: five classes on one link, per-class rate, RTT, window, baseRTT, and the queue.
 fn single_link(e: &Exp, paper: &PaperTable) -> Result<Report, ReproError> {
@@ -61,53 +62,17 @@ fn single_link(e: &Exp, paper: &PaperTable) -> Result<Report, ReproError> {
     let mut report = e.report();
     const TOL: f64 = 0.03;
     let groups = classes(s);
-    for (k, (class, idx)) in groups.iter().enumerate().take(5) {
-        let theory = |f: &dyn Fn(&acclab_results::summary::FlowTheory) -> f64| {
-            mean_of(s, idx, |x| x.theory.as_ref().map(f))
-        };
-        let measured = |f: &dyn Fn(&acclab_results::summary::FlowSummary) -> Option<f64>| {
-            mean_of(s, idx, f).unwrap_or(f64::NAN)
-        };
-        let model = |f: &dyn Fn(&acclab_results::summary::FlowModel) -> Option<f64>| {
-            mean_of(s, idx, |x| x.model.as_ref().and_then(f))
-        };
-        report.rows.push(
-            Row::close(
-                format!("{class} sending rate (KB/s)"),
-                Some(paper.rate_kbps[k]),
-                theory(&|t| kbps(t.throughput_bps)),
-                measured(&|f| Some(kbps(f.throughput_bps))),
-                TOL,
-            )
-            .with_model(model(&|m| Some(kbps(m.throughput_bps)))),
-        );
-        report.rows.push(
-            Row::close(
-                format!("{class} RTT with queueing (ms)"),
-                Some(paper.rtt_ms[k]),
-                theory(&|t| t.rtt_s * 1e3),
-                measured(&|f| f.mean_rtt_s.map(|r| r * 1e3)),
-                TOL,
-            )
-            .with_model(model(&|m| m.mean_rtt_s.map(|r| r * 1e3))),
-        );
-        report.rows.push(
-            Row::close(
-                format!("{class} congestion window (pkts)"),
-                Some(paper.window_pkts[k]),
-                theory(&|t| t.cwnd_bytes / pkt),
-                measured(&|f| f.mean_cwnd_bytes.map(|c| c / pkt)),
-                TOL,
-            )
-            .with_model(model(&|m| m.mean_cwnd_bytes.map(|c| c / pkt))),
-        );
-        report.rows.push(Row::close(
-            format!("{class} baseRTT (ms)"),
-            Some(paper.base_rtt_ms[k]),
-            theory(&|t| t.base_rtt_s * 1e3),
-            measured(&|f| f.base_rtt_s.map(|r| r * 1e3)),
-            TOL,
-        ));
+    let units = Units { packet_bytes: pkt };
+    for (k, (class, _)) in groups.iter().enumerate().take(5) {
+        for (quantity, column) in &paper.columns {
+            let check = FlowCheck {
+                flows: Flows::Class(class),
+                quantity,
+                paper: Some(column[k]),
+                test: Test::Close(TOL),
+            };
+            report.rows.push(check.row("", s, &units));
+        }
     }
     let q_label = if ctx.quick {
         "queue at router 1 (pkts; paper scaled to the flow count)"

@@ -3,6 +3,7 @@
 use acclab_core::config::AccPolicyName;
 use acclab_results::plot::Series;
 
+use crate::checks::{FlowCheck, Flows, Test, Units, THROUGHPUT_MBPS};
 use crate::common::{self, mbps};
 use crate::{Exp, Report, ReproError, Row, Spec};
 
@@ -15,6 +16,29 @@ pub const FIG2: Spec = spec!(
     quick,
     acc_fig2
 );
+
+/// What 000 Fig. 2 shows for every policy: the long flow at 3 Mb/s, the short ones at 6 (each
+/// within 10% of the theory's weighted-PF rate, which is the same).
+const FIG2_CHECKS: [FlowCheck; 3] = [
+    FlowCheck {
+        flows: Flows::Id("long"),
+        quantity: &THROUGHPUT_MBPS,
+        paper: Some(3.0),
+        test: Test::Close(0.10),
+    },
+    FlowCheck {
+        flows: Flows::Id("short1"),
+        quantity: &THROUGHPUT_MBPS,
+        paper: Some(6.0),
+        test: Test::Close(0.10),
+    },
+    FlowCheck {
+        flows: Flows::Id("short2"),
+        quantity: &THROUGHPUT_MBPS,
+        paper: Some(6.0),
+        test: Test::Close(0.10),
+    },
+];
 
 fn acc_fig2(e: &Exp) -> Result<Report, ReproError> {
     let ctx = e.ctx;
@@ -31,22 +55,16 @@ fn acc_fig2(e: &Exp) -> Result<Report, ReproError> {
     let mut report = e.report();
     let mut longs = Vec::new();
     for ((label, _), run) in policies.iter().zip(runs) {
-        for f in &run.summary.flows {
-            let paper = if f.id == "long" { 3.0 } else { 6.0 };
-            let theory = f.theory.as_ref().map(|t| mbps(t.throughput_bps));
-            report.rows.push(
-                Row::close(
-                    format!("{label}: {} throughput (Mb/s)", f.id),
-                    Some(paper),
-                    theory,
-                    mbps(f.throughput_bps),
-                    0.10,
-                )
-                .with_model(f.model.as_ref().map(|m| mbps(m.throughput_bps))),
-            );
-            if f.id == "long" {
-                longs.push(mbps(f.throughput_bps));
-            }
+        let units = Units {
+            packet_bytes: f64::from(run.sim.scenario().packet_size),
+        };
+        for check in &FIG2_CHECKS {
+            report
+                .rows
+                .push(check.row(&format!("{label}: "), &run.summary, &units));
+        }
+        if let Some(long) = run.summary.flows.iter().find(|f| f.id == "long") {
+            longs.push(mbps(long.throughput_bps));
         }
         report.rows.push(Row::at_most(
             format!("{label}: lost packets"),
