@@ -79,6 +79,19 @@ pub struct RunArgs {
     quiet: bool,
 }
 
+/// What the two halves of a split run (`live router`, `live endpoints`) must both be given alike.
+#[derive(clap::Args)]
+pub struct SplitArgs {
+    /// The run's secret key, shared by `live router` and `live endpoints`: a file that the
+    /// first of the two to start creates (mode 0600, 64 hex digits) and the other reads. Every
+    /// datagram is authenticated under it; forged and replayed ones are dropped and counted.
+    #[arg(long, value_name = "FILE")]
+    key_file: PathBuf,
+    /// Scenario seconds per wall-clock second, in [0.001, 1000]; the same on both halves.
+    #[arg(long, default_value_t = 1.0)]
+    time_scale: f64,
+}
+
 #[derive(clap::Args)]
 pub struct RouterArgs {
     /// The scenario file (TOML).
@@ -89,16 +102,12 @@ pub struct RouterArgs {
     /// Address and first port of the endpoints (see above).
     #[arg(long)]
     endpoints: SocketAddr,
-    /// The run's secret key, shared by `live router` and `live endpoints`: a file that the
-    /// first of the two to start creates (mode 0600, 64 hex digits) and the other reads. Every
-    /// datagram is authenticated under it; forged and replayed ones are dropped and counted.
-    #[arg(long, value_name = "FILE")]
-    key_file: PathBuf,
-    #[arg(long, default_value_t = 1.0)]
-    time_scale: f64,
+    #[command(flatten)]
+    split: SplitArgs,
     /// Where links.csv and router.json go [default: results/<name>-router].
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Overwrite results already in the output directory.
     #[arg(long)]
     force: bool,
 }
@@ -113,16 +122,12 @@ pub struct EndpointArgs {
     /// Address and first port for the endpoints (flow f: port + 2f and port + 2f + 1).
     #[arg(long)]
     base: SocketAddr,
-    /// The run's secret key, shared by `live router` and `live endpoints`: a file that the
-    /// first of the two to start creates (mode 0600, 64 hex digits) and the other reads. Every
-    /// datagram is authenticated under it; forged and replayed ones are dropped and counted.
-    #[arg(long, value_name = "FILE")]
-    key_file: PathBuf,
-    #[arg(long, default_value_t = 1.0)]
-    time_scale: f64,
+    #[command(flatten)]
+    split: SplitArgs,
     /// Where endpoints.json goes [default: results/<name>-endpoints].
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Overwrite results already in the output directory.
     #[arg(long)]
     force: bool,
 }
@@ -256,7 +261,7 @@ fn key_of(path: &std::path::Path) -> Result<acclab_live::auth::Key> {
 }
 
 fn router(a: RouterArgs) -> Result<()> {
-    acclab_live::run::check_scale(a.time_scale)?;
+    acclab_live::run::check_scale(a.split.time_scale)?;
     let sc = scenario::load(&a.scenario)?;
     let out = crate::load::output_dir(a.out, &format!("{}-router", sc.name), a.force)?;
     let dir = out.staging().to_path_buf();
@@ -265,11 +270,11 @@ fn router(a: RouterArgs) -> Result<()> {
         a.listen,
         sc.flows.len(),
         a.endpoints,
-        sc.duration.as_secs_f64() / a.time_scale
+        sc.duration.as_secs_f64() / a.split.time_scale
     );
-    let key = key_of(&a.key_file)?;
+    let key = key_of(&a.split.key_file)?;
     let (sim, counters) =
-        acclab_live::run::router_only(sc, a.listen, a.endpoints, a.time_scale, key)?;
+        acclab_live::run::router_only(sc, a.listen, a.endpoints, a.split.time_scale, key)?;
     if counters.accepted == 0 && !sim.scenario().flows.is_empty() {
         bail!(
             "the router heard no endpoint in the whole run ({} datagrams rejected as malformed, {} as forged, {} as foreign): were `acclab live endpoints` started with --router {} and the same scenario and key file?",
@@ -294,14 +299,14 @@ fn router(a: RouterArgs) -> Result<()> {
 }
 
 fn endpoints(a: EndpointArgs) -> Result<()> {
-    acclab_live::run::check_scale(a.time_scale)?;
+    acclab_live::run::check_scale(a.split.time_scale)?;
     let sc = scenario::load(&a.scenario)?;
     let out = crate::load::output_dir(a.out, &format!("{}-endpoints", sc.name), a.force)?;
     let dir = out.staging().to_path_buf();
     let names: Vec<String> = sc.flows.iter().map(|f| f.id.clone()).collect();
     let secs = sc.duration.as_secs_f64();
-    let key = key_of(&a.key_file)?;
-    let stats = acclab_live::run::endpoints_only(sc, a.router, a.base, a.time_scale, key)?;
+    let key = key_of(&a.split.key_file)?;
+    let stats = acclab_live::run::endpoints_only(sc, a.router, a.base, a.split.time_scale, key)?;
     let flows: Vec<EndpointFlow> = names
         .into_iter()
         .enumerate()
