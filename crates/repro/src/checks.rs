@@ -79,6 +79,23 @@ pub enum Test {
     AtLeast(f64),
 }
 
+impl Test {
+    /// The comparison row of `measured` under this test.
+    pub fn row(
+        self,
+        label: impl Into<String>,
+        paper: Option<f64>,
+        theory: Option<f64>,
+        measured: f64,
+    ) -> Row {
+        match self {
+            Test::Close(rel) => Row::close(label, paper, theory, measured, rel),
+            Test::AtMost(b) => Row::at_most(label, paper, theory, measured, b),
+            Test::AtLeast(b) => Row::at_least(label, paper, theory, measured, b),
+        }
+    }
+}
+
 /// Which flows a check is about: one flow by id, or a class (ids `class-n`), meaned.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Flows<'a> {
@@ -128,12 +145,9 @@ impl FlowCheck<'_> {
             f.model.as_ref().and_then(|m| (q.model)(m, units))
         });
         let label = format!("{prefix}{} {}", self.flows.name(), q.name);
-        let row = match self.test {
-            Test::Close(rel) => Row::close(label, self.paper, theory, measured, rel),
-            Test::AtMost(b) => Row::at_most(label, self.paper, theory, measured, b),
-            Test::AtLeast(b) => Row::at_least(label, self.paper, theory, measured, b),
-        };
-        row.with_model(model)
+        self.test
+            .row(label, self.paper, theory, measured)
+            .with_model(model)
     }
 }
 
