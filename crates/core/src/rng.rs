@@ -23,6 +23,14 @@ fn splitmix64(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// A hash of `words` under `seed`, the same on every machine: for decisions that must be a
+/// function of their inputs rather than draws from a stream (an ECMP switch hashing a 5-tuple).
+pub fn hash(seed: u64, words: &[u64]) -> u64 {
+    words
+        .iter()
+        .fold(splitmix64(seed), |h, &w| splitmix64(h ^ w))
+}
+
 /// The random stream of the component called `name` in a run seeded with `seed`.
 pub fn stream(seed: u64, name: &str) -> Rng {
     let a = splitmix64(seed ^ fnv1a(name));
@@ -44,5 +52,15 @@ mod tests {
         assert_eq!(x, y);
         assert_ne!(x, z);
         assert_ne!(x, w);
+    }
+
+    #[test]
+    fn hashes_depend_on_every_word_and_their_order() {
+        let h = hash(1, &[1, 2, 3]);
+        assert_eq!(h, hash(1, &[1, 2, 3]));
+        assert_ne!(h, hash(2, &[1, 2, 3]));
+        assert_ne!(h, hash(1, &[1, 2, 4]));
+        assert_ne!(h, hash(1, &[2, 1, 3]));
+        assert_ne!(h, hash(1, &[1, 2]));
     }
 }

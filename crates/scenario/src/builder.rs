@@ -27,8 +27,10 @@ use acclab_core::config::{QueueConfig, SchemeConfig};
 use acclab_core::{Bytes, Duration, Rate};
 
 use crate::error::ScenarioError;
+use crate::routing::Ecmp;
 use crate::scenario::Scenario;
 use crate::spec::{EventSpec, EventSpecAction, FlowSpec, LinkSpec, ScenarioSpec};
+use crate::topology::{Shape, Tier, TierLinks};
 
 /// See the module documentation.
 #[derive(Clone, Debug)]
@@ -104,6 +106,33 @@ impl ScenarioBuilder {
             });
         }
         self.last_links = first..self.def.links.len();
+        self
+    }
+
+    /// A generated fabric (see [`crate::topology`]): its links, both directions of every cable,
+    /// each tier's rate, delay and queue from `tier`. Methods that set a link's keys then apply
+    /// to all of them.
+    pub fn topology(mut self, shape: Shape, tier: impl Fn(Tier) -> TierLinks) -> Self {
+        if let Err((key, message)) = shape.validate() {
+            self.misuse.get_or_insert(ScenarioError {
+                file: self.def.name.clone(),
+                line: None,
+                key: format!("topology.{key}"),
+                message,
+            });
+            return self;
+        }
+        let first = self.def.links.len();
+        self.def
+            .links
+            .extend(shape.generate(&tier).into_iter().map(|(_, l)| l));
+        self.last_links = first..self.def.links.len();
+        self
+    }
+
+    /// Multipath routing of the flows without an explicit path.
+    pub fn ecmp(mut self, ecmp: Ecmp) -> Self {
+        self.def.routing.ecmp = ecmp;
         self
     }
 

@@ -20,11 +20,13 @@ use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
 use crate::error::ScenarioError;
+use crate::routing::Ecmp;
 use crate::scenario::Scenario;
 use crate::spec::{
     join_key, key_segments, DefaultsSpec, EventSpec, EventSpecAction, FlowSpec, Item, LinkSpec,
-    OutputSpec, ScenarioSpec, TraceSpec,
+    OutputSpec, RoutingSpec, ScenarioSpec, TraceSpec,
 };
+use crate::topology::{Shape, Tier, TierLinks};
 
 // ---------------------------------------------------------------------------------------------
 // The file as written.
@@ -37,6 +39,10 @@ struct RawScenario {
     seed: Option<u64>,
     #[serde(default)]
     defaults: RawDefaults,
+    #[serde(default)]
+    routing: RawRouting,
+    /// A generated fabric (see [`crate::topology`]), expanded into links before `[[link]]`'s.
+    topology: Option<RawTopology>,
     #[serde(default)]
     link: Vec<RawLink>,
     #[serde(default)]
@@ -71,6 +77,41 @@ struct RawLink {
     loss: Option<f64>,
     count: Option<u32>,
     first: Option<u32>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawRouting {
+    #[serde(default)]
+    ecmp: Ecmp,
+}
+
+/// `[topology]`: a fabric's shape (the keys of its kind), its links' rate, delay and queue, and
+/// per-tier overrides (`host = { rate = "25Gbps" }`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTopology {
+    kind: String,
+    k: Option<u32>,
+    oversubscription: Option<u32>,
+    leaves: Option<u32>,
+    spines: Option<u32>,
+    hosts_per_leaf: Option<u32>,
+    link_rate: Rate,
+    link_delay: Duration,
+    queue: Option<toml::Table>,
+    host: Option<RawTier>,
+    aggregation: Option<RawTier>,
+    core: Option<RawTier>,
+    spine: Option<RawTier>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTier {
+    rate: Option<Rate>,
+    delay: Option<Duration>,
+    queue: Option<toml::Table>,
 }
 
 #[derive(Deserialize)]
@@ -501,24 +542,47 @@ fn locate(doc: &DeTable, key: &str) -> Option<Range<usize>> {
 
 /// Where each entry of a [`ScenarioSpec`] made from a file came from, to name its keys.
 struct Origins {
-    /// For each link: the `[[link]]` it came from, and whether that one used `between`.
-    links: Vec<(usize, bool)>,
+    links: Vec<LinkOrigin>,
     /// For each flow: the `[[flow]]` it came from.
     flows: Vec<usize>,
+}
+
+/// Where a link came from.
+#[derive(Clone, Copy)]
+enum LinkOrigin {
+    /// The `[[link]]` at this index, and whether it used `between`.
+    Table(usize, bool),
+    /// `[topology]`, tier `tier`; `own[0..3]`: whether the tier's table sets its own rate, delay,
+    /// queue.
+    Topology { tier: Tier, own: [bool; 3] },
 }
 
 impl Origins {
     fn file_key(&self, item: Item, key: &str) -> String {
         match item {
             Item::Top => key.to_string(),
-            Item::Link(i) => {
-                let (n, between) = self.links[i];
-                let key = match key {
-                    "from" | "to" if between => "between",
-                    k => k,
-                };
-                join_key(&format!("link[{n}]"), key)
-            }
+            Item::Link(i) => match self.links[i] {
+                LinkOrigin::Table(n, between) => {
+                    let key = match key {
+                        "from" | "to" if between => "between",
+                        k => k,
+                    };
+                    join_key(&format!("link[{n}]"), key)
+                }
+                LinkOrigin::Topology { tier, own } => {
+                    let head = key_segments(key).first().cloned().unwrap_or_default();
+                    let (at, top) = match head.as_str() {
+                        "rate" => (own[0], "link_rate"),
+                        "delay" => (own[1], "link_delay"),
+                        "queue" => (own[2], "queue"),
+                        _ => return "topology".into(),
+                    };
+                    match at {
+                        true => join_key(&format!("topology.{}", tier.key()), key),
+                        false => join_key("topology", &format!("{top}{}", &key[head.len()..])),
+                    }
+                }
+            },
             Item::Flow(i) => join_key(&format!("flow[{}]", self.flows[i]), key),
             Item::Event(i) => join_key(&format!("event[{i}]"), key),
         }
@@ -557,8 +621,12 @@ fn expand(raw: RawScenario) -> Result<(ScenarioSpec, Origins), Finding> {
     {
         group(count, None, &key)?;
     }
+    let fabric = match raw.topology {
+        Some(t) => fabric(t, &default_queue)?,
+        None => Vec::new(),
+    };
     // The group at which the members pass the bound is the one named (`flow[3].count`).
-    let mut members = 0u64;
+    let mut members = fabric.len() as u64;
     let groups = raw
         .link
         .iter()
@@ -584,7 +652,11 @@ fn expand(raw: RawScenario) -> Result<(ScenarioSpec, Origins), Finding> {
             ));
         }
     }
-    let mut links = Vec::new();
+    let mut links = Vec::with_capacity(fabric.len());
+    for (origin, l) in fabric {
+        links.push(l);
+        origins.links.push(origin);
+    }
     for (n, l) in raw.link.into_iter().enumerate() {
         let key = |k: &str| format!("link[{n}].{k}");
         let ends: Vec<(String, String, &str, &str)> = match (l.between, l.from, l.to) {
@@ -627,7 +699,7 @@ fn expand(raw: RawScenario) -> Result<(ScenarioSpec, Origins), Finding> {
                     queue: queue.clone(),
                     loss: l.loss.unwrap_or(0.0),
                 });
-                origins.links.push((n, between));
+                origins.links.push(LinkOrigin::Table(n, between));
             }
         }
     }
@@ -713,6 +785,9 @@ fn expand(raw: RawScenario) -> Result<(ScenarioSpec, Origins), Finding> {
             ack_size: raw.defaults.ack_size,
             queue: default_queue,
         },
+        routing: RoutingSpec {
+            ecmp: raw.routing.ecmp,
+        },
         links,
         flows,
         events,
@@ -724,6 +799,125 @@ fn expand(raw: RawScenario) -> Result<(ScenarioSpec, Origins), Finding> {
         },
     };
     Ok((def, origins))
+}
+
+/// `[topology]` into its links (see [`crate::topology`]), each with its origin.
+fn fabric(
+    t: RawTopology,
+    default_queue: &Option<QueueConfig>,
+) -> Result<Vec<(LinkOrigin, LinkSpec)>, Finding> {
+    let key = |k: &str| format!("topology.{k}");
+    let sizes = [
+        ("k", t.k),
+        ("oversubscription", t.oversubscription),
+        ("leaves", t.leaves),
+        ("spines", t.spines),
+        ("hosts_per_leaf", t.hosts_per_leaf),
+    ];
+    let (shape, own_keys): (Shape, &[&str]) = match t.kind.as_str() {
+        "fat-tree" => (
+            Shape::FatTree {
+                k: t.k
+                    .ok_or_else(|| (key("k"), "missing: the fat-tree's arity".into()))?,
+                oversubscription: t.oversubscription.unwrap_or(1),
+            },
+            &["k", "oversubscription"],
+        ),
+        "leaf-spine" => {
+            let need = |v: Option<u32>, k: &str| {
+                v.ok_or_else(|| (key(k), format!("missing: a leaf-spine needs `{k}`")))
+            };
+            (
+                Shape::LeafSpine {
+                    leaves: need(t.leaves, "leaves")?,
+                    spines: need(t.spines, "spines")?,
+                    hosts_per_leaf: need(t.hosts_per_leaf, "hosts_per_leaf")?,
+                },
+                &["leaves", "spines", "hosts_per_leaf"],
+            )
+        }
+        other => {
+            return Err((
+                key("kind"),
+                format!("unknown topology kind {other:?}; one of fat-tree, leaf-spine"),
+            ))
+        }
+    };
+    for (k, v) in sizes {
+        if v.is_some() && !own_keys.contains(&k) {
+            return Err((
+                key(k),
+                format!(
+                    "is not a key of kind = {:?} (its keys: {})",
+                    t.kind,
+                    own_keys.join(", ")
+                ),
+            ));
+        }
+    }
+    shape.validate().map_err(|(k, m)| (key(k), m))?;
+    let queue = match t.queue {
+        Some(q) => queue_config(q, &key("queue"))?,
+        None => default_queue
+            .clone()
+            .unwrap_or_else(QueueConfig::default_queue),
+    };
+    let base = TierLinks {
+        rate: t.link_rate,
+        delay: t.link_delay,
+        queue,
+    };
+    let mut tiers = std::collections::BTreeMap::new();
+    for (tier, raw) in [
+        (Tier::Host, t.host),
+        (Tier::Aggregation, t.aggregation),
+        (Tier::Core, t.core),
+        (Tier::Spine, t.spine),
+    ] {
+        let Some(raw) = raw else { continue };
+        if !shape.tiers().contains(&tier) {
+            let names: Vec<&str> = shape.tiers().iter().map(|t| t.key()).collect();
+            return Err((
+                key(tier.key()),
+                format!(
+                    "a {} has no tier {:?} (its tiers: {})",
+                    shape.kind(),
+                    tier.key(),
+                    names.join(", ")
+                ),
+            ));
+        }
+        let own = [raw.rate.is_some(), raw.delay.is_some(), raw.queue.is_some()];
+        let links = TierLinks {
+            rate: raw.rate.unwrap_or(base.rate),
+            delay: raw.delay.unwrap_or(base.delay),
+            queue: match raw.queue {
+                Some(q) => queue_config(q, &key(&format!("{}.queue", tier.key())))?,
+                None => base.queue.clone(),
+            },
+        };
+        tiers.insert(tier, (links, own));
+    }
+    if 2 * shape.cables() > MAX_MEMBERS {
+        return Err((
+            "topology".into(),
+            format!(
+                "expands to {} links; a scenario may have at most {MAX_MEMBERS}",
+                2 * shape.cables()
+            ),
+        ));
+    }
+    let links = shape.generate(&|tier| match tiers.get(&tier) {
+        Some((l, _)) => l.clone(),
+        None => base.clone(),
+    });
+    Ok(links
+        .into_iter()
+        .map(|(tier, l)| {
+            let own = tiers.get(&tier).map_or([false; 3], |(_, own)| *own);
+            (LinkOrigin::Topology { tier, own }, l)
+        })
+        .collect())
 }
 
 /// The most links (each direction one) and flows a scenario's groups may expand to.

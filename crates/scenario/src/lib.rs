@@ -12,6 +12,7 @@
 //! - [`sweep_spec`]: keys varied over lists of values and seeds (`acclab sweep`, `[sweep]`).
 //! - [`routing`]: shortest paths by hop count with a deterministic tie-break.
 //! - [`templates`]: scenario text for standard topologies (benchmarks, tests).
+//! - [`topology`]: generated fabrics (fat-tree, leaf-spine) expanded into links.
 
 pub mod builder;
 pub mod error;
@@ -22,15 +23,19 @@ pub mod scenario;
 pub mod spec;
 pub mod sweep_spec;
 pub mod templates;
+pub mod topology;
 
 pub use builder::ScenarioBuilder;
 pub use error::ScenarioError;
 pub use file::{load, load_spec, parse, parse_spec};
 pub use patch::value_of;
+pub use routing::Ecmp;
 pub use scenario::{
     EventAction, EventDef, FlowDef, LinkDef, LinkId, NodeId, OutputDef, Scenario, TraceDef,
     TraceFormat,
 };
 pub use spec::{
-    EventSpec, EventSpecAction, FlowSpec, LinkSpec, OutputSpec, ScenarioSpec, TraceSpec,
+    EventSpec, EventSpecAction, FlowSpec, LinkSpec, OutputSpec, RoutingSpec, ScenarioSpec,
+    TraceSpec,
 };
+pub use topology::{Shape, Tier, TierLinks};

@@ -14,6 +14,26 @@ use std::collections::{BTreeMap, VecDeque};
 
 use crate::scenario::{LinkDef, LinkId, NodeId};
 
+/// Multipath routing of flows without an explicit `path` (`[routing] ecmp = …`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Ecmp {
+    /// One shortest path per (source, destination), the same for every flow: the first
+    /// declared links win ties.
+    #[default]
+    None,
+    /// Per flow: at each node with several next hops on a shortest path, a seeded hash of the
+    /// flow's 5-tuple and the node picks one, so a flow keeps one path (no reordering) and
+    /// flows spread over the fabric.
+    Flow,
+}
+
+impl Ecmp {
+    pub fn is_none(&self) -> bool {
+        *self == Ecmp::None
+    }
+}
+
 /// At most this many nodes × cached trees are kept (about 128 MB of tree entries); past it, a
 /// search runs without the cache (each such search is then O(nodes + links) again).
 const CACHE_ENTRIES: usize = 32 << 20;
@@ -25,6 +45,10 @@ pub struct Router<'a> {
     out: Vec<Vec<LinkId>>,
     /// BFS trees by origin: `via[n]` = the link by which BFS first reached n.
     trees: BTreeMap<NodeId, Vec<Option<LinkId>>>,
+    /// Hops to each destination ECMP has routed to: `hops[n]` from node n.
+    hops: BTreeMap<NodeId, Vec<Option<u32>>>,
+    /// The nodes with a link into each node (made at the first ECMP route).
+    into: Vec<Vec<NodeId>>,
 }
 
 impl<'a> Router<'a> {
@@ -37,6 +61,8 @@ impl<'a> Router<'a> {
             links,
             out,
             trees: BTreeMap::new(),
+            hops: BTreeMap::new(),
+            into: Vec::new(),
         }
     }
 
@@ -80,6 +106,83 @@ impl<'a> Router<'a> {
         head.extend(tail);
         Some(head)
     }
+}
+
+impl Router<'_> {
+    /// Equal-cost multipath (`[routing] ecmp = "flow"`): the links of a shortest path from `src`
+    /// to `dst` on which every node with several next hops on a shortest path takes the one
+    /// `pick(node, count)` names (an index below `count`, in the order the scenario declares
+    /// the links), as a switch hashing the flow's 5-tuple does. `None` when there is no path.
+    pub fn ecmp_path(
+        &mut self,
+        src: NodeId,
+        dst: NodeId,
+        pick: impl Fn(NodeId, usize) -> usize,
+    ) -> Option<Vec<LinkId>> {
+        let nodes = self.out.len();
+        let cache = self.hops.contains_key(&dst) || (self.hops.len() + 1) * nodes <= CACHE_ENTRIES;
+        let fresh;
+        let hops = if cache {
+            if self.into.is_empty() {
+                self.into = into(nodes, self.links);
+            }
+            let into = &self.into;
+            self.hops.entry(dst).or_insert_with(|| hops_to(into, dst))
+        } else {
+            if self.into.is_empty() {
+                self.into = into(nodes, self.links);
+            }
+            fresh = hops_to(&self.into, dst);
+            &fresh
+        };
+        let mut d = hops[src.0 as usize]?;
+        let mut path = Vec::with_capacity(d as usize);
+        let mut n = src;
+        let mut next = Vec::new();
+        while n != dst {
+            next.clear();
+            next.extend(
+                self.out[n.0 as usize]
+                    .iter()
+                    .copied()
+                    .filter(|l| hops[self.links[l.0 as usize].to.0 as usize] == Some(d - 1)),
+            );
+            let l = match next.len() {
+                1 => next[0],
+                c => next[pick(n, c) % c],
+            };
+            path.push(l);
+            n = self.links[l.0 as usize].to;
+            d -= 1;
+        }
+        Some(path)
+    }
+}
+
+/// The nodes with a link into each node.
+fn into(nodes: usize, links: &[LinkDef]) -> Vec<Vec<NodeId>> {
+    let mut into: Vec<Vec<NodeId>> = vec![Vec::new(); nodes];
+    for l in links {
+        into[l.to.0 as usize].push(l.from);
+    }
+    into
+}
+
+/// Hops from every node to `dst` (BFS over the links backwards); `None`: no path.
+fn hops_to(into: &[Vec<NodeId>], dst: NodeId) -> Vec<Option<u32>> {
+    let mut hops: Vec<Option<u32>> = vec![None; into.len()];
+    hops[dst.0 as usize] = Some(0);
+    let mut frontier = VecDeque::from([dst]);
+    while let Some(n) = frontier.pop_front() {
+        let d = hops[n.0 as usize].expect("set before it was queued");
+        for &m in &into[n.0 as usize] {
+            if hops[m.0 as usize].is_none() {
+                hops[m.0 as usize] = Some(d + 1);
+                frontier.push_back(m);
+            }
+        }
+    }
+    hops
 }
 
 /// BFS from `src` over `out`; stops once `stop` is reached when given.

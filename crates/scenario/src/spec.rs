@@ -12,7 +12,7 @@ use acclab_core::params::MAX_RATE;
 use acclab_core::{Bytes, Duration, Limit, Rate, Time};
 use serde::Serialize;
 
-use crate::routing;
+use crate::routing::{self, Ecmp};
 use crate::scenario::{
     EventAction, EventDef, FlowDef, LinkDef, LinkId, NodeId, OutputDef, Scenario, TraceDef,
     TraceFormat,
@@ -42,6 +42,8 @@ pub struct ScenarioSpec {
     pub seed: Option<u64>,
     #[serde(skip_serializing_if = "DefaultsSpec::is_empty")]
     pub defaults: DefaultsSpec,
+    #[serde(skip_serializing_if = "RoutingSpec::is_default")]
+    pub routing: RoutingSpec,
     #[serde(rename = "link", skip_serializing_if = "Vec::is_empty")]
     pub links: Vec<LinkSpec>,
     #[serde(rename = "flow", skip_serializing_if = "Vec::is_empty")]
@@ -78,6 +80,19 @@ impl DefaultsSpec {
 impl DefaultsSpec {
     fn is_empty(&self) -> bool {
         *self == DefaultsSpec::default()
+    }
+}
+
+/// `[routing]`: how flows without an explicit `path` find theirs.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct RoutingSpec {
+    #[serde(skip_serializing_if = "Ecmp::is_none")]
+    pub ecmp: Ecmp,
+}
+
+impl RoutingSpec {
+    fn is_default(&self) -> bool {
+        *self == RoutingSpec::default()
     }
 }
 
@@ -229,6 +244,7 @@ impl ScenarioSpec {
             duration,
             seed: None,
             defaults: DefaultsSpec::default(),
+            routing: RoutingSpec::default(),
             links: Vec::new(),
             flows: Vec::new(),
             events: Vec::new(),
@@ -304,7 +320,12 @@ impl ScenarioSpec {
                     ),
                 ));
             }
-            flows.push(resolve_flow(&topo, &mut router, i, f, duration)?);
+            let route = Route {
+                ecmp: self.routing.ecmp,
+                seed: self.seed.unwrap_or(DEFAULT_SEED),
+                flow: i as u64,
+            };
+            flows.push(resolve_flow(&topo, &mut router, route, i, f, duration)?);
         }
         let events = self
             .events
@@ -576,9 +597,49 @@ fn check_link_rate(item: Item, key: &str, rate: Rate) -> Result<(), Fault> {
     ))
 }
 
+/// How a flow without an explicit path is routed.
+struct Route {
+    ecmp: Ecmp,
+    seed: u64,
+    /// The flow's index: its source port in the 5-tuple (as the packet traces write it).
+    flow: u64,
+}
+
+impl Route {
+    /// The links from `a` to `b`: the shortest path, or ECMP's pick by the flow's 5-tuple
+    /// (source and destination node, ports as the packet traces synthesise them, protocol).
+    fn path(
+        &self,
+        router: &mut routing::Router,
+        a: NodeId,
+        b: NodeId,
+        tcp: bool,
+        forward: bool,
+    ) -> Option<Vec<LinkId>> {
+        match self.ecmp {
+            Ecmp::None => router.path(a, b),
+            Ecmp::Flow => {
+                let flow_port = 10_000 + self.flow % 50_000;
+                let (sport, dport) = match forward {
+                    true => (flow_port, 5001),
+                    false => (5001, flow_port),
+                };
+                let proto = if tcp { 6 } else { 17 };
+                let tuple = [u64::from(a.0), u64::from(b.0), sport, dport, proto];
+                router.ecmp_path(a, b, |node, count| {
+                    let mut words = tuple.to_vec();
+                    words.push(u64::from(node.0));
+                    (acclab_core::rng::hash(self.seed, &words) % count as u64) as usize
+                })
+            }
+        }
+    }
+}
+
 fn resolve_flow(
     topo: &Topology,
     router: &mut routing::Router,
+    route: Route,
     i: usize,
     f: &FlowSpec,
     duration: Duration,
@@ -673,12 +734,12 @@ fn resolve_flow(
                     format!("flow {id:?}: no route from {a:?} to {b:?}"),
                 )
             };
-            let fwd = router
-                .path(src, dst)
+            let fwd = route
+                .path(router, src, dst, feedback, true)
                 .ok_or_else(|| unroutable("to", &f.from, &f.to))?;
             let rev = match feedback {
-                true => router
-                    .path(dst, src)
+                true => route
+                    .path(router, dst, src, feedback, false)
                     .ok_or_else(|| unroutable("from", &f.to, &f.from))?,
                 false => Vec::new(),
             };

@@ -1,0 +1,225 @@
+//! Generated fabrics and ECMP, end to end through the file and builder front ends.
+
+use std::cell::Cell;
+use std::collections::BTreeSet;
+
+use acclab_core::config::{QueueConfig, RenoParams, SchemeConfig};
+use acclab_core::{Duration, Rate};
+use acclab_scenario::routing::Router;
+use acclab_scenario::{parse, Ecmp, LinkId, NodeId, Scenario, Shape, Tier, TierLinks};
+
+fn fat_tree(k: u32, extra: &str, flows: &str) -> String {
+    format!(
+        r#"
+name = "ft"
+duration = "1s"
+{extra}
+[topology]
+kind = "fat-tree"
+k = {k}
+link_rate = "10Gbps"
+link_delay = "1us"
+queue = {{ kind = "droptail", limit = "200pkt" }}
+core = {{ rate = "40Gbps" }}
+{flows}
+"#
+    )
+}
+
+fn node(sc: &Scenario, name: &str) -> NodeId {
+    NodeId(sc.nodes.iter().position(|n| n == name).unwrap() as u32)
+}
+
+/// Every shortest path from `a` to `b`, enumerated by driving ECMP's pick with every code.
+fn all_paths(sc: &Scenario, a: &str, b: &str) -> BTreeSet<Vec<LinkId>> {
+    let mut r = Router::new(sc.nodes.len(), &sc.links);
+    let (a, b) = (node(sc, a), node(sc, b));
+    (0..4096u64)
+        .map(|code| {
+            let code = Cell::new(code);
+            r.ecmp_path(a, b, |_, count| {
+                let c = code.get();
+                code.set(c / count as u64);
+                (c % count as u64) as usize
+            })
+            .unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn a_fat_tree_file_expands_into_links_with_its_tiers() {
+    let sc = parse(&fat_tree(4, "", ""), "ft.toml").unwrap();
+    assert_eq!(sc.nodes.len(), 16 + 20);
+    assert_eq!(sc.links.len(), 2 * (16 + 16 + 16));
+    let link = |n: &str| sc.links.iter().find(|l| l.name == n).unwrap();
+    assert_eq!(link("h0->edge0_0").rate, Rate::from_mbps(10_000));
+    assert_eq!(link("agg0_1->core2").rate, Rate::from_mbps(40_000));
+    assert_eq!(link("core2->agg3_1").rate, Rate::from_mbps(40_000));
+    assert_eq!(link("edge0_0->agg0_1").delay, Duration::from_micros(1));
+    // Every host reaches every other host.
+    let mut r = Router::new(sc.nodes.len(), &sc.links);
+    for a in 0..16 {
+        for b in 0..16 {
+            if a != b {
+                let p = r.path(node(&sc, &format!("h{a}")), node(&sc, &format!("h{b}")));
+                assert!(p.is_some(), "h{a} -> h{b}");
+            }
+        }
+    }
+}
+
+#[test]
+fn ecmp_path_counts_are_the_papers() {
+    for k in [4u32, 8] {
+        let sc = parse(&fat_tree(k, "", ""), "ft.toml").unwrap();
+        let half = u64::from(k / 2);
+        let hosts = u64::from(k) * half * half;
+        let last = format!("h{}", hosts - 1);
+        // Between pods: (k/2)² paths, each 6 hops.
+        let between = all_paths(&sc, "h0", &last);
+        assert_eq!(between.len() as u64, half * half, "k = {k}");
+        assert!(between.iter().all(|p| p.len() == 6));
+        // In a pod, under different edge switches: k/2 paths of 4 hops.
+        let in_pod = all_paths(&sc, "h0", &format!("h{half}"));
+        assert_eq!(in_pod.len() as u64, half, "k = {k}");
+        // Under one edge switch: one path of 2 hops.
+        let rack = all_paths(&sc, "h0", "h1");
+        assert_eq!(rack.len(), 1);
+        assert_eq!(rack.iter().next().unwrap().len(), 2);
+    }
+}
+
+#[test]
+fn flow_ecmp_spreads_flows_over_the_core_and_is_a_function_of_the_seed() {
+    let flows =
+        "[[flow]]\nid = \"f{i}\"\nkind = \"reno\"\nfrom = \"h0\"\nto = \"h127\"\ncount = 64\n";
+    let core_links = |sc: &Scenario| -> BTreeSet<String> {
+        sc.flows
+            .iter()
+            .flat_map(|f| f.forward.iter())
+            .map(|l| &sc.links[l.0 as usize])
+            .filter(|l| l.to.0 as usize >= 1 && sc.nodes[l.to.0 as usize].starts_with("core"))
+            .map(|l| l.name.clone())
+            .collect()
+    };
+    let ecmp = parse(&fat_tree(8, "[routing]\necmp = \"flow\"", flows), "ft.toml").unwrap();
+    let single = parse(&fat_tree(8, "", flows), "ft.toml").unwrap();
+    // Without ECMP every flow of a pair takes one path; with it, 64 flows over 16 cores use
+    // most of them (a deterministic draw: this seed reaches 16 of 16).
+    assert_eq!(core_links(&single).len(), 1);
+    let used = core_links(&ecmp).len();
+    assert!(used >= 12, "64 flows used only {used} of 16 core switches");
+    // Same seed, same paths; another seed, other paths; a flow's ACKs take a path back too.
+    let again = parse(&fat_tree(8, "[routing]\necmp = \"flow\"", flows), "ft.toml").unwrap();
+    assert_eq!(ecmp.flows, again.flows);
+    let reseeded = parse(
+        &fat_tree(8, "seed = 2\n[routing]\necmp = \"flow\"", flows),
+        "ft.toml",
+    )
+    .unwrap();
+    assert_ne!(ecmp.flows, reseeded.flows);
+    for f in &ecmp.flows {
+        assert_eq!(f.forward.len(), 6);
+        assert_eq!(f.reverse.len(), 6);
+    }
+}
+
+#[test]
+fn topology_mistakes_name_their_key_and_line() {
+    let cases = [
+        ("k = 4", "k = 5", "topology.k", "even"),
+        (
+            "k = 4",
+            "k = 4\nleaves = 2",
+            "topology.leaves",
+            "not a key of kind",
+        ),
+        (
+            "core = { rate = \"40Gbps\" }",
+            "spine = { rate = \"40Gbps\" }",
+            "topology.spine",
+            "no tier",
+        ),
+        (
+            "kind = \"fat-tree\"",
+            "kind = \"torus\"",
+            "topology.kind",
+            "fat-tree, leaf-spine",
+        ),
+        (
+            "core = { rate = \"40Gbps\" }",
+            "core = { rate = \"100Tbps\" }",
+            "topology.core.rate",
+            "not in",
+        ),
+        (
+            "link_rate = \"10Gbps\"",
+            "link_rate = \"100Tbps\"",
+            "topology.link_rate",
+            "not in",
+        ),
+        (
+            "limit = \"200pkt\"",
+            "limit = \"10B\"",
+            "topology.queue.limit",
+            "cannot hold",
+        ),
+    ];
+    for (from, to, key, says) in cases {
+        let text = fat_tree(4, "", "").replacen(from, to, 1);
+        let e = parse(&text, "ft.toml").unwrap_err();
+        assert_eq!(e.key, key, "{to}: {e}");
+        assert!(e.to_string().contains(says), "{to}: {e}");
+        assert!(e.line.is_some(), "{to}: {e}");
+    }
+    let e = parse(
+        &fat_tree(4, "[routing]\necmp = \"sometimes\"", ""),
+        "ft.toml",
+    )
+    .unwrap_err();
+    assert_eq!(e.key, "routing.ecmp", "{e}");
+    assert!(e.to_string().contains("flow"), "{e}");
+}
+
+#[test]
+fn generated_links_are_patched_by_name_and_the_builder_makes_the_same_fabric() {
+    let text = fat_tree(4, "[routing]\necmp = \"flow\"", "");
+    let mut spec = acclab_scenario::parse_spec(&text, "ft.toml").unwrap();
+    spec.set_str("link.\"agg0_1->core2\".rate", "100Gbps")
+        .unwrap();
+    let sc = spec.build().unwrap();
+    let l = sc.links.iter().find(|l| l.name == "agg0_1->core2").unwrap();
+    assert_eq!(l.rate, Rate::from_mbps(100_000));
+    // Written back and read again: the same scenario.
+    let again = acclab_scenario::parse_spec(&spec.to_toml(), "ft.toml").unwrap();
+    assert_eq!(again, spec);
+
+    let file = parse(&text, "ft.toml").unwrap();
+    let queue = QueueConfig::from_kind(
+        "droptail",
+        toml::Value::Table(toml::from_str("limit = \"200pkt\"").unwrap()),
+    )
+    .unwrap();
+    let built = Scenario::builder("ft", Duration::from_secs(1))
+        .topology(
+            Shape::FatTree {
+                k: 4,
+                oversubscription: 1,
+            },
+            |t| TierLinks {
+                rate: Rate::from_mbps(if t == Tier::Core { 40_000 } else { 10_000 }),
+                delay: Duration::from_micros(1),
+                queue: queue.clone(),
+            },
+        )
+        .ecmp(Ecmp::Flow)
+        .flow("f", SchemeConfig::Reno(RenoParams::default()))
+        .from("h0")
+        .to("h15")
+        .build()
+        .unwrap();
+    assert_eq!(built.links, file.links);
+    assert_eq!(built.nodes, file.nodes);
+    assert_eq!(built.flows[0].forward.len(), 6);
+}
