@@ -159,6 +159,37 @@ impl Router<'_> {
     }
 }
 
+impl Router<'_> {
+    /// How many shortest paths lead from `src` to `dst` (0: none), saturating at `u64::MAX`.
+    pub fn path_count(&mut self, src: NodeId, dst: NodeId) -> u64 {
+        if self.into.is_empty() {
+            self.into = into(self.out.len(), self.links);
+        }
+        let hops = hops_to(&self.into, dst);
+        let Some(d) = hops[src.0 as usize] else {
+            return 0;
+        };
+        // Paths to dst from every node on a shortest path, nearest first.
+        let mut order: Vec<usize> = (0..hops.len())
+            .filter(|&n| hops[n].is_some_and(|h| h <= d))
+            .collect();
+        order.sort_by_key(|&n| hops[n]);
+        let mut count = vec![0u64; hops.len()];
+        count[dst.0 as usize] = 1;
+        for n in order {
+            let Some(h) = hops[n].filter(|&h| h > 0) else {
+                continue;
+            };
+            count[n] = self.out[n]
+                .iter()
+                .map(|l| self.links[l.0 as usize].to.0 as usize)
+                .filter(|&m| hops[m] == Some(h - 1))
+                .fold(0u64, |c, m| c.saturating_add(count[m]));
+        }
+        count[src.0 as usize]
+    }
+}
+
 /// The nodes with a link into each node.
 fn into(nodes: usize, links: &[LinkDef]) -> Vec<Vec<NodeId>> {
     let mut into: Vec<Vec<NodeId>> = vec![Vec::new(); nodes];

@@ -79,6 +79,9 @@ fn ecmp_path_counts_are_the_papers() {
         // Between pods: (k/2)² paths, each 6 hops.
         let between = all_paths(&sc, "h0", &last);
         assert_eq!(between.len() as u64, half * half, "k = {k}");
+        let mut r = Router::new(sc.nodes.len(), &sc.links);
+        assert_eq!(r.path_count(node(&sc, "h0"), node(&sc, &last)), half * half);
+        assert_eq!(r.path_count(node(&sc, "h0"), node(&sc, "h1")), 1);
         assert!(between.iter().all(|p| p.len() == 6));
         // In a pod, under different edge switches: k/2 paths of 4 hops.
         let in_pod = all_paths(&sc, "h0", &format!("h{half}"));

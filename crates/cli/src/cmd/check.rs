@@ -22,6 +22,21 @@ pub fn check(path: &Path) -> Result<()> {
         sc.duration,
         sc.seed
     );
+    let (hosts, switches, links, lo, hi) = sc.shape();
+    let ecmp = loaded.def.routing.ecmp;
+    if hi > 1 || !ecmp.is_none() {
+        let paths = match lo == hi {
+            true => format!("{hi}"),
+            false => format!("{lo}–{hi}"),
+        };
+        let routing = match ecmp.is_none() {
+            true => "one used per pair: [routing] ecmp = \"none\"",
+            false => "a flow's hash picks one: [routing] ecmp = \"flow\"",
+        };
+        println!(
+            "  topology: {hosts} hosts, {switches} switches, {links} links; {paths} equal-cost paths per flow ({routing})"
+        );
+    }
     println!("  cost: {}", acclab_sim::cost::estimate(&sc));
     for w in sc.warnings() {
         println!("  warning: {w}");
