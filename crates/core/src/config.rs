@@ -204,6 +204,21 @@ impl SchemeConfig {
         self.params().sends_feedback()
     }
 
+    /// This scheme carrying a finite transfer of `size` bytes, for the schemes whose flows can
+    /// (the TCP ones: their `size` key); `None` for the others.
+    pub fn with_size(&self, size: crate::units::Bytes) -> Option<SchemeConfig> {
+        let mut s = self.clone();
+        match &mut s {
+            SchemeConfig::Reno(p) => p.size = Some(size),
+            SchemeConfig::Cubic(p) => p.size = Some(size),
+            SchemeConfig::Dctcp(p) => p.size = Some(size),
+            SchemeConfig::Bbr(p) => p.size = Some(size),
+            SchemeConfig::Vegas(p) => p.size = Some(size),
+            _ => return None,
+        }
+        Some(s)
+    }
+
     /// What runs the flow if not acclab's endpoints ([`SchemeParams::external`]).
     pub fn external(&self) -> Option<&'static str> {
         self.params().external()

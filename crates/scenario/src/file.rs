@@ -27,6 +27,7 @@ use crate::spec::{
     OutputSpec, RoutingSpec, ScenarioSpec, TraceSpec,
 };
 use crate::topology::{Shape, Tier, TierLinks};
+use crate::workload::{Pattern, WorkloadSpec};
 
 // ---------------------------------------------------------------------------------------------
 // The file as written.
@@ -47,6 +48,8 @@ struct RawScenario {
     link: Vec<RawLink>,
     #[serde(default)]
     flow: Vec<RawFlow>,
+    #[serde(default)]
+    workload: Vec<RawWorkload>,
     #[serde(default)]
     event: Vec<RawEvent>,
     #[serde(default)]
@@ -129,6 +132,23 @@ struct RawFlow {
     path: Option<Vec<String>>,
     count: Option<u32>,
     first: Option<u32>,
+}
+
+/// `[[workload]]`: see [`crate::workload`].
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWorkload {
+    id: String,
+    kind: String,
+    params: Option<toml::Table>,
+    sizes: String,
+    load: f64,
+    #[serde(default)]
+    pattern: Pattern,
+    #[serde(default)]
+    hosts: Vec<String>,
+    start: Option<Duration>,
+    stop: Option<Duration>,
 }
 
 #[derive(Deserialize)]
@@ -740,6 +760,24 @@ fn expand(raw: RawScenario) -> Result<(ScenarioSpec, Origins), Finding> {
             origins.flows.push(n);
         }
     }
+    let workloads = raw
+        .workload
+        .into_iter()
+        .enumerate()
+        .map(|(n, w)| {
+            let key = format!("workload[{n}].params");
+            Ok(WorkloadSpec {
+                scheme: scheme(&w.kind, w.params.unwrap_or_default(), &key, &w.id)?,
+                id: w.id,
+                sizes: w.sizes,
+                load: w.load,
+                pattern: w.pattern,
+                hosts: w.hosts,
+                start: w.start,
+                stop: w.stop,
+            })
+        })
+        .collect::<Result<_, Finding>>()?;
     let events = raw
         .event
         .into_iter()
@@ -790,6 +828,7 @@ fn expand(raw: RawScenario) -> Result<(ScenarioSpec, Origins), Finding> {
         },
         links,
         flows,
+        workloads,
         events,
         output: OutputSpec {
             window,

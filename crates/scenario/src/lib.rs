@@ -13,6 +13,7 @@
 //! - [`routing`]: shortest paths by hop count with a deterministic tie-break.
 //! - [`templates`]: scenario text for standard topologies (benchmarks, tests).
 //! - [`topology`]: generated fabrics (fat-tree, leaf-spine) expanded into links.
+//! - [`workload`]: flows from measured size distributions at a target load.
 
 pub mod builder;
 pub mod error;
@@ -24,6 +25,7 @@ pub mod spec;
 pub mod sweep_spec;
 pub mod templates;
 pub mod topology;
+pub mod workload;
 
 pub use builder::ScenarioBuilder;
 pub use error::ScenarioError;
@@ -39,3 +41,4 @@ pub use spec::{
     TraceSpec,
 };
 pub use topology::{Shape, Tier, TierLinks};
+pub use workload::{Pattern, SizeCdf, WorkloadSpec};

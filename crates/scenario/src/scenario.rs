@@ -157,7 +157,13 @@ impl Scenario {
             lo = lo.min(n);
             hi = hi.max(n);
         }
-        (hosts, self.nodes.len() - hosts, self.links.len(), lo.min(hi), hi)
+        (
+            hosts,
+            self.nodes.len() - hosts,
+            self.links.len(),
+            lo.min(hi),
+            hi,
+        )
     }
 
     /// The first flow that a real stack runs (`kernel-tcp`, `command`), not acclab's endpoints.

@@ -17,6 +17,7 @@ use crate::scenario::{
     EventAction, EventDef, FlowDef, LinkDef, LinkId, NodeId, OutputDef, Scenario, TraceDef,
     TraceFormat,
 };
+use crate::workload::WorkloadSpec;
 
 /// The finest `output.sample_interval`: 100 µs.
 pub const MIN_SAMPLE_INTERVAL: Duration = Duration(100_000);
@@ -48,6 +49,9 @@ pub struct ScenarioSpec {
     pub links: Vec<LinkSpec>,
     #[serde(rename = "flow", skip_serializing_if = "Vec::is_empty")]
     pub flows: Vec<FlowSpec>,
+    /// Flows generated from size distributions and a load, drawn when the scenario resolves.
+    #[serde(rename = "workload", skip_serializing_if = "Vec::is_empty")]
+    pub workloads: Vec<WorkloadSpec>,
     #[serde(rename = "event", skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<EventSpec>,
     #[serde(skip_serializing_if = "OutputSpec::is_empty")]
@@ -247,6 +251,7 @@ impl ScenarioSpec {
             routing: RoutingSpec::default(),
             links: Vec::new(),
             flows: Vec::new(),
+            workloads: Vec::new(),
             events: Vec::new(),
             output: OutputSpec::default(),
         }
@@ -326,6 +331,36 @@ impl ScenarioSpec {
                 flow: i as u64,
             };
             flows.push(resolve_flow(&topo, &mut router, route, i, f, duration)?);
+        }
+        let seed = self.seed.unwrap_or(DEFAULT_SEED);
+        for (n, w) in self.workloads.iter().enumerate() {
+            let key = |k: &str| format!("workload[{n}].{k}");
+            let hosts = workload_hosts(&topo, w).map_err(|(k, m)| fault(Item::Top, &key(k), m))?;
+            let arrivals = w
+                .generate(seed, &hosts, duration)
+                .map_err(|(k, m)| fault(Item::Top, &key(k), m))?;
+            for a in arrivals {
+                if ids.contains(a.id.as_str()) {
+                    return Err(fault(
+                        Item::Top,
+                        &key("id"),
+                        format!("its flow id {:?} is also a [[flow]]'s", a.id),
+                    ));
+                }
+                let f = FlowSpec {
+                    start: Some(a.start),
+                    ..FlowSpec::new(&a.id, a.scheme, &a.from, &a.to)
+                };
+                let route = Route {
+                    ecmp: self.routing.ecmp,
+                    seed,
+                    flow: flows.len() as u64,
+                };
+                let i = flows.len();
+                let flow = resolve_flow(&topo, &mut router, route, i, &f, duration)
+                    .map_err(|e| fault(Item::Top, &key(&e.key), e.message))?;
+                flows.push(flow);
+            }
         }
         let events = self
             .events
@@ -595,6 +630,42 @@ fn check_link_rate(item: Item, key: &str, rate: Rate) -> Result<(), Fault> {
         key,
         format!("link rate {rate} is not in [1 bps, {MAX_RATE}]"),
     ))
+}
+
+/// A workload's hosts with the rate of each one's outgoing link (its first, if several): the
+/// ones it names, or every node named `h<number>`, in number order.
+fn workload_hosts(
+    topo: &Topology,
+    w: &WorkloadSpec,
+) -> Result<Vec<(String, u64)>, (&'static str, String)> {
+    let names: Vec<String> = match w.hosts.is_empty() {
+        false => w.hosts.clone(),
+        true => {
+            let mut h: Vec<(u64, &String)> = topo
+                .nodes
+                .iter()
+                .filter_map(|n| Some((n.strip_prefix('h')?.parse::<u64>().ok()?, n)))
+                .collect();
+            h.sort();
+            h.into_iter().map(|(_, n)| n.clone()).collect()
+        }
+    };
+    let mut rate = vec![None; topo.nodes.len()];
+    for l in &topo.links {
+        rate[l.from.0 as usize].get_or_insert(l.rate.bps());
+    }
+    names
+        .into_iter()
+        .map(|n| {
+            let id = topo
+                .node_ids
+                .get(&n)
+                .ok_or_else(|| ("hosts", format!("unknown node {n:?} (no link touches it)")))?;
+            let r = rate[id.0 as usize]
+                .ok_or_else(|| ("hosts", format!("host {n:?} has no outgoing link")))?;
+            Ok((n, r))
+        })
+        .collect()
 }
 
 /// How a flow without an explicit path is routed.

@@ -226,3 +226,35 @@ fn generated_links_are_patched_by_name_and_the_builder_makes_the_same_fabric() {
     assert_eq!(built.nodes, file.nodes);
     assert_eq!(built.flows[0].forward.len(), 6);
 }
+
+#[test]
+fn a_workload_draws_its_flows_when_the_scenario_resolves() {
+    let wl = "[[workload]]\nid = \"ws\"\nkind = \"dctcp\"\nsizes = \"websearch\"\nload = 0.3\nstop = \"500ms\"\n";
+    let text = fat_tree(4, "[routing]\necmp = \"flow\"", wl);
+    let mut spec = acclab_scenario::parse_spec(&text, "ft.toml").unwrap();
+    let sc = spec.build().unwrap();
+    // 16 hosts at 10 Gb/s, 30% load, websearch's mean ≈ 1.71 MB: 219 flows/s per host, ≈ 1,750
+    // flows in 0.5 s.
+    let n = sc.flows.len();
+    assert!((1550..1950).contains(&n), "{n} flows");
+    assert!(sc.flows.iter().all(|f| f.id.starts_with("ws")));
+    assert!(sc.flows.windows(2).all(|w| w[0].start <= w[1].start));
+    // Patching the load or the seed draws the flows anew; the spec keeps the workload.
+    spec.set_str("workload[0].load", "0.6").unwrap();
+    let more = spec.build().unwrap().flows.len();
+    assert!(more > n * 3 / 2, "{more} flows at 60% vs {n} at 30%");
+    spec.set_str("seed", "9").unwrap();
+    assert_ne!(spec.build().unwrap().flows, sc.flows);
+    let again = acclab_scenario::parse_spec(&spec.to_toml(), "ft.toml").unwrap();
+    assert_eq!(again, spec);
+    // Mistakes name the workload's key and line.
+    for (from, to, key) in [
+        ("load = 0.3", "load = 3", "workload[0].load"),
+        ("sizes = \"websearch\"", "sizes = \"fb\"", "workload[0].sizes"),
+        ("kind = \"dctcp\"", "kind = \"monaco\"", "workload[0].kind"),
+    ] {
+        let e = parse(&text.replacen(from, to, 1), "ft.toml").unwrap_err();
+        assert_eq!(e.key, key, "{e}");
+        assert!(e.line.is_some(), "{e}");
+    }
+}

@@ -1,0 +1,464 @@
+//! Workloads: flows drawn from a measured flow-size distribution, arriving as Poisson processes
+//! at a target load, between hosts chosen by a traffic pattern — the datacenter experiments of
+//! DCTCP, pFabric and HPCC.
+//!
+//! Each source host opens flows at rate λ = load · C / (8 · E[size]) per second, with C the rate
+//! of the host's outgoing link and E[size] the distribution's mean, so that the bytes offered
+//! by every host are `load` of its link's capacity. Inter-arrival times are exponential; sizes
+//! are drawn by inverting the CDF with linear interpolation between its points (as the HPCC
+//! traffic generator does), rounded up to whole bytes. Destinations: `all-to-all`, a uniform
+//! draw among the other hosts per flow; `permutation`, one fixed other host per source (a
+//! random derangement). Every host draws from its own stream (`workload:ID:HOST`), so the
+//! flows are a function of the seed alone.
+//!
+//! A workload is kept as written in the [`crate::ScenarioSpec`] and expanded when the
+//! scenario resolves: patching its `load` or the seed draws the flows anew.
+
+use std::sync::OnceLock;
+
+use acclab_core::config::SchemeConfig;
+use acclab_core::{rng, Bytes, Duration};
+use rand::RngExt;
+use serde::Serialize;
+
+/// A flow-size distribution: points (bytes, cumulative probability), sizes non-decreasing,
+/// probabilities from 0 to 1.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SizeCdf {
+    points: Vec<(f64, f64)>,
+}
+
+/// The built-in distributions: name and data (each file cites its source).
+const BUILTIN: [(&str, &str); 2] = [
+    ("websearch", include_str!("../data/websearch.cdf")),
+    ("hadoop", include_str!("../data/hadoop.cdf")),
+];
+
+impl SizeCdf {
+    /// The names of the built-in distributions.
+    pub fn builtin_names() -> Vec<&'static str> {
+        BUILTIN.iter().map(|(n, _)| *n).collect()
+    }
+
+    /// A built-in distribution by name.
+    pub fn builtin(name: &str) -> Option<&'static SizeCdf> {
+        static PARSED: OnceLock<Vec<SizeCdf>> = OnceLock::new();
+        let all = PARSED.get_or_init(|| {
+            BUILTIN
+                .iter()
+                .map(|(n, text)| {
+                    SizeCdf::parse(text).unwrap_or_else(|e| panic!("built-in CDF {n}: {e}"))
+                })
+                .collect()
+        });
+        BUILTIN
+            .iter()
+            .position(|(n, _)| *n == name)
+            .map(|i| &all[i])
+    }
+
+    /// A CDF written one point per line, `size_bytes cdf_percent` (HPCC's traffic-generator
+    /// format), `#` comments and blank lines ignored. The first point's probability may be
+    /// above 0 (an atom at its size); the last must be 100.
+    pub fn parse(text: &str) -> Result<SizeCdf, String> {
+        let mut points: Vec<(f64, f64)> = Vec::new();
+        for (n, line) in text.lines().enumerate() {
+            let line = line.split('#').next().unwrap_or("").trim();
+            if line.is_empty() {
+                continue;
+            }
+            let at = |m: String| format!("line {}: {m}", n + 1);
+            let nums: Vec<f64> = line
+                .split_whitespace()
+                .map(|w| w.parse::<f64>())
+                .collect::<Result<_, _>>()
+                .map_err(|_| at(format!("{line:?} is not two numbers")))?;
+            let [size, pct] = nums[..] else {
+                return Err(at(format!(
+                    "give two numbers, size_bytes and cdf_percent, not {}",
+                    nums.len()
+                )));
+            };
+            if !(size.is_finite() && size >= 0.0) {
+                return Err(at(format!("size {size} is not a byte count ≥ 0")));
+            }
+            if !(0.0..=100.0).contains(&pct) {
+                return Err(at(format!("cdf {pct} is not a percentage in [0, 100]")));
+            }
+            if let Some(&(s0, p0)) = points.last() {
+                if size < s0 || pct < p0 * 100.0 {
+                    return Err(at(format!(
+                        "sizes and probabilities must not decrease ({size} {pct} after {s0} {})",
+                        p0 * 100.0
+                    )));
+                }
+            }
+            points.push((size, pct / 100.0));
+        }
+        match points.last() {
+            None => Err("no points".into()),
+            Some(&(_, p)) if p != 1.0 => {
+                Err(format!("the last point's cdf is {}, not 100", p * 100.0))
+            }
+            Some(_) => Ok(SizeCdf { points }),
+        }
+    }
+
+    /// The size at cumulative probability `u` in [0, 1].
+    pub fn quantile(&self, u: f64) -> f64 {
+        let p = &self.points;
+        if u <= p[0].1 {
+            return p[0].0;
+        }
+        for w in p.windows(2) {
+            let ((s0, p0), (s1, p1)) = (w[0], w[1]);
+            if u <= p1 {
+                return match p1 > p0 {
+                    true => s0 + (s1 - s0) * (u - p0) / (p1 - p0),
+                    false => s1,
+                };
+            }
+        }
+        p[p.len() - 1].0
+    }
+
+    /// A size drawn with the uniform draw `u`: the quantile, rounded up, at least one byte.
+    pub fn sample(&self, u: f64) -> u64 {
+        (self.quantile(u).ceil() as u64).max(1)
+    }
+
+    /// The mean size, bytes (of the piecewise-linear distribution).
+    pub fn mean(&self) -> f64 {
+        let p = &self.points;
+        let atom = p[0].0 * p[0].1;
+        atom + p
+            .windows(2)
+            .map(|w| (w[1].1 - w[0].1) * (w[0].0 + w[1].0) / 2.0)
+            .sum::<f64>()
+    }
+}
+
+/// Who sends to whom.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pattern {
+    /// Each flow to a host drawn uniformly among the others.
+    #[default]
+    AllToAll,
+    /// Each host to one other, fixed for the run (a random derangement).
+    Permutation,
+}
+
+/// `[[workload]]` as written.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WorkloadSpec {
+    /// Flow ids are this followed by a number (`ws0`, `ws1`, … in order of start time).
+    pub id: String,
+    #[serde(flatten)]
+    pub scheme: SchemeConfig,
+    /// A built-in distribution's name ([`SizeCdf::builtin_names`]).
+    pub sizes: String,
+    /// Offered load as a fraction of each host's link capacity, in (0, 1].
+    pub load: f64,
+    #[serde(skip_serializing_if = "is_all_to_all")]
+    pub pattern: Pattern,
+    /// The hosts that send and receive; empty: every node named `h<number>` (a generated
+    /// topology's hosts).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start: Option<Duration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop: Option<Duration>,
+}
+
+fn is_all_to_all(p: &Pattern) -> bool {
+    *p == Pattern::AllToAll
+}
+
+/// The most flows one workload may generate.
+pub const MAX_WORKLOAD_FLOWS: u64 = 2_000_000;
+
+/// One generated flow.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Arrival {
+    pub id: String,
+    pub scheme: SchemeConfig,
+    pub from: String,
+    pub to: String,
+    pub start: Duration,
+}
+
+impl WorkloadSpec {
+    /// The flows, in order of start time (ties: by source host). `hosts` are the workload's
+    /// hosts with the rate (b/s) of each one's outgoing link; `end` is the run's duration.
+    /// Errors: the key at fault and what is wrong.
+    pub fn generate(
+        &self,
+        seed: u64,
+        hosts: &[(String, u64)],
+        end: Duration,
+    ) -> Result<Vec<Arrival>, (&'static str, String)> {
+        let cdf = SizeCdf::builtin(&self.sizes).ok_or_else(|| {
+            (
+                "sizes",
+                format!(
+                    "unknown distribution {:?}; built in: {}",
+                    self.sizes,
+                    SizeCdf::builtin_names().join(", ")
+                ),
+            )
+        })?;
+        if !(self.load > 0.0 && self.load <= 1.0) {
+            return Err(("load", format!("must be in (0, 1], not {}", self.load)));
+        }
+        if hosts.len() < 2 {
+            return Err((
+                "hosts",
+                format!(
+                    "a workload needs at least two hosts, not {} (name them, or generate a [topology])",
+                    hosts.len()
+                ),
+            ));
+        }
+        let start = self.start.unwrap_or(Duration::ZERO);
+        let stop = self.stop.unwrap_or(end).min(end);
+        if start >= stop {
+            return Err((
+                "start",
+                format!("starts at {start}, at or after it stops ({stop})"),
+            ));
+        }
+        if self.scheme.with_size(Bytes(1)).is_none() {
+            return Err((
+                "kind",
+                format!(
+                    "{} flows cannot carry a finite transfer; a workload's kind is one of reno, cubic, dctcp, bbr, vegas",
+                    self.scheme.kind()
+                ),
+            ));
+        }
+        let mean = cdf.mean();
+        let span = (stop.0 - start.0) as f64 / 1e9;
+        let expected: f64 = hosts
+            .iter()
+            .map(|(_, c)| self.load * *c as f64 / (8.0 * mean) * span)
+            .sum();
+        if expected > MAX_WORKLOAD_FLOWS as f64 {
+            return Err((
+                "load",
+                format!(
+                    "would open about {expected:.0} flows; a workload may open at most {MAX_WORKLOAD_FLOWS} (shorten it or lower the load)"
+                ),
+            ));
+        }
+        let n = hosts.len();
+        let permutation = match self.pattern {
+            Pattern::Permutation => Some(derangement(n, seed, &self.id)),
+            Pattern::AllToAll => None,
+        };
+        let mut arrivals: Vec<(u64, usize, usize, u64)> = Vec::new();
+        for (s, (host, capacity)) in hosts.iter().enumerate() {
+            let mut r = rng::stream(seed, &format!("workload:{}:{host}", self.id));
+            let lambda = self.load * *capacity as f64 / (8.0 * mean); // flows per second
+            let mut t = start.0 as f64;
+            loop {
+                let u: f64 = r.random();
+                t += -(1.0 - u).ln() / lambda * 1e9;
+                if t >= stop.0 as f64 {
+                    break;
+                }
+                let size = cdf.sample(r.random());
+                let d = match &permutation {
+                    Some(p) => p[s],
+                    None => {
+                        let d = r.random_range(0..n - 1);
+                        if d >= s {
+                            d + 1
+                        } else {
+                            d
+                        }
+                    }
+                };
+                arrivals.push((t as u64, s, d, size));
+            }
+        }
+        arrivals.sort_by_key(|&(t, s, _, _)| (t, s));
+        Ok(arrivals
+            .into_iter()
+            .enumerate()
+            .map(|(i, (t, s, d, size))| Arrival {
+                id: format!("{}{i}", self.id),
+                scheme: self
+                    .scheme
+                    .with_size(Bytes(size))
+                    .expect("checked above: the scheme carries a size"),
+                from: hosts[s].0.clone(),
+                to: hosts[d].0.clone(),
+                start: Duration(t),
+            })
+            .collect())
+    }
+}
+
+/// A random permutation of 0..n with no fixed point (n ≥ 2): Sattolo's algorithm, which draws
+/// a uniform cyclic permutation.
+fn derangement(n: usize, seed: u64, id: &str) -> Vec<usize> {
+    let mut r = rng::stream(seed, &format!("workload:{id}:permutation"));
+    let mut p: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        let j = r.random_range(0..i);
+        p.swap(i, j);
+    }
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use acclab_core::config::DctcpParams;
+
+    #[test]
+    fn the_builtin_cdfs_parse_and_their_means_are_the_tables() {
+        let ws = SizeCdf::builtin("websearch").unwrap();
+        // By hand from the table: Σ Δp · (s0 + s1)/2.
+        let by_hand = 0.15 * 5e3
+            + 0.05 * 15e3
+            + 0.10 * 25e3
+            + 0.10 * 40e3
+            + 0.13 * 65e3
+            + 0.07 * 140e3
+            + 0.10 * 600e3
+            + 0.10 * 1.5e6
+            + 0.10 * 3.5e6
+            + 0.07 * 7.5e6
+            + 0.03 * 20e6;
+        assert!((ws.mean() - by_hand).abs() < 1.0, "{}", ws.mean());
+        assert!(SizeCdf::builtin("hadoop").is_some());
+        assert!(SizeCdf::builtin("nope").is_none());
+    }
+
+    #[test]
+    fn sampled_sizes_follow_the_table() {
+        let ws = SizeCdf::builtin("websearch").unwrap();
+        let mut r = rng::stream(7, "t");
+        let n = 200_000;
+        let mut v: Vec<u64> = (0..n).map(|_| ws.sample(r.random())).collect();
+        let mean = v.iter().sum::<u64>() as f64 / n as f64;
+        // The mean of a heavy tail converges slowly: within 3%.
+        assert!(
+            (mean / ws.mean() - 1.0).abs() < 0.03,
+            "{mean} vs {}",
+            ws.mean()
+        );
+        v.sort_unstable();
+        for (q, size) in [(0.15, 10_000.0), (0.53, 80_000.0), (0.9, 5_000_000.0)] {
+            let got = v[(q * n as f64) as usize] as f64;
+            assert!((got / size - 1.0).abs() < 0.05, "q{q}: {got} vs {size}");
+        }
+    }
+
+    #[test]
+    fn bad_cdfs_are_refused_with_the_line() {
+        for (text, says) in [
+            ("0 0\n10 50\n5 100\n", "line 3"),
+            ("0 0\n10 50\n", "not 100"),
+            ("0 0\n10 150\n", "percentage"),
+            ("0 0 1\n", "two numbers"),
+            ("x y\n", "not two numbers"),
+            ("# only a comment\n", "no points"),
+        ] {
+            let e = SizeCdf::parse(text).unwrap_err();
+            assert!(e.contains(says), "{text:?}: {e}");
+        }
+    }
+
+    fn workload(load: f64, pattern: Pattern) -> WorkloadSpec {
+        WorkloadSpec {
+            id: "w".into(),
+            scheme: SchemeConfig::Dctcp(DctcpParams::default()),
+            sizes: "websearch".into(),
+            load,
+            pattern,
+            hosts: Vec::new(),
+            start: None,
+            stop: None,
+        }
+    }
+
+    fn hosts(n: usize) -> Vec<(String, u64)> {
+        (0..n).map(|i| (format!("h{i}"), 10_000_000_000)).collect()
+    }
+
+    fn size_of(a: &Arrival) -> u64 {
+        match &a.scheme {
+            SchemeConfig::Dctcp(p) => p.size.unwrap().0,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn the_offered_load_is_the_target() {
+        let end = Duration::from_secs(2);
+        let h = hosts(16);
+        let flows = workload(0.5, Pattern::AllToAll)
+            .generate(1, &h, end)
+            .unwrap();
+        let offered: u64 = flows.iter().map(size_of).sum();
+        let target = 0.5 * 16.0 * 10e9 / 8.0 * 2.0;
+        // Heavy-tailed sizes: ~18,000 flows put the offered bytes within 5% of the target.
+        assert!(
+            (offered as f64 / target - 1.0).abs() < 0.05,
+            "{offered} bytes offered, target {target}"
+        );
+        assert!(flows.windows(2).all(|w| w[0].start <= w[1].start));
+        assert!(flows.iter().all(|f| f.from != f.to));
+        // Same seed, same flows; another, others.
+        let again = workload(0.5, Pattern::AllToAll)
+            .generate(1, &h, end)
+            .unwrap();
+        assert_eq!(flows, again);
+        let other = workload(0.5, Pattern::AllToAll)
+            .generate(2, &h, end)
+            .unwrap();
+        assert_ne!(flows, other);
+    }
+
+    #[test]
+    fn a_permutation_sends_each_host_to_one_other() {
+        let h = hosts(8);
+        let flows = workload(0.3, Pattern::Permutation)
+            .generate(3, &h, Duration::from_millis(200))
+            .unwrap();
+        let mut dst = std::collections::BTreeMap::new();
+        for f in &flows {
+            assert_ne!(f.from, f.to);
+            assert_eq!(dst.entry(f.from.clone()).or_insert(f.to.clone()), &f.to);
+        }
+        let receivers: std::collections::BTreeSet<_> = dst.values().collect();
+        assert_eq!(
+            receivers.len(),
+            dst.len(),
+            "a permutation: receivers distinct"
+        );
+    }
+
+    #[test]
+    fn bad_workloads_name_their_key() {
+        let end = Duration::from_secs(1);
+        let h = hosts(4);
+        let mut w = workload(1.5, Pattern::AllToAll);
+        assert_eq!(w.generate(1, &h, end).unwrap_err().0, "load");
+        w.load = 0.5;
+        assert_eq!(w.generate(1, &h[..1], end).unwrap_err().0, "hosts");
+        w.sizes = "nope".into();
+        assert_eq!(w.generate(1, &h, end).unwrap_err().0, "sizes");
+        w.sizes = "websearch".into();
+        w.scheme = SchemeConfig::from_kind(
+            "cbr",
+            toml::Value::Table(toml::from_str("rate = \"1Mbps\"").unwrap()),
+        )
+        .unwrap();
+        assert_eq!(w.generate(1, &h, end).unwrap_err().0, "kind");
+    }
+}
