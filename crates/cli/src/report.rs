@@ -116,6 +116,26 @@ pub fn print_summary(s: &Summary) {
     if let Some(j) = s.fairness.jain {
         println!("\nJain's fairness index over the window: {j:.4}");
     }
+    if let Some(fct) = &s.fct {
+        let x = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
+        println!(
+            "\n{:<20} {:>8} {:>10} {:>10} {:>10} {:>10} {:>12}",
+            "FCT slowdown", "flows", "unfinished", "p50", "p95", "p99", "mean FCT ms"
+        );
+        for b in fct.buckets.iter().chain(std::iter::once(&fct.overall)) {
+            println!(
+                "{:<20} {:>8} {:>10} {:>10} {:>10} {:>10} {:>12}",
+                b.sizes,
+                b.flows,
+                b.unfinished,
+                x(b.slowdown_p50),
+                x(b.slowdown_p95),
+                x(b.slowdown_p99),
+                b.mean_fct_s
+                    .map_or("-".to_string(), |v| format!("{:.3}", v * 1e3))
+            );
+        }
+    }
     if let Some(t) = &s.theory {
         // Why a flow has no prediction beside it — except inelastic CBR flows, which the
         // theory does take into account (off the capacities).

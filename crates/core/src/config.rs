@@ -204,6 +204,19 @@ impl SchemeConfig {
         self.params().sends_feedback()
     }
 
+    /// The finite transfer this flow carries, bytes (the TCP schemes' `size` key); `None`: bulk,
+    /// or a scheme without one.
+    pub fn size(&self) -> Option<crate::units::Bytes> {
+        match self {
+            SchemeConfig::Reno(p) => p.size,
+            SchemeConfig::Cubic(p) => p.size,
+            SchemeConfig::Dctcp(p) => p.size,
+            SchemeConfig::Bbr(p) => p.size,
+            SchemeConfig::Vegas(p) => p.size,
+            _ => None,
+        }
+    }
+
     /// This scheme carrying a finite transfer of `size` bytes, for the schemes whose flows can
     /// (the TCP ones: their `size` key); `None` for the others.
     pub fn with_size(&self, size: crate::units::Bytes) -> Option<SchemeConfig> {

@@ -208,6 +208,7 @@ mod tests {
             },
             theory: None,
             live: None,
+            fct: None,
         }
     }
 

@@ -7,8 +7,10 @@
 //! - [`samples`]: the rows and columns of `flows.csv` and `links.csv`, written as a run goes;
 //! - [`plot`]: the standard plots of a run, redrawn from its files, and the general [`plot::Chart`]
 //!   of the reproductions' figures;
+//! - [`fct`]: flow completion times (`fct.csv`) and slowdowns by flow size;
 //! - [`files`]: files written whole or not at all.
 
+pub mod fct;
 pub mod files;
 pub mod plot;
 pub mod samples;

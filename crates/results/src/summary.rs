@@ -33,6 +33,9 @@ pub struct Summary {
     /// How a live run went: its time scale and what its router and endpoints rejected.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub live: Option<LiveSummary>,
+    /// Flow completion times and slowdowns by size, when the run has finite flows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fct: Option<crate::fct::FctSummary>,
 }
 
 /// The live-mode part of `summary.json`. In a live run every time in the file is scenario time:

@@ -141,6 +141,43 @@ impl Scenario {
         (f.start + jitter, f.stop)
     }
 
+    /// The ideal completion time of flow `i`'s finite transfer, were it alone in the network:
+    /// from its start until the ACK of its last byte is back, its packets sent back-to-back at
+    /// line rate and forwarded store-and-forward, the last one possibly short. With full
+    /// packets of transmission time t_j on hop j and delay d_j, full packet k leaves hop h at
+    /// Σ_{j≤h} t_j + Σ_{j<h} d_j + (k − 1)·max_{j≤h} t_j (a tandem of store-and-forward
+    /// links paces a train at its slowest hop so far); the last packet leaves each hop when it
+    /// has arrived and the packet before it has left, plus its own transmission time. Then the
+    /// last ACK's transmission and propagation back. `None` for bulk flows and schemes without
+    /// a size.
+    pub fn ideal_fct(&self, i: usize) -> Option<Duration> {
+        let f = &self.flows[i];
+        let size = f.scheme.size()?.0.max(1);
+        let p = u64::from(self.packet_size);
+        let full = (size - 1) / p; // full packets before the last one
+        let last = size - full * p;
+        let mut t_full = Duration::ZERO; // Σ_{j≤h} t_j + Σ_{j<h} d_j
+        let mut slowest = Duration::ZERO; // max_{j≤h} t_j
+        let mut last_ready = Duration::ZERO; // when the last packet is at hop h's queue
+        for l in f.forward.iter().map(|l| &self.links[l.0 as usize]) {
+            let tx = l.rate.tx_time(p);
+            t_full += tx;
+            slowest = slowest.max(tx);
+            let ahead = match full {
+                0 => Duration::ZERO,
+                k => t_full + slowest.saturating_mul(k - 1),
+            };
+            let left = last_ready.max(ahead) + l.rate.tx_time(last);
+            last_ready = left + l.delay;
+            t_full += l.delay;
+        }
+        let mut t = last_ready;
+        for l in f.reverse.iter().map(|l| &self.links[l.0 as usize]) {
+            t += l.delay + l.rate.tx_time(u64::from(self.ack_size));
+        }
+        Some(t)
+    }
+
     /// The network's shape for `acclab check`: hosts (nodes with one outgoing link), switches
     /// (the others), links, and how many equal-cost shortest paths the flows' ends have (the
     /// first 10,000 flows), as `(hosts, switches, links, min, max)`.

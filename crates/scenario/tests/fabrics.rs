@@ -250,7 +250,11 @@ fn a_workload_draws_its_flows_when_the_scenario_resolves() {
     // Mistakes name the workload's key and line.
     for (from, to, key) in [
         ("load = 0.3", "load = 3", "workload[0].load"),
-        ("sizes = \"websearch\"", "sizes = \"fb\"", "workload[0].sizes"),
+        (
+            "sizes = \"websearch\"",
+            "sizes = \"fb\"",
+            "workload[0].sizes",
+        ),
         ("kind = \"dctcp\"", "kind = \"monaco\"", "workload[0].kind"),
     ] {
         let e = parse(&text.replacen(from, to, 1), "ft.toml").unwrap_err();

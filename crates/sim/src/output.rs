@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use acclab_results::fct::{summarise, write_fct_csv, FctRecord, DEFAULT_BUCKETS};
 use acclab_results::samples::{write_csvs, CsvSamples, Names};
 use acclab_results::summary::{jain, Fairness, FlowSummary, LinkSummary, Summary, WindowSummary};
 use acclab_scenario::LinkId;
@@ -104,7 +105,33 @@ pub fn summary(sim: &Simulator, wall_time_s: f64) -> Summary {
         },
         theory: None,
         live: None,
+        fct: fct_records(sim).map(|r| summarise(&r, &DEFAULT_BUCKETS)),
     }
+}
+
+/// Every finite flow's completion time (see [`acclab_results::fct`]); `None` when the run has
+/// no finite flows.
+pub fn fct_records(sim: &Simulator) -> Option<Vec<FctRecord>> {
+    let sc = sim.scenario();
+    let net = sim.network();
+    let records: Vec<FctRecord> = (0..sc.flows.len())
+        .filter_map(|i| {
+            let ideal = sc.ideal_fct(i)?;
+            let f = &sc.flows[i];
+            let (start, _) = net.flow_times(i);
+            let (tx, _) = net.endpoint_stats(i);
+            Some(FctRecord {
+                id: f.id.clone(),
+                src: sc.nodes[f.src.0 as usize].clone(),
+                dst: sc.nodes[f.dst.0 as usize].clone(),
+                size_bytes: f.scheme.size().map_or(0, |b| b.0),
+                start_s: start.as_secs_f64(),
+                fct_s: tx.completed_at.map(|t| (t - start).as_secs_f64()),
+                ideal_fct_s: ideal.as_secs_f64(),
+            })
+        })
+        .collect();
+    (!records.is_empty()).then_some(records)
 }
 
 /// What `sim`'s files call its flows, links and AQM columns.
@@ -117,10 +144,13 @@ pub fn names(sim: &Simulator) -> Names {
     }
 }
 
-/// Writes `summary.json`, `flows.csv` and `links.csv` into `dir` (which must exist). When the
+/// Writes `summary.json`, `flows.csv`, `links.csv` and, with finite flows, `fct.csv` into `dir` (which must exist). When the
 /// run streamed its samples ([`stream_outputs`]), the two CSV files are already there.
 pub fn write_files(dir: &Path, sim: &Simulator, summary: &Summary) -> std::io::Result<()> {
     acclab_results::summary::write_summary(dir, summary)?;
+    if let Some(records) = fct_records(sim) {
+        write_fct_csv(dir, &records)?;
+    }
     if sim.monitor().streams() {
         return Ok(());
     }

@@ -181,8 +181,12 @@ pub fn write_results(
             (false, true) => "; the programs' output in programs/",
             (false, false) => "",
         };
+        let fct = match dir.join("fct.csv").is_file() {
+            true => ", fct.csv",
+            false => "",
+        };
         println!(
-            "\nResults in {}/: summary.json, flows.csv, links.csv{trace}{}{programs}",
+            "\nResults in {}/: summary.json, flows.csv, links.csv{fct}{trace}{}{programs}",
             dir.display(),
             if model.is_some() {
                 "; the model tier's in model/"

@@ -1,0 +1,217 @@
+//! Flow completion times, the datacenter's figure: `fct.csv` (one row per finite flow, finished
+//! or not) and the slowdown percentiles by flow size that `summary.json` and the terminal show.
+//!
+//! A flow's slowdown is its completion time over the ideal one (the flow alone in the network:
+//! `acclab_scenario::Scenario::ideal_fct`), so 1 is the best a scheme can do. Flows still
+//! running at the end of the run are listed in `fct.csv` with an empty `fct_s` and counted as
+//! unfinished in their bucket, never dropped: a scheme that starves large flows shows it.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+/// The default size buckets' upper edges, bytes: < 10 KB, 10–100 KB, 100 KB–1 MB, ≥ 1 MB.
+pub const DEFAULT_BUCKETS: [u64; 3] = [10_000, 100_000, 1_000_000];
+
+/// One finite flow.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FctRecord {
+    pub id: String,
+    pub src: String,
+    pub dst: String,
+    pub size_bytes: u64,
+    pub start_s: f64,
+    /// Completion time, s; `None`: unfinished at the end of the run.
+    pub fct_s: Option<f64>,
+    pub ideal_fct_s: f64,
+}
+
+impl FctRecord {
+    pub fn slowdown(&self) -> Option<f64> {
+        Some(self.fct_s? / self.ideal_fct_s)
+    }
+}
+
+/// The slowdowns of one size bucket.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FctBucket {
+    /// `"<10KB"`, `"10KB-100KB"`, …, `"all"`.
+    pub sizes: String,
+    /// Flows in the bucket, finished or not.
+    pub flows: usize,
+    pub unfinished: usize,
+    /// Slowdown percentiles of the finished flows (nearest rank); `None` when none finished.
+    pub slowdown_p50: Option<f64>,
+    pub slowdown_p95: Option<f64>,
+    pub slowdown_p99: Option<f64>,
+    /// Mean completion time of the finished flows, s.
+    pub mean_fct_s: Option<f64>,
+}
+
+/// The `fct` part of `summary.json`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FctSummary {
+    /// One per size bucket, smallest first.
+    pub buckets: Vec<FctBucket>,
+    /// Every finite flow.
+    pub overall: FctBucket,
+}
+
+/// The nearest-rank `q`-quantile of `sorted` (ascending), `q` in (0, 1]; `None` when empty.
+pub fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = (q * sorted.len() as f64).ceil() as usize;
+    Some(sorted[rank.clamp(1, sorted.len()) - 1])
+}
+
+fn size_label(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1_000_000 && b % 1_000_000 == 0 => format!("{}MB", b / 1_000_000),
+        b if b >= 1_000 && b % 1_000 == 0 => format!("{}KB", b / 1_000),
+        b => format!("{b}B"),
+    }
+}
+
+fn bucket(sizes: String, records: &[&FctRecord]) -> FctBucket {
+    let mut slow: Vec<f64> = records.iter().filter_map(|r| r.slowdown()).collect();
+    slow.sort_by(f64::total_cmp);
+    let done: Vec<f64> = records.iter().filter_map(|r| r.fct_s).collect();
+    FctBucket {
+        sizes,
+        flows: records.len(),
+        unfinished: records.len() - done.len(),
+        slowdown_p50: percentile(&slow, 0.50),
+        slowdown_p95: percentile(&slow, 0.95),
+        slowdown_p99: percentile(&slow, 0.99),
+        mean_fct_s: (!done.is_empty()).then(|| done.iter().sum::<f64>() / done.len() as f64),
+    }
+}
+
+/// The slowdowns by size bucket (`edges`: the buckets' upper edges, ascending) and overall.
+pub fn summarise(records: &[FctRecord], edges: &[u64]) -> FctSummary {
+    let mut buckets = Vec::with_capacity(edges.len() + 1);
+    let mut lo = 0u64;
+    for &hi in edges.iter().chain(std::iter::once(&u64::MAX)) {
+        let members: Vec<&FctRecord> = records
+            .iter()
+            .filter(|r| r.size_bytes >= lo && r.size_bytes < hi)
+            .collect();
+        let label = match (lo, hi) {
+            (0, hi) => format!("<{}", size_label(hi)),
+            (lo, u64::MAX) => format!(">={}", size_label(lo)),
+            (lo, hi) => format!("{}-{}", size_label(lo), size_label(hi)),
+        };
+        buckets.push(bucket(label, &members));
+        lo = hi;
+    }
+    FctSummary {
+        buckets,
+        overall: bucket("all".into(), &records.iter().collect::<Vec<_>>()),
+    }
+}
+
+/// Writes `fct.csv` into `dir`: id, src, dst, size_bytes, start_s, fct_s, ideal_fct_s, slowdown
+/// (the last two of an unfinished flow: its ideal time, and empty).
+pub fn write_fct_csv(dir: &Path, records: &[FctRecord]) -> std::io::Result<()> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let io = |e: csv::Error| std::io::Error::other(e);
+    w.write_record([
+        "id",
+        "src",
+        "dst",
+        "size_bytes",
+        "start_s",
+        "fct_s",
+        "ideal_fct_s",
+        "slowdown",
+    ])
+    .map_err(io)?;
+    let opt = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.9}"));
+    for r in records {
+        w.write_record([
+            r.id.clone(),
+            r.src.clone(),
+            r.dst.clone(),
+            r.size_bytes.to_string(),
+            format!("{:.9}", r.start_s),
+            opt(r.fct_s),
+            format!("{:.9}", r.ideal_fct_s),
+            r.slowdown().map_or(String::new(), |s| format!("{s:.6}")),
+        ])
+        .map_err(io)?;
+    }
+    let bytes = w
+        .into_inner()
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    crate::files::write_atomic(&dir.join("fct.csv"), &bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(size: u64, fct: Option<f64>, ideal: f64) -> FctRecord {
+        FctRecord {
+            id: format!("f{size}"),
+            src: "h0".into(),
+            dst: "h1".into(),
+            size_bytes: size,
+            start_s: 0.0,
+            fct_s: fct,
+            ideal_fct_s: ideal,
+        }
+    }
+
+    #[test]
+    fn percentiles_are_nearest_rank() {
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(percentile(&v, 0.5), Some(50.0));
+        assert_eq!(percentile(&v, 0.99), Some(99.0));
+        assert_eq!(percentile(&v[..1], 0.99), Some(1.0));
+        assert_eq!(percentile(&[], 0.5), None);
+    }
+
+    #[test]
+    fn buckets_split_by_size_and_count_the_unfinished() {
+        let records = vec![
+            rec(5_000, Some(2e-6), 1e-6),
+            rec(9_999, Some(4e-6), 1e-6),
+            rec(10_000, Some(3e-5), 1e-5),
+            rec(2_000_000, None, 1e-3),
+        ];
+        let s = summarise(&records, &DEFAULT_BUCKETS);
+        let labels: Vec<&str> = s.buckets.iter().map(|b| b.sizes.as_str()).collect();
+        assert_eq!(labels, ["<10KB", "10KB-100KB", "100KB-1MB", ">=1MB"]);
+        assert_eq!(s.buckets[0].flows, 2);
+        assert_eq!(s.buckets[0].slowdown_p50, Some(2.0));
+        assert_eq!(s.buckets[0].slowdown_p99, Some(4.0));
+        assert_eq!(s.buckets[1].slowdown_p50, Some(3.0000000000000004));
+        assert_eq!(s.buckets[2].flows, 0);
+        assert_eq!(s.buckets[2].slowdown_p50, None);
+        assert_eq!((s.buckets[3].flows, s.buckets[3].unfinished), (1, 1));
+        assert_eq!((s.overall.flows, s.overall.unfinished), (4, 1));
+    }
+
+    #[test]
+    fn the_csv_lists_unfinished_flows_with_an_empty_fct() {
+        let dir = tempfile::tempdir().unwrap();
+        write_fct_csv(
+            dir.path(),
+            &[rec(1000, Some(2e-6), 1e-6), rec(5000, None, 1e-6)],
+        )
+        .unwrap();
+        let text = std::fs::read_to_string(dir.path().join("fct.csv")).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[0],
+            "id,src,dst,size_bytes,start_s,fct_s,ideal_fct_s,slowdown"
+        );
+        assert_eq!(
+            lines[1],
+            "f1000,h0,h1,1000,0.000000000,0.000002000,0.000001000,2.000000"
+        );
+        assert_eq!(lines[2], "f5000,h0,h1,5000,0.000000000,,0.000001000,");
+    }
+}

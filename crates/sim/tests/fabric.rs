@@ -1,0 +1,111 @@
+//! Datacenter fabrics end to end: generated fat-trees, ECMP, workloads and completion times.
+
+use acclab_scenario::parse;
+
+fn fat_tree(extra: &str) -> String {
+    format!(
+        r#"
+name = "ft"
+duration = "60ms"
+[routing]
+ecmp = "flow"
+[topology]
+kind = "fat-tree"
+k = 4
+link_rate = "10Gbps"
+link_delay = "1us"
+queue = {{ kind = "step-ecn", limit = "200pkt", threshold = "20pkt" }}
+host = {{ rate = "25Gbps" }}
+{extra}
+"#
+    )
+}
+
+/// A flow alone whose packets all fit in its initial window completes in exactly the ideal
+/// time `Scenario::ideal_fct` computes: store-and-forward on every hop, the remaining bytes at
+/// the slowest hop's rate (here the fabric's 10 Gb/s behind a 25 Gb/s host link), the last
+/// ACK back. A check of the formula against the simulator, not against itself.
+#[test]
+fn a_flow_alone_within_its_initial_window_completes_in_the_ideal_time() {
+    for size in ["1000B", "5000B", "9500B"] {
+        let text = fat_tree(&format!(
+            "[[flow]]\nid = \"f\"\nkind = \"dctcp\"\nfrom = \"h0\"\nto = \"h15\"\nparams = {{ size = \"{size}\", initial_window = 10 }}\n"
+        ));
+        let (_, s) = acclab_sim::run(parse(&text, "ft").unwrap(), &mut |_| {});
+        let fct = s.fct.expect("a finite flow has a completion time");
+        let slowdown = fct.overall.slowdown_p50.unwrap();
+        assert!((slowdown - 1.0).abs() < 1e-9, "{size}: slowdown {slowdown}");
+    }
+    // Past the initial window the flow waits for ACKs: slower than ideal.
+    let text = fat_tree(
+        "[[flow]]\nid = \"f\"\nkind = \"dctcp\"\nfrom = \"h0\"\nto = \"h15\"\nparams = { size = \"20KB\", initial_window = 10 }\n",
+    );
+    let (_, s) = acclab_sim::run(parse(&text, "ft").unwrap(), &mut |_| {});
+    assert!(s.fct.unwrap().overall.slowdown_p50.unwrap() > 1.1);
+}
+
+#[test]
+fn a_workload_run_reports_every_flow_and_slowdowns_by_size() {
+    let text = fat_tree(
+        "[[workload]]\nid = \"ws\"\nkind = \"dctcp\"\nparams = { initial_window = 10, min_rto = \"1ms\" }\nsizes = \"websearch\"\nload = 0.3\nstop = \"30ms\"\n",
+    );
+    let sc = parse(&text, "ft").unwrap();
+    let n = sc.flows.len();
+    let dir = tempfile::tempdir().unwrap();
+    let (sim, s) = acclab_sim::run(sc, &mut |_| {});
+    acclab_sim::output::write_files(dir.path(), &sim, &s).unwrap();
+    let fct = s.fct.unwrap();
+    assert_eq!(fct.overall.flows, n);
+    assert_eq!(
+        fct.buckets.iter().map(|b| b.flows).sum::<usize>(),
+        n,
+        "the buckets partition the flows"
+    );
+    // 30 ms of arrivals and 30 ms more to drain: nearly all finish.
+    assert!(
+        fct.overall.unfinished * 20 <= n,
+        "{} of {n} unfinished",
+        fct.overall.unfinished
+    );
+    let csv = std::fs::read_to_string(dir.path().join("fct.csv")).unwrap();
+    assert_eq!(
+        csv.lines().count(),
+        n + 1,
+        "one row per flow, unfinished ones too"
+    );
+    for line in csv.lines().skip(1) {
+        let slowdown = line.rsplit(',').next().unwrap();
+        if let Ok(x) = slowdown.parse::<f64>() {
+            assert!(x >= 1.0 - 1e-9, "faster than ideal: {line}");
+        }
+    }
+    // DCTCP holds the fabric's queues near K = 20 packets, far below the 200-packet buffer.
+    let worst = s.links.iter().map(|l| l.max_queue_pkts).max().unwrap();
+    assert!(worst < 200, "a queue reached {worst} packets");
+    assert_eq!(s.links.iter().map(|l| l.drops).sum::<u64>(), 0);
+}
+
+#[test]
+fn ecmp_spreads_long_flows_over_the_core() {
+    // Eight long flows from pod 0 and 1 to pods 2 and 3: every one crosses the core.
+    let flows = "[[flow]]\nid = \"f{i}\"\nkind = \"dctcp\"\nfrom = \"h{i}\"\nto = \"h{i+8}\"\ncount = 8\nstop = \"20ms\"\n";
+    let used = |routing: &str| {
+        let text = fat_tree(flows).replace("ecmp = \"flow\"", routing);
+        let (_, s) = acclab_sim::run(parse(&text, "ft").unwrap(), &mut |_| {});
+        s.links
+            .iter()
+            // Uplinks of the sending pods (the receivers' pods carry the ACKs up).
+            .filter(|l| {
+                (l.id.starts_with("agg0_") || l.id.starts_with("agg1_")) && l.id.contains("->core")
+            })
+            .filter(|l| l.transmitted_packets > 1000)
+            .count()
+    };
+    let single = used("ecmp = \"none\"");
+    let spread = used("ecmp = \"flow\"");
+    assert!(single <= 2, "without ECMP the flows share {single} uplinks");
+    assert!(
+        spread >= 5,
+        "with ECMP only {spread} of 8 uplinks carry traffic"
+    );
+}
