@@ -147,6 +147,9 @@ pub enum Pattern {
     AllToAll,
     /// Each host to one other, fixed for the run (a random derangement).
     Permutation,
+    /// Every `period`, `senders` hosts drawn at random each send `size` bytes to `receiver`
+    /// at once (partition–aggregate; the DCTCP paper's §2.3 and its incast experiments).
+    Incast,
 }
 
 /// `[[workload]]` as written.
@@ -156,12 +159,28 @@ pub struct WorkloadSpec {
     pub id: String,
     #[serde(flatten)]
     pub scheme: SchemeConfig,
-    /// A built-in distribution's name ([`SizeCdf::builtin_names`]).
-    pub sizes: String,
-    /// Offered load as a fraction of each host's link capacity, in (0, 1].
-    pub load: f64,
     #[serde(skip_serializing_if = "is_all_to_all")]
     pub pattern: Pattern,
+    /// A built-in distribution's name ([`SizeCdf::builtin_names`]); all-to-all and
+    /// permutation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sizes: Option<String>,
+    /// Offered load as a fraction of each host's link capacity, in (0, 1]; all-to-all and
+    /// permutation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load: Option<f64>,
+    /// Incast: how many hosts send in each round (distinct, never the receiver).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub senders: Option<u32>,
+    /// Incast: the host they send to; absent: the first host.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receiver: Option<String>,
+    /// Incast: bytes each sender sends per round.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<Bytes>,
+    /// Incast: time between rounds (the first at `start`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub period: Option<Duration>,
     /// The hosts that send and receive; empty: every node named `h<number>` (a generated
     /// topology's hosts).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -199,18 +218,31 @@ impl WorkloadSpec {
         hosts: &[(String, u64)],
         end: Duration,
     ) -> Result<Vec<Arrival>, (&'static str, String)> {
-        let cdf = SizeCdf::builtin(&self.sizes).ok_or_else(|| {
-            (
-                "sizes",
-                format!(
-                    "unknown distribution {:?}; built in: {}",
-                    self.sizes,
-                    SizeCdf::builtin_names().join(", ")
-                ),
-            )
-        })?;
-        if !(self.load > 0.0 && self.load <= 1.0) {
-            return Err(("load", format!("must be in (0, 1], not {}", self.load)));
+        // Keys of one pattern given to another are mistakes, not silently unused values.
+        let incast = self.pattern == Pattern::Incast;
+        let given = [
+            ("sizes", self.sizes.is_some(), false),
+            ("load", self.load.is_some(), false),
+            ("senders", self.senders.is_some(), true),
+            ("receiver", self.receiver.is_some(), true),
+            ("size", self.size.is_some(), true),
+            ("period", self.period.is_some(), true),
+        ];
+        for (key, set, of_incast) in given {
+            if set && of_incast != incast {
+                let pattern = if of_incast {
+                    "incast"
+                } else {
+                    "all-to-all or permutation"
+                };
+                return Err((key, format!("is a key of pattern = {pattern}")));
+            }
+            if !set && of_incast == incast && key != "receiver" {
+                return Err((
+                    key,
+                    format!("missing: pattern = {:?} needs it", self.pattern),
+                ));
+            }
         }
         if hosts.len() < 2 {
             return Err((
@@ -238,11 +270,118 @@ impl WorkloadSpec {
                 ),
             ));
         }
+        let arrivals = match incast {
+            true => self.incast(seed, hosts, start, stop)?,
+            false => self.poisson(seed, hosts, start, stop)?,
+        };
+        Ok(arrivals
+            .into_iter()
+            .enumerate()
+            .map(|(i, (t, s, d, size))| Arrival {
+                id: format!("{}{i}", self.id),
+                scheme: self
+                    .scheme
+                    .with_size(Bytes(size))
+                    .expect("checked above: the scheme carries a size"),
+                from: hosts[s].0.clone(),
+                to: hosts[d].0.clone(),
+                start: Duration(t),
+            })
+            .collect())
+    }
+
+    /// Incast rounds: (start ns, sender, receiver, bytes), in order.
+    #[allow(clippy::type_complexity)]
+    fn incast(
+        &self,
+        seed: u64,
+        hosts: &[(String, u64)],
+        start: Duration,
+        stop: Duration,
+    ) -> Result<Vec<(u64, usize, usize, u64)>, (&'static str, String)> {
+        let (Some(senders), Some(size), Some(period)) = (self.senders, self.size, self.period)
+        else {
+            unreachable!("checked by the caller");
+        };
+        let receiver = match &self.receiver {
+            None => 0,
+            Some(r) => hosts.iter().position(|(h, _)| h == r).ok_or_else(|| {
+                (
+                    "receiver",
+                    format!("{r:?} is not one of the workload's hosts"),
+                )
+            })?,
+        };
+        let others = hosts.len() - 1;
+        if !(1..=others as u64).contains(&u64::from(senders)) {
+            return Err((
+                "senders",
+                format!("must be in [1, {others}] (the other hosts), not {senders}"),
+            ));
+        }
+        if size.0 == 0 {
+            return Err(("size", "must be at least 1 byte".into()));
+        }
+        if period == Duration::ZERO {
+            return Err(("period", "must be greater than zero".into()));
+        }
+        let rounds = (stop.0 - start.0).div_ceil(period.0);
+        if rounds.saturating_mul(u64::from(senders)) > MAX_WORKLOAD_FLOWS {
+            return Err((
+                "period",
+                format!(
+                    "{rounds} rounds of {senders} senders: more than the {MAX_WORKLOAD_FLOWS} flows a workload may open"
+                ),
+            ));
+        }
+        let mut r = rng::stream(seed, &format!("workload:{}:incast", self.id));
+        let mut out = Vec::with_capacity((rounds * u64::from(senders)) as usize);
+        let candidates: Vec<usize> = (0..hosts.len()).filter(|&h| h != receiver).collect();
+        for k in 0..rounds {
+            let t = start.0 + k * period.0;
+            // A partial Fisher–Yates shuffle: `senders` distinct hosts, in host order.
+            let mut pool = candidates.clone();
+            for i in 0..senders as usize {
+                let j = r.random_range(i..pool.len());
+                pool.swap(i, j);
+            }
+            let mut chosen = pool[..senders as usize].to_vec();
+            chosen.sort_unstable();
+            out.extend(chosen.into_iter().map(|s| (t, s, receiver, size.0)));
+        }
+        Ok(out)
+    }
+
+    /// Poisson arrivals at the load: (start ns, sender, receiver, bytes), in order of start
+    /// (ties: by sender).
+    #[allow(clippy::type_complexity)]
+    fn poisson(
+        &self,
+        seed: u64,
+        hosts: &[(String, u64)],
+        start: Duration,
+        stop: Duration,
+    ) -> Result<Vec<(u64, usize, usize, u64)>, (&'static str, String)> {
+        let (Some(sizes), Some(load)) = (&self.sizes, self.load) else {
+            unreachable!("checked by the caller");
+        };
+        let cdf = SizeCdf::builtin(sizes).ok_or_else(|| {
+            (
+                "sizes",
+                format!(
+                    "unknown distribution {sizes:?}; built in: {}",
+                    SizeCdf::builtin_names().join(", ")
+                ),
+            )
+        })?;
+        if !(load > 0.0 && load <= 1.0) {
+            return Err(("load", format!("must be in (0, 1], not {load}")));
+        }
         let mean = cdf.mean();
         let span = (stop.0 - start.0) as f64 / 1e9;
         let expected: f64 = hosts
             .iter()
-            .map(|(_, c)| self.load * *c as f64 / (8.0 * mean) * span)
+            .map(|(_, c)| load * *c as f64 / (8.0 * mean) * span)
             .sum();
         if expected > MAX_WORKLOAD_FLOWS as f64 {
             return Err((
@@ -255,12 +394,12 @@ impl WorkloadSpec {
         let n = hosts.len();
         let permutation = match self.pattern {
             Pattern::Permutation => Some(derangement(n, seed, &self.id)),
-            Pattern::AllToAll => None,
+            _ => None,
         };
         let mut arrivals: Vec<(u64, usize, usize, u64)> = Vec::new();
         for (s, (host, capacity)) in hosts.iter().enumerate() {
             let mut r = rng::stream(seed, &format!("workload:{}:{host}", self.id));
-            let lambda = self.load * *capacity as f64 / (8.0 * mean); // flows per second
+            let lambda = load * *capacity as f64 / (8.0 * mean); // flows per second
             let mut t = start.0 as f64;
             loop {
                 let u: f64 = r.random();
@@ -284,20 +423,7 @@ impl WorkloadSpec {
             }
         }
         arrivals.sort_by_key(|&(t, s, _, _)| (t, s));
-        Ok(arrivals
-            .into_iter()
-            .enumerate()
-            .map(|(i, (t, s, d, size))| Arrival {
-                id: format!("{}{i}", self.id),
-                scheme: self
-                    .scheme
-                    .with_size(Bytes(size))
-                    .expect("checked above: the scheme carries a size"),
-                from: hosts[s].0.clone(),
-                to: hosts[d].0.clone(),
-                start: Duration(t),
-            })
-            .collect())
+        Ok(arrivals)
     }
 }
 
@@ -377,9 +503,13 @@ mod tests {
         WorkloadSpec {
             id: "w".into(),
             scheme: SchemeConfig::Dctcp(DctcpParams::default()),
-            sizes: "websearch".into(),
-            load,
+            sizes: Some("websearch".into()),
+            load: Some(load),
             pattern,
+            senders: None,
+            receiver: None,
+            size: None,
+            period: None,
             hosts: Vec::new(),
             start: None,
             stop: None,
@@ -444,16 +574,55 @@ mod tests {
     }
 
     #[test]
+    fn incast_rounds_send_from_distinct_hosts_to_the_receiver() {
+        let mut w = workload(0.5, Pattern::Incast);
+        w.sizes = None;
+        w.load = None;
+        // A missing key of the pattern is named.
+        assert_eq!(
+            w.generate(1, &hosts(8), Duration::from_millis(10))
+                .unwrap_err()
+                .0,
+            "senders"
+        );
+        w.senders = Some(5);
+        w.size = Some(Bytes(64_000));
+        w.period = Some(Duration::from_millis(2));
+        w.receiver = Some("h3".into());
+        let flows = w.generate(1, &hosts(8), Duration::from_millis(10)).unwrap();
+        assert_eq!(flows.len(), 5 * 5, "rounds at 0, 2, 4, 6, 8 ms");
+        for round in flows.chunks(5) {
+            let t = round[0].start;
+            let from: std::collections::BTreeSet<_> = round.iter().map(|f| &f.from).collect();
+            assert_eq!(from.len(), 5, "distinct senders");
+            assert!(round
+                .iter()
+                .all(|f| f.start == t && f.to == "h3" && f.from != "h3"));
+            assert!(round.iter().all(|f| size_of(f) == 64_000));
+        }
+        w.senders = Some(8);
+        assert_eq!(
+            w.generate(1, &hosts(8), Duration::from_millis(10))
+                .unwrap_err()
+                .0,
+            "senders"
+        );
+    }
+
+    #[test]
     fn bad_workloads_name_their_key() {
         let end = Duration::from_secs(1);
         let h = hosts(4);
         let mut w = workload(1.5, Pattern::AllToAll);
         assert_eq!(w.generate(1, &h, end).unwrap_err().0, "load");
-        w.load = 0.5;
+        w.load = Some(0.5);
         assert_eq!(w.generate(1, &h[..1], end).unwrap_err().0, "hosts");
-        w.sizes = "nope".into();
+        w.sizes = Some("nope".into());
         assert_eq!(w.generate(1, &h, end).unwrap_err().0, "sizes");
-        w.sizes = "websearch".into();
+        w.sizes = Some("websearch".into());
+        w.period = Some(Duration::from_millis(1));
+        assert_eq!(w.generate(1, &h, end).unwrap_err().0, "period");
+        w.period = None;
         w.scheme = SchemeConfig::from_kind(
             "cbr",
             toml::Value::Table(toml::from_str("rate = \"1Mbps\"").unwrap()),

@@ -109,3 +109,42 @@ fn ecmp_spreads_long_flows_over_the_core() {
         "with ECMP only {spread} of 8 uplinks carry traffic"
     );
 }
+
+/// The DCTCP paper's incast (§2.3.1, §4.2.2): 15 senders answer one receiver at once, every
+/// 20 ms, 200 KB each, through 60-packet port buffers. Reno over tail drop overflows the
+/// receiver's port, loses whole windows and waits out retransmission timeouts; DCTCP over step
+/// marking at K = 10 packets keeps the queue below the buffer and never times out.
+#[test]
+fn incast_times_reno_out_over_shallow_tail_drop_and_not_dctcp() {
+    let run = |kind: &str, queue: &str| {
+        let text = fat_tree(&format!(
+            "[[workload]]\nid = \"in\"\nkind = \"{kind}\"\nparams = {{ initial_window = 2, min_rto = \"10ms\", sack = true }}\npattern = \"incast\"\nsenders = 15\nsize = \"200KB\"\nperiod = \"20ms\"\nstop = \"40ms\"\n"
+        ))
+        .replace(
+            "queue = { kind = \"step-ecn\", limit = \"200pkt\", threshold = \"20pkt\" }",
+            queue,
+        )
+        .replace("host = { rate = \"25Gbps\" }", "");
+        let (_, s) = acclab_sim::run(parse(&text, "incast").unwrap(), &mut |_| {});
+        let timeouts: u64 = s.flows.iter().map(|f| f.timeouts).sum();
+        let drops: u64 = s.links.iter().map(|l| l.drops).sum();
+        (timeouts, drops, s.fct.unwrap())
+    };
+    let (reno_timeouts, reno_drops, reno) =
+        run("reno", "queue = { kind = \"droptail\", limit = \"60pkt\" }");
+    let (dctcp_timeouts, dctcp_drops, dctcp) = run(
+        "dctcp",
+        "queue = { kind = \"step-ecn\", limit = \"60pkt\", threshold = \"10pkt\" }",
+    );
+    assert!(
+        reno_drops > 0 && reno_timeouts > 0,
+        "reno: {reno_drops} drops, {reno_timeouts} timeouts"
+    );
+    assert_eq!((dctcp_drops, dctcp_timeouts), (0, 0));
+    assert_eq!(dctcp.overall.unfinished, 0);
+    // 15 flows share the receiver's 10 Gb/s: each takes about 15 times its ideal time; Reno's
+    // timeouts (10 ms, ~60 ideal completions) push its median far past that.
+    let d = dctcp.overall.slowdown_p50.unwrap();
+    assert!((10.0..17.0).contains(&d), "DCTCP median slowdown {d}");
+    assert!(reno.overall.slowdown_p50.unwrap_or(f64::INFINITY) > 2.0 * d);
+}
