@@ -79,6 +79,13 @@ enum Command {
         /// Also integrate the model tier on the case.
         #[arg(long)]
         model: bool,
+        /// Instead of the dumbbell: a k-ary fat-tree under the web-search workload (`flows`
+        /// is then ignored, `duration_s` replaced by --duration-ms).
+        #[arg(long, value_name = "K")]
+        fattree: Option<u32>,
+        /// The fat-tree case's simulated milliseconds.
+        #[arg(long, requires = "fattree")]
+        duration_ms: Option<u64>,
     },
 }
 
@@ -139,12 +146,15 @@ fn command() {
             rate_mbps,
             scheme,
             model,
+            fattree,
+            duration_ms,
         }) => bench::run_case(
             bench::Case {
                 flows,
                 rate_mbps,
-                duration_s,
+                duration_ms: duration_ms.unwrap_or(duration_s.saturating_mul(1000)),
                 scheme,
+                fattree,
             },
             model,
         ),

@@ -55,3 +55,31 @@ start_jitter = "100ms"
 "#
     )
 }
+
+/// A k-ary fat-tree of 10 Gb/s, 1 µs links with 200-packet port queues marking ECN above 20
+/// packets, 1500-byte packets, flows spread by ECMP; DCTCP flows (initial window 10, 1 ms
+/// minimum RTO) drawn from the web-search distribution at `load` of every host's link, arriving
+/// until the end of the run. The fabric benchmarks' scenario (htsim's datacenter setup).
+pub fn fat_tree_websearch(k: u32, load: f64, duration_ms: u64) -> String {
+    format!(
+        r#"name = "fattree-k{k}-websearch"
+duration = "{duration_ms}ms"
+[defaults]
+packet_size = "1500B"
+[routing]
+ecmp = "flow"
+[topology]
+kind = "fat-tree"
+k = {k}
+link_rate = "10Gbps"
+link_delay = "1us"
+queue = {{ kind = "step-ecn", limit = "200pkt", threshold = "20pkt" }}
+[[workload]]
+id = "ws"
+kind = "dctcp"
+params = {{ initial_window = 10, min_rto = "1ms" }}
+sizes = "websearch"
+load = {load}
+"#
+    )
+}

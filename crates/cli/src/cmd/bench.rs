@@ -1,6 +1,9 @@
 //! `acclab bench`: simulator throughput on the fixed Reno dumbbells acclab is held against ns-3
 //! and htsim on: N NewReno flows, a bottleneck of rate R and 10 ms with a 1000-packet DropTail,
-//! access links of 10 R and 1 ms, 1000-byte packets, flows starting within 100 ms. Each case
+//! access links of 10 R and 1 ms, 1000-byte packets, flows starting within 100 ms — and on
+//! datacenter fabrics (`fattree-k8`, `fattree-k16`: DCTCP under the web-search workload at 50%
+//! load, [`acclab_scenario::templates::fat_tree_websearch`]), where the figure to watch is the
+//! cost per packet-hop (data and ACKs at every queue, as htsim counts them). Each case
 //! runs in a fresh process so that its peak memory (VmHWM) is its own; the median of the
 //! repetitions is reported. With `--model` each case also integrates the model tier on the same
 //! scenario (its default grouping and step, samples computed and discarded as the packet run's)
@@ -16,16 +19,18 @@
 
 use std::process::Command;
 
-use acclab_scenario::templates::dumbbell;
+use acclab_scenario::templates::{dumbbell, fat_tree_websearch};
 use anyhow::{bail, Context, Result};
 
-/// A benchmark case: flows, bottleneck rate (Mb/s), simulated seconds, the flows' scheme.
+/// A benchmark case: flows, bottleneck rate (Mb/s), simulated milliseconds, the flows' scheme;
+/// or, with `fattree = Some(k)`, the web-search fat-tree (flows, rate and scheme unused).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Case {
     pub flows: usize,
     pub rate_mbps: u64,
-    pub duration_s: u64,
+    pub duration_ms: u64,
     pub scheme: Scheme,
+    pub fattree: Option<u32>,
 }
 
 /// The flows' scheme (default parameters). The named cases are Reno: the comparisons' setup.
@@ -55,14 +60,30 @@ const NAMED: &[(&str, Case)] = &[
     ("10g-10", case(10, 10_000, 20)),
     ("10g-1000", case(1000, 10_000, 20)),
     ("10g-10000", case(10_000, 10_000, 20)),
+    ("fattree-k8", fat_tree(8, 1000)),
+    ("fattree-k16", fat_tree(16, 100)),
 ];
+
+/// The web-search load of the fat-tree cases.
+const FABRIC_LOAD: f64 = 0.5;
 
 const fn case(flows: usize, rate_mbps: u64, duration_s: u64) -> Case {
     Case {
         flows,
         rate_mbps,
-        duration_s,
+        duration_ms: duration_s * 1000,
         scheme: Scheme::Reno,
+        fattree: None,
+    }
+}
+
+const fn fat_tree(k: u32, duration_ms: u64) -> Case {
+    Case {
+        flows: 0,
+        rate_mbps: 10_000,
+        duration_ms,
+        scheme: Scheme::Reno,
+        fattree: Some(k),
     }
 }
 
@@ -82,7 +103,8 @@ fn parse_case(s: &str) -> Result<String, String> {
 pub struct BenchArgs {
     /// Named cases, comma-separated: dumbbell-10, dumbbell-100 (100 Mb/s, 60 s: the ns-3
     /// comparison), 1g-1000 (1000 flows at 1 Gb/s, 10 s), 10g-10, 10g-1000, 10g-10000 (10 Gb/s,
-    /// 20 s: the htsim comparison), or all.
+    /// 20 s: the htsim comparison), fattree-k8 (128 hosts, 1 s), fattree-k16 (1,024 hosts,
+    /// 0.1 s: DCTCP, web search at 50% load), or all.
     #[arg(long, value_delimiter = ',', value_parser = parse_case,
           default_values_t = ["dumbbell-10".to_string(), "dumbbell-100".to_string()])]
     case: Vec<String>,
@@ -119,8 +141,18 @@ fn peak_rss_mb() -> Option<f64> {
 /// building the simulator; wall is the run alone.
 pub fn run_case(c: Case, model: bool) -> Result<()> {
     let t0 = std::time::Instant::now();
-    let text = dumbbell(c.scheme.kind(), c.flows, c.rate_mbps, 1000, c.duration_s);
+    let text = match c.fattree {
+        Some(k) => fat_tree_websearch(k, FABRIC_LOAD, c.duration_ms),
+        None => dumbbell(
+            c.scheme.kind(),
+            c.flows,
+            c.rate_mbps,
+            1000,
+            c.duration_ms / 1000,
+        ),
+    };
     let sc = acclab_scenario::parse(&text, "<bench>")?;
+    let flows = sc.flows.len();
     let model_sc = model.then(|| sc.clone());
     let mut sim = acclab_sim::Simulator::new(sc);
     // Samples are taken as in any run (every 100 ms) but neither kept nor written, so that the
@@ -153,10 +185,10 @@ pub fn run_case(c: Case, model: bool) -> Result<()> {
         "model_wall_s": model_wall,
         "model_steps": model_steps,
         "model_classes": model_classes,
-        "flows": c.flows,
+        "flows": flows,
         "rate_mbps": c.rate_mbps,
         "scheme": c.scheme.kind(),
-        "duration_s": c.duration_s,
+        "duration_s": c.duration_ms as f64 / 1e3,
         "setup_s": setup,
         "wall_s": wall,
         "events": s.events,
@@ -198,7 +230,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         return compare(&exe, other, &cases, args.repeat.max(1));
     }
     println!(
-        "{:<15} {:>7} {:>8} {:>9} {:>12} {:>10} {:>11} {:>12} {:>14} {:>8}",
+        "{:<15} {:>7} {:>8} {:>9} {:>12} {:>10} {:>11} {:>10} {:>12} {:>14} {:>8}",
         "case",
         "flows",
         "setup s",
@@ -206,6 +238,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         "events",
         "ev/pkt-hop",
         "Mevents/s",
+        "ns/pkt-hop",
         "bottl. pkts",
         "ns/bottl. pkt",
         "peak MB"
@@ -226,14 +259,15 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             .filter_map(|r| r["peak_rss_mb"].as_f64())
             .fold(0.0, f64::max);
         println!(
-            "{:<15} {:>7} {:>8.3} {:>9.3} {:>12} {:>10.2} {:>11.2} {:>12} {:>14.1} {:>8.1}",
+            "{:<15} {:>7} {:>8.3} {:>9.3} {:>12} {:>10.2} {:>11.2} {:>10.1} {:>12} {:>14.1} {:>8.1}",
             name,
-            c.flows,
+            num("flows"),
             setup,
             wall,
             num("events"),
             num("events") / num("packet_hops"),
             num("events") / wall / 1e6,
+            wall * 1e9 / num("packet_hops"),
             num("bottleneck_packets"),
             wall * 1e9 / num("bottleneck_packets"),
             peak
@@ -268,16 +302,26 @@ fn median_of(mut v: Vec<f64>) -> f64 {
 
 /// Runs case `c` with `bench-case` of executable `exe` in a fresh process; its JSON line.
 fn run_child(exe: &std::path::Path, c: &Case, model: bool) -> Result<serde_json::Value> {
+    let fabric: Vec<String> = match c.fattree {
+        Some(k) => vec![
+            "--fattree".into(),
+            k.to_string(),
+            "--duration-ms".into(),
+            c.duration_ms.to_string(),
+        ],
+        None => Vec::new(),
+    };
     let out = Command::new(exe)
         .args([
             "bench-case",
             &c.flows.to_string(),
-            &c.duration_s.to_string(),
+            &(c.duration_ms / 1000).to_string(),
             "--rate-mbps",
             &c.rate_mbps.to_string(),
             "--scheme",
             c.scheme.kind(),
         ])
+        .args(fabric)
         .args(model.then_some("--model"))
         .output()
         .with_context(|| format!("cannot start {}", exe.display()))?;
@@ -341,7 +385,12 @@ fn compare(
             this.push(wa);
             that.push(wb);
             ratios.push(wa / wb);
-            let pkts = |v: &serde_json::Value| v["bottleneck_packets"].as_f64().unwrap_or(f64::NAN);
+            // A fabric has no single bottleneck: its packet-hops are compared instead.
+            let key = match c.fattree {
+                Some(_) => "packet_hops",
+                None => "bottleneck_packets",
+            };
+            let pkts = |v: &serde_json::Value| v[key].as_f64().unwrap_or(f64::NAN);
             apart = apart.max((pkts(&a) - pkts(&b)).abs() / pkts(&b).max(1.0));
         }
         if progress {
