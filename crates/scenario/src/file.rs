@@ -149,6 +149,7 @@ struct RawWorkload {
     receiver: Option<String>,
     size: Option<Bytes>,
     period: Option<Duration>,
+    file: Option<String>,
     #[serde(default)]
     hosts: Vec<String>,
     start: Option<Duration>,
@@ -191,15 +192,27 @@ struct RawOutput {
 // ---------------------------------------------------------------------------------------------
 // Entry points.
 
-/// Reads and validates a scenario file.
+/// Reads and validates a scenario file. Files it names (a workload's traffic file) are relative
+/// to its directory.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
     let file = path.display().to_string();
-    parse(&read(path)?, &file)
+    parse_at(&read(path)?, &file, path.parent())
 }
 
-/// Parses scenario text; `file` names it in errors.
+/// Parses scenario text; `file` names it in errors. Files it names are relative to the current
+/// directory.
 pub fn parse(src: &str, file: &str) -> Result<Scenario, ScenarioError> {
-    let (def, origins) = parse_with_origins(src, file)?;
+    parse_at(src, file, None)
+}
+
+/// [`parse`] of the text of a file in `dir`: the files it names are relative to `dir`.
+pub(crate) fn parse_at(
+    src: &str,
+    file: &str,
+    dir: Option<&Path>,
+) -> Result<Scenario, ScenarioError> {
+    let (mut def, origins) = parse_with_origins(src, file)?;
+    def.relative_to(dir);
     def.resolve().map_err(|f| {
         let key = origins.file_key(f.item, &f.key);
         located(src, file, None, key, f.message)
@@ -207,10 +220,39 @@ pub fn parse(src: &str, file: &str) -> Result<Scenario, ScenarioError> {
 }
 
 /// Reads a scenario file into its [`ScenarioSpec`] (checked as far as reading goes: keys, types,
-/// units, groups, parameter tables), for patching before it is resolved.
+/// units, groups, parameter tables), for patching before it is resolved. Files it names are
+/// made relative to its directory.
 pub fn load_spec(path: &Path) -> Result<ScenarioSpec, ScenarioError> {
     let file = path.display().to_string();
-    parse_spec(&read(path)?, &file)
+    parse_spec_at(&read(path)?, &file, path.parent())
+}
+
+/// [`parse_spec`] of the text of a file in `dir`: the files it names are relative to `dir`.
+pub(crate) fn parse_spec_at(
+    src: &str,
+    file: &str,
+    dir: Option<&Path>,
+) -> Result<ScenarioSpec, ScenarioError> {
+    let mut def = parse_spec(src, file)?;
+    def.relative_to(dir);
+    Ok(def)
+}
+
+impl ScenarioSpec {
+    /// Makes the relative paths of the files this scenario names relative to `dir` (the
+    /// directory of the scenario file), so that the scenario resolves from any directory.
+    fn relative_to(&mut self, dir: Option<&Path>) {
+        let Some(dir) = dir.filter(|d| !d.as_os_str().is_empty()) else {
+            return;
+        };
+        for w in &mut self.workloads {
+            if let Some(f) = &mut w.file {
+                if Path::new(f.as_str()).is_relative() {
+                    *f = dir.join(&*f).display().to_string();
+                }
+            }
+        }
+    }
 }
 
 /// Scenario text into its [`ScenarioSpec`]; see [`load_spec`].
@@ -780,6 +822,7 @@ fn expand(raw: RawScenario) -> Result<(ScenarioSpec, Origins), Finding> {
                 receiver: w.receiver,
                 size: w.size,
                 period: w.period,
+                file: w.file,
                 hosts: w.hosts,
                 start: w.start,
                 stop: w.stop,

@@ -178,6 +178,30 @@ impl Scenario {
         Some(t)
     }
 
+    /// The finite flows between hosts named `h<number>` as a traffic file in the HPCC
+    /// simulator's format ([`crate::workload::write_flow_file`]; host index = the number), in
+    /// order of start; `None` when there are none. Runs write it as `traffic.txt`, so that a
+    /// generated workload can be run again elsewhere (`pattern = "file"`) or by another
+    /// simulator.
+    pub fn traffic_file(&self) -> Option<String> {
+        let host = |n: NodeId| -> Option<usize> {
+            self.nodes[n.0 as usize].strip_prefix('h')?.parse().ok()
+        };
+        let mut flows: Vec<crate::workload::FileFlow> = (0..self.flows.len())
+            .filter_map(|i| {
+                let f = &self.flows[i];
+                Some(crate::workload::FileFlow {
+                    src: host(f.src)?,
+                    dst: host(f.dst)?,
+                    size: f.scheme.size()?.0,
+                    start: Duration(self.flow_times(i).0 .0),
+                })
+            })
+            .collect();
+        flows.sort_by_key(|f| (f.start, f.src));
+        (!flows.is_empty()).then(|| crate::workload::write_flow_file(&flows))
+    }
+
     /// The network's shape for `acclab check`: hosts (nodes with one outgoing link), switches
     /// (the others), links, and how many equal-cost shortest paths the flows' ends have (the
     /// first 10,000 flows), as `(hosts, switches, links, min, max)`.

@@ -151,8 +151,8 @@ pub struct Loaded {
 pub fn load_file(path: &std::path::Path) -> Result<Loaded, ScenarioError> {
     let file = path.display().to_string();
     let src = crate::file::read(path)?;
-    let scenario = crate::file::parse(&src, &file)?;
-    let def = crate::file::parse_spec(&src, &file)?;
+    let scenario = crate::file::parse_at(&src, &file, path.parent())?;
+    let def = crate::file::parse_spec_at(&src, &file, path.parent())?;
     let sweep = SweepSpec::from_file_text(&src, &file)?;
     Ok(Loaded {
         scenario,

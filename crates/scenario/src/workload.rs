@@ -150,6 +150,20 @@ pub enum Pattern {
     /// Every `period`, `senders` hosts drawn at random each send `size` bytes to `receiver`
     /// at once (partition–aggregate; the DCTCP paper's §2.3 and its incast experiments).
     Incast,
+    /// The flows of a traffic file in the HPCC simulator's format ([`parse_flow_file`]).
+    File,
+}
+
+impl Pattern {
+    /// As a file writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pattern::AllToAll => "all-to-all",
+            Pattern::Permutation => "permutation",
+            Pattern::Incast => "incast",
+            Pattern::File => "file",
+        }
+    }
 }
 
 /// `[[workload]]` as written.
@@ -181,6 +195,10 @@ pub struct WorkloadSpec {
     /// Incast: time between rounds (the first at `start`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub period: Option<Duration>,
+    /// File: the traffic file (relative paths are relative to the scenario file when it is
+    /// loaded from one), read when the scenario resolves.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
     /// The hosts that send and receive; empty: every node named `h<number>` (a generated
     /// topology's hosts).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -219,28 +237,27 @@ impl WorkloadSpec {
         end: Duration,
     ) -> Result<Vec<Arrival>, (&'static str, String)> {
         // Keys of one pattern given to another are mistakes, not silently unused values.
-        let incast = self.pattern == Pattern::Incast;
-        let given = [
-            ("sizes", self.sizes.is_some(), false),
-            ("load", self.load.is_some(), false),
-            ("senders", self.senders.is_some(), true),
-            ("receiver", self.receiver.is_some(), true),
-            ("size", self.size.is_some(), true),
-            ("period", self.period.is_some(), true),
+        use Pattern::*;
+        let poisson: &[Pattern] = &[AllToAll, Permutation];
+        let given: [(&'static str, bool, &[Pattern], bool); 7] = [
+            ("sizes", self.sizes.is_some(), poisson, true),
+            ("load", self.load.is_some(), poisson, true),
+            ("senders", self.senders.is_some(), &[Incast], true),
+            ("receiver", self.receiver.is_some(), &[Incast], false),
+            ("size", self.size.is_some(), &[Incast], true),
+            ("period", self.period.is_some(), &[Incast], true),
+            ("file", self.file.is_some(), &[File], true),
         ];
-        for (key, set, of_incast) in given {
-            if set && of_incast != incast {
-                let pattern = if of_incast {
-                    "incast"
-                } else {
-                    "all-to-all or permutation"
-                };
-                return Err((key, format!("is a key of pattern = {pattern}")));
+        for (key, set, patterns, needed) in given {
+            let ours = patterns.contains(&self.pattern);
+            if set && !ours {
+                let names: Vec<&str> = patterns.iter().map(|p| p.name()).collect();
+                return Err((key, format!("is a key of pattern = {}", names.join(" or "))));
             }
-            if !set && of_incast == incast && key != "receiver" {
+            if !set && ours && needed {
                 return Err((
                     key,
-                    format!("missing: pattern = {:?} needs it", self.pattern),
+                    format!("missing: pattern = {:?} needs it", self.pattern.name()),
                 ));
             }
         }
@@ -270,9 +287,10 @@ impl WorkloadSpec {
                 ),
             ));
         }
-        let arrivals = match incast {
-            true => self.incast(seed, hosts, start, stop)?,
-            false => self.poisson(seed, hosts, start, stop)?,
+        let arrivals = match self.pattern {
+            Incast => self.incast(seed, hosts, start, stop)?,
+            File => self.replay(hosts, start, stop)?,
+            AllToAll | Permutation => self.poisson(seed, hosts, start, stop)?,
         };
         Ok(arrivals
             .into_iter()
@@ -352,6 +370,42 @@ impl WorkloadSpec {
         Ok(out)
     }
 
+    /// A traffic file's flows that start in [start, stop): (start ns, sender, receiver, bytes).
+    #[allow(clippy::type_complexity)]
+    fn replay(
+        &self,
+        hosts: &[(String, u64)],
+        start: Duration,
+        stop: Duration,
+    ) -> Result<Vec<(u64, usize, usize, u64)>, (&'static str, String)> {
+        let path = self.file.as_deref().expect("checked by the caller");
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ("file", format!("cannot read {path}: {e}")))?;
+        let flows = parse_flow_file(&text).map_err(|e| ("file", format!("{path}: {e}")))?;
+        let mut out = Vec::with_capacity(flows.len());
+        for (n, f) in flows.iter().enumerate() {
+            for end in [f.src, f.dst] {
+                if end >= hosts.len() {
+                    return Err((
+                        "file",
+                        format!(
+                            "{path}: flow {} (line {}) names host {end}, but the workload has {} hosts (0..{})",
+                            n + 1,
+                            n + 2,
+                            hosts.len(),
+                            hosts.len() - 1
+                        ),
+                    ));
+                }
+            }
+            if (start.0..stop.0).contains(&f.start.0) {
+                out.push((f.start.0, f.src, f.dst, f.size));
+            }
+        }
+        out.sort_by_key(|&(t, s, _, _)| (t, s));
+        Ok(out)
+    }
+
     /// Poisson arrivals at the load: (start ns, sender, receiver, bytes), in order of start
     /// (ties: by sender).
     #[allow(clippy::type_complexity)]
@@ -425,6 +479,99 @@ impl WorkloadSpec {
         arrivals.sort_by_key(|&(t, s, _, _)| (t, s));
         Ok(arrivals)
     }
+}
+
+/// One flow of a traffic file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FileFlow {
+    /// Host indices: the workload's hosts in order (`h0`, `h1`, … by default).
+    pub src: usize,
+    pub dst: usize,
+    pub size: u64,
+    pub start: Duration,
+}
+
+/// A traffic file in the HPCC simulator's format (its `traffic_gen` output, read by its
+/// `third.cc`): a line with the number of flows, then one line per flow, `src dst priority
+/// dport size start_s` — host indices, a priority group and a destination port (read and
+/// ignored: acclab's flows have neither), the size in bytes and the start time in seconds.
+/// The count must match the lines that follow.
+pub fn parse_flow_file(text: &str) -> Result<Vec<FileFlow>, String> {
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let (_, first) = lines
+        .next()
+        .ok_or("empty: the first line is the number of flows")?;
+    let count: usize = first
+        .trim()
+        .parse()
+        .map_err(|_| format!("line 1: {first:?} is not the number of flows"))?;
+    let mut out = Vec::with_capacity(count.min(MAX_WORKLOAD_FLOWS as usize));
+    for (n, line) in lines {
+        let at = |m: String| format!("line {}: {m}", n + 1);
+        let w: Vec<&str> = line.split_whitespace().collect();
+        let [src, dst, _priority, _dport, size, start] = w[..] else {
+            return Err(at(format!(
+                "give six fields, src dst priority dport size start_s, not {}",
+                w.len()
+            )));
+        };
+        let int = |s: &str, what: &str| {
+            s.parse::<u64>()
+                .map_err(|_| at(format!("{what} {s:?} is not a whole number")))
+        };
+        let (src, dst, size) = (int(src, "src")?, int(dst, "dst")?, int(size, "size")?);
+        if src == dst {
+            return Err(at(format!("a flow from host {src} to itself")));
+        }
+        if size == 0 {
+            return Err(at("size 0: a flow carries at least one byte".into()));
+        }
+        let secs: f64 = start
+            .parse()
+            .ok()
+            .filter(|s: &f64| s.is_finite() && *s >= 0.0)
+            .ok_or_else(|| at(format!("start {start:?} is not a time in seconds ≥ 0")))?;
+        out.push(FileFlow {
+            src: src as usize,
+            dst: dst as usize,
+            size,
+            start: Duration::from_secs_f64(secs),
+        });
+        if out.len() as u64 > MAX_WORKLOAD_FLOWS {
+            return Err(at(format!(
+                "more than {MAX_WORKLOAD_FLOWS} flows in one file"
+            )));
+        }
+    }
+    if out.len() != count {
+        return Err(format!(
+            "line 1 says {count} flows, but {} follow",
+            out.len()
+        ));
+    }
+    Ok(out)
+}
+
+/// `flows` in the HPCC simulator's format ([`parse_flow_file`]): priority 3 and destination
+/// port 100 (its generator's values), start times to the nanosecond.
+pub fn write_flow_file(flows: &[FileFlow]) -> String {
+    use std::fmt::Write as _;
+    let mut s = format!("{}\n", flows.len());
+    for f in flows {
+        let _ = writeln!(
+            s,
+            "{} {} 3 100 {} {}.{:09}",
+            f.src,
+            f.dst,
+            f.size,
+            f.start.0 / 1_000_000_000,
+            f.start.0 % 1_000_000_000
+        );
+    }
+    s
 }
 
 /// A random permutation of 0..n with no fixed point (n ≥ 2): Sattolo's algorithm, which draws
@@ -510,6 +657,7 @@ mod tests {
             receiver: None,
             size: None,
             period: None,
+            file: None,
             hosts: Vec::new(),
             start: None,
             stop: None,
@@ -607,6 +755,42 @@ mod tests {
                 .0,
             "senders"
         );
+    }
+
+    #[test]
+    fn traffic_files_round_trip_and_bad_ones_name_the_line() {
+        let flows = vec![
+            FileFlow {
+                src: 0,
+                dst: 3,
+                size: 1500,
+                start: Duration(2_000_000_123),
+            },
+            FileFlow {
+                src: 2,
+                dst: 1,
+                size: 30_000_000,
+                start: Duration(2_000_000_200),
+            },
+        ];
+        let text = write_flow_file(&flows);
+        assert_eq!(
+            text,
+            "2\n0 3 3 100 1500 2.000000123\n2 1 3 100 30000000 2.000000200\n"
+        );
+        assert_eq!(parse_flow_file(&text).unwrap(), flows);
+        for (bad, says) in [
+            ("2\n0 3 3 100 1500 2.0\n", "line 1 says 2"),
+            ("1\n0 3 3 100 1500\n", "line 2: give six"),
+            ("1\n0 0 3 100 1500 2.0\n", "to itself"),
+            ("1\n0 1 3 100 0 2.0\n", "size 0"),
+            ("1\n0 1 3 100 10 -1\n", "start"),
+            ("x\n", "line 1"),
+            ("", "empty"),
+        ] {
+            let e = parse_flow_file(bad).unwrap_err();
+            assert!(e.contains(says), "{bad:?}: {e}");
+        }
     }
 
     #[test]

@@ -262,3 +262,36 @@ fn a_workload_draws_its_flows_when_the_scenario_resolves() {
         assert!(e.line.is_some(), "{e}");
     }
 }
+
+#[test]
+fn a_generated_workload_round_trips_through_an_hpcc_traffic_file() {
+    let wl = "[[workload]]\nid = \"ws\"\nkind = \"dctcp\"\nsizes = \"websearch\"\nload = 0.3\nstop = \"100ms\"\n";
+    let generated = parse(&fat_tree(4, "[routing]\necmp = \"flow\"", wl), "ft.toml").unwrap();
+    let text = generated.traffic_file().unwrap();
+    assert_eq!(
+        text.lines().next().unwrap(),
+        generated.flows.len().to_string()
+    );
+    // Written beside a scenario that reads it back by a relative path.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("traffic.txt"), &text).unwrap();
+    let file_wl = "[[workload]]\nid = \"ws\"\nkind = \"dctcp\"\npattern = \"file\"\nfile = \"traffic.txt\"\n";
+    let path = dir.path().join("replay.toml");
+    std::fs::write(&path, fat_tree(4, "[routing]\necmp = \"flow\"", file_wl)).unwrap();
+    let replayed = acclab_scenario::load(&path).unwrap();
+    let key = |sc: &Scenario| -> Vec<_> {
+        sc.flows
+            .iter()
+            .map(|f| (f.src, f.dst, f.start, f.scheme.size(), f.forward.clone()))
+            .collect()
+    };
+    assert_eq!(key(&replayed), key(&generated));
+    // The same file from another directory: found all the same.
+    let spec = acclab_scenario::load_spec(&path).unwrap();
+    assert_eq!(key(&spec.build().unwrap()), key(&generated));
+    // A host index past the fabric's is named with its line.
+    std::fs::write(dir.path().join("traffic.txt"), "1\n0 99 3 100 1000 0.001\n").unwrap();
+    let e = acclab_scenario::load(&path).unwrap_err();
+    assert_eq!(e.key, "workload[0].file", "{e}");
+    assert!(e.to_string().contains("line 2") && e.to_string().contains("host 99"), "{e}");
+}

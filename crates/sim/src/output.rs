@@ -144,12 +144,16 @@ pub fn names(sim: &Simulator) -> Names {
     }
 }
 
-/// Writes `summary.json`, `flows.csv`, `links.csv` and, with finite flows, `fct.csv` into `dir` (which must exist). When the
+/// Writes `summary.json`, `flows.csv`, `links.csv` and, with finite flows, `fct.csv` (and
+/// `traffic.txt`, those between hosts `h<N>`, in the HPCC format) into `dir` (which must exist). When the
 /// run streamed its samples ([`stream_outputs`]), the two CSV files are already there.
 pub fn write_files(dir: &Path, sim: &Simulator, summary: &Summary) -> std::io::Result<()> {
     acclab_results::summary::write_summary(dir, summary)?;
     if let Some(records) = fct_records(sim) {
         write_fct_csv(dir, &records)?;
+    }
+    if let Some(text) = sim.scenario().traffic_file() {
+        acclab_results::files::write_atomic(&dir.join("traffic.txt"), text.as_bytes())?;
     }
     if sim.monitor().streams() {
         return Ok(());

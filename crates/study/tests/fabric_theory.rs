@@ -33,7 +33,10 @@ window = ["150ms", "300ms"]
     assert_eq!(done.no_theory, None);
     let mut shares = std::collections::BTreeSet::new();
     for f in &done.summary.flows {
-        let t = f.theory.as_ref().expect("the theory predicts every Monaco flow");
+        let t = f
+            .theory
+            .as_ref()
+            .expect("the theory predicts every Monaco flow");
         shares.insert((t.throughput_bps / 1e6).round() as u64);
         let err = (f.throughput_bps / t.throughput_bps - 1.0).abs();
         assert!(

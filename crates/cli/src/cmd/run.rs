@@ -181,9 +181,13 @@ pub fn write_results(
             (false, true) => "; the programs' output in programs/",
             (false, false) => "",
         };
-        let fct = match dir.join("fct.csv").is_file() {
-            true => ", fct.csv",
-            false => "",
+        let fct = match (
+            dir.join("fct.csv").is_file(),
+            dir.join("traffic.txt").is_file(),
+        ) {
+            (true, true) => ", fct.csv, traffic.txt",
+            (true, false) => ", fct.csv",
+            _ => "",
         };
         println!(
             "\nResults in {}/: summary.json, flows.csv, links.csv{fct}{trace}{}{programs}",
