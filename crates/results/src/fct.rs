@@ -10,6 +10,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use crate::plot::{Chart, Series};
+
 /// The default size buckets' upper edges, bytes: < 10 KB, 10–100 KB, 100 KB–1 MB, ≥ 1 MB.
 pub const DEFAULT_BUCKETS: [u64; 3] = [10_000, 100_000, 1_000_000];
 
@@ -148,6 +150,103 @@ pub fn write_fct_csv(dir: &Path, records: &[FctRecord]) -> std::io::Result<()> {
     crate::files::write_atomic(&dir.join("fct.csv"), &bytes)
 }
 
+/// Reads `fct.csv` from `dir`; `None` when there is none (a run without finite flows).
+pub fn read_fct_csv(dir: &Path) -> std::io::Result<Option<Vec<FctRecord>>> {
+    let path = dir.join("fct.csv");
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let bad = |m: String| std::io::Error::new(std::io::ErrorKind::InvalidData, m);
+    let mut r = csv::Reader::from_path(&path).map_err(|e| bad(e.to_string()))?;
+    let mut out = Vec::new();
+    for row in r.records() {
+        let row = row.map_err(|e| bad(format!("{}: {e}", path.display())))?;
+        let num = |i: usize| -> std::io::Result<f64> {
+            row.get(i)
+                .and_then(|v| v.parse().ok())
+                .ok_or_else(|| bad(format!("{}: a bad row {row:?}", path.display())))
+        };
+        out.push(FctRecord {
+            id: row.get(0).unwrap_or_default().to_string(),
+            src: row.get(1).unwrap_or_default().to_string(),
+            dst: row.get(2).unwrap_or_default().to_string(),
+            size_bytes: num(3)? as u64,
+            start_s: num(4)?,
+            fct_s: num(5).ok(),
+            ideal_fct_s: num(6)?,
+        });
+    }
+    Ok(Some(out))
+}
+
+/// The field's two figures of a run with finite flows: `slowdown` (the median and 99th
+/// percentile slowdown against flow size, in logarithmic size bins — up to ten per decade, about
+/// 30 finished flows each — holding at least one finished flow; the ideal's 1 as a reference) and `fct-cdf` (the distribution of completion
+/// times). `None` when no flow finished.
+pub fn charts(name: &str, records: &[FctRecord]) -> Option<Vec<(&'static str, Chart)>> {
+    let done: Vec<(f64, f64, f64)> = records
+        .iter()
+        .filter_map(|r| Some((r.size_bytes as f64, r.slowdown()?, r.fct_s?)))
+        .collect();
+    if done.is_empty() {
+        return None;
+    }
+    let (lo, hi) = done.iter().fold((f64::INFINITY, 0.0f64), |(a, b), d| {
+        (a.min(d.0), b.max(d.0))
+    });
+    // Up to ten bins per decade of size, and about 30 finished flows per bin, so that a
+    // small run's percentiles are not single flows.
+    let decades = (hi.max(lo * 1.000_001) / lo).log10();
+    let bins = (done.len() / 30).clamp(1, ((decades * 10.0).ceil() as usize).max(1));
+    let bin_of = |size: f64| (((size / lo).log10() / decades * bins as f64) as usize).min(bins - 1);
+    let mut per_bin: Vec<Vec<f64>> = vec![Vec::new(); bins];
+    for &(size, slowdown, _) in &done {
+        per_bin[bin_of(size)].push(slowdown);
+    }
+    let (mut p50, mut p99) = (Vec::new(), Vec::new());
+    for (b, v) in per_bin.iter_mut().enumerate() {
+        if v.is_empty() {
+            continue;
+        }
+        v.sort_by(f64::total_cmp);
+        // The bin's geometric middle.
+        let x = lo * 10f64.powf(decades * (b as f64 + 0.5) / bins as f64);
+        p50.push((x, percentile(v, 0.5).expect("not empty")));
+        p99.push((x, percentile(v, 0.99).expect("not empty")));
+    }
+    let mut ideal = Series::level("ideal (alone in the network)", 1.0, lo, hi);
+    ideal.reference = true;
+    let slowdown = Chart {
+        title: format!("{name}: FCT slowdown by flow size ({} flows)", done.len()),
+        x_label: "flow size (bytes)".into(),
+        y_label: "slowdown (FCT / ideal FCT)".into(),
+        series: vec![
+            Series::new("median", p50).with_markers(),
+            Series::new("99th percentile", p99).with_markers(),
+            ideal,
+        ],
+        log_x: true,
+        log_y: true,
+    };
+    let mut fct: Vec<f64> = done.iter().map(|d| d.2 * 1e3).collect();
+    fct.sort_by(f64::total_cmp);
+    let n = fct.len() as f64;
+    let cdf: Vec<(f64, f64)> = fct
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| (x, (i + 1) as f64 / n))
+        .collect();
+    let cdf = Chart {
+        title: format!("{name}: flow completion times"),
+        x_label: "flow completion time (ms)".into(),
+        y_label: "fraction of finished flows".into(),
+        series: vec![Series::new("all flows", cdf)],
+        log_x: true,
+        log_y: false,
+    };
+    Some(vec![("slowdown", slowdown), ("fct-cdf", cdf)])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -213,5 +312,28 @@ mod tests {
             "f1000,h0,h1,1000,0.000000000,0.000002000,0.000001000,2.000000"
         );
         assert_eq!(lines[2], "f5000,h0,h1,5000,0.000000000,,0.000001000,");
+    }
+
+    #[test]
+    fn the_slowdown_chart_bins_sizes_logarithmically() {
+        let records: Vec<FctRecord> = (0..1000)
+            .map(|i| {
+                let size = 1000 + i * 1000;
+                rec(size, Some(2e-6 * (1 + i % 3) as f64), 1e-6)
+            })
+            .collect();
+        let drawn = charts("t", &records).unwrap();
+        let (stem, slowdown) = &drawn[0];
+        assert_eq!(*stem, "slowdown");
+        let median = &slowdown.series[0].points;
+        // 1 KB to 1 MB in 1 KB steps: three decades, 30 bins; the three that hold no size
+        // (1.26–2 KB and 3.2–4 KB) are left out.
+        assert_eq!(median.len(), 27);
+        assert!(median.windows(2).all(|w| w[0].0 < w[1].0));
+        assert!(median.iter().all(|p| (2.0..=6.0).contains(&p.1)));
+        let cdf = &drawn[1].1.series[0].points;
+        assert_eq!(cdf.len(), 1000);
+        assert_eq!(cdf.last().unwrap().1, 1.0);
+        assert!(charts("t", &[rec(1000, None, 1e-6)]).is_none());
     }
 }

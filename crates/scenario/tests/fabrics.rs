@@ -275,7 +275,8 @@ fn a_generated_workload_round_trips_through_an_hpcc_traffic_file() {
     // Written beside a scenario that reads it back by a relative path.
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("traffic.txt"), &text).unwrap();
-    let file_wl = "[[workload]]\nid = \"ws\"\nkind = \"dctcp\"\npattern = \"file\"\nfile = \"traffic.txt\"\n";
+    let file_wl =
+        "[[workload]]\nid = \"ws\"\nkind = \"dctcp\"\npattern = \"file\"\nfile = \"traffic.txt\"\n";
     let path = dir.path().join("replay.toml");
     std::fs::write(&path, fat_tree(4, "[routing]\necmp = \"flow\"", file_wl)).unwrap();
     let replayed = acclab_scenario::load(&path).unwrap();
@@ -293,5 +294,8 @@ fn a_generated_workload_round_trips_through_an_hpcc_traffic_file() {
     std::fs::write(dir.path().join("traffic.txt"), "1\n0 99 3 100 1000 0.001\n").unwrap();
     let e = acclab_scenario::load(&path).unwrap_err();
     assert_eq!(e.key, "workload[0].file", "{e}");
-    assert!(e.to_string().contains("line 2") && e.to_string().contains("host 99"), "{e}");
+    assert!(
+        e.to_string().contains("line 2") && e.to_string().contains("host 99"),
+        "{e}"
+    );
 }
