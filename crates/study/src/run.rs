@@ -11,7 +11,8 @@ use acclab_sim::Simulator;
 use acclab_theory::Equilibrium;
 
 /// Puts the theory beside the measurements in a run's summary: each flow's and link's predicted
-/// equilibrium (when `eq` is given) and the weighted fairness index against max-min (004 eq. 2).
+/// equilibrium (when `eq` is given) and the weighted fairness index against max-min (004 eq. 2;
+/// not for runs with finite flows).
 pub fn attach_theory(sc: &Scenario, eq: Option<&Equilibrium>, summary: &mut Summary) {
     if let Some(eq) = eq {
         for (fs, p) in summary.flows.iter_mut().zip(&eq.flows) {
@@ -36,6 +37,11 @@ pub fn attach_theory(sc: &Scenario, eq: Option<&Equilibrium>, summary: &mut Summ
             outside: eq.outside.clone(),
             notes: eq.notes.clone(),
         });
+    }
+    // The index compares long-lived flows' rates with their max-min shares; a run with finite
+    // transfers (a workload's flows come and go) has no such allocation to compare with.
+    if sc.flows.iter().any(|f| f.scheme.size().is_some()) {
+        return;
     }
     let fair = acclab_theory::maxmin::scenario_max_min(sc);
     let x: Vec<f64> = summary.flows.iter().map(|f| f.throughput_bps).collect();

@@ -18,12 +18,16 @@ pub fn max_min(capacity: &[f64], routes: &[Vec<usize>], demand: &[f64]) -> Vec<f
     while frozen.iter().any(|f| !f) {
         // The largest equal increment before a link fills or a demand is met.
         let mut step = f64::INFINITY;
-        for (l, &c) in left.iter().enumerate() {
-            let users = (0..n)
-                .filter(|&i| !frozen[i] && routes[i].contains(&l))
-                .count();
-            if users > 0 {
-                step = step.min(c / users as f64);
+        // Unfrozen flows per link (a route crosses a link once), in one pass over the routes.
+        let mut users = vec![0usize; left.len()];
+        for i in (0..n).filter(|&i| !frozen[i]) {
+            for &l in &routes[i] {
+                users[l] += 1;
+            }
+        }
+        for (&c, &u) in left.iter().zip(&users) {
+            if u > 0 {
+                step = step.min(c / u as f64);
             }
         }
         for i in (0..n).filter(|&i| !frozen[i]) {

@@ -258,8 +258,13 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             .iter()
             .filter_map(|r| r["peak_rss_mb"].as_f64())
             .fold(0.0, f64::max);
+        // A fabric has no single bottleneck.
+        let per_bottleneck = match num("bottleneck_packets") {
+            n if n > 0.0 => format!("{:.1}", wall * 1e9 / n),
+            _ => "-".into(),
+        };
         println!(
-            "{:<15} {:>7} {:>8.3} {:>9.3} {:>12} {:>10.2} {:>11.2} {:>10.1} {:>12} {:>14.1} {:>8.1}",
+            "{:<15} {:>7} {:>8.3} {:>9.3} {:>12} {:>10.2} {:>11.2} {:>10.1} {:>12} {:>14} {:>8.1}",
             name,
             num("flows"),
             setup,
@@ -269,7 +274,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             num("events") / wall / 1e6,
             wall * 1e9 / num("packet_hops"),
             num("bottleneck_packets"),
-            wall * 1e9 / num("bottleneck_packets"),
+            per_bottleneck,
             peak
         );
         if args.model {
