@@ -51,6 +51,9 @@ enum Command {
         /// The scenario file (TOML).
         scenario: PathBuf,
     },
+    /// Show a scenario's network without running it: its topology drawn, or its flows' routes.
+    #[command(subcommand)]
+    Show(cmd::show::ShowCommand),
     /// Run the built-in demo scenario (what `acclab` with no arguments does).
     Demo {
         /// Output directory [default: results/demo, or the next free results/demo-N].
@@ -134,6 +137,7 @@ fn command() {
         Some(Command::Run(args)) => cmd::run::run(args),
         Some(Command::Model(args)) => cmd::model::model(args),
         Some(Command::Check { scenario }) => cmd::check::check(&scenario),
+        Some(Command::Show(cmd)) => cmd::show::show(cmd),
         Some(Command::Theory { scenario, json }) => cmd::theory::theory(&scenario, json),
         Some(Command::Reproduce(args)) => cmd::reproduce::reproduce(args),
         Some(Command::Sweep(args)) => sweep::sweep(args),

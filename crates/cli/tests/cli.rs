@@ -517,3 +517,66 @@ fn a_closed_pipe_ends_the_command_quietly() {
         );
     }
 }
+
+/// A fabric end to end through the command line: `check` describes it, `show routes` lists the
+/// ECMP paths, `show topology` draws it, and a workload run writes fct.csv and traffic.txt.
+#[test]
+fn a_fabric_is_checked_shown_and_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("ft.toml");
+    std::fs::write(
+        &file,
+        r#"name = "ft"
+duration = "20ms"
+[routing]
+ecmp = "flow"
+[topology]
+kind = "fat-tree"
+k = 4
+link_rate = "10Gbps"
+link_delay = "1us"
+queue = { kind = "step-ecn", limit = "200pkt", threshold = "20pkt" }
+[[flow]]
+id = "long"
+kind = "dctcp"
+from = "h0"
+to = "h15"
+stop = "10ms"
+[[workload]]
+id = "ws"
+kind = "dctcp"
+params = { initial_window = 10 }
+sizes = "websearch"
+load = 0.2
+stop = "10ms"
+"#,
+    )
+    .unwrap();
+    let f = file.to_str().unwrap();
+    let o = acclab(tmp.path(), &["check", f]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("topology: 16 hosts, 20 switches, 96 links"),
+        "{}",
+        text(&o)
+    );
+    let o = acclab(tmp.path(), &["show", "routes", f, "--flow", "long"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = text(&o);
+    let row = out.lines().find(|l| l.starts_with("long")).unwrap();
+    assert!(
+        row.contains(" 4 ") && row.contains(" 6 ") && row.ends_with(" h15"),
+        "{out}"
+    );
+    let o = acclab(tmp.path(), &["show", "routes", f, "--flow", "nope"]);
+    assert!(!o.status.success() && text(&o).contains("no flow \"nope\""));
+    let o = acclab(tmp.path(), &["show", "topology", f, "--out", "."]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(tmp.path().join("topology.svg").is_file());
+    let o = acclab(tmp.path(), &["run", f, "--out", "out"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("FCT slowdown"), "{}", text(&o));
+    for name in ["fct.csv", "traffic.txt"] {
+        assert!(tmp.path().join("out").join(name).is_file(), "{name}");
+    }
+}

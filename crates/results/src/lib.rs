@@ -8,10 +8,12 @@
 //! - [`plot`]: the standard plots of a run, redrawn from its files, and the general [`plot::Chart`]
 //!   of the reproductions' figures;
 //! - [`fct`]: flow completion times (`fct.csv`) and slowdowns by flow size;
+//! - [`network`]: a picture of a scenario's network;
 //! - [`files`]: files written whole or not at all.
 
 pub mod fct;
 pub mod files;
+pub mod network;
 pub mod plot;
 pub mod samples;
 pub mod summary;

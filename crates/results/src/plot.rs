@@ -122,7 +122,7 @@ pub struct Chart {
     pub log_y: bool,
 }
 
-fn register_font() {
+pub(crate) fn register_font() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         let font: &'static [u8] = include_bytes!("../../../assets/DejaVuSans.ttf");
@@ -533,7 +533,7 @@ fn fonts() -> std::sync::Arc<resvg::usvg::fontdb::Database> {
 
 /// The PNG of an SVG picture, rendered by resvg (text shaped with the font's kerning; plotters'
 /// own bitmap text drops each glyph's side bearing, which opened gaps inside words).
-fn rasterise(svg: &str) -> Result<Vec<u8>, String> {
+pub(crate) fn rasterise(svg: &str) -> Result<Vec<u8>, String> {
     let options = resvg::usvg::Options {
         fontdb: fonts(),
         font_family: "DejaVu Sans".into(),

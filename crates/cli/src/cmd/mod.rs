@@ -8,5 +8,6 @@ pub mod model;
 pub mod params;
 pub mod reproduce;
 pub mod run;
+pub mod show;
 pub mod sweep;
 pub mod theory;
