@@ -10,6 +10,7 @@ DataFrames with the command line's column names::
     r = acclab.run(sc, seed=1)
     r.flows           # flows.csv: one row per flow and sample
     r.summary         # one row per flow and link (and the run): summary.json's metrics
+    r.fct             # fct.csv: one row per finite flow (a workload's), with its slowdown
     m = acclab.model(sc)   # the model tier (fluid dynamics): the same frames and columns
     df = acclab.sweep(sc, grid={"flow.long.kind": ["reno", "monaco"]}, seeds=10)
     df, agg = acclab.sweep(sc, grid=…, seeds=10, aggregate=True)   # + mean, std, 95% CI
@@ -103,7 +104,10 @@ class Run:
     row per entity (``entity`` = run, flow or link; ``id``; ``kind``) and summary.json's
     metrics as columns (nested ones joined with ``_``: ``theory_throughput_bps``);
     ``summary_json`` is summary.json itself; ``theory`` what the theory predicted for the
-    scenario (or None, with ``no_theory`` saying why); ``dir`` where the files are, if kept.
+    scenario (or None, with ``no_theory`` saying why); ``dir`` where the files are, if kept;
+    ``fct`` is fct.csv (a row per finite flow: size, start, completion time, ideal completion
+    time, slowdown; empty ``fct_s`` for flows unfinished at the end), None for runs without
+    finite flows.
     """
 
     flows: pd.DataFrame
@@ -113,6 +117,7 @@ class Run:
     theory: dict[str, Any] | None
     no_theory: str | None = None
     dir: Path | None = None
+    fct: pd.DataFrame | None = None
 
     def flow(self, id: str) -> pd.DataFrame:
         """The samples of one flow."""
@@ -146,6 +151,7 @@ def _collect(scenario: Scenario, out, progress: bool, what: str, call) -> Run:
         text, no_theory = call(os.fspath(work), tick)
         flows = pd.read_csv(work / "flows.csv")
         links = pd.read_csv(work / "links.csv")
+        fct = pd.read_csv(work / "fct.csv") if (work / "fct.csv").exists() else None
         if keep:
             # summary.json last: its presence says the rest is there.
             names = sorted(p.name for p in work.iterdir())
@@ -167,6 +173,7 @@ def _collect(scenario: Scenario, out, progress: bool, what: str, call) -> Run:
         theory=eq,
         no_theory=no_theory,
         dir=d if keep else None,
+        fct=fct,
     )
 
 

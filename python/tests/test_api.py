@@ -197,3 +197,38 @@ def test_the_example_script_runs(tmp_path: Path):
     assert (w10 > 5).all(), ratio
     for f in ("weight-sweep.csv", "weight-sweep.png", "weight-sweep.pdf"):
         assert (out / f).stat().st_size > 0, f
+
+
+def test_a_workload_run_gives_its_completion_times():
+    sc = acclab.parse(
+        """
+name = "ft"
+duration = "20ms"
+[routing]
+ecmp = "flow"
+[topology]
+kind = "fat-tree"
+k = 4
+link_rate = "10Gbps"
+link_delay = "1us"
+queue = { kind = "step-ecn", limit = "200pkt", threshold = "20pkt" }
+[[workload]]
+id = "ws"
+kind = "dctcp"
+params = { initial_window = 10 }
+sizes = "websearch"
+load = 0.2
+stop = "10ms"
+"""
+    )
+    r = acclab.run(sc)
+    # The workload's flows are drawn when the scenario resolves: the run has them, the
+    # scenario as written lists none.
+    n = len(r.summary_json["flows"])
+    assert sc.flows == [] and n > 10
+    assert r.fct is not None and len(r.fct) == n
+    done = r.fct.dropna(subset=["fct_s"])
+    assert (done["slowdown"] >= 1 - 1e-9).all()
+    assert r.summary_json["fct"]["overall"]["flows"] == n
+    # A run without finite flows has none.
+    assert acclab.run(acclab.load(ROOT / "scenarios/examples/demo.toml")).fct is None

@@ -213,6 +213,12 @@ fn is_all_to_all(p: &Pattern) -> bool {
     *p == Pattern::AllToAll
 }
 
+/// Drawn flows: (start ns, sender, receiver, bytes), senders and receivers as host indices.
+type Draws = Vec<(u64, usize, usize, u64)>;
+
+/// What is wrong, and at which key of the workload.
+type Finding = (&'static str, String);
+
 /// The most flows one workload may generate.
 pub const MAX_WORKLOAD_FLOWS: u64 = 2_000_000;
 
@@ -235,7 +241,7 @@ impl WorkloadSpec {
         seed: u64,
         hosts: &[(String, u64)],
         end: Duration,
-    ) -> Result<Vec<Arrival>, (&'static str, String)> {
+    ) -> Result<Vec<Arrival>, Finding> {
         // Keys of one pattern given to another are mistakes, not silently unused values.
         use Pattern::*;
         let poisson: &[Pattern] = &[AllToAll, Permutation];
@@ -309,14 +315,13 @@ impl WorkloadSpec {
     }
 
     /// Incast rounds: (start ns, sender, receiver, bytes), in order.
-    #[allow(clippy::type_complexity)]
     fn incast(
         &self,
         seed: u64,
         hosts: &[(String, u64)],
         start: Duration,
         stop: Duration,
-    ) -> Result<Vec<(u64, usize, usize, u64)>, (&'static str, String)> {
+    ) -> Result<Draws, Finding> {
         let (Some(senders), Some(size), Some(period)) = (self.senders, self.size, self.period)
         else {
             unreachable!("checked by the caller");
@@ -371,13 +376,12 @@ impl WorkloadSpec {
     }
 
     /// A traffic file's flows that start in [start, stop): (start ns, sender, receiver, bytes).
-    #[allow(clippy::type_complexity)]
     fn replay(
         &self,
         hosts: &[(String, u64)],
         start: Duration,
         stop: Duration,
-    ) -> Result<Vec<(u64, usize, usize, u64)>, (&'static str, String)> {
+    ) -> Result<Draws, Finding> {
         let path = self.file.as_deref().expect("checked by the caller");
         let text = std::fs::read_to_string(path)
             .map_err(|e| ("file", format!("cannot read {path}: {e}")))?;
@@ -408,14 +412,13 @@ impl WorkloadSpec {
 
     /// Poisson arrivals at the load: (start ns, sender, receiver, bytes), in order of start
     /// (ties: by sender).
-    #[allow(clippy::type_complexity)]
     fn poisson(
         &self,
         seed: u64,
         hosts: &[(String, u64)],
         start: Duration,
         stop: Duration,
-    ) -> Result<Vec<(u64, usize, usize, u64)>, (&'static str, String)> {
+    ) -> Result<Draws, Finding> {
         let (Some(sizes), Some(load)) = (&self.sizes, self.load) else {
             unreachable!("checked by the caller");
         };
