@@ -204,8 +204,8 @@ impl SchemeConfig {
         self.params().sends_feedback()
     }
 
-    /// The finite transfer this flow carries, bytes (the TCP schemes' `size` key); `None`: bulk,
-    /// or a scheme without one.
+    /// The finite transfer this flow carries, bytes (the TCP schemes' and Monaco's `size` key);
+    /// `None`: bulk, or a scheme without one.
     pub fn size(&self) -> Option<crate::units::Bytes> {
         match self {
             SchemeConfig::Reno(p) => p.size,
@@ -213,12 +213,13 @@ impl SchemeConfig {
             SchemeConfig::Dctcp(p) => p.size,
             SchemeConfig::Bbr(p) => p.size,
             SchemeConfig::Vegas(p) => p.size,
+            SchemeConfig::Monaco(p) => p.size,
             _ => None,
         }
     }
 
     /// This scheme carrying a finite transfer of `size` bytes, for the schemes whose flows can
-    /// (the TCP ones: their `size` key); `None` for the others.
+    /// (the TCP ones and Monaco: their `size` key); `None` for the others.
     pub fn with_size(&self, size: crate::units::Bytes) -> Option<SchemeConfig> {
         let mut s = self.clone();
         match &mut s {
@@ -227,6 +228,7 @@ impl SchemeConfig {
             SchemeConfig::Dctcp(p) => p.size = Some(size),
             SchemeConfig::Bbr(p) => p.size = Some(size),
             SchemeConfig::Vegas(p) => p.size = Some(size),
+            SchemeConfig::Monaco(p) => p.size = Some(size),
             _ => return None,
         }
         Some(s)

@@ -288,7 +288,7 @@ impl WorkloadSpec {
             return Err((
                 "kind",
                 format!(
-                    "{} flows cannot carry a finite transfer; a workload's kind is one of reno, cubic, dctcp, bbr, vegas",
+                    "{} flows cannot carry a finite transfer; a workload's kind is one of reno, cubic, dctcp, bbr, vegas, monaco",
                     self.scheme.kind()
                 ),
             ));

@@ -255,7 +255,7 @@ fn a_workload_draws_its_flows_when_the_scenario_resolves() {
             "sizes = \"fb\"",
             "workload[0].sizes",
         ),
-        ("kind = \"dctcp\"", "kind = \"monaco\"", "workload[0].kind"),
+        ("kind = \"dctcp\"", "kind = \"onoff\"", "workload[0].kind"),
     ] {
         let e = parse(&text.replacen(from, to, 1), "ft.toml").unwrap_err();
         assert_eq!(e.key, key, "{e}");

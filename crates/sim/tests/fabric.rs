@@ -148,3 +148,26 @@ fn incast_times_reno_out_over_shallow_tail_drop_and_not_dctcp() {
     assert!((10.0..17.0).contains(&d), "DCTCP median slowdown {d}");
     assert!(reno.overall.slowdown_p50.unwrap_or(f64::INFINITY) > 2.0 * d);
 }
+
+/// Monaco carries finite transfers too (`size`): a web-search workload of Monaco flows over
+/// priority-capable tail drop completes, each flow at or above its ideal time.
+#[test]
+fn monaco_workloads_complete() {
+    let text = fat_tree(
+        "[[workload]]\nid = \"m\"\nkind = \"monaco\"\nparams = { initial_window = \"10000B\", initial_rtt = \"20us\", min_rto = \"1ms\" }\nsizes = \"websearch\"\nload = 0.3\nstop = \"20ms\"\n",
+    )
+    .replace(
+        "queue = { kind = \"step-ecn\", limit = \"200pkt\", threshold = \"20pkt\" }",
+        "queue = { kind = \"droptail\", limit = \"200pkt\", priority = true }",
+    );
+    let (_, s) = acclab_sim::run(parse(&text, "monaco").unwrap(), &mut |_| {});
+    let fct = s.fct.expect("Monaco flows with a size are finite");
+    assert!(fct.overall.flows > 20);
+    assert!(
+        fct.overall.unfinished * 10 <= fct.overall.flows,
+        "{} of {} unfinished",
+        fct.overall.unfinished,
+        fct.overall.flows
+    );
+    assert!(fct.buckets.iter().all(|b| b.slowdown_p50.is_none_or(|x| x >= 1.0)));
+}

@@ -106,6 +106,10 @@ pub struct MonacoParams {
     /// Count the AVD virtual delay as part of the RTT when pacing (not in 000; on by default,
     /// see `MonacoSettings::virtual_rtt`).
     pub virtual_rtt: bool,
+    /// Bytes to transfer, sent as whole packets; absent = bulk (always backlogged). The transfer
+    /// completes when the answer to the control pair sent after its last packet arrives.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<Bytes>,
 }
 
 impl Default for MonacoParams {
@@ -123,6 +127,7 @@ impl Default for MonacoParams {
             initial_rtt: Duration::from_millis(100),
             min_rto: Duration::from_millis(200),
             virtual_rtt: true,
+            size: None,
         }
     }
 }
@@ -207,6 +212,9 @@ impl SchemeParams for MonacoParams {
         if self.initial_rtt.0 == 0 {
             return Err(ParamError::at("initial_rtt", "must be positive"));
         }
+        if let Some(b) = self.size {
+            count_in("size", b.0, 1, u64::MAX)?;
+        }
         if self.is_expected_rate_service() && self.policy != AccPolicyName::AccP {
             let key = if self.expected_rate.is_some() {
                 "expected_rate"
@@ -233,8 +241,12 @@ impl SchemeParams for MonacoParams {
     fn build(&self, ctx: &FlowContext) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
         let rng = crate::rng::stream(ctx.seed, &format!("flow:{}:monaco", ctx.name));
         let cfg = self.sender_config(ctx, rng);
+        let sender = match self.size {
+            Some(b) => MonacoSender::transfer(ctx.flow, cfg, b.0),
+            None => MonacoSender::new(ctx.flow, cfg),
+        };
         (
-            Box::new(MonacoSender::new(ctx.flow, cfg)),
+            Box::new(sender),
             Box::new(MonacoReceiver::new(
                 ctx.flow,
                 ctx.ack_size,

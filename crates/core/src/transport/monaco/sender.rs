@@ -279,6 +279,7 @@ impl MonacoSender {
         if self.final_pair.is_some_and(|f| seq >= f) {
             self.finished = true;
             self.running = false;
+            self.stats.completed_at.get_or_insert(now);
         }
         if self.running {
             self.send_pair(now);
