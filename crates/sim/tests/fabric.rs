@@ -169,5 +169,8 @@ fn monaco_workloads_complete() {
         fct.overall.unfinished,
         fct.overall.flows
     );
-    assert!(fct.buckets.iter().all(|b| b.slowdown_p50.is_none_or(|x| x >= 1.0)));
+    assert!(fct
+        .buckets
+        .iter()
+        .all(|b| b.slowdown_p50.is_none_or(|x| x >= 1.0)));
 }
