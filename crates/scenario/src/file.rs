@@ -246,7 +246,11 @@ impl ScenarioSpec {
             return;
         };
         for w in &mut self.workloads {
-            if let Some(f) = &mut w.file {
+            let sizes = w
+                .sizes
+                .as_mut()
+                .filter(|s| crate::workload::is_path(s.as_str()));
+            for f in w.file.iter_mut().chain(sizes) {
                 if Path::new(f.as_str()).is_relative() {
                     *f = dir.join(&*f).display().to_string();
                 }

@@ -175,8 +175,9 @@ pub struct WorkloadSpec {
     pub scheme: SchemeConfig,
     #[serde(skip_serializing_if = "is_all_to_all")]
     pub pattern: Pattern,
-    /// A built-in distribution's name ([`SizeCdf::builtin_names`]); all-to-all and
-    /// permutation.
+    /// A built-in distribution's name ([`SizeCdf::builtin_names`]) or the path of a CDF file
+    /// ([`SizeCdf::parse`]'s format: a path has a `/` or a `.` in it; relative to the scenario
+    /// file); all-to-all and permutation.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sizes: Option<String>,
     /// Offered load as a fraction of each host's link capacity, in (0, 1]; all-to-all and
@@ -211,6 +212,11 @@ pub struct WorkloadSpec {
 
 fn is_all_to_all(p: &Pattern) -> bool {
     *p == Pattern::AllToAll
+}
+
+/// Whether a `sizes` value names a file rather than a built-in distribution.
+pub fn is_path(sizes: &str) -> bool {
+    sizes.contains('/') || sizes.contains('.')
 }
 
 /// Drawn flows: (start ns, sender, receiver, bytes), senders and receivers as host indices.
@@ -422,15 +428,28 @@ impl WorkloadSpec {
         let (Some(sizes), Some(load)) = (&self.sizes, self.load) else {
             unreachable!("checked by the caller");
         };
-        let cdf = SizeCdf::builtin(sizes).ok_or_else(|| {
-            (
-                "sizes",
-                format!(
-                    "unknown distribution {sizes:?}; built in: {}",
-                    SizeCdf::builtin_names().join(", ")
-                ),
-            )
-        })?;
+        let read;
+        let cdf = match SizeCdf::builtin(sizes) {
+            Some(c) => c,
+            None if is_path(sizes) => {
+                let text = std::fs::read_to_string(sizes)
+                    .map_err(|e| ("sizes", format!("cannot read {sizes}: {e}")))?;
+                read = SizeCdf::parse(&text).map_err(|e| ("sizes", format!("{sizes}: {e}")))?;
+                &read
+            }
+            None => {
+                return Err((
+                    "sizes",
+                    format!(
+                        "unknown distribution {sizes:?}; built in: {} (or a CDF file's path)",
+                        SizeCdf::builtin_names().join(", ")
+                    ),
+                ))
+            }
+        };
+        if cdf.mean() <= 0.0 {
+            return Err(("sizes", format!("{sizes}: the mean size is 0 bytes")));
+        }
         if !(load > 0.0 && load <= 1.0) {
             return Err(("load", format!("must be in (0, 1], not {load}")));
         }
@@ -794,6 +813,30 @@ mod tests {
             let e = parse_flow_file(bad).unwrap_err();
             assert!(e.contains(says), "{bad:?}: {e}");
         }
+    }
+
+    #[test]
+    fn a_cdf_file_serves_as_sizes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("two.cdf");
+        std::fs::write(&path, "# two sizes\n1000 50\n1000 50\n3000 100\n").unwrap();
+        let mut w = workload(0.5, Pattern::AllToAll);
+        w.sizes = Some(path.display().to_string());
+        let flows = w.generate(1, &hosts(4), Duration::from_millis(50)).unwrap();
+        // Half the flows are 1000 B (the atom), the rest uniform in (1000, 3000].
+        let small = flows.iter().filter(|f| size_of(f) == 1000).count() as f64;
+        assert!(
+            (small / flows.len() as f64 - 0.5).abs() < 0.05,
+            "{small} of {}",
+            flows.len()
+        );
+        assert!(flows.iter().all(|f| (1000..=3000).contains(&size_of(f))));
+        std::fs::write(&path, "1000 50\n").unwrap();
+        let e = w
+            .generate(1, &hosts(4), Duration::from_millis(50))
+            .unwrap_err();
+        assert_eq!(e.0, "sizes");
+        assert!(e.1.contains("not 100"), "{}", e.1);
     }
 
     #[test]
