@@ -12,9 +12,6 @@ use serde::Serialize;
 
 use crate::plot::{Chart, Series};
 
-/// The default size buckets' upper edges, bytes: < 10 KB, 10–100 KB, 100 KB–1 MB, ≥ 1 MB.
-pub const DEFAULT_BUCKETS: [u64; 3] = [10_000, 100_000, 1_000_000];
-
 /// One finite flow.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FctRecord {
@@ -280,7 +277,7 @@ mod tests {
             rec(10_000, Some(3e-5), 1e-5),
             rec(2_000_000, None, 1e-3),
         ];
-        let s = summarise(&records, &DEFAULT_BUCKETS);
+        let s = summarise(&records, &acclab_scenario::spec::DEFAULT_FCT_BUCKETS);
         let labels: Vec<&str> = s.buckets.iter().map(|b| b.sizes.as_str()).collect();
         assert_eq!(labels, ["<10KB", "10KB-100KB", "100KB-1MB", ">=1MB"]);
         assert_eq!(s.buckets[0].flows, 2);

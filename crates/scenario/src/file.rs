@@ -187,6 +187,7 @@ struct RawOutput {
     trace: Option<TraceSpec>,
     #[serde(default)]
     plot_links: Vec<String>,
+    fct_buckets: Option<Vec<Bytes>>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -890,6 +891,7 @@ fn expand(raw: RawScenario) -> Result<(ScenarioSpec, Origins), Finding> {
             sample_interval: raw.output.sample_interval,
             trace: raw.output.trace,
             plot_links: raw.output.plot_links,
+            fct_buckets: raw.output.fct_buckets,
         },
     };
     Ok((def, origins))

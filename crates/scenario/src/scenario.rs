@@ -84,6 +84,9 @@ pub struct OutputDef {
     pub trace: Option<TraceDef>,
     /// The links the run plots show; empty: the bottlenecks, found from the run's queues.
     pub plot_links: Vec<LinkId>,
+    /// Upper edges (bytes, increasing) of the flow-size buckets of the completion-time
+    /// percentiles.
+    pub fct_buckets: Vec<u64>,
 }
 
 /// A packet trace's file format.

@@ -192,7 +192,16 @@ pub struct OutputSpec {
     /// bottlenecks, found from the run's queues).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub plot_links: Vec<String>,
+    /// `[output] fct_buckets = ["10KB", "100KB", "1MB"]`: the upper edges of the flow-size
+    /// buckets the completion-time percentiles are given for; `None`: those three.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fct_buckets: Option<Vec<Bytes>>,
 }
+
+/// The default flow-size buckets' upper edges, bytes: < 10 KB, 10–100 KB, 100 KB–1 MB, ≥ 1 MB.
+pub const DEFAULT_FCT_BUCKETS: [u64; 3] = [10_000, 100_000, 1_000_000];
+/// The most size buckets `[output] fct_buckets` may define.
+pub const MAX_FCT_BUCKETS: usize = 32;
 
 /// `[output] trace = { links = ["r1->r2"], flows = ["f0"], format = "pcap" }`: trace the named
 /// links, and the named flows' packets on every link.
@@ -924,11 +933,40 @@ fn resolve_output(o: &OutputSpec, duration: Duration) -> Result<OutputDef, Fault
         }
         Some(s) => s,
     };
+    let fct_buckets = match &o.fct_buckets {
+        None => DEFAULT_FCT_BUCKETS.to_vec(),
+        Some(edges) => {
+            let key = "output.fct_buckets";
+            if edges.len() > MAX_FCT_BUCKETS {
+                return Err(fault(
+                    Item::Top,
+                    key,
+                    format!("at most {MAX_FCT_BUCKETS} edges, not {}", edges.len()),
+                ));
+            }
+            if let Some(w) = edges.windows(2).find(|w| w[0] >= w[1]) {
+                return Err(fault(
+                    Item::Top,
+                    key,
+                    format!("edges must increase: {} B then {} B", w[0].0, w[1].0),
+                ));
+            }
+            if edges.first().is_some_and(|b| b.0 == 0) {
+                return Err(fault(
+                    Item::Top,
+                    key,
+                    "an edge of 0 B leaves an empty bucket",
+                ));
+            }
+            edges.iter().map(|b| b.0).collect()
+        }
+    };
     Ok(OutputDef {
         window,
         sample_interval,
         trace: None,
         plot_links: vec![],
+        fct_buckets,
     })
 }
 

@@ -176,6 +176,15 @@ fn topology_mistakes_name_their_key_and_line() {
         assert!(e.to_string().contains(says), "{to}: {e}");
         assert!(e.line.is_some(), "{to}: {e}");
     }
+    for (buckets, key, says) in [
+        ("[\"1MB\", \"10KB\"]", "output.fct_buckets", "must increase"),
+        ("[\"0B\"]", "output.fct_buckets[0]", "greater than zero"),
+    ] {
+        let text = fat_tree(4, "", &format!("[output]\nfct_buckets = {buckets}\n"));
+        let e = parse(&text, "ft.toml").unwrap_err();
+        assert_eq!(e.key, key, "{e}");
+        assert!(e.to_string().contains(says) && e.line.is_some(), "{e}");
+    }
     let e = parse(
         &fat_tree(4, "[routing]\necmp = \"sometimes\"", ""),
         "ft.toml",

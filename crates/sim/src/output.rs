@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use acclab_results::fct::{summarise, write_fct_csv, FctRecord, DEFAULT_BUCKETS};
+use acclab_results::fct::{summarise, write_fct_csv, FctRecord};
 use acclab_results::samples::{write_csvs, CsvSamples, Names};
 use acclab_results::summary::{jain, Fairness, FlowSummary, LinkSummary, Summary, WindowSummary};
 use acclab_scenario::LinkId;
@@ -105,7 +105,7 @@ pub fn summary(sim: &Simulator, wall_time_s: f64) -> Summary {
         },
         theory: None,
         live: None,
-        fct: fct_records(sim).map(|r| summarise(&r, &DEFAULT_BUCKETS)),
+        fct: fct_records(sim).map(|r| summarise(&r, &sc.output.fct_buckets)),
     }
 }
 

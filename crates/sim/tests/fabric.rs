@@ -47,7 +47,7 @@ fn a_flow_alone_within_its_initial_window_completes_in_the_ideal_time() {
 #[test]
 fn a_workload_run_reports_every_flow_and_slowdowns_by_size() {
     let text = fat_tree(
-        "[[workload]]\nid = \"ws\"\nkind = \"dctcp\"\nparams = { initial_window = 10, min_rto = \"1ms\" }\nsizes = \"websearch\"\nload = 0.3\nstop = \"30ms\"\n",
+        "[[workload]]\nid = \"ws\"\nkind = \"dctcp\"\nparams = { initial_window = 10, min_rto = \"1ms\" }\nsizes = \"websearch\"\nload = 0.3\nstop = \"30ms\"\n[output]\nfct_buckets = [\"20KB\", \"2MB\"]\n",
     );
     let sc = parse(&text, "ft").unwrap();
     let n = sc.flows.len();
@@ -56,6 +56,8 @@ fn a_workload_run_reports_every_flow_and_slowdowns_by_size() {
     acclab_sim::output::write_files(dir.path(), &sim, &s).unwrap();
     let fct = s.fct.unwrap();
     assert_eq!(fct.overall.flows, n);
+    let labels: Vec<&str> = fct.buckets.iter().map(|b| b.sizes.as_str()).collect();
+    assert_eq!(labels, ["<20KB", "20KB-2MB", ">=2MB"]);
     assert_eq!(
         fct.buckets.iter().map(|b| b.flows).sum::<usize>(),
         n,
