@@ -244,6 +244,18 @@ pub fn charts(name: &str, records: &[FctRecord]) -> Option<Vec<(&'static str, Ch
     Some(vec![("slowdown", slowdown), ("fct-cdf", cdf)])
 }
 
+/// Writes the figures of [`charts`] into `dir` from its `fct.csv`, when it has one with a
+/// finished flow (`name`: the scenario's, for the titles); their file names.
+pub fn write_fct_plots(dir: &Path, name: &str) -> std::io::Result<Vec<String>> {
+    let mut files = Vec::new();
+    if let Some(records) = read_fct_csv(dir)? {
+        for (stem, c) in charts(name, &records).unwrap_or_default() {
+            files.extend(crate::plot::write_chart(dir, stem, &c)?);
+        }
+    }
+    Ok(files)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

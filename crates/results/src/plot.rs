@@ -739,8 +739,7 @@ fn links_to_plot(sc: &Scenario, links_csv: &Path) -> std::io::Result<(Vec<String
     ))
 }
 
-/// Writes the four standard plots of a run from its `flows.csv` and `links.csv` in `dir` (and,
-/// when it has `fct.csv`, the slowdown and completion-time figures of [`crate::fct::charts`]) (so
+/// Writes the four standard plots of a run from its `flows.csv` and `links.csv` in `dir` (so
 /// that a run need not keep its samples in memory to be plotted) and returns their file names.
 /// With `summary`, every flow and link the theory predicts gets its equilibrium as a dotted
 /// line in its colour; with `model`, a directory holding the model tier's files of the same
@@ -883,12 +882,6 @@ pub fn write_plots(
         ),
     ] {
         files.extend(write_chart(dir, stem, &c)?);
-    }
-    // With finite flows: the completion-time figures, from fct.csv.
-    if let Some(records) = crate::fct::read_fct_csv(dir)? {
-        for (stem, c) in crate::fct::charts(&sc.name, &records).unwrap_or_default() {
-            files.extend(write_chart(dir, stem, &c)?);
-        }
     }
     Ok(files)
 }

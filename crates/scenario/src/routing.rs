@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use crate::scenario::{LinkDef, LinkId, NodeId};
+use crate::scenario::{LinkDef, LinkId, NodeId, Scenario};
 
 /// Multipath routing of flows without an explicit `path` (`[routing] ecmp = …`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -214,6 +214,31 @@ fn hops_to(into: &[Vec<NodeId>], dst: NodeId) -> Vec<Option<u32>> {
         }
     }
     hops
+}
+
+/// A scenario network's shape for `acclab check`: hosts (nodes with one outgoing link), switches
+/// (the others), links, and how many equal-cost shortest paths the flows' ends have (the
+/// first 10,000 flows), as `(hosts, switches, links, min, max)`.
+pub fn shape(sc: &Scenario) -> (usize, usize, usize, u64, u64) {
+    let mut out = vec![0usize; sc.nodes.len()];
+    for l in &sc.links {
+        out[l.from.0 as usize] += 1;
+    }
+    let hosts = out.iter().filter(|&&n| n == 1).count();
+    let mut router = Router::new(sc.nodes.len(), &sc.links);
+    let (mut lo, mut hi) = (u64::MAX, 0);
+    for f in sc.flows.iter().take(10_000) {
+        let n = router.path_count(f.src, f.dst);
+        lo = lo.min(n);
+        hi = hi.max(n);
+    }
+    (
+        hosts,
+        sc.nodes.len() - hosts,
+        sc.links.len(),
+        lo.min(hi),
+        hi,
+    )
 }
 
 /// BFS from `src` over `out`; stops once `stop` is reached when given.

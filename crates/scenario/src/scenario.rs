@@ -205,31 +205,6 @@ impl Scenario {
         (!flows.is_empty()).then(|| crate::workload::write_flow_file(&flows))
     }
 
-    /// The network's shape for `acclab check`: hosts (nodes with one outgoing link), switches
-    /// (the others), links, and how many equal-cost shortest paths the flows' ends have (the
-    /// first 10,000 flows), as `(hosts, switches, links, min, max)`.
-    pub fn shape(&self) -> (usize, usize, usize, u64, u64) {
-        let mut out = vec![0usize; self.nodes.len()];
-        for l in &self.links {
-            out[l.from.0 as usize] += 1;
-        }
-        let hosts = out.iter().filter(|&&n| n == 1).count();
-        let mut router = crate::routing::Router::new(self.nodes.len(), &self.links);
-        let (mut lo, mut hi) = (u64::MAX, 0);
-        for f in self.flows.iter().take(10_000) {
-            let n = router.path_count(f.src, f.dst);
-            lo = lo.min(n);
-            hi = hi.max(n);
-        }
-        (
-            hosts,
-            self.nodes.len() - hosts,
-            self.links.len(),
-            lo.min(hi),
-            hi,
-        )
-    }
-
     /// The first flow that a real stack runs (`kernel-tcp`, `command`), not acclab's endpoints.
     pub fn first_external_flow(&self) -> Option<&FlowDef> {
         self.flows.iter().find(|f| f.scheme.external().is_some())

@@ -22,7 +22,7 @@ pub fn check(path: &Path) -> Result<()> {
         sc.duration,
         sc.seed
     );
-    let (hosts, switches, links, lo, hi) = sc.shape();
+    let (hosts, switches, links, lo, hi) = scenario::routing::shape(&sc);
     let ecmp = loaded.def.routing.ecmp;
     if hi > 1 || !ecmp.is_none() {
         let paths = match lo == hi {

@@ -152,8 +152,15 @@ pub fn write_results(
         eprintln!("note: no theory prediction: {e}");
     }
     let plot_files = if let Some(options) = &plots {
-        acclab_results::plot::write_plots(dir, sim.scenario(), Some(summary), model, options)
-            .with_context(|| format!("cannot write plots into {}", dir.display()))?
+        let mut files =
+            acclab_results::plot::write_plots(dir, sim.scenario(), Some(summary), model, options)
+                .with_context(|| format!("cannot write plots into {}", dir.display()))?;
+        // With finite flows: the completion-time figures, from fct.csv.
+        files.extend(
+            acclab_results::fct::write_fct_plots(dir, &sim.scenario().name)
+                .with_context(|| format!("cannot write plots into {}", dir.display()))?,
+        );
+        files
     } else {
         Vec::new()
     };
