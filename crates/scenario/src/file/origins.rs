@@ -1,0 +1,53 @@
+//! Where each entry of a spec read from a file came from, to name its keys in errors.
+
+use crate::spec::{join_key, key_segments, Item};
+use crate::topology::Tier;
+
+/// Where each entry of a [`ScenarioSpec`] made from a file came from, to name its keys.
+pub(super) struct Origins {
+    pub(super) links: Vec<LinkOrigin>,
+    /// For each flow: the `[[flow]]` it came from.
+    pub(super) flows: Vec<usize>,
+}
+
+/// Where a link came from.
+#[derive(Clone, Copy)]
+pub(super) enum LinkOrigin {
+    /// The `[[link]]` at this index, and whether it used `between`.
+    Table(usize, bool),
+    /// `[topology]`, tier `tier`; `own[0..3]`: whether the tier's table sets its own rate, delay,
+    /// queue.
+    Topology { tier: Tier, own: [bool; 3] },
+}
+
+impl Origins {
+    pub(super) fn file_key(&self, item: Item, key: &str) -> String {
+        match item {
+            Item::Top => key.to_string(),
+            Item::Link(i) => match self.links[i] {
+                LinkOrigin::Table(n, between) => {
+                    let key = match key {
+                        "from" | "to" if between => "between",
+                        k => k,
+                    };
+                    join_key(&format!("link[{n}]"), key)
+                }
+                LinkOrigin::Topology { tier, own } => {
+                    let head = key_segments(key).first().cloned().unwrap_or_default();
+                    let (at, top) = match head.as_str() {
+                        "rate" => (own[0], "link_rate"),
+                        "delay" => (own[1], "link_delay"),
+                        "queue" => (own[2], "queue"),
+                        _ => return "topology".into(),
+                    };
+                    match at {
+                        true => join_key(&format!("topology.{}", tier.key()), key),
+                        false => join_key("topology", &format!("{top}{}", &key[head.len()..])),
+                    }
+                }
+            },
+            Item::Flow(i) => join_key(&format!("flow[{}]", self.flows[i]), key),
+            Item::Event(i) => join_key(&format!("event[{i}]"), key),
+        }
+    }
+}

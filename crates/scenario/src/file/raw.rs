@@ -1,0 +1,167 @@
+//! The scenario file as written: serde reads it into these structs, refusing unknown keys, bad
+//! units and wrong types (the key path from `serde_path_to_error`).
+
+use acclab_core::{Bytes, Duration, Rate};
+use serde::Deserialize;
+
+use crate::routing::Ecmp;
+use crate::spec::TraceSpec;
+use crate::workload::Pattern;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawScenario {
+    pub(super) name: String,
+    pub(super) duration: Duration,
+    pub(super) seed: Option<u64>,
+    #[serde(default)]
+    pub(super) defaults: RawDefaults,
+    #[serde(default)]
+    pub(super) routing: RawRouting,
+    /// A generated fabric (see [`crate::topology`]), expanded into links before `[[link]]`'s.
+    pub(super) topology: Option<RawTopology>,
+    #[serde(default)]
+    pub(super) link: Vec<RawLink>,
+    #[serde(default)]
+    pub(super) flow: Vec<RawFlow>,
+    #[serde(default)]
+    pub(super) workload: Vec<RawWorkload>,
+    #[serde(default)]
+    pub(super) event: Vec<RawEvent>,
+    #[serde(default)]
+    pub(super) output: RawOutput,
+    /// A sweep over this scenario (`acclab sweep`; see [`crate::sweep_spec`]); a run ignores it.
+    #[allow(dead_code)]
+    pub(super) sweep: Option<toml::Value>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawDefaults {
+    pub(super) packet_size: Option<Bytes>,
+    pub(super) ack_size: Option<Bytes>,
+    pub(super) queue: Option<toml::Table>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawLink {
+    // A list rather than `[String; 2]`, so that a third node is an error, not dropped.
+    pub(super) between: Option<Vec<String>>,
+    pub(super) from: Option<String>,
+    pub(super) to: Option<String>,
+    pub(super) rate: Rate,
+    pub(super) delay: Duration,
+    pub(super) queue: Option<toml::Table>,
+    pub(super) loss: Option<f64>,
+    pub(super) count: Option<u32>,
+    pub(super) first: Option<u32>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRouting {
+    #[serde(default)]
+    pub(super) ecmp: Ecmp,
+}
+
+/// `[topology]`: a fabric's shape (the keys of its kind), its links' rate, delay and queue, and
+/// per-tier overrides (`host = { rate = "25Gbps" }`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawTopology {
+    pub(super) kind: String,
+    pub(super) k: Option<u32>,
+    pub(super) oversubscription: Option<u32>,
+    pub(super) leaves: Option<u32>,
+    pub(super) spines: Option<u32>,
+    pub(super) hosts_per_leaf: Option<u32>,
+    pub(super) link_rate: Rate,
+    pub(super) link_delay: Duration,
+    pub(super) queue: Option<toml::Table>,
+    pub(super) host: Option<RawTier>,
+    pub(super) aggregation: Option<RawTier>,
+    pub(super) core: Option<RawTier>,
+    pub(super) spine: Option<RawTier>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawTier {
+    pub(super) rate: Option<Rate>,
+    pub(super) delay: Option<Duration>,
+    pub(super) queue: Option<toml::Table>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawFlow {
+    pub(super) id: String,
+    pub(super) kind: String,
+    pub(super) from: String,
+    pub(super) to: String,
+    pub(super) start: Option<Duration>,
+    pub(super) start_jitter: Option<Duration>,
+    pub(super) stop: Option<Duration>,
+    pub(super) params: Option<toml::Table>,
+    pub(super) class: Option<String>,
+    pub(super) path: Option<Vec<String>>,
+    pub(super) count: Option<u32>,
+    pub(super) first: Option<u32>,
+}
+
+/// `[[workload]]`: see [`crate::workload`].
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawWorkload {
+    pub(super) id: String,
+    pub(super) kind: String,
+    pub(super) params: Option<toml::Table>,
+    pub(super) sizes: Option<String>,
+    pub(super) load: Option<f64>,
+    #[serde(default)]
+    pub(super) pattern: Pattern,
+    pub(super) senders: Option<u32>,
+    pub(super) receiver: Option<String>,
+    pub(super) size: Option<Bytes>,
+    pub(super) period: Option<Duration>,
+    pub(super) file: Option<String>,
+    #[serde(default)]
+    pub(super) hosts: Vec<String>,
+    pub(super) start: Option<Duration>,
+    pub(super) stop: Option<Duration>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawEvent {
+    pub(super) at: Duration,
+    pub(super) set_delay: Option<RawSetDelay>,
+    pub(super) set_rate: Option<RawSetRate>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawSetDelay {
+    pub(super) link: String,
+    pub(super) delay: Duration,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawSetRate {
+    pub(super) link: String,
+    pub(super) rate: Rate,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawOutput {
+    // A list rather than `[Duration; 2]`, so that a third value is an error, not dropped.
+    pub(super) window: Option<Vec<Duration>>,
+    pub(super) sample_interval: Option<Duration>,
+    pub(super) trace: Option<TraceSpec>,
+    #[serde(default)]
+    pub(super) plot_links: Vec<String>,
+    pub(super) fct_buckets: Option<Vec<Bytes>>,
+}

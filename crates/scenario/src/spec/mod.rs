@@ -1,0 +1,282 @@
+//! A scenario as written, before it is resolved: names instead of ids, every group expanded, every
+//! optional key still optional. Both front ends make one — the TOML file ([`crate::file`]) and the
+//! typed builder ([`crate::builder`]) — and [`ScenarioSpec::resolve`] is the one place that checks
+//! it and turns it into the [`Scenario`] the tiers run. Patches by key path
+//! ([`ScenarioSpec::set`]) edit a `ScenarioSpec`; [`ScenarioSpec::to_toml`] writes it back as a
+//! scenario file that loads into the same model.
+
+use acclab_core::config::{QueueConfig, SchemeConfig};
+use acclab_core::{Bytes, Duration, Rate};
+use serde::Serialize;
+
+use crate::routing::Ecmp;
+use crate::scenario::TraceFormat;
+use crate::workload::WorkloadSpec;
+
+mod flows;
+mod keys;
+mod network;
+mod resolve;
+mod write;
+
+pub use keys::{join_key, key_segments, quote_key};
+
+/// The finest `output.sample_interval`: 100 µs.
+pub const MIN_SAMPLE_INTERVAL: Duration = Duration(100_000);
+
+/// Default data packet size, headers included (SPEC §9 `[defaults]`).
+pub const DEFAULT_PACKET_SIZE: u64 = 1000;
+/// Default ACK and control packet size.
+pub const DEFAULT_ACK_SIZE: u64 = 40;
+/// Default seed.
+pub const DEFAULT_SEED: u64 = 1;
+/// The largest seed, 2^63 − 1: seeds are TOML integers (signed 64-bit), so that every run's
+/// scenario can be written back as a file.
+pub const MAX_SEED: u64 = i64::MAX as u64;
+/// Default sampling interval of the time series.
+pub const DEFAULT_SAMPLE_INTERVAL: Duration = Duration::from_millis(100);
+
+/// A scenario as written: see the module documentation.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ScenarioSpec {
+    pub name: String,
+    pub duration: Duration,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    #[serde(skip_serializing_if = "DefaultsSpec::is_empty")]
+    pub defaults: DefaultsSpec,
+    #[serde(skip_serializing_if = "RoutingSpec::is_default")]
+    pub routing: RoutingSpec,
+    #[serde(rename = "link", skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<LinkSpec>,
+    #[serde(rename = "flow", skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<FlowSpec>,
+    /// Flows generated from size distributions and a load, drawn when the scenario resolves.
+    #[serde(rename = "workload", skip_serializing_if = "Vec::is_empty")]
+    pub workloads: Vec<WorkloadSpec>,
+    #[serde(rename = "event", skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<EventSpec>,
+    #[serde(skip_serializing_if = "OutputSpec::is_empty")]
+    pub output: OutputSpec,
+}
+
+/// `[defaults]`: packet sizes, and the queue of links that do not set their own.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct DefaultsSpec {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packet_size: Option<Bytes>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ack_size: Option<Bytes>,
+    /// Every [`LinkSpec`] holds its own queue: a file's links without one get a copy of this
+    /// when read, and so do links a [`crate::ScenarioBuilder`] adds later. `None`: DropTail,
+    /// 1000 packets ([`QueueConfig::default_queue`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue: Option<QueueConfig>,
+}
+
+impl DefaultsSpec {
+    /// The queue of a link that does not set its own.
+    pub fn link_queue(&self) -> QueueConfig {
+        self.queue
+            .clone()
+            .unwrap_or_else(QueueConfig::default_queue)
+    }
+}
+
+impl DefaultsSpec {
+    fn is_empty(&self) -> bool {
+        *self == DefaultsSpec::default()
+    }
+}
+
+/// `[routing]`: how flows without an explicit `path` find theirs.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct RoutingSpec {
+    #[serde(skip_serializing_if = "Ecmp::is_none")]
+    pub ecmp: Ecmp,
+}
+
+impl RoutingSpec {
+    fn is_default(&self) -> bool {
+        *self == RoutingSpec::default()
+    }
+}
+
+/// One unidirectional link `from -> to`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LinkSpec {
+    pub from: String,
+    pub to: String,
+    pub rate: Rate,
+    pub delay: Duration,
+    pub queue: QueueConfig,
+    /// Random loss probability in [0, 1).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub loss: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
+impl LinkSpec {
+    /// The link's name, `"from->to"`, as events, patches and outputs call it.
+    pub fn name(&self) -> String {
+        format!("{}->{}", self.from, self.to)
+    }
+}
+
+/// One flow.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FlowSpec {
+    pub id: String,
+    #[serde(flatten)]
+    pub scheme: SchemeConfig,
+    pub from: String,
+    pub to: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start: Option<Duration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_jitter: Option<Duration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop: Option<Duration>,
+    /// Traffic class for class-based AQMs; `None`: the scheme's default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub class: Option<String>,
+    /// An explicit route, node by node from `from` to `to`; `None`: shortest path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<Vec<String>>,
+}
+
+impl FlowSpec {
+    /// A flow of `scheme` from `from` to `to`, starting at 0, with every other key at its default.
+    pub fn new(id: &str, scheme: SchemeConfig, from: &str, to: &str) -> FlowSpec {
+        FlowSpec {
+            id: id.to_string(),
+            scheme,
+            from: from.to_string(),
+            to: to.to_string(),
+            start: None,
+            start_jitter: None,
+            stop: None,
+            class: None,
+            path: None,
+        }
+    }
+}
+
+/// A scheduled change of a link, named `"a->b"`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EventSpec {
+    pub at: Duration,
+    #[serde(flatten)]
+    pub action: EventSpecAction,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventSpecAction {
+    SetDelay { link: String, delay: Duration },
+    SetRate { link: String, rate: Rate },
+}
+
+/// `[output]`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct OutputSpec {
+    /// The measurement window `[from, to]`; `None`: the second half of the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<[Duration; 2]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sample_interval: Option<Duration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceSpec>,
+    /// `[output] plot_links = ["r1->r2"]`: the links the run plots show (by default the
+    /// bottlenecks, found from the run's queues).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plot_links: Vec<String>,
+    /// `[output] fct_buckets = ["10KB", "100KB", "1MB"]`: the upper edges of the flow-size
+    /// buckets the completion-time percentiles are given for; `None`: those three.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fct_buckets: Option<Vec<Bytes>>,
+}
+
+/// The default flow-size buckets' upper edges, bytes: < 10 KB, 10–100 KB, 100 KB–1 MB, ≥ 1 MB.
+pub const DEFAULT_FCT_BUCKETS: [u64; 3] = [10_000, 100_000, 1_000_000];
+/// The most size buckets `[output] fct_buckets` may define.
+pub const MAX_FCT_BUCKETS: usize = 32;
+
+/// `[output] trace = { links = ["r1->r2"], flows = ["f0"], format = "pcap" }`: trace the named
+/// links, and the named flows' packets on every link.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceSpec {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<String>,
+    #[serde(default)]
+    pub format: TraceFormat,
+}
+
+impl OutputSpec {
+    fn is_empty(&self) -> bool {
+        *self == OutputSpec::default()
+    }
+}
+
+/// What a finding of [`ScenarioSpec::resolve`] is about: the front end turns it into a key path
+/// (and, for a file, a line).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Item {
+    /// A top-level key (`duration`, `defaults.packet_size`, `output.window`).
+    Top,
+    Link(usize),
+    Flow(usize),
+    Event(usize),
+}
+
+/// Why a [`ScenarioSpec`] does not resolve: the item, the key inside it, and what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fault {
+    pub item: Item,
+    pub key: String,
+    pub message: String,
+}
+
+fn fault(item: Item, key: &str, message: impl Into<String>) -> Fault {
+    Fault {
+        item,
+        key: key.to_string(),
+        message: message.into(),
+    }
+}
+
+impl ScenarioSpec {
+    /// An empty scenario: no links, no flows, every optional key at its default.
+    pub fn new(name: &str, duration: Duration) -> ScenarioSpec {
+        ScenarioSpec {
+            name: name.to_string(),
+            duration,
+            seed: None,
+            defaults: DefaultsSpec::default(),
+            routing: RoutingSpec::default(),
+            links: Vec::new(),
+            flows: Vec::new(),
+            workloads: Vec::new(),
+            events: Vec::new(),
+            output: OutputSpec::default(),
+        }
+    }
+
+    /// The key path of `key` inside `item`, as patches write it: `flow.f0.params.weight`,
+    /// `link."r1->r2".rate`, `event[2].at`.
+    pub fn key_of(&self, item: Item, key: &str) -> String {
+        let head = match item {
+            Item::Top => return key.to_string(),
+            Item::Link(i) => format!("link.{}", quote_key(&self.links[i].name())),
+            Item::Flow(i) => format!("flow.{}", quote_key(&self.flows[i].id)),
+            Item::Event(i) => format!("event[{i}]"),
+        };
+        join_key(&head, key)
+    }
+}
