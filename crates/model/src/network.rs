@@ -153,6 +153,9 @@ fn link_law(def: &LinkDef, packet: f64) -> Result<LinkLaw, String> {
 }
 
 fn source(f: &FlowDef, packet: f64) -> Result<(Source, bool), String> {
+    if f.spray {
+        return Err("its packets are sprayed over many paths (ecmp = \"packet\"); the model tier routes each flow over one".into());
+    }
     Ok(match &f.scheme {
         SchemeConfig::Monaco(p) => (Source::Acc(crate::acc::AccSource::new(p, packet)), false),
         SchemeConfig::Vegas(p) | SchemeConfig::VegasRem(acclab_core::config::VegasRemParams(p)) => {

@@ -26,6 +26,11 @@ pub enum Ecmp {
     /// flow's 5-tuple and the node picks one, so a flow keeps one path (no reordering) and
     /// flows spread over the fabric.
     Flow,
+    /// Per packet (random packet spraying): at each node with several next hops on a shortest
+    /// path, a seeded hash of the packet (flow, direction, sequence number, send time) and
+    /// the node picks one. Packets of one flow take different paths and arrive out of order;
+    /// a retransmission may take another path than the original.
+    Packet,
 }
 
 impl Ecmp {
@@ -160,6 +165,15 @@ impl Router<'_> {
 }
 
 impl Router<'_> {
+    /// Hops from every node to `dst` along the links (`None`: no path) — what a switch
+    /// spraying packets toward `dst` picks among: the links to a node one hop nearer.
+    pub fn hops_to_node(&mut self, dst: NodeId) -> Vec<Option<u32>> {
+        if self.into.is_empty() {
+            self.into = into(self.out.len(), self.links);
+        }
+        hops_to(&self.into, dst)
+    }
+
     /// How many shortest paths lead from `src` to `dst` (0: none), saturating at `u64::MAX`.
     pub fn path_count(&mut self, src: NodeId, dst: NodeId) -> u64 {
         if self.into.is_empty() {

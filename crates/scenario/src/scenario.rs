@@ -57,9 +57,14 @@ pub struct FlowDef {
     /// Random extra start delay, uniform in [0, start_jitter), drawn from the flow's stream.
     pub start_jitter: Duration,
     pub stop: Option<Time>,
-    /// Links from source to destination, and back (ACKs, reverse control packets).
+    /// Links from source to destination, and back (ACKs, reverse control packets). For a
+    /// sprayed flow, one of its paths (the one per-flow ECMP would pick): what the theory and
+    /// the model tier see.
     pub forward: Vec<LinkId>,
     pub reverse: Vec<LinkId>,
+    /// Packets are sprayed over every shortest path (`[routing] ecmp = "packet"`): each node
+    /// picks a next hop per packet ([`crate::routing::Ecmp::Packet`]).
+    pub spray: bool,
 }
 
 /// A scheduled change.

@@ -128,6 +128,32 @@ fn flow_ecmp_spreads_flows_over_the_core_and_is_a_function_of_the_seed() {
     }
 }
 
+/// `ecmp = "packet"` sprays the flows routed by the scenario, not those with an explicit
+/// `path`; a sprayed flow keeps per-flow ECMP's path as its representative (what the theory
+/// and the model are told about, and refuse).
+#[test]
+fn packet_ecmp_marks_routed_flows_sprayed() {
+    let flows = "[[flow]]\nid = \"a\"\nkind = \"reno\"\nfrom = \"h0\"\nto = \"h15\"\n\
+                 [[flow]]\nid = \"b\"\nkind = \"reno\"\nfrom = \"h0\"\nto = \"h1\"\n\
+                 path = [\"h0\", \"edge0_0\", \"h1\"]\n";
+    let sprayed = parse(
+        &fat_tree(4, "[routing]\necmp = \"packet\"", flows),
+        "ft.toml",
+    )
+    .unwrap();
+    let per_flow = parse(&fat_tree(4, "[routing]\necmp = \"flow\"", flows), "ft.toml").unwrap();
+    assert!(sprayed.flows[0].spray && !sprayed.flows[1].spray);
+    assert!(!per_flow.flows[0].spray);
+    assert_eq!(sprayed.flows[0].forward, per_flow.flows[0].forward);
+    let e = parse(
+        &fat_tree(4, "[routing]\necmp = \"spray\"", flows),
+        "ft.toml",
+    )
+    .unwrap_err();
+    assert_eq!(e.key, "routing.ecmp");
+    assert!(e.message.contains("packet"), "{}", e.message);
+}
+
 #[test]
 fn topology_mistakes_name_their_key_and_line() {
     let cases = [

@@ -15,6 +15,7 @@ pub mod monitor;
 pub mod observe;
 pub mod output;
 mod pipes;
+mod routes;
 pub mod simulator;
 pub mod trace;
 

@@ -40,6 +40,7 @@ use crate::events::{Event, EventQueue};
 use crate::monitor::Monitor;
 use crate::observe::{NetworkView, Observer, Transmit};
 use crate::pipes::{prefetch, prefetch_bytes, Pipe, Slab};
+use crate::routes::Routes;
 use acclab_scenario::{EventAction, LinkId, Scenario};
 
 /// One unidirectional link. Laid out for the cache (at 1000 flows a hop rarely finds its link
@@ -207,55 +208,6 @@ pub struct PacketCounts {
     pub arrived: u64,
     pub dropped: u64,
     pub dropped_bytes: u64,
-}
-
-/// Every flow's routes, forward (data) and reverse (ACKs), in one table, each followed by an
-/// end marker. A flow's [`Books`] keep where its routes begin, and a packet's slot where its
-/// own does (`Slab::alloc`), so that a hop reads the table only.
-#[derive(Default)]
-struct Routes {
-    hops: Vec<LinkId>,
-}
-
-impl Routes {
-    /// The bit that marks the entry after each route; the rest of the entry names the
-    /// endpoint the route delivers to, for prefetches ([`Routes::delivers_to`]; a scenario of
-    /// over 2^30 flows would alias, which only spoils a prefetch: a delivery's endpoint is read
-    /// from its packet).
-    const END: u32 = 1 << 31;
-
-    /// The marker after a route to endpoint `to`.
-    fn end(to: EndpointSlot) -> LinkId {
-        LinkId(Routes::END | (to.index() as u32 & !Routes::END))
-    }
-
-    /// The endpoint an entry names if it is an end marker.
-    #[inline(always)]
-    fn delivers_to(entry: u32) -> Option<EndpointSlot> {
-        (entry & Routes::END != 0).then(|| EndpointSlot::at((entry & !Routes::END) as usize))
-    }
-
-    /// Adds `route`, which delivers to `to`; returns where it begins.
-    fn push(&mut self, route: &[LinkId], to: EndpointSlot) -> u32 {
-        let start = self.hops.len() as u32;
-        self.hops.extend_from_slice(route);
-        self.hops.push(Routes::end(to));
-        start
-    }
-
-    /// Entry `hop` of the route that begins at `start`: a link, or past its last the end
-    /// marker ([`Routes::delivers_to`]).
-    #[inline(always)]
-    fn hop(&self, start: u32, hop: u16) -> LinkId {
-        self.hops[start as usize + hop as usize]
-    }
-
-    /// Link `hop` of the route that begins at `start`; `None` past its last.
-    #[inline(always)]
-    fn link(&self, start: u32, hop: u16) -> Option<usize> {
-        let l = self.hop(start, hop);
-        Routes::delivers_to(l.0).is_none().then_some(l.0 as usize)
-    }
 }
 
 /// What the simulator reads and writes of a flow for each of its packets, in one cache line:
@@ -513,10 +465,28 @@ impl Simulator {
                 events.schedule(stop.max(start), Event::FlowStop(i as u32));
             }
             books.push(Books {
-                route: [
-                    routes.push(&f.forward, EndpointSlot::receiver(FlowId(i as u32))),
-                    routes.push(&f.reverse, EndpointSlot::sender(FlowId(i as u32))),
-                ],
+                route: match f.spray {
+                    false => [
+                        routes.push(&f.forward, EndpointSlot::receiver(FlowId(i as u32))),
+                        routes.push(&f.reverse, EndpointSlot::sender(FlowId(i as u32))),
+                    ],
+                    true => [
+                        routes.push_sprayed(
+                            &scenario,
+                            f.src,
+                            f.dst,
+                            EndpointSlot::receiver(FlowId(i as u32)),
+                            2 * i as u64,
+                        ),
+                        routes.push_sprayed(
+                            &scenario,
+                            f.dst,
+                            f.src,
+                            EndpointSlot::sender(FlowId(i as u32)),
+                            2 * i as u64 + 1,
+                        ),
+                    ],
+                },
                 injected: [0; 2],
                 arrived: [0; 2],
                 armed: [Books::UNARMED; 2],
@@ -738,7 +708,7 @@ impl Simulator {
             pkt.hop = 0;
         }
         let route = b.route[dir];
-        let first = self.routes.link(route, 0).expect("a route has a link");
+        let first = self.routes.first(route, &pkt);
         let i = self.slab.alloc(pkt, route);
         self.enqueue(first, i);
     }
@@ -967,7 +937,7 @@ impl Simulator {
         pkt.hop += 1;
         // Where it goes at the far end, read now, while its route is at hand.
         let (pkt, route) = self.slab.packet_and_route(i);
-        let next_hop = self.routes.hop(route, pkt.hop).0;
+        let next_hop = self.routes.next(route, pkt.hop, Some(l), pkt).0;
         self.slab.set_next_hop(i, next_hop);
         if ahead.is_none() {
             let head = link.pipe.head();
@@ -1040,7 +1010,7 @@ impl Simulator {
                 // route back, whose first link, an access link at 10,000 flows last seen
                 // milliseconds ago, is fetched while the endpoint works.
                 let back = b.route[1 - dir];
-                self.prefetch_link(self.routes.hop(back, 0).0);
+                self.prefetch_link(self.routes.first_hint(back).0);
                 let e = EndpointSlot::destination(&pkt).index();
                 let now = self.now;
                 self.observers.on_deliver(now, &pkt);
@@ -1155,23 +1125,6 @@ impl Simulator {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Each route in the table ends in a marker naming the endpoint it delivers to: a hop past
-    /// the last link finds no link, and the marker says who gets the packet.
-    #[test]
-    fn routes_end_in_the_endpoint_they_deliver_to() {
-        let mut routes = Routes::default();
-        let to = EndpointSlot::receiver(FlowId(7));
-        let back = EndpointSlot::sender(FlowId(7));
-        let a = routes.push(&[LinkId(3), LinkId(0)], to);
-        let b = routes.push(&[LinkId(1)], back);
-        assert_eq!((routes.link(a, 0), routes.link(a, 1)), (Some(3), Some(0)));
-        assert_eq!(routes.link(a, 2), None);
-        assert_eq!(Routes::delivers_to(routes.hop(a, 2).0), Some(to));
-        assert_eq!(Routes::delivers_to(routes.hop(a, 1).0), None);
-        assert_eq!((routes.link(b, 0), routes.link(b, 1)), (Some(1), None));
-        assert_eq!(Routes::delivers_to(routes.hop(b, 1).0), Some(back));
-    }
 
     /// Which links compute departures at enqueue: single-band tail drop (lossy or not) whose
     /// rate and delay stay; not another discipline, a priority tail drop, or a link an event

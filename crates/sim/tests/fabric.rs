@@ -112,6 +112,57 @@ fn ecmp_spreads_long_flows_over_the_core() {
     );
 }
 
+/// Packet spraying (`ecmp = "packet"`): every packet of a flow picks its own path, so eight
+/// long flows that per-flow ECMP lets collide (two on one uplink, at half rate) spread over all
+/// the core uplinks — and arrive reordered. NewReno (no SACK) counts three duplicate ACKs and
+/// retransmits segments that were only late, over and over; the SACK sender learns how far the
+/// network reorders (Linux's `tp->reordering`, see `sack.rs`) and after its first few spurious
+/// retransmissions makes none. Nothing is dropped, so every retransmission here is spurious.
+#[test]
+fn packet_spraying_reorders_and_sack_learns_the_reordering() {
+    let run = |routing: &str, sack: bool| {
+        let flows = format!(
+            "[[flow]]\nid = \"f{{i}}\"\nkind = \"dctcp\"\nfrom = \"h{{i}}\"\nto = \"h{{i+8}}\"\ncount = 8\nparams = {{ sack = {sack}, min_rto = \"1ms\" }}\n"
+        );
+        let text = fat_tree(&flows)
+            .replace("ecmp = \"flow\"", routing)
+            .replace("duration = \"60ms\"", "duration = \"30ms\"");
+        let (_, s) = acclab_sim::run(parse(&text, "spray").unwrap(), &mut |_| {});
+        assert_eq!(s.links.iter().map(|l| l.drops).sum::<u64>(), 0);
+        let uplinks = s
+            .links
+            .iter()
+            .filter(|l| {
+                (l.id.starts_with("agg0_") || l.id.starts_with("agg1_")) && l.id.contains("->core")
+            })
+            .filter(|l| l.transmitted_packets > 1000)
+            .count();
+        let rexmits: u64 = s.flows.iter().map(|f| f.retransmits).sum();
+        let delivered: f64 = s.flows.iter().map(|f| f.throughput_bps).sum::<f64>() / 1e6;
+        (uplinks, rexmits, delivered)
+    };
+    let (flow_uplinks, flow_rexmits, flow_mbps) = run("ecmp = \"flow\"", true);
+    let (uplinks, reno_rexmits, _) = run("ecmp = \"packet\"", false);
+    let (_, sack_rexmits, sack_mbps) = run("ecmp = \"packet\"", true);
+    assert_eq!(flow_rexmits, 0, "one path per flow: nothing reordered");
+    assert!(
+        flow_uplinks < 8 && uplinks == 8,
+        "{flow_uplinks} vs {uplinks} uplinks used"
+    );
+    assert!(
+        reno_rexmits > 500,
+        "NewReno: {reno_rexmits} spurious retransmissions"
+    );
+    assert!(
+        sack_rexmits <= 40,
+        "SACK with learnt reordering: {sack_rexmits} spurious retransmissions"
+    );
+    assert!(
+        sack_mbps > 1.5 * flow_mbps,
+        "spraying {sack_mbps:.0} Mb/s vs per-flow ECMP {flow_mbps:.0} Mb/s"
+    );
+}
+
 /// The DCTCP paper's incast (§2.3.1, §4.2.2): 15 senders answer one receiver at once, every
 /// 20 ms, 200 KB each, through 60-packet port buffers. Reno over tail drop overflows the
 /// receiver's port, loses whole windows and waits out retransmission timeouts; DCTCP over step

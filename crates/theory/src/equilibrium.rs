@@ -115,6 +115,11 @@ pub fn propagation_delay(sc: &Scenario, f: &FlowDef) -> f64 {
 
 /// The flow's utility, or why it is outside the domain.
 fn utility(f: &FlowDef, d: f64, packet_size: f64) -> Result<Utility, String> {
+    if f.spray {
+        // A sprayed flow's rate splits over every shortest path: a multipath problem, which
+        // the routing matrix (one path per flow) does not hold.
+        return Err("its packets are sprayed over many paths (ecmp = \"packet\"); the theory routes each flow over one".into());
+    }
     match &f.scheme {
         SchemeConfig::Vegas(p) | SchemeConfig::VegasRem(VegasRemParams(p)) => {
             if p.size.is_some() {

@@ -12,9 +12,24 @@
 //! lost ACKs leave unreported is learnt from a later ACK only if it grows. Sequence numbers
 //! count segments (`IsLost` counts DupThresh segments, RFC 6675 §4's "(DupThresh − 1) · SMSS
 //! bytes" for full-size segments).
+//!
+//! Reordering: DupThresh is not fixed at 3 but learnt, as Linux learns `tp->reordering`
+//! (tcp_input.c, `tcp_check_sack_reordering` and the cumulative-ACK check in
+//! `tcp_clean_rtx_queue`): when a segment never retransmitted is SACKed or acknowledged below
+//! the highest segment already SACKed (`fack`), the network reordered it by `fack − seq`
+//! segments, and DupThresh becomes the largest such distance seen, between 3 and
+//! [`MAX_REORDERING`] (Linux's `tcp_max_reordering`, 300). On a single path (FIFO links)
+//! nothing is reordered and DupThresh stays 3; with packet spraying the first reorderings
+//! beyond 3 still cause spurious retransmissions, later ones within the distance learnt do
+//! not. Departures from Linux: no undo of the window reduction a spurious retransmission
+//! caused (Linux's DSACK and Eifel undo), and no RACK-TLP (RFC 8985), Linux's default loss
+//! detection since 4.18, which tolerates reordering by time instead of by count.
 
-/// RFC 6675 §2: DupThresh.
+/// RFC 6675 §2: DupThresh, where it starts.
 pub const DUP_THRESH: u64 = 3;
+
+/// The largest DupThresh reordering may teach (Linux's `net.ipv4.tcp_max_reordering`).
+pub const MAX_REORDERING: u64 = 300;
 
 /// Disjoint, non-adjacent half-open ranges of segment numbers, sorted.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -105,8 +120,9 @@ impl RangeSet {
     }
 }
 
-/// The sender's view of one recovery: what the receiver holds (SACKed) and what was resent.
-#[derive(Clone, Debug, Default)]
+/// The sender's view of one recovery: what the receiver holds (SACKed) and what was resent;
+/// and across recoveries, how far the network reorders.
+#[derive(Clone, Debug)]
 pub struct Scoreboard {
     sacked: RangeSet,
     /// Retransmissions not yet SACKed or acknowledged, each with the highest segment sent
@@ -116,12 +132,34 @@ pub struct Scoreboard {
     resent: Vec<(u64, u64)>,
     /// Retransmissions found lost again, to resend before anything else.
     relost: Vec<u64>,
+    /// Segments above the cumulative ACK ever retransmitted (Linux's `TCPCB_EVER_RETRANS`):
+    /// their arrival below `fack` says nothing of reordering.
+    retransmitted: RangeSet,
+    /// One past the highest segment SACKed or acknowledged.
+    fack: u64,
+    /// DupThresh: 3, or the reordering seen (see the module header).
+    dup_thresh: u64,
+}
+
+impl Default for Scoreboard {
+    fn default() -> Self {
+        Scoreboard {
+            sacked: RangeSet::default(),
+            resent: Vec::new(),
+            relost: Vec::new(),
+            retransmitted: RangeSet::default(),
+            fack: 0,
+            dup_thresh: DUP_THRESH,
+        }
+    }
 }
 
 impl Scoreboard {
     /// An ACK's block `[start, end)`; returns how many segments it SACKed anew.
     pub fn on_block(&mut self, start: u64, end: u64, snd_una: u64) -> u64 {
-        let newly = self.sacked.insert(start.max(snd_una), end);
+        let start = start.max(snd_una);
+        self.check_reordering(start, end);
+        let newly = self.sacked.insert(start, end);
         let (sacked, relost) = (&self.sacked, &mut self.relost);
         self.resent.retain(|&(seq, sent_above)| {
             if sacked.contains(seq) {
@@ -136,8 +174,45 @@ impl Scoreboard {
         newly
     }
 
+    /// Segments in `[start, end)` arrived (SACKed, or acknowledged by a cumulative ACK): the
+    /// lowest of them neither SACKed before nor ever retransmitted, if below `fack`, was
+    /// reordered by `fack − seq` segments (Linux's `tcp_check_sack_reordering`).
+    fn check_reordering(&mut self, start: u64, end: u64) {
+        let below = end.min(self.fack);
+        let mut at = start;
+        while let Some(seq) = self.sacked.first_gap(at, below) {
+            match self.retransmitted.range_of(seq) {
+                Some((_, past)) => at = past,
+                None => {
+                    let distance = self.fack - seq;
+                    self.dup_thresh = self.dup_thresh.max(distance.min(MAX_REORDERING));
+                    break;
+                }
+            }
+        }
+        self.fack = self.fack.max(end);
+    }
+
+    /// DupThresh now: 3, or the reordering seen.
+    pub fn dup_thresh(&self) -> u64 {
+        self.dup_thresh
+    }
+
+    /// Segment `seq` is sent again (in a recovery or after a timeout).
+    pub fn on_ever_retransmitted(&mut self, seq: u64) {
+        self.retransmitted.insert(seq, seq + 1);
+    }
+
+    /// An ACK's cumulative point moves from `from` to `to`: checked for reordering before
+    /// the ACK's own block is read (its block, above `to`, would make the segments it
+    /// acknowledges look reordered).
+    pub fn on_acked(&mut self, from: u64, to: u64) {
+        self.check_reordering(from, to);
+    }
+
     /// The cumulative ACK moved to `snd_una`.
     pub fn on_cumulative(&mut self, snd_una: u64) {
+        self.retransmitted.remove_below(snd_una);
         self.sacked.remove_below(snd_una);
         self.resent.retain(|&(seq, _)| seq >= snd_una);
         self.relost.retain(|&seq| seq >= snd_una);
@@ -176,7 +251,7 @@ impl Scoreboard {
 
     /// Every unSACKed segment below this is lost.
     fn lost_below(&self) -> Option<u64> {
-        self.sacked.nth_highest(DUP_THRESH)
+        self.sacked.nth_highest(self.dup_thresh)
     }
 
     /// RFC 6675 §4 NextSeg rule (1): the lowest lost segment above `high_rxt` (the highest
@@ -286,5 +361,37 @@ mod tests {
         sb.on_cumulative(6);
         sb.end_recovery();
         assert_eq!(sb.next_relost(), None);
+    }
+
+    /// DupThresh learns the reordering: a segment never retransmitted that arrives (SACKed or
+    /// acknowledged) below the highest one SACKed was late by their distance; a
+    /// retransmission arriving there says nothing; the most it learns is 300.
+    #[test]
+    fn dup_thresh_learns_how_far_segments_are_reordered() {
+        let mut sb = Scoreboard::default();
+        assert_eq!(sb.dup_thresh(), 3);
+        // 0 is late: 1..5 arrive first, then 0 fills the hole (a cumulative ACK to 5).
+        sb.on_block(1, 5, 0);
+        assert_eq!(
+            sb.dup_thresh(),
+            3,
+            "nothing below the highest SACKed has come yet"
+        );
+        sb.on_acked(0, 5);
+        sb.on_cumulative(5);
+        assert_eq!(sb.dup_thresh(), 5, "segment 0 came 5 segments late");
+        // 5 is lost and resent; 6..12 SACKed; the retransmission of 5 arrives: no reordering.
+        sb.on_block(6, 12, 5);
+        sb.on_ever_retransmitted(5);
+        sb.on_acked(5, 12);
+        sb.on_cumulative(12);
+        assert_eq!(sb.dup_thresh(), 5);
+        // A SACK block below the highest SACKed, never resent: 13 came after 14..20.
+        sb.on_block(14, 20, 12);
+        sb.on_block(13, 14, 12);
+        assert_eq!(sb.dup_thresh(), 7, "13 arrived 7 below 20");
+        sb.on_block(1000, 1001, 12);
+        sb.on_block(20, 21, 12);
+        assert_eq!(sb.dup_thresh(), MAX_REORDERING);
     }
 }

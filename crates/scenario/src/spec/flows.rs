@@ -68,7 +68,8 @@ impl Route {
     ) -> Option<Vec<LinkId>> {
         match self.ecmp {
             Ecmp::None => router.path(a, b),
-            Ecmp::Flow => {
+            // A sprayed flow's representative path is per-flow ECMP's.
+            Ecmp::Flow | Ecmp::Packet => {
                 let flow_port = 10_000 + self.flow % 50_000;
                 let (sport, dport) = match forward {
                     true => (flow_port, 5001),
@@ -208,6 +209,7 @@ pub(super) fn resolve_flow(
         start,
         start_jitter: f.start_jitter.unwrap_or(Duration::ZERO),
         stop,
+        spray: route.ecmp == Ecmp::Packet && f.path.is_none(),
         forward,
         reverse,
     })

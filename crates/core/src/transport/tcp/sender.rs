@@ -226,6 +226,14 @@ impl<C: CongestionController> TcpSender<C> {
             .map_or(u64::MAX, |w| self.snd_una.saturating_add(w))
     }
 
+    /// The duplicate ACKs that start a fast retransmit: 3 (RFC 5681 §3.2), or with SACK the
+    /// reordering the scoreboard has learnt (see `sack.rs`).
+    fn dup_thresh(&self) -> u64 {
+        self.scoreboard
+            .as_ref()
+            .map_or(crate::transport::sack::DUP_THRESH, |sb| sb.dup_thresh())
+    }
+
     /// Whether loss recovery is SACK-based and under way.
     fn sack_recovery(&self) -> bool {
         self.scoreboard.is_some() && self.recovery_end.is_some()
@@ -268,6 +276,9 @@ impl<C: CongestionController> TcpSender<C> {
             }
         }
         if retransmission {
+            if let Some(sb) = &mut self.scoreboard {
+                sb.on_ever_retransmitted(seq);
+            }
             self.counts.retransmits += 1;
             self.counts.retransmits_in_avoidance += u64::from(self.loss_in_avoidance);
         }
@@ -387,7 +398,7 @@ impl<C: CongestionController> TcpSender<C> {
             if self.scoreboard.is_none() {
                 self.inflation += self.mss() as i64; // RFC 6582 §3.2 step 4
             }
-        } else if (self.dupacks == 3 || lost) && next >= self.recover {
+        } else if (u64::from(self.dupacks) == self.dup_thresh() || lost) && next >= self.recover {
             // Fast retransmit (RFC 6582 §3.2 step 2, RFC 6675 §5 step (4)).
             let in_flight = self.in_flight();
             let pipe = match &self.scoreboard {
@@ -472,6 +483,9 @@ impl<C: CongestionController> Endpoint for TcpSender<C> {
             return;
         };
         if let Some(sb) = &mut self.scoreboard {
+            if next > self.snd_una && next <= self.snd_max {
+                sb.on_acked(self.snd_una, next);
+            }
             if let Some((start, end)) = pkt.sack_block() {
                 let newly = sb.on_block(start, end.min(self.snd_max), self.snd_una.max(next));
                 if let (Some(r), true) = (&mut self.rates, newly > 0) {
