@@ -29,8 +29,9 @@ pub struct SizeCdf {
 }
 
 /// The built-in distributions: name and data (each file cites its source).
-const BUILTIN: [(&str, &str); 2] = [
+const BUILTIN: [(&str, &str); 3] = [
     ("websearch", include_str!("../data/websearch.cdf")),
+    ("datamining", include_str!("../data/datamining.cdf")),
     ("hadoop", include_str!("../data/hadoop.cdf")),
 ];
 
@@ -631,6 +632,11 @@ mod tests {
         assert!((ws.mean() - by_hand).abs() < 1.0, "{}", ws.mean());
         assert!(SizeCdf::builtin("hadoop").is_some());
         assert!(SizeCdf::builtin("nope").is_none());
+        // Data mining: over half the flows within 1.1 KB, the mean (5.04 MB: each segment's
+        // probability times its midpoint) in the tail's bytes.
+        let dm = SizeCdf::builtin("datamining").unwrap();
+        assert!((dm.quantile(0.55) - 1100.0).abs() < 1e-6);
+        assert!((dm.mean() - 5_036_535.175).abs() < 1.0, "{}", dm.mean());
     }
 
     #[test]
