@@ -23,6 +23,7 @@ pub use crate::cc::bbr::BbrParams;
 pub use crate::cc::cubic::CubicParams;
 pub use crate::cc::dctcp::DctcpParams;
 pub use crate::cc::reno::RenoParams;
+pub use crate::cc::swift::SwiftParams;
 pub use crate::cc::vegas::{BaseRttParam, PerUnit, VegasParams, VegasRemParams};
 pub use crate::queue::avq::{AvdStamp, AvqMode, AvqParams};
 pub use crate::queue::bat::{BatClassParams, BatParams};
@@ -139,6 +140,9 @@ tagged_enum! {
     /// BBR v1 (draft-cardwell-iccrg-bbr-congestion-control-00): paced at the modelled
     /// bottleneck bandwidth, Startup / Drain / ProbeBW / ProbeRTT.
     Bbr(BbrParams) = "bbr",
+    /// Swift (Kumar et al., SIGCOMM 2020): AIMD on the window against a target delay scaled
+    /// by hops and by the window, paced below one segment.
+    Swift(SwiftParams) = "swift",
     /// TCP Vegas (PF or WPF, baseRTT min / Vegas-k / fixed) over NewReno loss recovery.
     Vegas(VegasParams) = "vegas",
     /// Vegas+REM (002 §5): Vegas whose congestion avoidance follows the price REM marks convey.
@@ -212,6 +216,7 @@ impl SchemeConfig {
             SchemeConfig::Cubic(p) => p.size,
             SchemeConfig::Dctcp(p) => p.size,
             SchemeConfig::Bbr(p) => p.size,
+            SchemeConfig::Swift(p) => p.size,
             SchemeConfig::Vegas(p) => p.size,
             SchemeConfig::Monaco(p) => p.size,
             _ => None,
@@ -227,6 +232,7 @@ impl SchemeConfig {
             SchemeConfig::Cubic(p) => p.size = Some(size),
             SchemeConfig::Dctcp(p) => p.size = Some(size),
             SchemeConfig::Bbr(p) => p.size = Some(size),
+            SchemeConfig::Swift(p) => p.size = Some(size),
             SchemeConfig::Vegas(p) => p.size = Some(size),
             SchemeConfig::Monaco(p) => p.size = Some(size),
             _ => return None,

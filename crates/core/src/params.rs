@@ -220,6 +220,9 @@ pub struct FlowContext {
     pub seed: u64,
     /// The flow's name in the scenario, which names its random stream.
     pub name: String,
+    /// Links on the flow's forward path (Swift's topology scaling reads it, where the paper
+    /// reads the TTL).
+    pub hops: u32,
 }
 
 /// A flow's scheme: its parameters, how they are checked, and the endpoints they build.

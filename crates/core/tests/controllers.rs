@@ -7,6 +7,7 @@ use acclab_core::cc::bbr::{Bbr, BbrSettings};
 use acclab_core::cc::cubic::{Cubic, CubicSettings};
 use acclab_core::cc::dctcp::Dctcp;
 use acclab_core::cc::reno::Reno;
+use acclab_core::cc::swift::{Swift, SwiftParams};
 use acclab_core::cc::vegas::{BaseRtt, Vegas, VegasSettings};
 use acclab_core::cc::{AckSample, Congestion, CongestionController, CongestionEvent};
 use acclab_core::transport::rate_sample::RateSample;
@@ -87,6 +88,17 @@ fn controllers() -> Vec<(&'static str, Box<dyn CongestionController>)> {
             Box::new(Cubic::new(cubic(false, false))),
         ),
         ("dctcp", Box::new(Dctcp::new(MSS, IW, 1.0 / 16.0, 1.0))),
+        (
+            "swift",
+            Box::new(Swift::new(
+                MSS,
+                &SwiftParams {
+                    initial_window: IW,
+                    ..SwiftParams::default()
+                },
+                6,
+            )),
+        ),
         (
             "bbr",
             Box::new(Bbr::new(bbr, acclab_core::rng::stream(1, "bbr"))),

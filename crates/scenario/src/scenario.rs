@@ -129,6 +129,7 @@ impl Scenario {
                 ack_size: self.ack_size,
                 seed: self.seed,
                 name: f.id.clone(),
+                hops: f.forward.len() as u32,
             });
             endpoints.push(tx);
             endpoints.push(rx);

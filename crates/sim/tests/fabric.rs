@@ -163,6 +163,58 @@ fn packet_spraying_reorders_and_sack_learns_the_reordering() {
     );
 }
 
+/// Swift's fixed point (Kumar et al. 2020, Algorithm 1): the window grows while the delay is
+/// below the target and shrinks above it, so every flow's RTT settles at its target — base +
+/// hops · h + the flow part at its window (§3.4, §3.5). Four flows from another pod (6 hops)
+/// into one host: each flow's mean RTT within 10% of the target its mean window gives (here
+/// about 44 µs against 44 µs), the receiver's link full, nothing dropped. And 105 flows into
+/// the same host, whose fair share (about half a segment per RTT) is below one segment: they
+/// pace (§3.3) and keep the link full without a loss over a 1000-packet buffer.
+#[test]
+fn swift_holds_each_flow_at_its_target_delay() {
+    let run = |flows: &str| {
+        let text = fat_tree(flows)
+            .replace(
+                "queue = { kind = \"step-ecn\", limit = \"200pkt\", threshold = \"20pkt\" }",
+                "queue = { kind = \"droptail\", limit = \"1000pkt\" }",
+            )
+            .replace("host = { rate = \"25Gbps\" }", "")
+            .replace("duration = \"60ms\"", "duration = \"100ms\"");
+        let (_, s) = acclab_sim::run(parse(&text, "swift").unwrap(), &mut |_| {});
+        let last_hop = s
+            .links
+            .iter()
+            .find(|l| l.id == "edge0_0->h0")
+            .unwrap()
+            .clone();
+        assert_eq!(s.links.iter().map(|l| l.drops).sum::<u64>(), 0);
+        assert!(last_hop.utilization > 0.98, "{}", last_hop.utilization);
+        s
+    };
+    let s = run("[[flow]]\nid = \"f{i}\"\nkind = \"swift\"\nfrom = \"h{i+4}\"\nto = \"h0\"\ncount = 4\nparams = { min_rto = \"1ms\", initial_window = 10 }\n");
+    let p = acclab_core::config::SwiftParams::default();
+    let alpha =
+        p.fs_range.as_secs_f64() / (1.0 / p.fs_min_cwnd.sqrt() - 1.0 / p.fs_max_cwnd.sqrt());
+    for f in &s.flows {
+        let cwnd = f.mean_cwnd_bytes.unwrap() / 1000.0;
+        let flow_part = (alpha / cwnd.sqrt() - alpha / p.fs_max_cwnd.sqrt())
+            .clamp(0.0, p.fs_range.as_secs_f64());
+        let target = p.base_target.as_secs_f64() + 6.0 * p.hop_scale.as_secs_f64() + flow_part;
+        let rtt = f.mean_rtt_s.unwrap();
+        assert!(
+            (rtt / target - 1.0).abs() < 0.1,
+            "{}: RTT {rtt:e} s, target {target:e} s",
+            f.id
+        );
+    }
+    let many: String = (1..16)
+        .map(|h| format!("[[flow]]\nid = \"h{h}f{{i}}\"\nkind = \"swift\"\nfrom = \"h{h}\"\nto = \"h0\"\ncount = 7\nparams = {{ min_rto = \"1ms\", initial_window = 10 }}\n"))
+        .collect();
+    let s = run(&many);
+    assert_eq!(s.flows.len(), 105);
+    assert!(s.flows.iter().all(|f| f.retransmits == 0));
+}
+
 /// The DCTCP paper's incast (§2.3.1, §4.2.2): 15 senders answer one receiver at once, every
 /// 20 ms, 200 KB each, through 60-packet port buffers. Reno over tail drop overflows the
 /// receiver's port, loses whole windows and waits out retransmission timeouts; DCTCP over step

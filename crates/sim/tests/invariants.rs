@@ -13,6 +13,8 @@ const TCP_KINDS: &[(&str, &str)] = &[
     ("cubic", "hystart = true"),
     ("dctcp", "sack = false"),
     ("bbr", "sack = true"),
+    ("swift", "sack = true"),
+    ("swift", "sack = false, base_target = \"2ms\""),
     ("bbr", "sack = false"),
     ("vegas", "sack = false"),
     ("reno", "sack = true, receive_window = \"4KB\""),

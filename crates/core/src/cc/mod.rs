@@ -11,6 +11,7 @@ pub mod cubic;
 pub mod dctcp;
 pub mod hystart;
 pub mod reno;
+pub mod swift;
 pub mod vegas;
 
 use crate::transport::rate_sample::RateSample;
