@@ -52,6 +52,7 @@ pub mod acc;
 pub mod checks;
 pub mod clcc;
 pub mod common;
+pub mod dc;
 pub mod modern;
 pub mod qos;
 pub mod report;
@@ -212,6 +213,7 @@ pub fn registry() -> Vec<&'static Spec> {
         &clcc::FIG8,
         &clcc::FIG9,
         &modern::COMPARISON,
+        &dc::COMPARISON,
         &stacks::REAL_STACKS,
     ]
 }

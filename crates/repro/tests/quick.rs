@@ -67,7 +67,7 @@ fn quick_leaving_to_the_full_run(id: &str, full_only: &[&str]) {
 }
 
 /// Experiments of acclab's own, with claims of their own rather than a paper's.
-const OWN_EXPERIMENTS: [&str; 2] = ["modern-comparison", "real-stacks"];
+const OWN_EXPERIMENTS: [&str; 3] = ["modern-comparison", "dc-comparison", "real-stacks"];
 
 #[test]
 fn registry_ids_are_unique_and_documented() {
@@ -234,4 +234,9 @@ fn qos_fig6_quick() {
 #[test]
 fn modern_comparison_quick() {
     quick("modern-comparison");
+}
+
+#[test]
+fn dc_comparison_quick() {
+    quick("dc-comparison");
 }
