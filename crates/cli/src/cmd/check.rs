@@ -29,9 +29,12 @@ pub fn check(path: &Path) -> Result<()> {
             true => format!("{hi}"),
             false => format!("{lo}–{hi}"),
         };
-        let routing = match ecmp.is_none() {
-            true => "one used per pair: [routing] ecmp = \"none\"",
-            false => "a flow's hash picks one: [routing] ecmp = \"flow\"",
+        let routing = match ecmp {
+            scenario::Ecmp::None => "one used per pair: [routing] ecmp = \"none\"",
+            scenario::Ecmp::Flow => "a flow's hash picks one: [routing] ecmp = \"flow\"",
+            scenario::Ecmp::Packet => {
+                "each packet's hash picks one at every switch: [routing] ecmp = \"packet\""
+            }
         };
         println!(
             "  topology: {hosts} hosts, {switches} switches, {links} links; {paths} equal-cost paths per flow ({routing})"

@@ -450,16 +450,7 @@ mod tests {
     }
 
     fn ack(rtt_ms: u64) -> AckSample {
-        AckSample {
-            acked_bytes: MSS,
-            rtt: Some(Duration::from_millis(rtt_ms)),
-            in_flight: 0,
-            in_recovery: false,
-            highest_sent: 0,
-            cumulative_ack: 0,
-            ecn_echo: false,
-            rate: None,
-        }
+        AckSample::of(MSS, Some(Duration::from_millis(rtt_ms)))
     }
 
     fn event(kind: Congestion, in_flight: u64) -> CongestionEvent {

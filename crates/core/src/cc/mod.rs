@@ -92,6 +92,23 @@ pub struct AckSample {
     pub rate: Option<RateSample>,
 }
 
+#[cfg(test)]
+impl AckSample {
+    /// An ACK of `bytes` with the RTT sample `rtt` and nothing else (for controllers' tests).
+    pub(crate) fn of(bytes: u64, rtt: Option<Duration>) -> AckSample {
+        AckSample {
+            acked_bytes: bytes,
+            rtt,
+            in_flight: 0,
+            in_recovery: false,
+            highest_sent: 0,
+            cumulative_ack: 0,
+            ecn_echo: false,
+            rate: None,
+        }
+    }
+}
+
 /// A congestion controller: a pure state machine over ACK, loss and timeout events.
 pub trait CongestionController: Send {
     /// A segment left (the send hook: BBR counts its rounds and app-limited spells here).

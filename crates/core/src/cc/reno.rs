@@ -133,16 +133,7 @@ mod tests {
     }
 
     fn ack(bytes: u64) -> AckSample {
-        AckSample {
-            acked_bytes: bytes,
-            rtt: None,
-            in_flight: 0,
-            in_recovery: false,
-            highest_sent: 0,
-            cumulative_ack: 0,
-            ecn_echo: false,
-            rate: None,
-        }
+        AckSample::of(bytes, None)
     }
 
     #[test]

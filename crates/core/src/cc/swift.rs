@@ -279,16 +279,7 @@ mod tests {
     const MSS: u64 = 1000;
 
     fn ack(rtt_us: u64, segments: u64) -> AckSample {
-        AckSample {
-            acked_bytes: segments * MSS,
-            rtt: Some(Duration::from_micros(rtt_us)),
-            in_flight: 0,
-            in_recovery: false,
-            highest_sent: 0,
-            cumulative_ack: 0,
-            ecn_echo: false,
-            rate: None,
-        }
+        AckSample::of(segments * MSS, Some(Duration::from_micros(rtt_us)))
     }
 
     fn swift(initial: u64, hops: u32) -> Swift {
