@@ -31,6 +31,7 @@ use crate::routing::Ecmp;
 use crate::scenario::Scenario;
 use crate::spec::{EventSpec, EventSpecAction, FlowSpec, LinkSpec, ScenarioSpec};
 use crate::topology::{Shape, Tier, TierLinks};
+use crate::workload::WorkloadSpec;
 
 /// See the module documentation.
 #[derive(Clone, Debug)]
@@ -224,6 +225,19 @@ impl ScenarioBuilder {
                 rate,
             },
         });
+        self
+    }
+
+    /// Flows generated from a workload (`[[workload]]`: sizes at a load, incast, a traffic
+    /// file), drawn when the scenario resolves.
+    pub fn workload(mut self, workload: WorkloadSpec) -> Self {
+        self.def.workloads.push(workload);
+        self
+    }
+
+    /// The flow-size buckets of the completion-time percentiles (`[output] fct_buckets`).
+    pub fn fct_buckets(mut self, edges: &[Bytes]) -> Self {
+        self.def.output.fct_buckets = Some(edges.to_vec());
         self
     }
 

@@ -91,6 +91,15 @@ fn rebuild(def: &ScenarioSpec) -> ScenarioBuilder {
             EventSpecAction::SetRate { link, rate } => b.set_rate(e.at, link, *rate),
         };
     }
+    if !def.routing.ecmp.is_none() {
+        b = b.ecmp(def.routing.ecmp);
+    }
+    for w in &def.workloads {
+        b = b.workload(w.clone());
+    }
+    if let Some(edges) = &def.output.fct_buckets {
+        b = b.fct_buckets(edges);
+    }
     if let Some([from, to]) = def.output.window {
         b = b.window(from, to);
     }
