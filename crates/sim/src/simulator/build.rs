@@ -1,0 +1,152 @@
+//! Building a simulator: its links, routes, flows' books and fixed events from a scenario.
+
+use acclab_core::config::{QueueConfig, QueueContext};
+use acclab_core::queue::droptail::TailDropLedger;
+use acclab_core::queue::QueueDiscipline;
+use acclab_core::transport::{Endpoint, EndpointSlot};
+use acclab_core::{rng, FlowId, Limit, Time};
+
+use super::books::{Books, FlowState};
+use super::link::{Discipline, Held, Link};
+use super::observers::{Observers, View};
+use super::Simulator;
+use crate::events::{Event, EventQueue};
+use crate::monitor::Monitor;
+use crate::pipes::{Pipe, Slab};
+use crate::routes::Routes;
+use acclab_scenario::Scenario;
+
+impl Simulator {
+    /// Like [`Simulator::new`], with the endpoints given, each at its [`EndpointSlot`] (flow
+    /// f's sender, then its receiver). Live mode's router passes stand-ins here for endpoints
+    /// that run elsewhere, behind sockets.
+    pub fn with_endpoints(scenario: Scenario, endpoints: Vec<Box<dyn Endpoint>>) -> Simulator {
+        assert_eq!(
+            endpoints.len(),
+            EndpointSlot::count(scenario.flows.len()),
+            "two endpoints per flow"
+        );
+        let seed = scenario.seed;
+        let flow_classes: std::sync::Arc<[String]> =
+            scenario.flows.iter().map(|f| f.class.clone()).collect();
+        let links: Vec<Link> = scenario
+            .links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let eager = Link::departs_at_enqueue(l, i, &scenario);
+                let held = match &l.queue {
+                    QueueConfig::Droptail(_) if eager => None,
+                    QueueConfig::Droptail(p) => Some(Discipline::TailDrop(p.queue())),
+                    q => Some(Discipline::Other(q.build(&QueueContext {
+                        rate: l.rate,
+                        seed,
+                        name: format!("link:{}", l.name),
+                        flow_classes: flow_classes.clone(),
+                        packet_size: scenario.packet_size,
+                    }))),
+                };
+                let limit = match &l.queue {
+                    QueueConfig::Droptail(p) => p.limit,
+                    _ => Limit::Unlimited, // the ledger is not used
+                };
+                Link {
+                    rate: l.rate,
+                    tx_memo_size: 0,
+                    tx_memo_time: l.rate.tx_time(0),
+                    delay: l.delay,
+                    dequeued_done: Time::ZERO,
+                    loss: (l.loss > 0.0).then(|| {
+                        Box::new((l.loss, rng::stream(seed, &format!("link:{}:loss", l.name))))
+                    }),
+                    held: held.map(|queue| {
+                        Box::new(Held {
+                            pushes_out: queue.pushes_out(),
+                            queue,
+                            transmitting: None,
+                        })
+                    }),
+                    ledger: TailDropLedger::new(limit),
+                    pipe: Pipe::default(),
+                }
+            })
+            .collect();
+        let mut flows = Vec::with_capacity(scenario.flows.len());
+        let mut books = Vec::with_capacity(scenario.flows.len());
+        let mut routes = Routes::default();
+        let mut events = EventQueue::default();
+        for (i, f) in scenario.flows.iter().enumerate() {
+            let (start, _) = scenario.flow_times(i);
+            events.schedule(start, Event::FlowStart(i as u32));
+            if let Some(stop) = f.stop {
+                events.schedule(stop.max(start), Event::FlowStop(i as u32));
+            }
+            books.push(Books {
+                route: match f.spray {
+                    false => [
+                        routes.push(&f.forward, EndpointSlot::receiver(FlowId(i as u32))),
+                        routes.push(&f.reverse, EndpointSlot::sender(FlowId(i as u32))),
+                    ],
+                    true => [
+                        routes.push_sprayed(
+                            &scenario,
+                            f.src,
+                            f.dst,
+                            EndpointSlot::receiver(FlowId(i as u32)),
+                            2 * i as u64,
+                        ),
+                        routes.push_sprayed(
+                            &scenario,
+                            f.dst,
+                            f.src,
+                            EndpointSlot::sender(FlowId(i as u32)),
+                            2 * i as u64 + 1,
+                        ),
+                    ],
+                },
+                injected: [0; 2],
+                arrived: [0; 2],
+                armed: [Books::UNARMED; 2],
+                generation: [0; 2],
+            });
+            flows.push(FlowState {
+                start,
+                stop: f.stop,
+                dropped: [(0, 0); 2],
+            });
+        }
+        for (i, e) in scenario.events.iter().enumerate() {
+            events.schedule(e.at, Event::Scheduled(i as u32));
+        }
+        let (from, to) = scenario.output.window;
+        events.schedule(from, Event::WindowStart);
+        events.schedule(to, Event::WindowEnd);
+        events.schedule(Time::ZERO + scenario.output.sample_interval, Event::Sample);
+        let view = View {
+            links: &links,
+            flows: &flows,
+            endpoints: &endpoints,
+        };
+        let monitor = Monitor::new(&scenario, &view);
+        Simulator {
+            end: Time(scenario.duration.0),
+            scenario,
+            now: Time::ZERO,
+            events,
+            links,
+            slab: Slab::new(),
+            flows,
+            books,
+            routes,
+            endpoints,
+            observers: Observers {
+                monitor,
+                extra: Vec::new(),
+            },
+            event_count: 0,
+            packet_hops: 0,
+            time_went_backwards: false,
+            head_drops: Vec::new(),
+        }
+    }
+}

@@ -1,0 +1,475 @@
+//! The event loop and the hot path: events popped in time order and dispatched; endpoints
+//! serviced and their timers kept; a packet injected, queued at a link (or dropped),
+//! serialised, propagated, and on arrival sent on to the next link or delivered to its endpoint.
+//! (One module, so that the loop and the hop it runs are compiled in one unit and inlined
+//! into one another as the compiler sees fit.)
+
+use acclab_core::queue::{Backlog, DropReason, QueueDiscipline, QueueState};
+use acclab_core::transport::{Endpoint, EndpointSlot, Side};
+use acclab_core::{Duration, FlowId, Packet, Time};
+use rand::RngExt;
+
+use super::books::Books;
+use super::observers::View;
+use super::Simulator;
+use crate::events::Event;
+use crate::observe::{Observer, Transmit};
+use crate::pipes::{prefetch, prefetch_bytes};
+use crate::routes::Routes;
+use acclab_scenario::{EventAction, LinkId};
+
+impl Simulator {
+    pub(super) fn run_until(&mut self, limit: Time, progress: &mut dyn FnMut(Time)) {
+        while let Some((t, ev)) = self.events.pop_until(limit) {
+            self.time_went_backwards |= t < self.now;
+            self.now = t;
+            self.event_count += 1;
+            if self.event_count & 0xffff == 0 {
+                progress(t);
+            }
+            if self.events.take_refilled() {
+                self.prefetch_deliveries();
+            }
+            if let Some(Event::Arrive(l, slot, then)) = self.events.peek_first() {
+                // The next event's link and packet are rarely in cache at 1000 flows: they
+                // are fetched while this one is handled, and so is the endpoint a delivery
+                // goes to (its entry, fetched at the refill, says where it is).
+                prefetch(&self.links[l as usize]);
+                self.slab.prefetch(slot);
+                if let Some(e) =
+                    Routes::delivers_to(then).and_then(|e| self.endpoints.get(e.index()))
+                {
+                    let first_lines: *const dyn Endpoint = &**e;
+                    prefetch_bytes(first_lines.cast(), 128);
+                }
+            }
+            self.dispatch(ev);
+        }
+        self.now = self.now.max(limit);
+        self.start_all_due(self.now);
+    }
+
+    pub(super) fn dispatch(&mut self, ev: Event) {
+        match ev {
+            Event::TxDone(l) => self.tx_done(l as usize),
+            Event::TxStart(l) => self.start_due(l as usize, self.now),
+            Event::Arrive(l, _, _) => self.arrive(l as usize),
+            Event::Timer {
+                endpoint,
+                generation,
+            } => self.timer(endpoint as usize, generation),
+            Event::FlowStart(f) => {
+                let now = self.now;
+                let e = EndpointSlot::sender(FlowId(f)).index();
+                self.endpoints[e].handle_start(now);
+                self.service(e);
+            }
+            Event::FlowStop(f) => {
+                let now = self.now;
+                let e = EndpointSlot::sender(FlowId(f)).index();
+                self.endpoints[e].handle_stop(now);
+                self.service(e);
+            }
+            Event::Scheduled(i) => self.apply_event(i as usize),
+            Event::Sample => {
+                self.start_all_due(self.now);
+                self.observers.on_sample(self.now, &view!(self));
+                let next = self.now + self.scenario.output.sample_interval;
+                if next <= self.end {
+                    self.events.schedule(next, Event::Sample);
+                }
+            }
+            Event::WindowStart => {
+                self.start_all_due(self.now);
+                self.observers.on_window_start(self.now, &view!(self))
+            }
+            Event::WindowEnd => {
+                self.start_all_due(self.now);
+                self.observers.on_window_end(self.now, &view!(self))
+            }
+        }
+    }
+
+    pub(super) fn apply_event(&mut self, i: usize) {
+        match self.scenario.events[i].action {
+            EventAction::SetDelay { link, delay } => self.links[link.0 as usize].delay = delay,
+            EventAction::SetRate { link, rate } => {
+                let l = &mut self.links[link.0 as usize];
+                l.rate = rate;
+                l.tx_memo_time = rate.tx_time(u64::from(l.tx_memo_size));
+                if let Some(h) = &mut l.held {
+                    h.queue.set_rate(rate); // a link whose rate changes holds a discipline
+                }
+            }
+        }
+    }
+
+    /// Lets endpoint `e` transmit what it wants to now, then re-arms its timer.
+    pub(super) fn service(&mut self, e: usize) {
+        let now = self.now;
+        while let Some(pkt) = self.endpoints[e].poll_transmit(now) {
+            self.inject(pkt);
+        }
+        if let Some(t) = self.endpoints[e].poll_timeout() {
+            let t = t.max(now);
+            let slot = EndpointSlot::at(e);
+            let (b, side) = (
+                &mut self.books[slot.flow().0 as usize],
+                usize::from(slot.side() == Side::Receiver),
+            );
+            // Unarmed is later than any deadline.
+            if b.armed[side] > t {
+                b.generation[side] = b.generation[side].wrapping_add(1);
+                b.armed[side] = t;
+                let generation = b.generation[side];
+                self.events.schedule(
+                    t,
+                    Event::Timer {
+                        endpoint: e as u32,
+                        generation,
+                    },
+                );
+            }
+        }
+    }
+
+    pub(super) fn timer(&mut self, e: usize, generation: u32) {
+        let slot = EndpointSlot::at(e);
+        let (b, side) = (
+            &mut self.books[slot.flow().0 as usize],
+            usize::from(slot.side() == Side::Receiver),
+        );
+        if b.generation[side] != generation || b.armed[side] == Books::UNARMED {
+            return; // cancelled
+        }
+        b.armed[side] = Books::UNARMED;
+        let now = self.now;
+        if self.endpoints[e].poll_timeout().is_some_and(|t| t <= now) {
+            self.endpoints[e].handle_timeout(now);
+        }
+        self.service(e);
+    }
+
+    /// A packet leaves an endpoint: it enters the first link of its route.
+    pub(super) fn inject(&mut self, mut pkt: Packet) {
+        let b = &mut self.books[pkt.flow.0 as usize];
+        let dir = usize::from(!pkt.kind.is_forward());
+        b.injected[dir] += 1;
+        // Endpoints make packets at hop 0. (Stored only when needed: a narrow store into a
+        // packet about to be copied stalls the copy, which cannot take it from the store.)
+        if pkt.hop != 0 {
+            pkt.hop = 0;
+        }
+        let route = b.route[dir];
+        let first = self.routes.first(route, &pkt);
+        let i = self.slab.alloc(pkt, route);
+        self.enqueue(first, i);
+    }
+
+    /// The packet in slot `i` of the slab (in no pipe) reaches link `l`: it is queued there,
+    /// and put in the link's pipe in the same slot, or dropped and its slot freed.
+    pub(super) fn enqueue(&mut self, l: usize, i: u32) {
+        let now = self.now;
+        let link = &self.links[l];
+        if link.eager() && link.pipe.has_queued() {
+            // The queue as it is now: without the packets whose transmission has started.
+            self.start_due(l, now);
+        }
+        let link = &mut self.links[l];
+        let id = LinkId(l as u32);
+        if let Some(loss) = &mut link.loss {
+            let (p, rng) = &mut **loss;
+            if rng.random::<f64>() < *p {
+                let backlog = link.backlog();
+                let pkt = self.slab.release(i);
+                self.drop(id, &pkt, DropReason::LinkLoss, backlog);
+                return;
+            }
+        }
+        let Some(held) = &mut link.held else {
+            match link.ledger.admit(self.slab.packet(i)) {
+                Ok(()) => {
+                    let backlog = link.ledger.backlog();
+                    // It starts when the packet ahead of it is done (that packet's arrival
+                    // less the delay), or now if the link is idle.
+                    let start = self
+                        .slab
+                        .back_arrival(&link.pipe)
+                        .map_or(now, |ahead| now.max(Time(ahead.0 - link.delay.0)));
+                    if start == now {
+                        self.send_now(l, i, backlog);
+                    } else {
+                        // Tail drop never marks.
+                        self.observers
+                            .on_enqueue(now, id, self.slab.packet(i), false, backlog);
+                        self.send_later(l, i, start);
+                    }
+                }
+                Err(d) => {
+                    let backlog = link.ledger.backlog();
+                    self.slab.free(i);
+                    self.drop(id, &d.packet, d.reason, backlog);
+                }
+            }
+            return;
+        };
+        // The discipline keeps a copy of its own.
+        let pkt = &self.slab.release(i);
+        let queue = &mut held.queue;
+        match queue.enqueue(now, pkt) {
+            Ok(e) => {
+                let backlog = queue.backlog();
+                let idle = held.transmitting.is_none();
+                if held.pushes_out {
+                    let mut out = std::mem::take(&mut self.head_drops);
+                    queue.pushed_out(&mut out);
+                    self.observers.on_enqueue(now, id, pkt, e.marked, backlog);
+                    for d in out.drain(..) {
+                        self.drop(id, &d.packet, d.reason, backlog);
+                    }
+                    self.head_drops = out;
+                    if idle {
+                        self.start_tx(l);
+                    }
+                    return;
+                }
+                self.observers.on_enqueue(now, id, pkt, e.marked, backlog);
+                if idle {
+                    self.start_tx(l);
+                }
+            }
+            Err(d) => {
+                let backlog = queue.backlog();
+                self.drop(id, &d.packet, d.reason, backlog);
+            }
+        }
+    }
+
+    /// The packet in slot `i`, just admitted at link `l` that [departs at
+    /// enqueue](Link::departs_at_enqueue) (whose queue now holds `backlog`), finds the link
+    /// idle: its transmission starts now. It is reported queued and started (what
+    /// [`start_due`](Self::start_due) would report at once) and put in the pipe, started, with
+    /// its arrival time at the far end.
+    pub(super) fn send_now(&mut self, l: usize, i: u32, backlog: Backlog) {
+        let now = self.now;
+        let id = LinkId(l as u32);
+        let pkt = self.slab.packet(i);
+        // Tail drop never marks.
+        self.observers.on_enqueue(now, id, pkt, false, backlog);
+        let (backlog, done) = self.links[l].start_sending(pkt.size, now);
+        self.packet_hops += 1;
+        let tx = Transmit {
+            sojourn: Duration::ZERO,
+            marked: false,
+            done,
+        };
+        self.observers.on_transmit(now, id, pkt, tx, backlog);
+        self.propagate(l, done, i, None);
+    }
+
+    /// The packet in slot `i`, just admitted at link `l` that [departs at
+    /// enqueue](Link::departs_at_enqueue), waits for the packets ahead of it: its transmission
+    /// starts at `start`, later than now. It is put in the pipe, queued, with its arrival time
+    /// at the far end.
+    pub(super) fn send_later(&mut self, l: usize, i: u32, start: Time) {
+        let now = self.now;
+        let done = start + self.links[l].tx_time(self.slab.packet(i).size);
+        self.propagate(l, done, i, Some(now));
+        if self.observers.has_extra() {
+            // Added observers hear of every transmission at its start, in time order.
+            self.events.schedule(start, Event::TxStart(l as u32));
+        }
+    }
+
+    /// Takes from the queue of link `l`, which [departs at enqueue](Link::departs_at_enqueue),
+    /// every packet whose transmission starts by `t`, and reports each transmission at its
+    /// start. The queue is brought up to date this way whenever it is read: before an arrival
+    /// at the link, a sample, the window's edges and the end of a run.
+    pub(super) fn start_due(&mut self, l: usize, t: Time) {
+        let id = LinkId(l as u32);
+        let link = &mut self.links[l];
+        if !link.eager() {
+            return;
+        }
+        // The queued packets are the pipe's last ones: each is read in place.
+        while let Some((pkt, queued_at)) = self.slab.first_queued(&link.pipe) {
+            let start = queued_at.max(link.dequeued_done);
+            if start > t {
+                return;
+            }
+            let (backlog, done) = link.start_sending(pkt.size, start);
+            self.packet_hops += 1;
+            let tx = Transmit {
+                sojourn: start - queued_at,
+                marked: false, // tail drop never marks
+                done,
+            };
+            self.observers.on_transmit(start, id, pkt, tx, backlog);
+            self.slab.start_first_queued(&mut link.pipe);
+        }
+    }
+
+    /// [`start_due`](Self::start_due) on every link that departs at enqueue.
+    pub(super) fn start_all_due(&mut self, t: Time) {
+        for l in 0..self.links.len() {
+            if self.links[l].eager() {
+                self.start_due(l, t);
+            }
+        }
+    }
+
+    /// `p` is lost at link `l`: counted for conservation, reported to the observers.
+    pub(super) fn drop(&mut self, l: LinkId, p: &Packet, why: DropReason, backlog: Backlog) {
+        let c = &mut self.flows[p.flow.0 as usize].dropped[usize::from(!p.kind.is_forward())];
+        c.0 += 1;
+        c.1 += p.size as u64;
+        self.observers.on_drop(self.now, l, p, why, backlog);
+    }
+
+    pub(super) fn start_tx(&mut self, l: usize) {
+        let now = self.now;
+        let link = &mut self.links[l];
+        let id = LinkId(l as u32);
+        let Some(held) = &mut link.held else {
+            return; // a link that departs at enqueue never serialises on its own
+        };
+        let queue = &mut held.queue;
+        let next = queue.dequeue(now, &mut self.head_drops);
+        let backlog = queue.backlog();
+        if !self.head_drops.is_empty() {
+            let mut dropped = std::mem::take(&mut self.head_drops);
+            for d in dropped.drain(..) {
+                self.drop(id, &d.packet, d.reason, backlog);
+            }
+            self.head_drops = dropped;
+        }
+        if let Some(d) = next {
+            let link = &mut self.links[l];
+            let done = now + link.tx_time(d.packet.size);
+            if let Some(h) = &mut link.held {
+                h.transmitting = Some(d.packet);
+            }
+            self.events.schedule(done, Event::TxDone(l as u32));
+            let tx = Transmit {
+                sojourn: d.sojourn,
+                marked: d.marked,
+                done,
+            };
+            self.observers.on_transmit(now, id, &d.packet, tx, backlog);
+        }
+    }
+
+    pub(super) fn tx_done(&mut self, l: usize) {
+        let now = self.now;
+        let Some(pkt) = self.links[l]
+            .held
+            .as_mut()
+            .and_then(|h| h.transmitting.take())
+        else {
+            return;
+        };
+        self.packet_hops += 1;
+        let dir = usize::from(!pkt.kind.is_forward());
+        let i = self
+            .slab
+            .alloc(pkt, self.books[pkt.flow.0 as usize].route[dir]);
+        self.propagate(l, now, i, None);
+        self.start_tx(l);
+    }
+
+    /// The packet in slot `i`, serialised on link `l` by `done`, enters its pipe — still queued
+    /// if `queued` is the time it was (on a link that departs at enqueue). There it already
+    /// counts the hop: its `hop` is the index, in its route, of the link it enters next.
+    #[inline(always)]
+    pub(super) fn propagate(&mut self, l: usize, done: Time, i: u32, queued: Option<Time>) {
+        let link = &mut self.links[l];
+        // FIFO propagation: a delay decrease never lets a packet overtake the one ahead.
+        let ahead = self.slab.back_arrival(&link.pipe);
+        let arrival = (done + link.delay).max(ahead.unwrap_or(Time::ZERO));
+        let pkt = self.slab.link_back(&mut link.pipe, i, arrival, queued);
+        pkt.hop += 1;
+        // Where it goes at the far end, read now, while its route is at hand.
+        let (pkt, route) = self.slab.packet_and_route(i);
+        let next_hop = self.routes.next(route, pkt.hop, Some(l), pkt).0;
+        self.slab.set_next_hop(i, next_hop);
+        if ahead.is_none() {
+            let head = link.pipe.head();
+            self.events
+                .schedule(arrival, Event::Arrive(l as u32, head, next_hop));
+        }
+    }
+
+    /// When the cursor enters a new slot of the event queue, a few microseconds before its
+    /// events (at 10,000 flows, some 30 of them): fetches, for each packet delivered in it,
+    /// its flow's books and the entry that says where its endpoint is. At 10,000 flows they
+    /// were last seen milliseconds ago, and the books were the slowest load of a delivery;
+    /// one event ahead is too late for them.
+    #[cold]
+    pub(super) fn prefetch_deliveries(&self) {
+        for ev in self.events.current() {
+            if let Event::Arrive(_, _, then) = *ev {
+                if let Some(e) = Routes::delivers_to(then) {
+                    if let (Some(b), Some(entry)) = (
+                        self.books.get(e.flow().0 as usize),
+                        self.endpoints.get(e.index()),
+                    ) {
+                        prefetch(b);
+                        prefetch(entry);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Fetches link `l` — both its lines and its monitor track — into cache ahead of a
+    /// packet's arrival there; nothing for an end marker ([`Routes::delivers_to`]).
+    #[inline(always)]
+    pub(super) fn prefetch_link(&self, l: u32) {
+        if let Some(link) = self.links.get(l as usize) {
+            prefetch(link);
+            self.observers.monitor.prefetch_link(l as usize);
+        }
+    }
+
+    pub(super) fn arrive(&mut self, l: usize) {
+        if self.slab.front_is_queued(&self.links[l].pipe) {
+            // Its transmission, done by now, is reported before it leaves (the queue was not
+            // read since it started).
+            self.start_due(l, self.now);
+        }
+        let link = &mut self.links[l];
+        let Some((i, next)) = self.slab.take_front(&mut link.pipe) else {
+            return;
+        };
+        if let Some(next) = next {
+            let head = link.pipe.head();
+            let then = self.slab.next_hop(head);
+            self.events
+                .schedule(next, Event::Arrive(l as u32, head, then));
+            // The packet behind goes on to this link next, a link-event from now: at 10,000
+            // flows an access link, last seen milliseconds ago.
+            self.prefetch_link(then);
+        }
+        match self.slab.next_hop(i) {
+            // It moves on in its slot.
+            hop if Routes::delivers_to(hop).is_none() => self.enqueue(hop as usize, i),
+            _ => {
+                let pkt = self.slab.release(i);
+                let flow = pkt.flow.0 as usize;
+                let dir = usize::from(!pkt.kind.is_forward());
+                let b = &mut self.books[flow];
+                b.arrived[dir] += 1;
+                // The endpoint nearly always answers (an ACK, or data for an ACK) on the
+                // route back, whose first link, an access link at 10,000 flows last seen
+                // milliseconds ago, is fetched while the endpoint works.
+                let back = b.route[1 - dir];
+                self.prefetch_link(self.routes.first_hint(back).0);
+                let e = EndpointSlot::destination(&pkt).index();
+                let now = self.now;
+                self.observers.on_deliver(now, &pkt);
+                self.endpoints[e].handle_packet(now, &pkt);
+                self.service(e);
+            }
+        }
+    }
+}
