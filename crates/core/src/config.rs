@@ -22,6 +22,7 @@ pub use crate::params::{
 pub use crate::cc::bbr::BbrParams;
 pub use crate::cc::cubic::CubicParams;
 pub use crate::cc::dctcp::DctcpParams;
+pub use crate::cc::hpcc::HpccParams;
 pub use crate::cc::reno::RenoParams;
 pub use crate::cc::swift::SwiftParams;
 pub use crate::cc::vegas::{BaseRttParam, PerUnit, VegasParams, VegasRemParams};
@@ -143,6 +144,9 @@ tagged_enum! {
     /// Swift (Kumar et al., SIGCOMM 2020): AIMD on the window against a target delay scaled
     /// by hops and by the window, paced below one segment.
     Swift(SwiftParams) = "swift",
+    /// HPCC (Li et al., SIGCOMM 2019): a window from the in-band telemetry of every queue on
+    /// the path, towards a target utilisation η, paced at W/T.
+    Hpcc(HpccParams) = "hpcc",
     /// TCP Vegas (PF or WPF, baseRTT min / Vegas-k / fixed) over NewReno loss recovery.
     Vegas(VegasParams) = "vegas",
     /// Vegas+REM (002 §5): Vegas whose congestion avoidance follows the price REM marks convey.
@@ -208,6 +212,11 @@ impl SchemeConfig {
         self.params().sends_feedback()
     }
 
+    /// Whether the flow's data packets collect in-band telemetry ([`crate::telemetry`]).
+    pub fn telemetry(&self) -> bool {
+        self.params().telemetry()
+    }
+
     /// The finite transfer this flow carries, bytes (the TCP schemes' and Monaco's `size` key);
     /// `None`: bulk, or a scheme without one.
     pub fn size(&self) -> Option<crate::units::Bytes> {
@@ -217,6 +226,7 @@ impl SchemeConfig {
             SchemeConfig::Dctcp(p) => p.size,
             SchemeConfig::Bbr(p) => p.size,
             SchemeConfig::Swift(p) => p.size,
+            SchemeConfig::Hpcc(p) => p.size,
             SchemeConfig::Vegas(p) => p.size,
             SchemeConfig::Monaco(p) => p.size,
             _ => None,
@@ -233,6 +243,7 @@ impl SchemeConfig {
             SchemeConfig::Dctcp(p) => p.size = Some(size),
             SchemeConfig::Bbr(p) => p.size = Some(size),
             SchemeConfig::Swift(p) => p.size = Some(size),
+            SchemeConfig::Hpcc(p) => p.size = Some(size),
             SchemeConfig::Vegas(p) => p.size = Some(size),
             SchemeConfig::Monaco(p) => p.size = Some(size),
             _ => return None,

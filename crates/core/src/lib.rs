@@ -13,6 +13,7 @@
 //! - [`queue`]: the queue-discipline trait and one file per discipline.
 //! - [`config`]: the serde-tagged enums that are both the scenario vocabulary and the factory.
 //! - [`rng`]: deterministic per-component random streams.
+//! - [`telemetry`]: the in-band telemetry queues write into data packets (HPCC's INT).
 
 pub mod cc;
 pub mod config;
@@ -21,6 +22,7 @@ pub mod params;
 pub mod queue;
 pub mod rng;
 pub mod rtt;
+pub mod telemetry;
 pub mod transport;
 pub mod units;
 

@@ -130,6 +130,9 @@ pub enum Payload {
     InBand(InBand),
     /// A Monaco reverse control packet.
     Reverse(Reverse),
+    /// A data packet whose queues write in-band telemetry ([`crate::telemetry`]): where the
+    /// driver keeps its records. Set and taken off by the driver; an endpoint never sees it.
+    Telemetry(u32),
 }
 
 impl Packet {

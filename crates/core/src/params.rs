@@ -223,6 +223,11 @@ pub struct FlowContext {
     /// Links on the flow's forward path (Swift's topology scaling reads it, where the paper
     /// reads the TTL).
     pub hops: u32,
+    /// The rate of the flow's first link (its NIC), where its path begins.
+    pub line_rate: crate::units::Rate,
+    /// The flow's unloaded round-trip time: propagation both ways plus one data packet's
+    /// serialisation on each forward link and one ACK's on each reverse link.
+    pub base_rtt: crate::units::Duration,
 }
 
 /// A flow's scheme: its parameters, how they are checked, and the endpoints they build.
@@ -239,6 +244,11 @@ pub trait SchemeParams {
     /// route from its destination to its source.
     fn sends_feedback(&self) -> bool {
         true
+    }
+    /// Whether the flow's data packets collect in-band telemetry from the queues they leave
+    /// (HPCC's INT, [`crate::telemetry`]), handed to its sender with the ACKs.
+    fn telemetry(&self) -> bool {
+        false
     }
     /// What runs the flow when acclab's own endpoints do not (a kernel TCP connection,
     /// programs): such a flow runs only in live mode's network namespaces, and the simulator

@@ -1,15 +1,18 @@
 //! Random event sequences against every congestion controller: ACKs of random sizes, RTTs,
 //! ECN echoes and rate samples, in and out of recovery, losses, ECN signals, timeouts and
-//! recovery ends, in any order. Whatever happens, the window stays at least one segment and
-//! finite, grows by no more than the ACKs allow, a pacing rate is positive, and nothing panics.
+//! recovery ends, in any order, with in-band telemetry before each ACK (for HPCC). Whatever
+//! happens, the window stays at least one segment and finite, grows by no more than the ACKs
+//! allow, a pacing rate is positive, and nothing panics.
 
 use acclab_core::cc::bbr::{Bbr, BbrSettings};
 use acclab_core::cc::cubic::{Cubic, CubicSettings};
 use acclab_core::cc::dctcp::Dctcp;
+use acclab_core::cc::hpcc::{Hpcc, HpccParams};
 use acclab_core::cc::reno::Reno;
 use acclab_core::cc::swift::{Swift, SwiftParams};
 use acclab_core::cc::vegas::{BaseRtt, Vegas, VegasSettings};
 use acclab_core::cc::{AckSample, Congestion, CongestionController, CongestionEvent};
+use acclab_core::telemetry::{IntHop, Telemetry};
 use acclab_core::transport::rate_sample::RateSample;
 use acclab_core::{Duration, Rate, Time};
 use proptest::prelude::*;
@@ -103,6 +106,15 @@ fn controllers() -> Vec<(&'static str, Box<dyn CongestionController>)> {
             "bbr",
             Box::new(Bbr::new(bbr, acclab_core::rng::stream(1, "bbr"))),
         ),
+        (
+            "hpcc",
+            Box::new(Hpcc::new(
+                MSS,
+                &HpccParams::default(),
+                Rate::from_mbps(1000),
+                Duration::from_millis(1),
+            )),
+        ),
     ]
 }
 
@@ -130,6 +142,17 @@ proptest! {
                             is_app_limited: false,
                             total_delivered: acked_total,
                         });
+                        // A one-link record, as a queue writes it (HPCC reads it; the others
+                        // ignore it): the bytes acknowledged as transmitted, a queue from the RTT.
+                        let mut int = Telemetry::default();
+                        int.push(IntHop {
+                            link: 0,
+                            rate: Rate::from_mbps(1000),
+                            ts: now,
+                            tx_bytes: acked_total,
+                            qlen: rtt_ms.unwrap_or(0) * 1000,
+                        });
+                        cc.on_telemetry(now, &int);
                         cc.on_ack(now, &AckSample {
                             acked_bytes: bytes,
                             rtt: rtt_ms.map(Duration::from_millis),
@@ -142,10 +165,12 @@ proptest! {
                         });
                         // No controller grows by more than 3× what one ACK acknowledges (BBR's
                         // cwnd += acked, slow start's one segment, CUBIC's ≤ ½ segment per
-                        // segment, W_est's α < 1) — except to restore a saved window.
+                        // segment, W_est's α < 1) — except to restore a saved window. (HPCC
+                        // sets its window from the measured utilisation, W_c/(U/η), not from
+                        // what an ACK acknowledges; it stays within its line-rate window.)
                         let grown = cc.window().saturating_sub(before);
                         prop_assert!(
-                            grown <= 3 * bytes || name == "bbr",
+                            grown <= 3 * bytes || name == "bbr" || name == "hpcc",
                             "{}: grew {} on an ACK of {} B", name, grown, bytes
                         );
                     }

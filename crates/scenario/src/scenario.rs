@@ -130,6 +130,11 @@ impl Scenario {
                 seed: self.seed,
                 name: f.id.clone(),
                 hops: f.forward.len() as u32,
+                line_rate: f
+                    .forward
+                    .first()
+                    .map_or(Rate(0), |l| self.links[l.0 as usize].rate),
+                base_rtt: self.base_rtt(i),
             });
             endpoints.push(tx);
             endpoints.push(rx);
@@ -148,6 +153,21 @@ impl Scenario {
             Duration::ZERO
         };
         (f.start + jitter, f.stop)
+    }
+
+    /// Flow `i`'s unloaded round-trip time: the delays of its forward and reverse links, one
+    /// data packet's transmission on each forward link and one ACK's on each reverse link.
+    pub fn base_rtt(&self, i: usize) -> Duration {
+        let f = &self.flows[i];
+        let way = |route: &[LinkId], size: u32| -> Duration {
+            route
+                .iter()
+                .map(|l| &self.links[l.0 as usize])
+                .fold(Duration::ZERO, |t, l| {
+                    t + l.delay + l.rate.tx_time(u64::from(size))
+                })
+        };
+        way(&f.forward, self.packet_size) + way(&f.reverse, self.ack_size)
     }
 
     /// The ideal completion time of flow `i`'s finite transfer, were it alone in the network:

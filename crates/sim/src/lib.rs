@@ -7,7 +7,8 @@
 //! - [`monitor`]: periodic samples and measurement-window snapshots, reading the simulator's
 //!   links and flows through [`observe`]'s probe traits.
 //! - [`output`]: the run's summary, `flows.csv` and `links.csv`, in `acclab_results`' shapes.
-//! - [`events`]: the event queue; `pipes`: the packets propagating on every link.
+//! - [`events`]: the event queue; `pipes`: the packets propagating on every link;
+//!   `telemetry`: the in-band telemetry queues write for the flows that want it (HPCC).
 
 pub mod cost;
 pub mod events;
@@ -17,6 +18,7 @@ pub mod output;
 mod pipes;
 mod routes;
 pub mod simulator;
+mod telemetry;
 pub mod trace;
 
 pub use simulator::Simulator;

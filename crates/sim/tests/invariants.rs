@@ -15,6 +15,8 @@ const TCP_KINDS: &[(&str, &str)] = &[
     ("bbr", "sack = true"),
     ("swift", "sack = true"),
     ("swift", "sack = false, base_target = \"2ms\""),
+    ("hpcc", "sack = true"),
+    ("hpcc", "sack = false, eta = 0.9, max_stage = 0"),
     ("bbr", "sack = false"),
     ("vegas", "sack = false"),
     ("reno", "sack = true, receive_window = \"4KB\""),
@@ -177,6 +179,15 @@ proptest! {
             prop_assert_eq!(rx.sent_packets, counts[1].injected);
             prop_assert!(rx.delivered_bytes <= tx.sent_bytes);
         }
+        // Every data packet of a telemetry flow (HPCC) in the network holds one record slot,
+        // and no other packet does: slots are freed on delivery and on drop.
+        let telemetry_data: u64 = inside
+            .iter()
+            .zip(&sim.scenario().flows)
+            .filter(|(_, f)| f.scheme.telemetry())
+            .map(|(inside, _)| inside[0])
+            .sum();
+        prop_assert_eq!(sim.telemetry_in_use() as u64, telemetry_data);
     }
 
     #[test]

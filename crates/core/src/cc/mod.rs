@@ -9,11 +9,13 @@ pub mod acc;
 pub mod bbr;
 pub mod cubic;
 pub mod dctcp;
+pub mod hpcc;
 pub mod hystart;
 pub mod reno;
 pub mod swift;
 pub mod vegas;
 
+use crate::telemetry::Telemetry;
 use crate::transport::rate_sample::RateSample;
 use crate::units::{Duration, Rate, Time};
 
@@ -151,6 +153,9 @@ pub trait CongestionController: Send {
     fn base_rtt(&self) -> Option<Duration> {
         None
     }
+    /// The in-band telemetry of the data packet the next ACK echoes (HPCC), given just before
+    /// that ACK's `on_ack` (if it acknowledges new data).
+    fn on_telemetry(&mut self, _now: Time, _int: &Telemetry) {}
 }
 
 /// A boxed controller is a controller: a transport holds its controller by value
@@ -189,5 +194,8 @@ impl<T: CongestionController + ?Sized> CongestionController for Box<T> {
     }
     fn base_rtt(&self) -> Option<Duration> {
         (**self).base_rtt()
+    }
+    fn on_telemetry(&mut self, now: Time, int: &Telemetry) {
+        (**self).on_telemetry(now, int)
     }
 }

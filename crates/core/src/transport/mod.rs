@@ -44,6 +44,11 @@ pub trait Endpoint: Send {
     fn handle_stop(&mut self, _now: Time) {}
     /// Counters and state for monitors. Cheap; called at every sample.
     fn stats(&self) -> EndpointStats;
+    /// The in-band telemetry of the data packet the ACK about to be handled echoes (its
+    /// queues' records, [`crate::telemetry`]), for a flow whose scheme asks for it
+    /// ([`SchemeParams::telemetry`](crate::params::SchemeParams::telemetry)). Called just
+    /// before `handle_packet` with that ACK. (Default: ignored.)
+    fn handle_telemetry(&mut self, _now: Time, _int: &crate::telemetry::Telemetry) {}
 }
 
 /// Which end of its flow an endpoint is.

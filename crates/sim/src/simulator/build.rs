@@ -14,6 +14,7 @@ use crate::events::{Event, EventQueue};
 use crate::monitor::Monitor;
 use crate::pipes::{Pipe, Slab};
 use crate::routes::Routes;
+use crate::telemetry::IntStore;
 use acclab_scenario::Scenario;
 
 impl Simulator {
@@ -128,6 +129,14 @@ impl Simulator {
             endpoints: &endpoints,
         };
         let monitor = Monitor::new(&scenario, &view);
+        let telemetry = IntStore::new(
+            scenario
+                .flows
+                .iter()
+                .map(|f| f.scheme.telemetry())
+                .collect(),
+            scenario.links.len(),
+        );
         Simulator {
             end: Time(scenario.duration.0),
             scenario,
@@ -147,6 +156,7 @@ impl Simulator {
             packet_hops: 0,
             time_went_backwards: false,
             head_drops: Vec::new(),
+            telemetry,
         }
     }
 }

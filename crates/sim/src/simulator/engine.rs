@@ -161,6 +161,9 @@ impl Simulator {
             pkt.hop = 0;
         }
         let route = b.route[dir];
+        if let Some(t) = &mut self.telemetry {
+            t.on_send(&mut pkt);
+        }
         let first = self.routes.first(route, &pkt);
         let i = self.slab.alloc(pkt, route);
         self.enqueue(first, i);
@@ -263,6 +266,9 @@ impl Simulator {
             marked: false,
             done,
         };
+        if let Some(t) = &mut self.telemetry {
+            t.on_transmit(l, self.links[l].rate, now, pkt, backlog.bytes);
+        }
         self.observers.on_transmit(now, id, pkt, tx, backlog);
         self.propagate(l, done, i, None);
     }
@@ -304,6 +310,9 @@ impl Simulator {
                 marked: false, // tail drop never marks
                 done,
             };
+            if let Some(t) = &mut self.telemetry {
+                t.on_transmit(l, link.rate, start, pkt, backlog.bytes);
+            }
             self.observers.on_transmit(start, id, pkt, tx, backlog);
             self.slab.start_first_queued(&mut link.pipe);
         }
@@ -320,6 +329,9 @@ impl Simulator {
 
     /// `p` is lost at link `l`: counted for conservation, reported to the observers.
     pub(super) fn drop(&mut self, l: LinkId, p: &Packet, why: DropReason, backlog: Backlog) {
+        if let Some(t) = &mut self.telemetry {
+            t.on_drop(p);
+        }
         let c = &mut self.flows[p.flow.0 as usize].dropped[usize::from(!p.kind.is_forward())];
         c.0 += 1;
         c.1 += p.size as u64;
@@ -355,6 +367,9 @@ impl Simulator {
                 marked: d.marked,
                 done,
             };
+            if let Some(t) = &mut self.telemetry {
+                t.on_transmit(l, self.links[l].rate, now, &d.packet, backlog.bytes);
+            }
             self.observers.on_transmit(now, id, &d.packet, tx, backlog);
         }
     }
@@ -454,7 +469,7 @@ impl Simulator {
             // It moves on in its slot.
             hop if Routes::delivers_to(hop).is_none() => self.enqueue(hop as usize, i),
             _ => {
-                let pkt = self.slab.release(i);
+                let mut pkt = self.slab.release(i);
                 let flow = pkt.flow.0 as usize;
                 let dir = usize::from(!pkt.kind.is_forward());
                 let b = &mut self.books[flow];
@@ -466,6 +481,12 @@ impl Simulator {
                 self.prefetch_link(self.routes.first_hint(back).0);
                 let e = EndpointSlot::destination(&pkt).index();
                 let now = self.now;
+                if let Some(t) = &mut self.telemetry {
+                    // The records of the data packet this ACK echoes, before the ACK itself.
+                    if let Some(int) = t.on_deliver(&mut pkt) {
+                        self.endpoints[e].handle_telemetry(now, &int);
+                    }
+                }
                 self.observers.on_deliver(now, &pkt);
                 self.endpoints[e].handle_packet(now, &pkt);
                 self.service(e);

@@ -41,6 +41,7 @@ use crate::monitor::Monitor;
 use crate::observe::{NetworkView, Observer};
 use crate::pipes::Slab;
 use crate::routes::Routes;
+use crate::telemetry::IntStore;
 use acclab_scenario::Scenario;
 use books::{Books, FlowState};
 use link::Link;
@@ -86,6 +87,8 @@ pub struct Simulator {
     time_went_backwards: bool,
     /// Scratch for the packets a queue drops at its head during one dequeue.
     head_drops: Vec<Dropped>,
+    /// The in-band telemetry of the flows that want it (HPCC); `None` in a run without.
+    telemetry: Option<Box<IntStore>>,
 }
 
 impl Simulator {
@@ -157,6 +160,12 @@ impl Simulator {
             self.slab.iter(&l.pipe).for_each(|(_, p)| count(p));
         }
         out
+    }
+
+    /// Telemetry records held by data packets in the network (one per data packet of a flow
+    /// that wants them, [`acclab_core::telemetry`]); 0 in a run without such flows.
+    pub fn telemetry_in_use(&self) -> usize {
+        self.telemetry.as_ref().map_or(0, |t| t.in_use())
     }
 
     /// Injected / arrived / dropped counts of flow `f`, forward and backward.

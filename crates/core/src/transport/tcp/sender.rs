@@ -503,6 +503,10 @@ impl<C: CongestionController> Endpoint for TcpSender<C> {
         }
     }
 
+    fn handle_telemetry(&mut self, now: Time, int: &crate::telemetry::Telemetry) {
+        self.cc.on_telemetry(now, int);
+    }
+
     fn handle_timeout(&mut self, now: Time) {
         let Some(deadline) = self.rto_deadline else {
             return;
