@@ -111,6 +111,8 @@ pub enum LiveError {
     PacketTooLarge { what: String, size: u64 },
     #[error("flow {0:?} is run by a real stack (kind kernel-tcp or command), whose IP packets need the network namespaces of `acclab live run --netns` (as root)")]
     NeedsNetns(String),
+    #[error("flow {0:?} reads in-band telemetry (kind hpcc), which live mode's router does not carry to endpoints behind sockets: run it in the simulator (`acclab run`)")]
+    NeedsTelemetry(String),
     #[error("kernel TCP and programs run in real time: --time-scale must be 1, not {0}")]
     RealTimeOnly(f64),
     #[error(transparent)]
@@ -211,7 +213,7 @@ pub fn run(
     progress: &mut dyn FnMut(Time),
 ) -> Result<(Simulator, Summary), LiveError> {
     check_scale(opts.time_scale)?;
-    check_packet_sizes(&scenario)?;
+    check_live_scenario(&scenario)?;
     check_real_flows(&scenario, opts)?;
     let sockets = sockets(&scenario, &opts.network)?;
     run_with(scenario, sockets, opts, progress)
@@ -242,7 +244,7 @@ pub fn run_with_router(
     progress: &mut dyn FnMut(Time),
 ) -> Result<(Simulator, Summary), LiveError> {
     check_scale(opts.time_scale)?;
-    check_packet_sizes(&scenario)?;
+    check_live_scenario(&scenario)?;
     if let Some(f) = scenario.first_external_flow() {
         return Err(LiveError::NeedsNetns(f.id.clone()));
     }
@@ -455,7 +457,7 @@ pub fn router_only(
     key: Key,
 ) -> Result<(Simulator, RouterCounters), LiveError> {
     check_scale(time_scale)?;
-    check_packet_sizes(&scenario)?;
+    check_live_scenario(&scenario)?;
     let addrs = planned_addrs(&scenario, endpoints_base)?;
     let r = remotes(&scenario, None);
     let router = Router::new(
@@ -481,7 +483,7 @@ pub fn endpoints_only(
     key: Key,
 ) -> Result<Vec<EndpointStats>, LiveError> {
     check_scale(time_scale)?;
-    check_packet_sizes(&scenario)?;
+    check_live_scenario(&scenario)?;
     let addrs = planned_addrs(&scenario, base)?;
     let stats: Vec<SharedStats> = (0..addrs.len()).map(|_| SharedStats::default()).collect();
     let counters = Arc::new(EndpointCounters::default());
@@ -548,9 +550,14 @@ pub fn router_report(sim: &Simulator, counters: &RouterCounters) -> RouterReport
 
 /// The one check of a time scale, for every entry point (the CLI calls it before it creates
 /// any output directory).
-/// Every packet of `scenario` fits in one UDP datagram (a larger one would be sent by nobody and
-/// the run would deliver nothing).
-pub fn check_packet_sizes(scenario: &Scenario) -> Result<(), LiveError> {
+/// What live mode cannot run: a packet larger than one UDP datagram (it would be sent by nobody
+/// and the run would deliver nothing), and a flow whose scheme reads in-band telemetry (HPCC):
+/// its endpoints run behind sockets, where the router's records of its data packets do not
+/// reach them.
+pub fn check_live_scenario(scenario: &Scenario) -> Result<(), LiveError> {
+    if let Some(f) = scenario.flows.iter().find(|f| f.scheme.telemetry()) {
+        return Err(LiveError::NeedsTelemetry(f.id.clone()));
+    }
     let max = (crate::wire::MAX_DATAGRAM - crate::auth::TRAILER_LEN) as u64;
     let mut sizes = vec![
         (
@@ -806,7 +813,7 @@ mod tests {
         };
         // 65,507 bytes of UDP payload, 24 of them the authenticator: 65,483 for the packet.
         let sc = acclab_scenario::parse(&text("65484B"), "big.toml").unwrap();
-        let e = check_packet_sizes(&sc).unwrap_err();
+        let e = check_live_scenario(&sc).unwrap_err();
         assert!(
             e.to_string()
                 .contains("defaults.packet_size is 65484 bytes")
@@ -814,6 +821,11 @@ mod tests {
             "{e}"
         );
         let sc = acclab_scenario::parse(&text("65483B"), "ok.toml").unwrap();
-        assert!(check_packet_sizes(&sc).is_ok());
+        assert!(check_live_scenario(&sc).is_ok());
+        // HPCC's telemetry stays in the router: refused, naming the flow.
+        let hpcc = text("1000B").replace("kind = \"reno\"", "kind = \"hpcc\"");
+        let sc = acclab_scenario::parse(&hpcc, "hpcc.toml").unwrap();
+        let e = check_live_scenario(&sc).unwrap_err().to_string();
+        assert!(e.contains("flow \"f\" reads in-band telemetry"), "{e}");
     }
 }

@@ -159,6 +159,7 @@ pub fn live(cmd: LiveCommand) -> Result<()> {
 fn run(a: RunArgs) -> Result<()> {
     acclab_live::run::check_scale(a.time_scale)?;
     let mut sc = scenario::load(&a.scenario)?;
+    acclab_live::run::check_live_scenario(&sc)?;
     if let Some(seed) = a.seed {
         sc.seed = seed;
     }
@@ -263,6 +264,7 @@ fn key_of(path: &std::path::Path) -> Result<acclab_live::auth::Key> {
 fn router(a: RouterArgs) -> Result<()> {
     acclab_live::run::check_scale(a.split.time_scale)?;
     let sc = scenario::load(&a.scenario)?;
+    acclab_live::run::check_live_scenario(&sc)?;
     let out = crate::load::output_dir(a.out, &format!("{}-router", sc.name), a.force)?;
     let dir = out.staging().to_path_buf();
     println!(
@@ -301,6 +303,7 @@ fn router(a: RouterArgs) -> Result<()> {
 fn endpoints(a: EndpointArgs) -> Result<()> {
     acclab_live::run::check_scale(a.split.time_scale)?;
     let sc = scenario::load(&a.scenario)?;
+    acclab_live::run::check_live_scenario(&sc)?;
     let out = crate::load::output_dir(a.out, &format!("{}-endpoints", sc.name), a.force)?;
     let dir = out.staging().to_path_buf();
     let names: Vec<String> = sc.flows.iter().map(|f| f.id.clone()).collect();
