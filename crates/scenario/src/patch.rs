@@ -97,6 +97,14 @@ impl ScenarioSpec {
         let (kind, name) = match segments {
             [] => return Err("empty key".into()),
             [kind, name, ..] if ["flow", "link", "event"].contains(&kind.as_str()) => (kind, name),
+            [kind, ..] if kind == "topology" => {
+                return Err(
+                    "a [topology] is expanded into nodes and links when the file is read, \
+                     so its keys cannot be patched (not yet: issue 51); edit the file, patch \
+                     the links it made (`link.\"edge0_0->h0\".rate`), or sweep over files"
+                        .into(),
+                )
+            }
             [kind] if ["flow", "link", "event"].contains(&kind.as_str()) => {
                 return Err(format!(
                     "name the {kind}: `flow.ID.key`, `link.\"a->b\".key` or `event[N].key`"

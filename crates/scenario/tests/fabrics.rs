@@ -226,6 +226,11 @@ fn generated_links_are_patched_by_name_and_the_builder_makes_the_same_fabric() {
     let mut spec = acclab_scenario::parse_spec(&text, "ft.toml").unwrap();
     spec.set_str("link.\"agg0_1->core2\".rate", "100Gbps")
         .unwrap();
+    // The generator's own keys are gone once it has run: a patch of one is refused, naming
+    // the key and what to do instead (it used to fail on a missing `topology.kind`).
+    let e = spec.clone().set_str("topology.k", "6").unwrap_err();
+    assert_eq!(e.key, "topology.k", "{e}");
+    assert!(e.to_string().contains("cannot be patched"), "{e}");
     let sc = spec.build().unwrap();
     let l = sc.links.iter().find(|l| l.name == "agg0_1->core2").unwrap();
     assert_eq!(l.rate, Rate::from_mbps(100_000));
