@@ -21,6 +21,34 @@ host = {{ rate = "25Gbps" }}
     )
 }
 
+/// Runs `flows` (into h0) on the fat-tree with 10 Gb/s hosts and tail-drop port queues of
+/// `limit`, for `duration`, and checks that nothing was dropped: the summary and h0's link.
+fn into_h0(
+    flows: &str,
+    limit: &str,
+    duration: &str,
+) -> (
+    acclab_results::Summary,
+    acclab_results::summary::LinkSummary,
+) {
+    let text = fat_tree(flows)
+        .replace(
+            "queue = { kind = \"step-ecn\", limit = \"200pkt\", threshold = \"20pkt\" }",
+            &format!("queue = {{ kind = \"droptail\", limit = \"{limit}\" }}"),
+        )
+        .replace("host = { rate = \"25Gbps\" }", "")
+        .replace("duration = \"60ms\"", &format!("duration = \"{duration}\""));
+    let (_, s) = acclab_sim::run(parse(&text, "into-h0").unwrap(), &mut |_| {});
+    let last_hop = s
+        .links
+        .iter()
+        .find(|l| l.id == "edge0_0->h0")
+        .unwrap()
+        .clone();
+    assert_eq!(s.links.iter().map(|l| l.drops).sum::<u64>(), 0);
+    (s, last_hop)
+}
+
 /// A flow alone whose packets all fit in its initial window completes in exactly the ideal
 /// time `Scenario::ideal_fct` computes: store-and-forward on every hop, the remaining bytes at
 /// the slowest hop's rate (here the fabric's 10 Gb/s behind a 25 Gb/s host link), the last
@@ -173,21 +201,7 @@ fn packet_spraying_reorders_and_sack_learns_the_reordering() {
 #[test]
 fn swift_holds_each_flow_at_its_target_delay() {
     let run = |flows: &str| {
-        let text = fat_tree(flows)
-            .replace(
-                "queue = { kind = \"step-ecn\", limit = \"200pkt\", threshold = \"20pkt\" }",
-                "queue = { kind = \"droptail\", limit = \"1000pkt\" }",
-            )
-            .replace("host = { rate = \"25Gbps\" }", "")
-            .replace("duration = \"60ms\"", "duration = \"100ms\"");
-        let (_, s) = acclab_sim::run(parse(&text, "swift").unwrap(), &mut |_| {});
-        let last_hop = s
-            .links
-            .iter()
-            .find(|l| l.id == "edge0_0->h0")
-            .unwrap()
-            .clone();
-        assert_eq!(s.links.iter().map(|l| l.drops).sum::<u64>(), 0);
+        let (s, last_hop) = into_h0(flows, "1000pkt", "100ms");
         assert!(last_hop.utilization > 0.98, "{}", last_hop.utilization);
         s
     };
@@ -292,20 +306,7 @@ fn monaco_workloads_complete() {
 fn hpcc_holds_the_bottleneck_at_its_target_utilisation_with_an_empty_queue() {
     let run = |eta: f64| {
         let flows = format!("[[flow]]\nid = \"f{{i}}\"\nkind = \"hpcc\"\nfrom = \"h{{i+4}}\"\nto = \"h0\"\ncount = 4\nparams = {{ eta = {eta} }}\n[output]\nwindow = [\"10ms\", \"60ms\"]\n");
-        let text = fat_tree(&flows)
-            .replace(
-                "queue = { kind = \"step-ecn\", limit = \"200pkt\", threshold = \"20pkt\" }",
-                "queue = { kind = \"droptail\", limit = \"200pkt\" }",
-            )
-            .replace("host = { rate = \"25Gbps\" }", "");
-        let (_, s) = acclab_sim::run(parse(&text, "hpcc").unwrap(), &mut |_| {});
-        let last_hop = s
-            .links
-            .iter()
-            .find(|l| l.id == "edge0_0->h0")
-            .unwrap()
-            .clone();
-        assert_eq!(s.links.iter().map(|l| l.drops).sum::<u64>(), 0);
+        let (s, last_hop) = into_h0(&flows, "200pkt", "60ms");
         let fixed_point = eta + 4.0 * (1.0 - eta) / 10.0;
         assert!(
             (last_hop.utilization - fixed_point).abs() < 0.03,

@@ -30,7 +30,7 @@
 //!   an ACK whose data packet's telemetry was not kept (a retransmission's echo) leaves W be.
 
 use super::{AckSample, Congestion, CongestionController, CongestionEvent};
-use crate::params::{FlowContext, ParamError, SchemeParams};
+use crate::params::{in_range, positive, FlowContext, ParamError, SchemeParams};
 use crate::telemetry::{IntHop, Telemetry, MAX_HOPS};
 use crate::transport::tcp::tcp_scheme_params;
 use crate::transport::Endpoint;
@@ -232,45 +232,14 @@ tcp_scheme_params! {
 
 impl SchemeParams for HpccParams {
     fn validate(&self) -> Result<(), ParamError> {
-        let check = |ok: bool, key: &str, range: &str, v: String| match ok {
-            true => Ok(()),
-            false => Err(ParamError::at(
-                key,
-                format!("hpcc `{key}` must be in {range}, not {v}"),
-            )),
-        };
-        check(
-            self.eta > 0.0 && self.eta <= 1.0,
-            "eta",
-            "(0, 1]",
-            self.eta.to_string(),
-        )?;
-        check(
-            self.max_stage <= 1000,
-            "max_stage",
-            "[0, 1000]",
-            self.max_stage.to_string(),
-        )?;
-        check(
-            (1..=1_000_000).contains(&self.flows),
-            "flows",
-            "[1, 1000000]",
-            self.flows.to_string(),
-        )?;
+        use std::ops::Bound::{Excluded, Included};
+        in_range("eta", self.eta, (Excluded(0.0), Included(1.0)))?;
+        in_range("max_stage", f64::from(self.max_stage), 0.0..=1000.0)?;
+        in_range("flows", f64::from(self.flows), 1.0..=1e6)?;
         if let Some(t) = self.base_rtt {
-            check(
-                t > Duration::ZERO && t <= Duration::from_secs_f64(10.0),
-                "base_rtt",
-                "(0, 10 s]",
-                format!("{t}"),
-            )?;
+            in_range("base_rtt", t.as_secs_f64(), (Excluded(0.0), Included(10.0)))?;
         }
-        check(
-            self.min_rate > Rate(0),
-            "min_rate",
-            "(0, ∞)",
-            format!("{}", self.min_rate),
-        )?;
+        positive("min_rate", self.min_rate.as_f64())?;
         let default_iw = crate::transport::tcp::TcpSettings::default().initial_window;
         if self.initial_window != default_iw {
             return Err(ParamError::at(
