@@ -60,6 +60,7 @@ pub fn summary(m: &Model, wall_time_s: f64) -> Summary {
                 timeouts: 0,
                 active_in_window_s: t.active_in_window,
                 completed_s: None,
+                one_way_delay: None,
                 theory: None,
                 model: None,
             }

@@ -176,6 +176,7 @@ mod tests {
             timeouts: 0,
             active_in_window_s: 1.0,
             completed_s: None,
+            one_way_delay: None,
             theory: theory.map(|x| FlowTheory {
                 throughput_bps: x,
                 rtt_s: 0.02,

@@ -8,9 +8,11 @@
 //! - [`plot`]: the standard plots of a run, redrawn from its files, and the general [`plot::Chart`]
 //!   of the reproductions' figures;
 //! - [`fct`]: flow completion times (`fct.csv`) and slowdowns by flow size;
+//! - [`delay`]: one-way delay statistics per flow (mean, percentiles, jitter);
 //! - [`network`]: a picture of a scenario's network;
 //! - [`files`]: files written whole or not at all.
 
+pub mod delay;
 pub mod fct;
 pub mod files;
 pub mod network;

@@ -139,6 +139,11 @@ pub struct FlowSummary {
     pub active_in_window_s: f64,
     /// When a finite transfer completed, s.
     pub completed_s: Option<f64>,
+    /// The one-way delay of its data packets (datagrams for CBR) delivered in the window:
+    /// mean, p50, p99, RFC 3550 jitter. Absent where no tier measures it (the model tier) or
+    /// no packet arrived in the window.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub one_way_delay: Option<crate::delay::DelayStats>,
     /// The theory's prediction for this flow, when it is in the theory's domain.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub theory: Option<FlowTheory>,

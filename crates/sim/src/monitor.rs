@@ -18,6 +18,7 @@ use acclab_core::transport::EndpointStats;
 use acclab_core::{Packet, PacketKind, Rate, Time};
 
 use crate::observe::{NetworkView, Observer, Transmit};
+use acclab_results::delay::{DelayRecorder, DelayStats};
 use acclab_results::samples::{FlowSample, LinkSample, SampleSink};
 use acclab_scenario::{LinkId, Scenario};
 
@@ -144,6 +145,8 @@ pub struct Monitor {
     random_losses: Vec<u64>,
     /// Data packets of each flow lost so far (at queues or on lossy links).
     lost_data: Vec<u64>,
+    /// The one-way delays of each flow's data packets delivered in the window.
+    delays: Vec<DelayRecorder>,
     scratch: Vec<(String, f64)>,
     /// Where samples stream to, if anywhere.
     sink: Option<Box<dyn SampleSink>>,
@@ -201,6 +204,7 @@ impl Monitor {
             tracks: vec![LinkTrack::default(); nl],
             random_losses: vec![0; nl],
             lost_data: vec![0; nf],
+            delays: vec![DelayRecorder::default(); nf],
             scratch,
             sink: None,
             keep: true,
@@ -278,6 +282,12 @@ impl Monitor {
     /// Data packets of flow `f` lost so far.
     pub fn lost_data(&self, f: usize) -> u64 {
         self.lost_data[f]
+    }
+
+    /// Flow `f`'s one-way delay statistics over the window (its data packets' or datagrams'
+    /// send times to their arrivals); `None` if none arrived in it.
+    pub fn one_way_delay(&self, f: usize) -> Option<DelayStats> {
+        self.delays[f].stats()
     }
 
     /// Packets link `l` lost at random so far.
@@ -386,6 +396,14 @@ impl Observer for Monitor {
         t.backlog_is(now, b);
         t.busy_done += (t.tx_end - t.tx_start).0;
         (t.tx_start, t.tx_end) = (now, tx.done);
+    }
+
+    /// A data packet (a datagram for CBR) delivered in the window: its one-way delay.
+    #[inline]
+    fn on_deliver(&mut self, now: Time, p: &Packet) {
+        if p.kind == PacketKind::Data && now >= self.window.0 && now <= self.window.1 {
+            self.delays[p.flow.0 as usize].record(now.0.saturating_sub(p.sent_at.0));
+        }
     }
 
     fn on_drop(&mut self, now: Time, link: LinkId, p: &Packet, why: DropReason, b: Backlog) {

@@ -57,6 +57,7 @@ pub fn summary(sim: &Simulator, wall_time_s: f64) -> Summary {
             timeouts: tx.timeouts,
             active_in_window_s: active.as_secs_f64(),
             completed_s: tx.completed_at.map(|t| t.as_secs_f64()),
+            one_way_delay: m.one_way_delay(i),
             theory: None,
             model: None,
         });

@@ -16,6 +16,7 @@ use crate::events::Event;
 use crate::observe::{Observer, Transmit};
 use crate::pipes::{prefetch, prefetch_bytes};
 use crate::routes::Routes;
+use crate::telemetry::Delivered;
 use acclab_scenario::{EventAction, LinkId};
 
 impl Simulator {
@@ -162,7 +163,10 @@ impl Simulator {
         }
         let route = b.route[dir];
         if let Some(t) = &mut self.telemetry {
-            t.on_send(&mut pkt);
+            // Fields by value: the packet's address does not escape into the cold call.
+            if let Some(slot) = t.on_send(pkt.flow, pkt.kind) {
+                pkt.payload = acclab_core::packet::Payload::Telemetry(slot);
+            }
         }
         let first = self.routes.first(route, &pkt);
         let i = self.slab.alloc(pkt, route);
@@ -482,9 +486,11 @@ impl Simulator {
                 let e = EndpointSlot::destination(&pkt).index();
                 let now = self.now;
                 if let Some(t) = &mut self.telemetry {
-                    // The records of the data packet this ACK echoes, before the ACK itself.
-                    if let Some(int) = t.on_deliver(&mut pkt) {
-                        self.endpoints[e].handle_telemetry(now, &int);
+                    match t.on_deliver(pkt.flow, pkt.payload, pkt.sent_at) {
+                        Delivered::Data => pkt.payload = acclab_core::packet::Payload::None,
+                        // The records of the data packet this ACK echoes, before the ACK.
+                        Delivered::Ack(int) => self.endpoints[e].handle_telemetry(now, &int),
+                        Delivered::Other => {}
                     }
                 }
                 self.observers.on_deliver(now, &pkt);
