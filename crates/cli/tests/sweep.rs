@@ -129,13 +129,15 @@ fn the_table_equals_the_runs_made_one_by_one() {
                     .clone(),
             };
             for (i, name) in header.iter().enumerate().skip(metrics_from) {
-                // summary.json nests theory and fairness; the table joins them with `_`.
-                let value = name
-                    .split_once('_')
-                    .filter(|(head, _)| {
-                        ["theory", "fairness"].contains(head) && entity[*head].is_object()
+                // summary.json nests theory, fairness and one_way_delay; the table joins them
+                // with `_`.
+                let value = ["theory", "fairness", "one_way_delay"]
+                    .iter()
+                    .find_map(|head| {
+                        let rest = name.strip_prefix(head)?.strip_prefix('_')?;
+                        entity[*head].is_object().then(|| &entity[*head][rest])
                     })
-                    .map_or(&entity[name.as_str()], |(head, rest)| &entity[head][rest]);
+                    .unwrap_or(&entity[name.as_str()]);
                 let expected = match value {
                     serde_json::Value::Number(n) => n.to_string(),
                     _ => String::new(),
