@@ -215,6 +215,12 @@ impl Network {
     pub fn of(sc: &Scenario) -> Result<Network, Outside> {
         let packet = sc.packet_size as f64;
         let mut outside = Vec::new();
+        for b in &sc.shared_buffers {
+            outside.push((
+                format!("node {}", sc.nodes[b.node.0 as usize]),
+                "a shared buffer's dynamic threshold has no fluid law in the model tier".into(),
+            ));
+        }
         let mut links = Vec::with_capacity(sc.links.len());
         for def in &sc.links {
             let law = link_law(def, packet);
@@ -480,5 +486,22 @@ mod tests {
         // A delay change keeps every flow from one feeding link on one delay: no matter.
         let delay = "[[event]]\nat = \"1s\"\nset_delay = { link = \"r1->r2\", delay = \"20ms\" }\n";
         assert_eq!(pure(delay, "1000Mbps"), ["r2->d0", "r2->d1"]);
+    }
+
+    /// A shared buffer has no fluid law: the switch is named as outside the domain.
+    #[test]
+    fn a_shared_buffer_is_outside_the_domain() {
+        let text = acclab_scenario::templates::dumbbell("reno", 2, 100, 50, 10);
+        let sc = acclab_scenario::parse(
+            &format!("{text}[[shared_buffer]]\nnodes = [\"r1\"]\nsize = \"1MB\"\n"),
+            "t.toml",
+        )
+        .unwrap();
+        let Err(Outside(why)) = Network::of(&sc) else {
+            panic!("a shared buffer was modelled");
+        };
+        assert_eq!(why.len(), 1);
+        assert_eq!(why[0].0, "node r1");
+        assert!(why[0].1.contains("shared buffer"), "{}", why[0].1);
     }
 }

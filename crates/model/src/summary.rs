@@ -102,6 +102,7 @@ pub fn summary(m: &Model, wall_time_s: f64) -> Summary {
         },
         flows,
         links,
+        shared_buffers: Vec::new(),
         fairness: Fairness {
             jain: jain(&active),
             weighted_max_min: None,

@@ -203,6 +203,7 @@ mod tests {
             },
             flows,
             links: Vec::new(),
+            shared_buffers: Vec::new(),
             fairness: Fairness {
                 jain: None,
                 weighted_max_min: None,

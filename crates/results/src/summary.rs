@@ -27,6 +27,9 @@ pub struct Summary {
     pub window: WindowSummary,
     pub flows: Vec<FlowSummary>,
     pub links: Vec<LinkSummary>,
+    /// The pools of the shared-buffer switches (`[[shared_buffer]]`), when there are any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shared_buffers: Vec<SharedBufferSummary>,
     pub fairness: Fairness,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub theory: Option<TheorySummary>,
@@ -214,6 +217,18 @@ pub struct LinkSummary {
     pub theory: Option<LinkTheory>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<LinkModel>,
+}
+
+/// A shared-buffer switch's pool over the run.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct SharedBufferSummary {
+    pub node: String,
+    pub size_bytes: u64,
+    pub alpha: f64,
+    /// The most its output queues held together.
+    pub peak_bytes: u64,
+    /// What they hold at the end of the run.
+    pub end_bytes: u64,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]

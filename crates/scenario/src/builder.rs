@@ -24,12 +24,13 @@
 //! checks both; an error names the key path as a patch writes it (`flow.f0.params.weight`).
 
 use acclab_core::config::{QueueConfig, SchemeConfig};
+use acclab_core::queue::shared_buffer::SharedBufferParams;
 use acclab_core::{Bytes, Duration, Rate};
 
 use crate::error::ScenarioError;
 use crate::routing::Ecmp;
 use crate::scenario::Scenario;
-use crate::spec::{EventSpec, EventSpecAction, FlowSpec, LinkSpec, ScenarioSpec};
+use crate::spec::{EventSpec, EventSpecAction, FlowSpec, LinkSpec, ScenarioSpec, SharedBufferSpec};
 use crate::topology::{Shape, Tier, TierLinks};
 use crate::workload::WorkloadSpec;
 
@@ -128,6 +129,17 @@ impl ScenarioBuilder {
             .links
             .extend(shape.generate(&tier).into_iter().map(|(_, l)| l));
         self.last_links = first..self.def.links.len();
+        self
+    }
+
+    /// Switches `nodes` each get a pool of `size` bytes that their output queues share, within
+    /// the dynamic threshold α·(free pool) (`[[shared_buffer]]`; see
+    /// [`acclab_core::queue::shared_buffer`]).
+    pub fn shared_buffer(mut self, nodes: &[&str], size: Bytes, alpha: f64) -> Self {
+        self.def.shared_buffers.push(SharedBufferSpec {
+            nodes: nodes.iter().map(|n| n.to_string()).collect(),
+            params: SharedBufferParams { size, alpha },
+        });
         self
     }
 

@@ -33,12 +33,12 @@ pub use file::{load, load_spec, parse, parse_spec};
 pub use patch::value_of;
 pub use routing::Ecmp;
 pub use scenario::{
-    EventAction, EventDef, FlowDef, LinkDef, LinkId, NodeId, OutputDef, Scenario, TraceDef,
-    TraceFormat,
+    EventAction, EventDef, FlowDef, LinkDef, LinkId, NodeId, OutputDef, Scenario, SharedBufferDef,
+    TraceDef, TraceFormat,
 };
 pub use spec::{
     EventSpec, EventSpecAction, FlowSpec, LinkSpec, OutputSpec, RoutingSpec, ScenarioSpec,
-    TraceSpec,
+    SharedBufferSpec, TraceSpec,
 };
 pub use topology::{Shape, Tier, TierLinks};
 pub use workload::{Pattern, SizeCdf, WorkloadSpec};

@@ -13,6 +13,10 @@ use crate::file::def_from_table;
 use crate::scenario::Scenario;
 use crate::spec::{key_segments, Fault, Item, ScenarioSpec};
 
+/// The items a key path names by kind and name or index: `flow.ID`, `link."a->b"`, `event[N]`,
+/// `shared_buffer[N]`.
+const ITEMS: [&str; 4] = ["flow", "link", "event", "shared_buffer"];
+
 impl ScenarioSpec {
     /// Checks the scenario and builds the model; an error names the key path as a patch writes
     /// it (`flow.f0.params.weight`).
@@ -73,6 +77,7 @@ impl ScenarioSpec {
             Item::Link(i) => &mut table["link"][i],
             Item::Flow(i) => &mut table["flow"][i],
             Item::Event(i) => &mut table["event"][i],
+            Item::SharedBuffer(i) => &mut table["shared_buffer"][i],
         };
         let rest = match item {
             Item::Top => &segments[1..],
@@ -96,7 +101,7 @@ impl ScenarioSpec {
     fn item_of<'s>(&self, segments: &'s [String]) -> Result<(Item, &'s [String]), String> {
         let (kind, name) = match segments {
             [] => return Err("empty key".into()),
-            [kind, name, ..] if ["flow", "link", "event"].contains(&kind.as_str()) => (kind, name),
+            [kind, name, ..] if ITEMS.contains(&kind.as_str()) => (kind, name),
             [kind, ..] if kind == "topology" => {
                 return Err(
                     "a [topology] is expanded into nodes and links when the file is read, \
@@ -105,9 +110,9 @@ impl ScenarioSpec {
                         .into(),
                 )
             }
-            [kind] if ["flow", "link", "event"].contains(&kind.as_str()) => {
+            [kind] if ITEMS.contains(&kind.as_str()) => {
                 return Err(format!(
-                    "name the {kind}: `flow.ID.key`, `link.\"a->b\".key` or `event[N].key`"
+                    "name the {kind}: `flow.ID.key`, `link.\"a->b\".key`, `event[N].key` or `shared_buffer[N].key`"
                 ))
             }
             _ => return Ok((Item::Top, segments)),
@@ -126,6 +131,17 @@ impl ScenarioSpec {
                 .position(|l| &l.name() == name)
                 .map(Item::Link)
                 .ok_or_else(|| format!("no link {name:?} in the scenario (links are \"a->b\")"))?,
+            "shared_buffer" => name
+                .parse::<usize>()
+                .ok()
+                .filter(|&i| i < self.shared_buffers.len())
+                .map(Item::SharedBuffer)
+                .ok_or_else(|| {
+                    format!(
+                        "no shared_buffer[{name}] (the scenario has {})",
+                        self.shared_buffers.len()
+                    )
+                })?,
             _ => name
                 .parse::<usize>()
                 .ok()

@@ -25,9 +25,19 @@ pub struct Scenario {
     pub ack_size: u32,
     pub nodes: Vec<String>,
     pub links: Vec<LinkDef>,
+    /// Nodes whose output queues share a pool of memory, at most one entry per node.
+    pub shared_buffers: Vec<SharedBufferDef>,
     pub flows: Vec<FlowDef>,
     pub events: Vec<EventDef>,
     pub output: OutputDef,
+}
+
+/// A node (a switch) whose links' output queues share one pool of memory
+/// ([`acclab_core::queue::shared_buffer`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SharedBufferDef {
+    pub node: NodeId,
+    pub params: acclab_core::queue::shared_buffer::SharedBufferParams,
 }
 
 /// One unidirectional link, named `"from->to"`.

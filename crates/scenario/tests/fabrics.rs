@@ -339,3 +339,102 @@ fn a_generated_workload_round_trips_through_an_hpcc_traffic_file() {
         "{e}"
     );
 }
+
+/// `shared_buffer` in `[topology]` gives every switch of the fabric (and no host) a pool; a
+/// `[[shared_buffer]]` names its switches. Mistakes name their key and line; the pool is
+/// patched by index and written back.
+#[test]
+fn shared_buffers_cover_the_fabrics_switches_and_their_mistakes_are_named() {
+    let pool = "shared_buffer = { size = \"4MB\", alpha = 0.5 }\n";
+    let text = fat_tree(4, "", "").replace("core = {", &format!("{pool}core = {{"));
+    let sc = parse(&text, "ft.toml").unwrap();
+    // k = 4: 8 edge, 8 aggregation and 4 core switches.
+    assert_eq!(sc.shared_buffers.len(), 20);
+    let names: BTreeSet<&str> = sc
+        .shared_buffers
+        .iter()
+        .map(|b| sc.nodes[b.node.0 as usize].as_str())
+        .collect();
+    assert!(names.contains("edge0_0") && names.contains("agg3_1") && names.contains("core3"));
+    assert!(names.iter().all(|n| !n.starts_with('h')));
+    assert!(sc.shared_buffers.iter().all(|b| b.params.alpha == 0.5));
+
+    let cases = [
+        (
+            "alpha = 0.5",
+            "alpha = 0",
+            "topology.shared_buffer.alpha",
+            "[0.0009765625, 1024]",
+        ),
+        (
+            "size = \"4MB\"",
+            "size = \"1KB\"",
+            "topology.shared_buffer.size",
+            "less than one",
+        ),
+        (
+            "alpha = 0.5",
+            "alpha = 0.5, beta = 1",
+            "topology.shared_buffer.beta",
+            "beta",
+        ),
+    ];
+    for (from, to, key, says) in cases {
+        let e = parse(&text.replacen(from, to, 1), "ft.toml").unwrap_err();
+        assert_eq!(e.key, key, "{to}: {e}");
+        assert!(e.to_string().contains(says), "{to}: {e}");
+        assert!(e.line.is_some(), "{to}: {e}");
+    }
+    let table = |body: &str| fat_tree(4, "", &format!("[[shared_buffer]]\n{body}\n"));
+    for (body, key, says) in [
+        (
+            "nodes = [\"core0\", \"core9\"]\nsize = \"1MB\"",
+            "shared_buffer[0].nodes[1]",
+            "unknown node",
+        ),
+        (
+            "nodes = [\"core0\", \"core0\"]\nsize = \"1MB\"",
+            "shared_buffer[0].nodes[1]",
+            "already has",
+        ),
+        (
+            "nodes = []\nsize = \"1MB\"",
+            "shared_buffer[0].nodes",
+            "name the switches",
+        ),
+        (
+            "nodes = [\"core0\"]\nsize = \"1MB\"\nalpha = 5000",
+            "shared_buffer[0].alpha",
+            "1024",
+        ),
+        ("nodes = [\"core0\"]", "shared_buffer[0].size", "missing"),
+    ] {
+        let e = parse(&table(body), "ft.toml").unwrap_err();
+        assert_eq!(e.key, key, "{body}: {e}");
+        assert!(e.to_string().contains(says), "{body}: {e}");
+        assert!(e.line.is_some(), "{body}: {e}");
+    }
+
+    let mut spec = acclab_scenario::parse_spec(
+        &table("nodes = [\"core0\", \"edge1_0\"]\nsize = \"1MB\""),
+        "ft.toml",
+    )
+    .unwrap();
+    spec.set_str("shared_buffer[0].alpha", "2").unwrap();
+    let e = spec
+        .clone()
+        .set_str("shared_buffer[3].alpha", "2")
+        .unwrap_err();
+    assert!(e.to_string().contains("no shared_buffer[3]"), "{e}");
+    let e = spec
+        .clone()
+        .set_str("shared_buffer[0].alpha", "-1")
+        .unwrap_err();
+    assert_eq!(e.key, "shared_buffer[0].alpha", "{e}");
+    let sc = spec.build().unwrap();
+    assert_eq!(sc.shared_buffers.len(), 2);
+    assert_eq!(sc.shared_buffers[1].params.alpha, 2.0);
+    assert_eq!(sc.shared_buffers[1].params.size.0, 1_000_000);
+    let again = acclab_scenario::parse_spec(&spec.to_toml(), "ft.toml").unwrap();
+    assert_eq!(again, spec);
+}

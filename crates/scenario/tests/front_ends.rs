@@ -67,6 +67,10 @@ fn rebuild(def: &ScenarioSpec) -> ScenarioBuilder {
             b = b.loss(l.loss);
         }
     }
+    for s in &def.shared_buffers {
+        let nodes: Vec<&str> = s.nodes.iter().map(String::as_str).collect();
+        b = b.shared_buffer(&nodes, s.params.size, s.params.alpha);
+    }
     for f in &def.flows {
         b = b.flow(&f.id, f.scheme.clone()).from(&f.from).to(&f.to);
         if let Some(t) = f.start {

@@ -6,7 +6,9 @@ use std::path::Path;
 
 use acclab_results::fct::{summarise, write_fct_csv, FctRecord};
 use acclab_results::samples::{write_csvs, CsvSamples, Names};
-use acclab_results::summary::{jain, Fairness, FlowSummary, LinkSummary, Summary, WindowSummary};
+use acclab_results::summary::{
+    jain, Fairness, FlowSummary, LinkSummary, SharedBufferSummary, Summary, WindowSummary,
+};
 use acclab_scenario::LinkId;
 
 use crate::observe::NetworkView;
@@ -100,6 +102,18 @@ pub fn summary(sim: &Simulator, wall_time_s: f64) -> Summary {
         },
         flows,
         links,
+        shared_buffers: sc
+            .shared_buffers
+            .iter()
+            .zip(sim.shared_buffers())
+            .map(|(b, pool)| SharedBufferSummary {
+                node: sc.nodes[b.node.0 as usize].clone(),
+                size_bytes: b.params.size.0,
+                alpha: b.params.alpha,
+                peak_bytes: pool.peak(),
+                end_bytes: pool.used(),
+            })
+            .collect(),
         fairness: Fairness {
             jain: jain(&active_rates),
             weighted_max_min: None,

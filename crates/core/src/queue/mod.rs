@@ -22,6 +22,7 @@ pub mod pie;
 pub mod priority;
 pub mod red;
 pub mod rem;
+pub mod shared_buffer;
 pub mod step_ecn;
 
 pub use aqm::{Aqm, AqmQueue, Verdict};

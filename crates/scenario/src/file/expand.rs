@@ -9,9 +9,11 @@ use super::raw::RawScenario;
 use super::tables::{group, queue_config, scheme, subst, Finding, MAX_MEMBERS};
 use crate::spec::{
     DefaultsSpec, EventSpec, EventSpecAction, FlowSpec, LinkSpec, OutputSpec, RoutingSpec,
-    ScenarioSpec,
+    ScenarioSpec, SharedBufferSpec,
 };
+use crate::topology::Tier;
 use crate::workload::WorkloadSpec;
+use acclab_core::queue::shared_buffer::SharedBufferParams;
 
 pub(super) fn expand(raw: RawScenario) -> Result<(ScenarioSpec, Origins), Finding> {
     let default_queue = raw
@@ -22,6 +24,8 @@ pub(super) fn expand(raw: RawScenario) -> Result<(ScenarioSpec, Origins), Findin
     let mut origins = Origins {
         links: Vec::new(),
         flows: Vec::new(),
+        fabric_buffer: false,
+        buffers: 0,
     };
     // Bound what the groups expand to before expanding them (`count = 4294967295` would
     // otherwise fill memory while reading the file).
@@ -39,10 +43,45 @@ pub(super) fn expand(raw: RawScenario) -> Result<(ScenarioSpec, Origins), Findin
     {
         group(count, None, &key)?;
     }
+    let mut shared_buffers: Vec<SharedBufferSpec> = raw
+        .shared_buffer
+        .into_iter()
+        .map(|b| SharedBufferSpec {
+            nodes: b.nodes,
+            params: SharedBufferParams {
+                size: b.size,
+                alpha: b.alpha.unwrap_or(SharedBufferParams::DEFAULT_ALPHA),
+            },
+        })
+        .collect();
     let fabric = match raw.topology {
-        Some(t) => fabric(t, &default_queue)?,
+        Some(mut t) => {
+            let pool = t.shared_buffer.take();
+            let links = fabric(t, &default_queue)?;
+            if let Some(params) = pool {
+                // Every switch: every node with a link of the fabric's inner tiers leaving it.
+                let mut seen = std::collections::BTreeSet::new();
+                let mut nodes: Vec<String> = Vec::new();
+                for (origin, l) in &links {
+                    let inner = !matches!(
+                        origin,
+                        LinkOrigin::Topology {
+                            tier: Tier::Host,
+                            ..
+                        }
+                    );
+                    if inner && seen.insert(l.from.as_str()) {
+                        nodes.push(l.from.clone());
+                    }
+                }
+                shared_buffers.push(SharedBufferSpec { nodes, params });
+                origins.fabric_buffer = true;
+            }
+            links
+        }
         None => Vec::new(),
     };
+    origins.buffers = shared_buffers.len();
     // The group at which the members pass the bound is the one named (`flow[3].count`).
     let mut members = fabric.len() as u64;
     let groups = raw
@@ -230,6 +269,7 @@ pub(super) fn expand(raw: RawScenario) -> Result<(ScenarioSpec, Origins), Findin
             ecmp: raw.routing.ecmp,
         },
         links,
+        shared_buffers,
         flows,
         workloads,
         events,

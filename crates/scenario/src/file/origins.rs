@@ -8,6 +8,11 @@ pub(super) struct Origins {
     pub(super) links: Vec<LinkOrigin>,
     /// For each flow: the `[[flow]]` it came from.
     pub(super) flows: Vec<usize>,
+    /// Whether the last shared buffer is `[topology]`'s `shared_buffer` (the others are
+    /// `[[shared_buffer]]`s, in order).
+    pub(super) fabric_buffer: bool,
+    /// How many shared buffers there are.
+    pub(super) buffers: usize,
 }
 
 /// Where a link came from.
@@ -48,6 +53,10 @@ impl Origins {
             },
             Item::Flow(i) => join_key(&format!("flow[{}]", self.flows[i]), key),
             Item::Event(i) => join_key(&format!("event[{i}]"), key),
+            Item::SharedBuffer(i) if self.fabric_buffer && i + 1 == self.buffers => {
+                join_key("topology.shared_buffer", key)
+            }
+            Item::SharedBuffer(i) => join_key(&format!("shared_buffer[{i}]"), key),
         }
     }
 }

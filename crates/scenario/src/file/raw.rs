@@ -1,6 +1,7 @@
 //! The scenario file as written: serde reads it into these structs, refusing unknown keys, bad
 //! units and wrong types (the key path from `serde_path_to_error`).
 
+use acclab_core::queue::shared_buffer::SharedBufferParams;
 use acclab_core::{Bytes, Duration, Rate};
 use serde::Deserialize;
 
@@ -22,6 +23,8 @@ pub(super) struct RawScenario {
     pub(super) topology: Option<RawTopology>,
     #[serde(default)]
     pub(super) link: Vec<RawLink>,
+    #[serde(default)]
+    pub(super) shared_buffer: Vec<RawSharedBuffer>,
     #[serde(default)]
     pub(super) flow: Vec<RawFlow>,
     #[serde(default)]
@@ -83,6 +86,17 @@ pub(super) struct RawTopology {
     pub(super) aggregation: Option<RawTier>,
     pub(super) core: Option<RawTier>,
     pub(super) spine: Option<RawTier>,
+    /// Every switch of the fabric has a pool of this size shared by its output queues.
+    pub(super) shared_buffer: Option<SharedBufferParams>,
+}
+
+/// `[[shared_buffer]]`: see [`crate::spec::SharedBufferSpec`].
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawSharedBuffer {
+    pub(super) nodes: Vec<String>,
+    pub(super) size: Bytes,
+    pub(super) alpha: Option<f64>,
 }
 
 #[derive(Deserialize)]

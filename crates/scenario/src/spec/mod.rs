@@ -6,6 +6,7 @@
 //! scenario file that loads into the same model.
 
 use acclab_core::config::{QueueConfig, SchemeConfig};
+use acclab_core::queue::shared_buffer::SharedBufferParams;
 use acclab_core::{Bytes, Duration, Rate};
 use serde::Serialize;
 
@@ -49,6 +50,9 @@ pub struct ScenarioSpec {
     pub routing: RoutingSpec,
     #[serde(rename = "link", skip_serializing_if = "Vec::is_empty")]
     pub links: Vec<LinkSpec>,
+    /// Switches whose output queues share one pool of memory.
+    #[serde(rename = "shared_buffer", skip_serializing_if = "Vec::is_empty")]
+    pub shared_buffers: Vec<SharedBufferSpec>,
     #[serde(rename = "flow", skip_serializing_if = "Vec::is_empty")]
     pub flows: Vec<FlowSpec>,
     /// Flows generated from size distributions and a load, drawn when the scenario resolves.
@@ -113,6 +117,16 @@ pub struct LinkSpec {
     /// Random loss probability in [0, 1).
     #[serde(skip_serializing_if = "is_zero")]
     pub loss: f64,
+}
+
+/// `[[shared_buffer]]`: each node named has a pool of `size` bytes that the output queues of
+/// its links share, each queue within the pool's dynamic threshold
+/// ([`acclab_core::queue::shared_buffer`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SharedBufferSpec {
+    pub nodes: Vec<String>,
+    #[serde(flatten)]
+    pub params: SharedBufferParams,
 }
 
 fn is_zero(x: &f64) -> bool {
@@ -233,6 +247,8 @@ pub enum Item {
     Link(usize),
     Flow(usize),
     Event(usize),
+    /// A `[[shared_buffer]]`.
+    SharedBuffer(usize),
 }
 
 /// Why a [`ScenarioSpec`] does not resolve: the item, the key inside it, and what is wrong.
@@ -261,6 +277,7 @@ impl ScenarioSpec {
             defaults: DefaultsSpec::default(),
             routing: RoutingSpec::default(),
             links: Vec::new(),
+            shared_buffers: Vec::new(),
             flows: Vec::new(),
             workloads: Vec::new(),
             events: Vec::new(),
@@ -276,6 +293,7 @@ impl ScenarioSpec {
             Item::Link(i) => format!("link.{}", quote_key(&self.links[i].name())),
             Item::Flow(i) => format!("flow.{}", quote_key(&self.flows[i].id)),
             Item::Event(i) => format!("event[{i}]"),
+            Item::SharedBuffer(i) => format!("shared_buffer[{i}]"),
         };
         join_key(&head, key)
     }

@@ -6,7 +6,9 @@ use std::collections::BTreeSet;
 use acclab_core::{Bytes, Duration, Time};
 
 use crate::routing;
-use crate::scenario::{EventAction, EventDef, LinkId, OutputDef, Scenario, TraceDef};
+use crate::scenario::{
+    EventAction, EventDef, LinkId, OutputDef, Scenario, SharedBufferDef, TraceDef,
+};
 
 use super::flows::{resolve_flow, workload_hosts, Route};
 use super::network::{check_link_rate, Topology};
@@ -61,6 +63,7 @@ impl ScenarioSpec {
         for (i, l) in self.links.iter().enumerate() {
             topo.add_link(i, l, packet_size)?;
         }
+        let shared_buffers = self.resolve_shared_buffers(&topo, packet_size)?;
         let mut router = routing::Router::new(topo.nodes.len(), &topo.links);
         let mut ids = BTreeSet::new();
         let mut flows = Vec::with_capacity(self.flows.len());
@@ -131,10 +134,60 @@ impl ScenarioSpec {
             ack_size,
             nodes: topo.nodes,
             links: topo.links,
+            shared_buffers,
             flows,
             events,
             output,
         })
+    }
+}
+
+impl ScenarioSpec {
+    /// The `[[shared_buffer]]`s: one pool per node named, each node a known one with links
+    /// leaving it, named once.
+    fn resolve_shared_buffers(
+        &self,
+        topo: &Topology,
+        packet_size: u32,
+    ) -> Result<Vec<SharedBufferDef>, Fault> {
+        let mut seen = BTreeSet::new();
+        let mut out = Vec::new();
+        for (i, b) in self.shared_buffers.iter().enumerate() {
+            let item = Item::SharedBuffer(i);
+            b.params
+                .validate(u64::from(packet_size))
+                .map_err(|e| fault(item, &e.key, e.message))?;
+            if b.nodes.is_empty() {
+                return Err(fault(item, "nodes", "name the switches that have the pool"));
+            }
+            for (n, name) in b.nodes.iter().enumerate() {
+                let key = format!("nodes[{n}]");
+                let Some(&node) = topo.node_ids.get(name) else {
+                    return Err(fault(item, &key, format!("unknown node {name:?}")));
+                };
+                if !topo.links.iter().any(|l| l.from == node) {
+                    return Err(fault(
+                        item,
+                        &key,
+                        format!(
+                            "node {name:?} has no links leaving it, so no queues to share a buffer"
+                        ),
+                    ));
+                }
+                if !seen.insert(node) {
+                    return Err(fault(
+                        item,
+                        &key,
+                        format!("node {name:?} already has a shared buffer"),
+                    ));
+                }
+                out.push(SharedBufferDef {
+                    node,
+                    params: b.params.clone(),
+                });
+            }
+        }
+        Ok(out)
     }
 }
 

@@ -2,7 +2,7 @@
 
 use acclab_core::config::{QueueConfig, QueueContext};
 use acclab_core::queue::droptail::TailDropLedger;
-use acclab_core::queue::QueueDiscipline;
+use acclab_core::queue::shared_buffer::{SharedBuffer, SharedPort};
 use acclab_core::transport::{Endpoint, EndpointSlot};
 use acclab_core::{rng, FlowId, Limit, Time};
 
@@ -36,16 +36,25 @@ impl Simulator {
             .enumerate()
             .map(|(i, l)| {
                 let eager = Link::departs_at_enqueue(l, i, &scenario);
-                let held = match &l.queue {
-                    QueueConfig::Droptail(_) if eager => None,
-                    QueueConfig::Droptail(p) => Some(Discipline::TailDrop(p.queue())),
-                    q => Some(Discipline::Other(q.build(&QueueContext {
-                        rate: l.rate,
-                        seed,
-                        name: format!("link:{}", l.name),
-                        flow_classes: flow_classes.clone(),
-                        packet_size: scenario.packet_size,
-                    }))),
+                let ctx = || QueueContext {
+                    rate: l.rate,
+                    seed,
+                    name: format!("link:{}", l.name),
+                    flow_classes: flow_classes.clone(),
+                    packet_size: scenario.packet_size,
+                };
+                let pool = scenario
+                    .shared_buffers
+                    .iter()
+                    .position(|b| b.node == l.from);
+                let held = match (&l.queue, pool) {
+                    (_, Some(pool)) => Some(Discipline::Shared(
+                        SharedPort::new(l.queue.build(&ctx())),
+                        pool as u32,
+                    )),
+                    (QueueConfig::Droptail(_), None) if eager => None,
+                    (QueueConfig::Droptail(p), None) => Some(Discipline::TailDrop(p.queue())),
+                    (q, None) => Some(Discipline::Other(q.build(&ctx()))),
                 };
                 let limit = match &l.queue {
                     QueueConfig::Droptail(p) => p.limit,
@@ -137,12 +146,18 @@ impl Simulator {
                 .collect(),
             scenario.links.len(),
         );
+        let pools = scenario
+            .shared_buffers
+            .iter()
+            .map(|b| SharedBuffer::new(&b.params))
+            .collect();
         Simulator {
             end: Time(scenario.duration.0),
             scenario,
             now: Time::ZERO,
             events,
             links,
+            pools,
             slab: Slab::new(),
             flows,
             books,

@@ -4,7 +4,7 @@
 //! (One module, so that the loop and the hop it runs are compiled in one unit and inlined
 //! into one another as the compiler sees fit.)
 
-use acclab_core::queue::{Backlog, DropReason, QueueDiscipline, QueueState};
+use acclab_core::queue::{Backlog, DropReason, QueueState};
 use acclab_core::transport::{Endpoint, EndpointSlot, Side};
 use acclab_core::{Duration, FlowId, Packet, Time};
 use rand::RngExt;
@@ -223,13 +223,13 @@ impl Simulator {
         // The discipline keeps a copy of its own.
         let pkt = &self.slab.release(i);
         let queue = &mut held.queue;
-        match queue.enqueue(now, pkt) {
+        match queue.enqueue(&mut self.pools, now, pkt) {
             Ok(e) => {
                 let backlog = queue.backlog();
                 let idle = held.transmitting.is_none();
                 if held.pushes_out {
                     let mut out = std::mem::take(&mut self.head_drops);
-                    queue.pushed_out(&mut out);
+                    queue.pushed_out(&mut self.pools, &mut out);
                     self.observers.on_enqueue(now, id, pkt, e.marked, backlog);
                     for d in out.drain(..) {
                         self.drop(id, &d.packet, d.reason, backlog);
@@ -350,7 +350,7 @@ impl Simulator {
             return; // a link that departs at enqueue never serialises on its own
         };
         let queue = &mut held.queue;
-        let next = queue.dequeue(now, &mut self.head_drops);
+        let next = queue.dequeue(&mut self.pools, now, &mut self.head_drops);
         let backlog = queue.backlog();
         if !self.head_drops.is_empty() {
             let mut dropped = std::mem::take(&mut self.head_drops);

@@ -3,6 +3,7 @@
 
 use acclab_core::config::QueueConfig;
 use acclab_core::queue::droptail::{DropTail, TailDropLedger};
+use acclab_core::queue::shared_buffer::{SharedBuffer, SharedPort};
 use acclab_core::queue::{
     Backlog, Dequeued, Dropped, Enqueued, QueueDiscipline, QueueState, QueueStats,
 };
@@ -76,7 +77,7 @@ impl Link {
 
     /// Whether a packet's departure is computed when it is enqueued, so that a hop costs one
     /// event (its arrival at the far end) instead of two: the link is a single-band tail-drop
-    /// FIFO (the order packets leave in is the order they came in, and none leaves but by
+    /// FIFO of its own, not sharing a switch's buffer (the order packets leave in is the order they came in, and none leaves but by
     /// transmission) whose rate and delay no scenario event changes (a packet's departure is
     /// then fixed once the packets ahead of it are: it starts when the one ahead is done, or
     /// when it arrives if the link is idle).
@@ -85,7 +86,8 @@ impl Link {
         i: usize,
         scenario: &Scenario,
     ) -> bool {
-        let fifo = matches!(&l.queue, QueueConfig::Droptail(p) if !p.priority);
+        let fifo = matches!(&l.queue, QueueConfig::Droptail(p) if !p.priority)
+            && !scenario.shared_buffers.iter().any(|b| b.node == l.from);
         let fixed = !scenario.events.iter().any(|e| match e.action {
             EventAction::SetDelay { link, .. } | EventAction::SetRate { link, .. } => {
                 link.0 as usize == i
@@ -121,10 +123,12 @@ impl Link {
 /// A discipline that holds its packets. Tail drop, the default (on links whose rate or delay
 /// an event changes, or with a priority band), is called directly; any other behind the
 /// trait. (Each call through the box first waited for the box's cache line: at 1000 flows,
-/// 4002 links' queues are rarely in cache.)
+/// 4002 links' queues are rarely in cache.) An output queue of a shared-buffer switch is
+/// behind its pool's admission, the pool's index beside it.
 pub(super) enum Discipline {
     TailDrop(DropTail),
     Other(Box<dyn QueueDiscipline>),
+    Shared(SharedPort, u32),
 }
 
 /// `$body` with `$q` bound to discipline `$d`, statically typed for tail drop.
@@ -133,6 +137,10 @@ macro_rules! with_discipline {
         match $d {
             Discipline::TailDrop($q) => $body,
             Discipline::Other($q) => $body,
+            Discipline::Shared(port, _) => {
+                let $q = port.discipline();
+                $body
+            }
         }
     };
 }
@@ -143,33 +151,67 @@ impl QueueState for Discipline {
         with_discipline!(self, q => q.backlog())
     }
     fn stats(&self) -> QueueStats {
-        with_discipline!(self, q => q.stats())
+        match self {
+            // The pool's refusals are the port's drops.
+            Discipline::Shared(port, _) => port.stats(),
+            d => with_discipline!(d, q => q.stats()),
+        }
     }
     fn aqm_state(&self, out: &mut Vec<(String, f64)>) {
         with_discipline!(self, q => q.aqm_state(out))
     }
 }
 
-impl QueueDiscipline for Discipline {
+/// The calls of [`QueueDiscipline`] that change the queue, with the switches' pools (`pools`)
+/// that a [`Discipline::Shared`] draws on.
+impl Discipline {
     #[inline]
-    fn enqueue(&mut self, now: Time, pkt: &Packet) -> Result<Enqueued, Dropped> {
-        with_discipline!(self, q => q.enqueue(now, pkt))
+    pub(super) fn enqueue(
+        &mut self,
+        pools: &mut [SharedBuffer],
+        now: Time,
+        pkt: &Packet,
+    ) -> Result<Enqueued, Dropped> {
+        match self {
+            Discipline::TailDrop(q) => q.enqueue(now, pkt),
+            Discipline::Other(q) => q.enqueue(now, pkt),
+            Discipline::Shared(port, pool) => port.enqueue(&mut pools[*pool as usize], now, pkt),
+        }
     }
     #[inline]
-    fn dequeue(&mut self, now: Time, dropped: &mut Vec<Dropped>) -> Option<Dequeued> {
-        with_discipline!(self, q => q.dequeue(now, dropped))
+    pub(super) fn dequeue(
+        &mut self,
+        pools: &mut [SharedBuffer],
+        now: Time,
+        dropped: &mut Vec<Dropped>,
+    ) -> Option<Dequeued> {
+        match self {
+            Discipline::TailDrop(q) => q.dequeue(now, dropped),
+            Discipline::Other(q) => q.dequeue(now, dropped),
+            Discipline::Shared(port, pool) => {
+                port.dequeue(&mut pools[*pool as usize], now, dropped)
+            }
+        }
     }
-    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
+    pub(super) fn pushed_out(&mut self, pools: &mut [SharedBuffer], out: &mut Vec<Dropped>) {
+        match self {
+            Discipline::TailDrop(q) => q.pushed_out(out),
+            Discipline::Other(q) => q.pushed_out(out),
+            Discipline::Shared(port, pool) => port.pushed_out(&mut pools[*pool as usize], out),
+        }
+    }
+    pub(super) fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
         with_discipline!(self, q => q.for_each_packet(f))
     }
-    fn pushes_out(&self) -> bool {
+    pub(super) fn pushes_out(&self) -> bool {
         with_discipline!(self, q => q.pushes_out())
     }
-    fn pushed_out(&mut self, out: &mut Vec<Dropped>) {
-        with_discipline!(self, q => q.pushed_out(out))
-    }
-    fn set_rate(&mut self, rate: Rate) {
-        with_discipline!(self, q => q.set_rate(rate))
+    pub(super) fn set_rate(&mut self, rate: Rate) {
+        match self {
+            Discipline::TailDrop(q) => q.set_rate(rate),
+            Discipline::Other(q) => q.set_rate(rate),
+            Discipline::Shared(port, _) => port.discipline_mut().set_rate(rate),
+        }
     }
 }
 

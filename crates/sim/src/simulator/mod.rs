@@ -32,7 +32,8 @@
 //! delivered); `link.rs` a link and its discipline; `books.rs` what is kept per flow;
 //! `observers.rs` what observers are told and may read.
 
-use acclab_core::queue::{Dropped, QueueDiscipline};
+use acclab_core::queue::shared_buffer::SharedBuffer;
+use acclab_core::queue::Dropped;
 use acclab_core::transport::{Endpoint, EndpointStats};
 use acclab_core::{Packet, Time};
 
@@ -73,6 +74,8 @@ pub struct Simulator {
     end: Time,
     events: EventQueue,
     links: Vec<Link>,
+    /// The pools of the shared-buffer switches, in the scenario's order.
+    pools: Vec<SharedBuffer>,
     /// The packets in every link's pipe.
     slab: Slab,
     flows: Vec<FlowState>,
@@ -182,6 +185,12 @@ impl Simulator {
     /// Largest backlog each link's queue ever held, (packets, bytes), as the monitor saw it.
     pub fn peak_backlogs(&self) -> Vec<(u64, u64)> {
         self.observers.monitor.peak_backlogs()
+    }
+
+    /// The pools of the shared-buffer switches, in the order of the scenario's
+    /// `shared_buffers`.
+    pub fn shared_buffers(&self) -> &[SharedBuffer] {
+        &self.pools
     }
 
     /// The sender's and receiver's statistics of flow `f`.
