@@ -218,11 +218,11 @@ def run(cmd, **kw):
     return p
 
 
-def build_ns3(out: Path) -> Path:
-    """Compiles dumbbell.cc against the installed ns-3 (cached by the source's hash)."""
-    src = HERE / "dumbbell.cc"
+def build_ns3(out: Path, program: str = "dumbbell") -> Path:
+    """Compiles `program`.cc (here) against the installed ns-3 (cached by the source's hash)."""
+    src = HERE / f"{program}.cc"
     digest = hashlib.sha256(src.read_bytes()).hexdigest()[:12]
-    exe = out / f"dumbbell-{digest}"
+    exe = out / f"{program}-{digest}"
     if exe.exists():
         return exe
     if not Path("/usr/include/ns3/core-module.h").exists():
