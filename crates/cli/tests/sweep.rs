@@ -406,3 +406,53 @@ fn a_sweep_table_in_the_file_and_keep_runs() {
     assert!(dir.join("throughput_bps-vs-r-_d.rate.svg").is_file());
     assert!(!dir.join("mean_queue_pkts-vs-r-_d.rate.svg").exists());
 }
+
+/// A fabric workload swept over load and scheme (issue 51 §3): the tables hold an `fct` entity
+/// per size bucket and for all flows, the slowdown is charted against the load with a line per
+/// bucket and scheme, and a patch of the workload's `kind` carries only the parameters chosen
+/// (DCTCP's defaulted `g` is no key of CUBIC's).
+#[test]
+fn a_sweep_over_load_and_scheme_charts_slowdown_by_size() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sc = tmp.path().join("ft.toml");
+    std::fs::write(
+        &sc,
+        r#"name = "ft"
+duration = "20ms"
+[routing]
+ecmp = "flow"
+[topology]
+kind = "fat-tree"
+k = 4
+link_rate = "10Gbps"
+link_delay = "1us"
+queue = { kind = "step-ecn", limit = "200pkt", threshold = "20pkt" }
+[[workload]]
+id = "ws"
+kind = "dctcp"
+params = { initial_window = 10, min_rto = "1ms" }
+sizes = "websearch"
+load = 0.3
+stop = "10ms"
+[sweep]
+metrics = ["slowdown_p99"]
+[sweep.set]
+"workload[0].load" = [0.2, 0.5]
+"workload[0].kind" = ["dctcp", "cubic"]
+"#,
+    )
+    .unwrap();
+    ok(tmp.path(), &["sweep", "ft.toml", "--out", "out", "--quiet"]);
+    let dir = tmp.path().join("out");
+    let rows = csv_rows(&dir.join("aggregate.csv"));
+    let head = &rows[0];
+    let col = |name: &str| head.iter().position(|h| h == name).unwrap();
+    let fct: Vec<&Vec<String>> = rows
+        .iter()
+        .filter(|r| r[col("entity")] == "fct" && r[col("metric")] == "slowdown_p99")
+        .collect();
+    // 2 loads × 2 schemes × (4 buckets + all).
+    assert_eq!(fct.len(), 20, "{fct:?}");
+    assert!(fct.iter().any(|r| r[col("id")] == "all"));
+    assert!(dir.join("slowdown_p99-vs-0.load.svg").is_file());
+}

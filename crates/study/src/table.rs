@@ -1,7 +1,8 @@
 //! A sweep's tables, in pandas' tidy form.
 //!
 //! `runs.csv` has a row per run and entity: `run` (the run's id), `point`, `seed`, one column
-//! per swept key (its value as written), `entity` (`run`, `flow` or `link`), `id`, `kind`, then
+//! per swept key (its value as written), `entity` (`run`, `flow`, `link`, or `fct`: a flow-size
+//! bucket of the completion times, `id` its sizes or `all`), `id`, `kind`, then
 //! every metric of summary.json under its name there (`throughput_bps`, `mean_queue_pkts`; a
 //! nested one joined with `_`: `theory_throughput_bps`, `fairness_jain`), written exactly as
 //! summary.json writes it, empty where an entity has none. The run's wall time is left out, so
@@ -100,6 +101,22 @@ pub fn entities(summary: &Value) -> Vec<Entity> {
             let mut m = Vec::new();
             flatten(o, "", &["id", "kind", "src", "dst"], &mut m);
             out.push((entity, text("id"), text("kind"), m));
+        }
+    }
+    // Flow completion times: one entity per size bucket (id: its sizes, "< 10 KB") and the
+    // whole ("all"), with its slowdown percentiles, mean FCT, flows and unfinished flows.
+    if let Some(fct) = top.get("fct").and_then(Value::as_object) {
+        let buckets = fct
+            .get("buckets")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten();
+        for b in buckets.chain(fct.get("overall")) {
+            let o = b.as_object().unwrap_or(&empty);
+            let mut m = Vec::new();
+            flatten(o, "", &["sizes"], &mut m);
+            let sizes = o.get("sizes").and_then(Value::as_str).unwrap_or("");
+            out.push(("fct", sizes.to_string(), String::new(), m));
         }
     }
     out
@@ -316,5 +333,35 @@ mod tests {
             e[2].3,
             vec![("utilization".to_string(), Some("0.25".to_string()))]
         );
+    }
+
+    /// A run with finite flows adds an `fct` entity per size bucket and one for all flows, so
+    /// that a sweep over load or scheme tables and charts slowdown by size.
+    #[test]
+    fn flow_completion_buckets_are_entities() {
+        let s: Value = serde_json::json!({
+            "sim_time_s": 1.0, "flows": [], "links": [],
+            "fct": {
+                "buckets": [
+                    {"sizes": "< 10 KB", "flows": 3, "unfinished": 0, "slowdown_p50": 1.5,
+                     "slowdown_p95": 2.0, "slowdown_p99": 2.5, "mean_fct_s": 1e-5},
+                    {"sizes": ">= 10 KB", "flows": 0, "unfinished": 0, "slowdown_p50": null,
+                     "slowdown_p95": null, "slowdown_p99": null, "mean_fct_s": null}
+                ],
+                "overall": {"sizes": "all", "flows": 3, "unfinished": 0, "slowdown_p50": 1.5,
+                            "slowdown_p95": 2.0, "slowdown_p99": 2.5, "mean_fct_s": 1e-5}
+            }
+        });
+        let e = entities(&s);
+        let fct: Vec<_> = e.iter().filter(|e| e.0 == "fct").collect();
+        assert_eq!(
+            fct.iter().map(|e| e.1.as_str()).collect::<Vec<_>>(),
+            ["< 10 KB", ">= 10 KB", "all"]
+        );
+        assert!(fct[0]
+            .3
+            .contains(&("slowdown_p99".into(), Some("2.5".into()))));
+        assert!(fct[1].3.contains(&("slowdown_p99".into(), None)));
+        assert!(fct[2].3.iter().all(|(k, _)| k != "sizes"));
     }
 }

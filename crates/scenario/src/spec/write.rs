@@ -21,16 +21,19 @@ impl ScenarioSpec {
         let mut t = toml::Table::try_from(self)
             .expect("a scenario always serialises: string keys, finite values");
         let mut memo = Memo::default();
-        for flow in tables_in(&mut t, "flow") {
-            let kind = flow
-                .get("kind")
-                .and_then(|k| k.as_str())
-                .unwrap_or("")
-                .to_string();
-            if let Some(toml::Value::Table(p)) = flow.get_mut("params") {
-                memo.strip(p, &kind, |k, v| SchemeConfig::from_kind(k, v).ok());
-                if p.is_empty() {
-                    flow.remove("params");
+        // Flows' and workloads' schemes alike.
+        for key in ["flow", "workload"] {
+            for flow in tables_in(&mut t, key) {
+                let kind = flow
+                    .get("kind")
+                    .and_then(|k| k.as_str())
+                    .unwrap_or("")
+                    .to_string();
+                if let Some(toml::Value::Table(p)) = flow.get_mut("params") {
+                    memo.strip(p, &kind, |k, v| SchemeConfig::from_kind(k, v).ok());
+                    if p.is_empty() {
+                        flow.remove("params");
+                    }
                 }
             }
         }
