@@ -47,6 +47,8 @@ struct Net {
     delays_us: Vec<u64>,
     limits: Vec<String>,
     flows: Vec<FlowSpec>,
+    /// Every router's output queues share a pool: (size in KB, α).
+    pool: Option<(u64, f64)>,
     seed: u64,
 }
 
@@ -90,15 +92,17 @@ fn net() -> impl Strategy<Value = Net> {
             proptest::collection::vec(0u64..20_000, routers - 1),
             proptest::collection::vec(limit(), routers - 1),
             proptest::collection::vec(flow, 1..6),
+            proptest::option::of((10u64..200, prop_oneof![Just(0.25), Just(1.0), Just(4.0)])),
             any::<u64>(),
         )
             .prop_map(
-                |(routers, rates_mbps, delays_us, limits, flows, seed)| Net {
+                |(routers, rates_mbps, delays_us, limits, flows, pool, seed)| Net {
                     routers,
                     rates_mbps,
                     delays_us,
                     limits,
                     flows,
+                    pool,
                     seed,
                 },
             )
@@ -122,6 +126,13 @@ fn to_toml(n: &Net) -> String {
     for i in 0..n.routers {
         s += &format!(
             "[[link]]\nbetween = [\"h{i}\", \"r{i}\"]\nrate = \"100Mbps\"\ndelay = \"1ms\"\nqueue = {{ kind = \"droptail\", limit = \"20pkt\" }}\n"
+        );
+    }
+    if let Some((kb, alpha)) = n.pool {
+        let routers: Vec<String> = (0..n.routers).map(|i| format!("\"r{i}\"")).collect();
+        s += &format!(
+            "[[shared_buffer]]\nnodes = [{}]\nsize = \"{kb}KB\"\nalpha = {alpha}\n",
+            routers.join(", ")
         );
     }
     for (k, f) in n.flows.iter().enumerate() {
@@ -194,7 +205,20 @@ proptest! {
     fn queues_stay_within_limits_and_time_moves_forward(n in net()) {
         let sim = run(&n);
         prop_assert!(!sim.time_went_backwards());
-        for (l, (pkts, bytes)) in sim.scenario().links.iter().zip(sim.peak_backlogs()) {
+        let sc = sim.scenario();
+        for (b, pool) in sc.shared_buffers.iter().zip(sim.shared_buffers()) {
+            prop_assert!(pool.peak() <= b.params.size.0, "pool {} B > {}", pool.peak(), b.params.size.0);
+        }
+        for (l, (pkts, bytes)) in sc.links.iter().zip(sim.peak_backlogs()) {
+            // A queue of a shared buffer holds at most α·(B + s)/(1 + α), s the largest packet:
+            // it admits a packet of s bytes when q + s ≤ α(B − Q) ≤ α(B − q), Q its pool's
+            // occupancy before the arrival.
+            if let Some(b) = sc.shared_buffers.iter().find(|b| b.node == l.from) {
+                let (size, alpha) = (b.params.size.0 as f64, b.params.alpha);
+                let s = f64::from(sc.packet_size.max(sc.ack_size));
+                prop_assert!(bytes as f64 <= alpha * (size + s) / (1.0 + alpha) + 1e-6,
+                    "{}: {} B in a pool of {} B, alpha {}", l.name, bytes, size, alpha);
+            }
             for lim in l.queue.limits() {
                 match lim {
                     Limit::Packets(max) => prop_assert!(pkts <= max, "{}: {} > {}", l.name, pkts, max),
