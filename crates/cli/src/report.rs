@@ -10,15 +10,21 @@ fn opt(x: Option<f64>, scale: f64, digits: usize) -> String {
 
 /// Prints flows and links over the measurement window; long tables are cut to the first rows.
 pub fn print_summary(s: &Summary) {
+    // Runs under a second (datacenter fabrics) in milliseconds, so that their times show.
+    let (scale, unit) = if s.sim_time_s < 1.0 {
+        (1e3, "ms")
+    } else {
+        (1.0, "s")
+    };
     println!(
-        "\n{}: {:.1} s simulated in {:.2} s wall ({} events, {} packet-hops); window {:.1}–{:.1} s",
+        "\n{}: {:.1} {unit} simulated in {:.2} s wall ({} events, {} packet-hops); window {:.1}–{:.1} {unit}",
         s.scenario,
-        s.sim_time_s,
+        s.sim_time_s * scale,
         s.wall_time_s,
         s.events,
         s.packet_hops,
-        s.window.from_s,
-        s.window.to_s
+        s.window.from_s * scale,
+        s.window.to_s * scale
     );
     let theory = s.flows.iter().any(|f| f.theory.is_some());
     let model = s.flows.iter().any(|f| f.model.is_some());

@@ -198,9 +198,19 @@ pub fn estimate(sc: &Scenario) -> Cost {
             Limit::Bytes(b) => b as f64 / sc.packet_size as f64,
             Limit::Unlimited => r / bits,
         };
-        held += l.queue.limits().into_iter().map(limit_pkts).sum::<f64>();
+        // A queue of a shared-buffer switch is bounded by its pool, counted once below.
+        if !sc.shared_buffers.iter().any(|b| b.node == l.from) {
+            held += l.queue.limits().into_iter().map(limit_pkts).sum::<f64>();
+        }
         held += r * l.delay.as_secs_f64() / bits;
     }
+    // A pool holds at most its size, in packets of the smallest size.
+    let smallest = f64::from(sc.packet_size.min(sc.ack_size).max(1));
+    held += sc
+        .shared_buffers
+        .iter()
+        .map(|b| b.params.size.0 as f64 / smallest)
+        .sum::<f64>();
     // The monitor's sampling, the scenario's events and the run's end are events too.
     events += samples + sc.events.len() as f64 + 2.0;
     let rows = (sc.flows.len() + sc.links.len()) as f64 * samples;
