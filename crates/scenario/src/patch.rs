@@ -131,28 +131,18 @@ impl ScenarioSpec {
                 .position(|l| &l.name() == name)
                 .map(Item::Link)
                 .ok_or_else(|| format!("no link {name:?} in the scenario (links are \"a->b\")"))?,
-            "shared_buffer" => name
-                .parse::<usize>()
-                .ok()
-                .filter(|&i| i < self.shared_buffers.len())
-                .map(Item::SharedBuffer)
-                .ok_or_else(|| {
-                    format!(
-                        "no shared_buffer[{name}] (the scenario has {})",
-                        self.shared_buffers.len()
-                    )
-                })?,
-            _ => name
-                .parse::<usize>()
-                .ok()
-                .filter(|&i| i < self.events.len())
-                .map(Item::Event)
-                .ok_or_else(|| {
-                    format!(
-                        "no event {name} (the scenario has {} events)",
-                        self.events.len()
-                    )
-                })?,
+            // Tables without a name, by index: `shared_buffer[0]`, `event[2]`.
+            kind => {
+                let (len, item): (usize, fn(usize) -> Item) = match kind {
+                    "shared_buffer" => (self.shared_buffers.len(), Item::SharedBuffer),
+                    _ => (self.events.len(), Item::Event),
+                };
+                name.parse::<usize>()
+                    .ok()
+                    .filter(|&i| i < len)
+                    .map(item)
+                    .ok_or_else(|| format!("no {kind}[{name}] (the scenario has {len})"))?
+            }
         };
         Ok((item, rest))
     }
