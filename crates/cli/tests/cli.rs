@@ -78,6 +78,53 @@ fn run_refuses_to_overwrite_results_without_force() {
     );
 }
 
+/// The fabric example with `--plots` draws its completion-time figures and its queue
+/// occupancy per kind of port; the parking lot (no fabric, no finite flows) draws neither.
+#[test]
+fn a_fabric_run_plots_its_slowdowns_and_queue_distribution() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = acclab(
+        tmp.path(),
+        &[
+            "run",
+            &example("fabric.toml"),
+            "--out",
+            "f",
+            "--plots",
+            "--quiet",
+            "--set",
+            "output.sample_interval=1ms",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    for f in [
+        "queue-cdf.svg",
+        "queue-cdf.png",
+        "slowdown.svg",
+        "fct-cdf.svg",
+    ] {
+        assert!(tmp.path().join("f").join(f).is_file(), "{f}");
+    }
+    let svg = std::fs::read_to_string(tmp.path().join("f/queue-cdf.svg")).unwrap();
+    for kind in ["edge→host", "host→edge", "agg→core"] {
+        assert!(svg.contains(kind), "{kind} missing from queue-cdf.svg");
+    }
+    let o = acclab(
+        tmp.path(),
+        &[
+            "run",
+            &example("parking-lot.toml"),
+            "--out",
+            "p",
+            "--plots",
+            "--quiet",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(!tmp.path().join("p/queue-cdf.svg").exists());
+    assert!(!tmp.path().join("p/slowdown.svg").exists());
+}
+
 #[test]
 fn summary_has_the_contract_fields() {
     let tmp = tempfile::tempdir().unwrap();

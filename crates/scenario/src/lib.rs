@@ -40,5 +40,5 @@ pub use spec::{
     EventSpec, EventSpecAction, FlowSpec, LinkSpec, OutputSpec, RoutingSpec, ScenarioSpec,
     SharedBufferSpec, TraceSpec,
 };
-pub use topology::{Shape, Tier, TierLinks};
+pub use topology::{node_role, Shape, Tier, TierLinks};
 pub use workload::{Pattern, SizeCdf, WorkloadSpec};

@@ -54,6 +54,32 @@ impl Tier {
     pub const ALL: [Tier; 4] = [Tier::Host, Tier::Aggregation, Tier::Core, Tier::Spine];
 }
 
+/// What a node named as the generators name them is: `host` (`h3`), `edge` (`edge0_1`), `agg`
+/// (`agg2_0`), `core` (`core5`), `leaf` (`leaf1`) or `spine` (`spine0`); `None` for any other
+/// name.
+pub fn node_role(name: &str) -> Option<&'static str> {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let pair = |s: &str| {
+        s.split_once('_')
+            .is_some_and(|(a, b)| digits(a) && digits(b))
+    };
+    for (prefix, role, two) in [
+        ("h", "host", false),
+        ("edge", "edge", true),
+        ("agg", "agg", true),
+        ("core", "core", false),
+        ("leaf", "leaf", false),
+        ("spine", "spine", false),
+    ] {
+        if let Some(rest) = name.strip_prefix(prefix) {
+            if (two && pair(rest)) || (!two && digits(rest)) {
+                return Some(role);
+            }
+        }
+    }
+    None
+}
+
 /// A fabric's shape.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Shape {
@@ -268,6 +294,27 @@ impl Shape {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn node_roles_follow_the_generators_names() {
+        for (name, role) in [
+            ("h0", Some("host")),
+            ("h1023", Some("host")),
+            ("edge3_1", Some("edge")),
+            ("agg0_0", Some("agg")),
+            ("core12", Some("core")),
+            ("leaf2", Some("leaf")),
+            ("spine0", Some("spine")),
+            ("h", None),
+            ("host1", None),
+            ("edge3", None),
+            ("core1_2", None),
+            ("r1", None),
+        ] {
+            assert_eq!(node_role(name), role, "{name}");
+        }
+    }
+
     use super::*;
     use std::collections::BTreeSet;
 

@@ -160,6 +160,11 @@ pub fn write_results(
             acclab_results::fct::write_fct_plots(dir, &sim.scenario().name)
                 .with_context(|| format!("cannot write plots into {}", dir.display()))?,
         );
+        // On a generated fabric: the queue occupancy per kind of port, from links.csv.
+        files.extend(
+            acclab_results::queues::write_queue_cdf(dir, sim.scenario())
+                .with_context(|| format!("cannot write plots into {}", dir.display()))?,
+        );
         files
     } else {
         Vec::new()
