@@ -165,6 +165,16 @@ impl Scenario {
         (f.start + jitter, f.stop)
     }
 
+    /// For each node, the index of its pool in `shared_buffers`, if it has one (one pass, so
+    /// that a fabric's links find theirs without a scan each).
+    pub fn shared_buffer_of_node(&self) -> Vec<Option<u32>> {
+        let mut of = vec![None; self.nodes.len()];
+        for (i, b) in self.shared_buffers.iter().enumerate() {
+            of[b.node.0 as usize] = Some(i as u32);
+        }
+        of
+    }
+
     /// Flow `i`'s unloaded round-trip time: the delays of its forward and reverse links, one
     /// data packet's transmission on each forward link and one ACK's on each reverse link.
     pub fn base_rtt(&self, i: usize) -> Duration {

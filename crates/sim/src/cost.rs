@@ -185,6 +185,7 @@ pub fn estimate(sc: &Scenario) -> Cost {
     }
     let mut events = source_events + FLOW_EVENTS * sc.flows.len() as f64;
     let mut held = 0.0;
+    let pool_of = sc.shared_buffer_of_node();
     for ((l, load), push) in sc.links.iter().zip(&offered).zip(&unresponsive) {
         let r = l.rate.as_f64();
         // A packet carried costs up to two events here and its ACK as many back; one dropped
@@ -199,7 +200,7 @@ pub fn estimate(sc: &Scenario) -> Cost {
             Limit::Unlimited => r / bits,
         };
         // A queue of a shared-buffer switch is bounded by its pool, counted once below.
-        if !sc.shared_buffers.iter().any(|b| b.node == l.from) {
+        if pool_of[l.from.0 as usize].is_none() {
             held += l.queue.limits().into_iter().map(limit_pkts).sum::<f64>();
         }
         held += r * l.delay.as_secs_f64() / bits;

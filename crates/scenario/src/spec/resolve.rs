@@ -152,6 +152,10 @@ impl ScenarioSpec {
     ) -> Result<Vec<SharedBufferDef>, Fault> {
         let mut seen = BTreeSet::new();
         let mut out = Vec::new();
+        let mut has_links = vec![false; topo.nodes.len()];
+        for l in &topo.links {
+            has_links[l.from.0 as usize] = true;
+        }
         for (i, b) in self.shared_buffers.iter().enumerate() {
             let item = Item::SharedBuffer(i);
             b.params
@@ -165,7 +169,7 @@ impl ScenarioSpec {
                 let Some(&node) = topo.node_ids.get(name) else {
                     return Err(fault(item, &key, format!("unknown node {name:?}")));
                 };
-                if !topo.links.iter().any(|l| l.from == node) {
+                if !has_links[node.0 as usize] {
                     return Err(fault(
                         item,
                         &key,

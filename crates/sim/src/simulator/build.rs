@@ -30,12 +30,14 @@ impl Simulator {
         let seed = scenario.seed;
         let flow_classes: std::sync::Arc<[String]> =
             scenario.flows.iter().map(|f| f.class.clone()).collect();
+        let pool_of = scenario.shared_buffer_of_node();
         let links: Vec<Link> = scenario
             .links
             .iter()
             .enumerate()
             .map(|(i, l)| {
-                let eager = Link::departs_at_enqueue(l, i, &scenario);
+                let pool = pool_of[l.from.0 as usize];
+                let eager = Link::departs_at_enqueue(l, i, &scenario, pool.is_some());
                 let ctx = || QueueContext {
                     rate: l.rate,
                     seed,
@@ -43,14 +45,10 @@ impl Simulator {
                     flow_classes: flow_classes.clone(),
                     packet_size: scenario.packet_size,
                 };
-                let pool = scenario
-                    .shared_buffers
-                    .iter()
-                    .position(|b| b.node == l.from);
                 let held = match (&l.queue, pool) {
                     (_, Some(pool)) => Some(Discipline::Shared(
                         SharedPort::new(l.queue.build(&ctx())),
-                        pool as u32,
+                        pool,
                     )),
                     (QueueConfig::Droptail(_), None) if eager => None,
                     (QueueConfig::Droptail(p), None) => Some(Discipline::TailDrop(p.queue())),

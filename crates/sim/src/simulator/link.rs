@@ -81,13 +81,14 @@ impl Link {
     /// transmission) whose rate and delay no scenario event changes (a packet's departure is
     /// then fixed once the packets ahead of it are: it starts when the one ahead is done, or
     /// when it arrives if the link is idle).
+    /// `pooled`: the link's queue draws on its switch's shared buffer.
     pub(super) fn departs_at_enqueue(
         l: &acclab_scenario::LinkDef,
         i: usize,
         scenario: &Scenario,
+        pooled: bool,
     ) -> bool {
-        let fifo = matches!(&l.queue, QueueConfig::Droptail(p) if !p.priority)
-            && !scenario.shared_buffers.iter().any(|b| b.node == l.from);
+        let fifo = matches!(&l.queue, QueueConfig::Droptail(p) if !p.priority) && !pooled;
         let fixed = !scenario.events.iter().any(|e| match e.action {
             EventAction::SetDelay { link, .. } | EventAction::SetRate { link, .. } => {
                 link.0 as usize == i
