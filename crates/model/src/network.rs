@@ -152,7 +152,8 @@ fn link_law(def: &LinkDef, packet: f64) -> Result<LinkLaw, String> {
     })
 }
 
-fn source(f: &FlowDef, packet: f64) -> Result<(Source, bool), String> {
+/// The law of flow `f`'s source; `bottleneck`: its path's slowest capacity, packets per second.
+fn source(f: &FlowDef, packet: f64, bottleneck: f64) -> Result<(Source, bool), String> {
     if f.spray {
         return Err("its packets are sprayed over many paths (ecmp = \"packet\"); the model tier routes each flow over one".into());
     }
@@ -174,15 +175,18 @@ fn source(f: &FlowDef, packet: f64) -> Result<(Source, bool), String> {
             // The packet-level source's φ (its default included).
             let phi = p.controller(packet as u64, rem).marks;
             (
-                Source::Vegas(crate::vegas::VegasSource::new(
-                    p.alpha,
-                    p.beta,
-                    p.gamma,
-                    per,
-                    base,
-                    phi,
-                    p.initial_window as f64,
-                )),
+                Source::Vegas(
+                    crate::vegas::VegasSource::new(
+                        p.alpha,
+                        p.beta,
+                        p.gamma,
+                        per,
+                        base,
+                        phi,
+                        p.initial_window as f64,
+                    )
+                    .on_path_of(bottleneck),
+                ),
                 rem,
             )
         }
@@ -253,7 +257,12 @@ impl Network {
         }
         let mut flows = Vec::with_capacity(sc.flows.len());
         for (i, f) in sc.flows.iter().enumerate() {
-            let (src, ecn) = match source(f, packet) {
+            let bottleneck = f
+                .forward
+                .iter()
+                .map(|l| sc.links[l.0 as usize].rate.as_f64() / 8.0 / packet)
+                .fold(f64::INFINITY, f64::min);
+            let (src, ecn) = match source(f, packet, bottleneck) {
                 Ok(s) => s,
                 Err(why) => {
                     outside.push((format!("flow {}", f.id), why));
