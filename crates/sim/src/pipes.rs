@@ -172,6 +172,12 @@ impl Slab {
         &self.slots[i as usize].pkt
     }
 
+    /// The packet in slot `i`, to change in place.
+    #[inline(always)]
+    pub fn packet_mut(&mut self, i: u32) -> &mut Packet {
+        &mut self.slots[i as usize].pkt
+    }
+
     /// The packet in slot `i` and where its route begins (as given to [`alloc`](Self::alloc)).
     #[inline(always)]
     pub fn packet_and_route(&self, i: u32) -> (&Packet, u32) {

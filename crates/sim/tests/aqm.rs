@@ -286,3 +286,67 @@ params = { rate = "4Mbps" }
     assert!(cbr.lost_packets > 0, "tail drop spared the CBR flow");
     assert!(rtt_tail > 3.0 * rtt, "tail drop RTT {rtt_tail} vs {rtt}");
 }
+
+/// A `step-ecn` link departs at enqueue (one event per hop: its marks are decided on arrival,
+/// from the queue the packet finds). The same link made to serialise with two events (a rate
+/// event, even to its own rate, takes that path away) must mark, drop and deliver exactly
+/// alike. Delays and rates are chosen so that no two events fall on the same nanosecond: at a
+/// tie the two paths order a transmission's start and an arrival differently (the engine's
+/// stated tie rule), which is the only difference allowed.
+#[test]
+fn step_ecn_departing_at_enqueue_marks_as_the_two_event_link_does() {
+    let mut src = String::from(
+        r#"name = "step"
+duration = "3s"
+seed = 3
+[defaults]
+packet_size = "1500B"
+[[link]]
+between = ["r1", "r2"]
+rate = "997Mbps"
+delay = "101us"
+queue = { kind = "step-ecn", limit = "100pkt", threshold = "20pkt" }
+"#,
+    );
+    for (i, (up, down)) in [(13, 7), (29, 17), (47, 37)].iter().enumerate() {
+        src += &format!(
+            "[[link]]\nbetween = [\"s{i}\", \"r1\"]\nrate = \"10Gbps\"\ndelay = \"{up}us\"\n\
+             [[link]]\nbetween = [\"r2\", \"d{i}\"]\nrate = \"10Gbps\"\ndelay = \"{down}us\"\n"
+        );
+    }
+    src += r#"[[flow]]
+count = 3
+id = "dctcp{i}"
+kind = "dctcp"
+from = "s{i}"
+to = "d{i}"
+start_jitter = "10ms"
+[output]
+window = ["1s", "3s"]
+sample_interval = "10ms"
+"#;
+    let held = format!(
+        "{src}[[event]]\nat = \"0s\"\nset_rate = {{ link = \"r1->r2\", rate = \"997Mbps\" }}\n"
+    );
+    let run = |text: &str| {
+        let (sim, mut s) = acclab_sim::run(parse(text, "step").unwrap(), &mut |_| {});
+        let events = s.events;
+        (s.events, s.wall_time_s) = (0, 0.0);
+        let samples = format!("{:?}", sim.monitor().link_samples);
+        (serde_json::to_string(&s).unwrap(), samples, events)
+    };
+    let (eager, eager_samples, eager_events) = run(&src);
+    let (two_event, two_event_samples, two_event_events) = run(&held);
+    assert!(eager.contains("\"marks\":"), "{eager}");
+    let marks: u64 = serde_json::from_str::<serde_json::Value>(&eager).unwrap()["links"][0]
+        ["marks"]
+        .as_u64()
+        .unwrap();
+    assert!(marks > 10_000, "the threshold is crossed: {marks} marks");
+    assert_eq!(eager, two_event);
+    assert_eq!(eager_samples, two_event_samples);
+    assert!(
+        eager_events < two_event_events,
+        "{eager_events} vs {two_event_events} events"
+    );
+}

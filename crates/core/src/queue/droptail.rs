@@ -1,6 +1,7 @@
 //! DropTail: a FIFO that drops arrivals when its packet or byte limit is reached.
 
 use super::aqm::band_limits;
+use super::step_ecn;
 use super::{
     Aqm, AqmQueue, Backlog, DropReason, Dropped, Fifo, QueueDiscipline, QueueState, QueueStats,
     Verdict,
@@ -30,56 +31,82 @@ impl DropTail {
     }
 }
 
-/// A single-band tail-drop queue whose packets its driver holds: the admission and the
-/// counters, without the buffer. The simulator uses it on links where a packet's departure is
-/// fixed when it is enqueued, whose propagation pipe already holds every packet accepted (a
-/// copy here would be a second write per hop). It admits, drops and counts exactly as
-/// [`DropTail`] with the same limit; the driver reports each transmission's start with
-/// [`sent`](Self::sent), in the order the packets were admitted.
+/// A single-band tail-drop queue whose packets its driver holds, optionally marking at a step
+/// threshold: the admission and the counters, without the buffer. The simulator uses it on
+/// links where a packet's departure is fixed when it is enqueued, whose propagation pipe already
+/// holds every packet accepted (a copy here would be a second write per hop). It admits, drops,
+/// marks and counts exactly as [`DropTail`] with the same limit — or, given a threshold K, as a
+/// single-band `step-ecn` queue ([`super::step_ecn`]) with the same limit and K; the driver
+/// reports each transmission's start with [`sent`](Self::sent), in the order the packets were
+/// admitted.
 ///
-/// One cache line (64 bytes): the counters tail drop cannot derive (it never marks, and every
-/// packet it admitted is either queued or sent).
+/// Two cache lines: what every packet reads and writes (the backlog, the limit, K, the
+/// transmission counters) in the first, the drop and mark counters in the second.
 #[derive(Clone, Copy, Debug)]
+#[repr(C)]
 pub struct TailDropLedger {
     backlog: Backlog,
     limit: Limit,
+    /// K: ECN-capable packets arriving above it are marked (`Limit::Unlimited`: tail drop, which
+    /// never marks).
+    mark_above: Limit,
     dequeued_packets: u64,
     dequeued_bytes: u64,
     dropped_packets: u64,
     dropped_bytes: u64,
+    marked_packets: u64,
 }
 
 impl TailDropLedger {
+    /// Tail drop at `limit`.
     pub fn new(limit: Limit) -> TailDropLedger {
+        TailDropLedger::marking(limit, Limit::Unlimited)
+    }
+
+    /// Tail drop at `limit`, marking above `threshold` as `step-ecn` does.
+    pub fn marking(limit: Limit, threshold: Limit) -> TailDropLedger {
         TailDropLedger {
             backlog: Backlog::default(),
             limit,
+            mark_above: threshold,
             dequeued_packets: 0,
             dequeued_bytes: 0,
             dropped_packets: 0,
             dropped_bytes: 0,
+            marked_packets: 0,
         }
     }
 
     /// Offers `pkt`: queued (counted in the backlog) if the limit leaves room for it, else
-    /// dropped as an overflow.
+    /// dropped as an overflow. `Ok(true)`: it is to be marked (the caller marks its copy; the
+    /// mark is counted here).
     #[inline]
-    pub fn admit(&mut self, pkt: &Packet) -> Result<(), Dropped> {
+    pub fn admit(&mut self, pkt: &Packet) -> Result<bool, Dropped> {
         let size = u64::from(pkt.size);
+        let marked = step_ecn::marks(self.mark_above, self.backlog, pkt);
         if !self
             .limit
             .admits(self.backlog.packets, self.backlog.bytes, size)
         {
             self.dropped_packets += 1;
             self.dropped_bytes += size;
+            // As the queue it stands for: the policy marks before the room is checked, and
+            // the packet refused is the marked one (its mark is not counted: it reaches nobody).
+            let mut packet = *pkt;
+            if marked {
+                packet.ecn.mark();
+            }
             return Err(Dropped {
-                packet: *pkt,
+                packet,
                 reason: DropReason::Overflow,
             });
         }
         self.backlog.packets += 1;
         self.backlog.bytes += size;
-        Ok(())
+        if marked {
+            self.marked_packets += 1;
+        }
+        Ok(marked)
     }
 
     /// The oldest packet queued, of `size` bytes, starts its transmission.
@@ -107,7 +134,7 @@ impl QueueState for TailDropLedger {
             dequeued_bytes: self.dequeued_bytes,
             dropped_packets: self.dropped_packets,
             dropped_bytes: self.dropped_bytes,
-            marked_packets: 0, // tail drop never marks
+            marked_packets: self.marked_packets,
         }
     }
 }
@@ -201,29 +228,52 @@ mod tests {
         assert_eq!(q.stats().dequeued_bytes, 500);
     }
 
-    /// The ledger admits, drops and counts as the queue does, whatever the sizes and limits.
+    /// The ledger admits, drops, marks and counts as the queue it stands for does — tail drop,
+    /// or step ECN over tail drop — whatever the sizes, limits, thresholds and ECN codepoints.
     #[test]
     fn the_ledger_counts_as_the_queue_does() {
+        use crate::packet::Ecn;
+        use crate::queue::step_ecn::StepEcn;
+        use crate::queue::QueueDiscipline;
         for limit in [
             Limit::Packets(3),
             Limit::Bytes(2500),
             Limit::Packets(0),
             Limit::Unlimited,
         ] {
-            let mut q = DropTail::droptail(limit);
-            let mut ledger = TailDropLedger::new(limit);
-            let mut x = 3u64;
-            for step in 0..2_000u64 {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
-                if (x >> 33) % 5 < 3 {
-                    let p = pkt([40, 600, 1000, 1500][(x >> 40) as usize % 4]);
-                    let by_queue = q.enqueue(Time(step), &p).map(|_| ());
-                    assert_eq!(ledger.admit(&p), by_queue);
-                } else if let Some(d) = q.dequeue(Time(step), &mut Vec::new()) {
-                    ledger.sent(d.packet.size);
+            for threshold in [
+                None,
+                Some(Limit::Packets(1)),
+                Some(Limit::Bytes(1200)),
+                Some(Limit::Packets(0)),
+            ] {
+                let mut q: Box<dyn QueueDiscipline> = match threshold {
+                    None => Box::new(DropTail::droptail(limit)),
+                    Some(k) => Box::new(AqmQueue::new(StepEcn::new(k), limit)),
+                };
+                let mut ledger = match threshold {
+                    None => TailDropLedger::new(limit),
+                    Some(k) => TailDropLedger::marking(limit, k),
+                };
+                let mut x = 3u64;
+                for step in 0..2_000u64 {
+                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                    if (x >> 33) % 5 < 3 {
+                        let mut p = pkt([40, 600, 1000, 1500][(x >> 40) as usize % 4]);
+                        let mut ce = Ecn::ECT;
+                        ce.mark();
+                        p.ecn = [Ecn::NOT_ECT, Ecn::ECT, Ecn::ECT, ce][(x >> 44) as usize % 4];
+                        let by_queue = q.enqueue(Time(step), &p).map(|e| e.marked);
+                        assert_eq!(ledger.admit(&p), by_queue);
+                    } else if let Some(d) = q.dequeue(Time(step), &mut Vec::new()) {
+                        ledger.sent(d.packet.size);
+                    }
+                    assert_eq!(ledger.backlog(), q.backlog());
+                    assert_eq!(ledger.stats(), q.stats());
                 }
-                assert_eq!(ledger.backlog(), q.backlog());
-                assert_eq!(ledger.stats(), q.stats());
+                if threshold.is_some() && limit != Limit::Packets(0) {
+                    assert!(ledger.stats().marked_packets > 0, "the test marks");
+                }
             }
         }
     }

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::aqm::band_limits;
-use super::{Aqm, AqmQueue, Fifo, QueueDiscipline, Verdict};
+use super::{Aqm, AqmQueue, Backlog, Fifo, QueueDiscipline, Verdict};
 use crate::packet::Packet;
 use crate::params::{ParamError, QueueContext, QueueParams};
 use crate::units::{Limit, Rate, Time};
@@ -22,22 +22,26 @@ impl StepEcn {
     pub fn new(threshold: Limit) -> StepEcn {
         StepEcn { threshold }
     }
+}
 
-    /// Whether the queue `data` holds more than K.
-    fn above(&self, data: &Fifo) -> bool {
-        let b = data.backlog();
-        match self.threshold {
-            Limit::Packets(k) => b.packets > k,
-            Limit::Bytes(k) => b.bytes > k,
-            Limit::Unlimited => false,
-        }
-    }
+/// Whether a packet `pkt` arriving at a queue that holds `b` is marked at threshold K
+/// (`threshold`; `Limit::Unlimited` never marks): RFC 8257 §3.1, an ECN-capable packet not yet
+/// marked, arriving when the queue holds more than K. The one statement of the rule: the
+/// simulator's queues that depart at enqueue (`droptail::TailDropLedger`) apply it too.
+#[inline]
+pub fn marks(threshold: Limit, b: Backlog, pkt: &Packet) -> bool {
+    let above = match threshold {
+        Limit::Packets(k) => b.packets > k,
+        Limit::Bytes(k) => b.bytes > k,
+        Limit::Unlimited => false,
+    };
+    above && pkt.ecn.is_capable() && !pkt.ecn.is_marked()
 }
 
 impl Aqm for StepEcn {
     fn on_arrival(&mut self, _now: Time, pkt: &mut Packet, _fits: bool, data: &Fifo) -> Verdict {
         // RFC 8257 §3.1: mark on arrival above K.
-        if self.above(data) && pkt.ecn.is_capable() && !pkt.ecn.is_marked() {
+        if marks(self.threshold, data.backlog(), pkt) {
             pkt.ecn.mark();
             Verdict::Marked
         } else {

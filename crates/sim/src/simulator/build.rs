@@ -50,13 +50,14 @@ impl Simulator {
                         SharedPort::new(l.queue.build(&ctx())),
                         pool,
                     )),
-                    (QueueConfig::Droptail(_), None) if eager => None,
+                    (QueueConfig::Droptail(_) | QueueConfig::StepEcn(_), None) if eager => None,
                     (QueueConfig::Droptail(p), None) => Some(Discipline::TailDrop(p.queue())),
                     (q, None) => Some(Discipline::Other(q.build(&ctx()))),
                 };
-                let limit = match &l.queue {
-                    QueueConfig::Droptail(p) => p.limit,
-                    _ => Limit::Unlimited, // the ledger is not used
+                let ledger = match &l.queue {
+                    QueueConfig::Droptail(p) => TailDropLedger::new(p.limit),
+                    QueueConfig::StepEcn(p) => TailDropLedger::marking(p.limit, p.threshold),
+                    _ => TailDropLedger::new(Limit::Unlimited), // not used
                 };
                 Link {
                     rate: l.rate,
@@ -74,7 +75,7 @@ impl Simulator {
                             transmitting: None,
                         })
                     }),
-                    ledger: TailDropLedger::new(limit),
+                    ledger,
                     pipe: Pipe::default(),
                 }
             })

@@ -195,7 +195,7 @@ impl Simulator {
         }
         let Some(held) = &mut link.held else {
             match link.ledger.admit(self.slab.packet(i)) {
-                Ok(()) => {
+                Ok(marked) => {
                     let backlog = link.ledger.backlog();
                     // It starts when the packet ahead of it is done (that packet's arrival
                     // less the delay), or now if the link is idle.
@@ -203,12 +203,15 @@ impl Simulator {
                         .slab
                         .back_arrival(&link.pipe)
                         .map_or(now, |ahead| now.max(Time(ahead.0 - link.delay.0)));
+                    // Observers are told of the packet as it arrived, and of the mark.
+                    self.observers
+                        .on_enqueue(now, id, self.slab.packet(i), marked, backlog);
+                    if marked {
+                        self.slab.packet_mut(i).ecn.mark();
+                    }
                     if start == now {
-                        self.send_now(l, i, backlog);
+                        self.send_now(l, i);
                     } else {
-                        // Tail drop never marks.
-                        self.observers
-                            .on_enqueue(now, id, self.slab.packet(i), false, backlog);
                         self.send_later(l, i, start);
                     }
                 }
@@ -253,21 +256,18 @@ impl Simulator {
     }
 
     /// The packet in slot `i`, just admitted at link `l` that [departs at
-    /// enqueue](Link::departs_at_enqueue) (whose queue now holds `backlog`), finds the link
-    /// idle: its transmission starts now. It is reported queued and started (what
-    /// [`start_due`](Self::start_due) would report at once) and put in the pipe, started, with
-    /// its arrival time at the far end.
-    pub(super) fn send_now(&mut self, l: usize, i: u32, backlog: Backlog) {
+    /// enqueue](Link::departs_at_enqueue) (and reported queued), finds the link idle: its
+    /// transmission starts now. It is reported started (what [`start_due`](Self::start_due)
+    /// would report at once) and put in the pipe, started, with its arrival time at the far end.
+    pub(super) fn send_now(&mut self, l: usize, i: u32) {
         let now = self.now;
         let id = LinkId(l as u32);
         let pkt = self.slab.packet(i);
-        // Tail drop never marks.
-        self.observers.on_enqueue(now, id, pkt, false, backlog);
         let (backlog, done) = self.links[l].start_sending(pkt.size, now);
         self.packet_hops += 1;
         let tx = Transmit {
             sojourn: Duration::ZERO,
-            marked: false,
+            marked: false, // marks are made on arrival
             done,
         };
         if let Some(t) = &mut self.telemetry {
@@ -311,7 +311,7 @@ impl Simulator {
             self.packet_hops += 1;
             let tx = Transmit {
                 sojourn: start - queued_at,
-                marked: false, // tail drop never marks
+                marked: false, // marks are made on arrival
                 done,
             };
             if let Some(t) = &mut self.telemetry {

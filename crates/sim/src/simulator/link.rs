@@ -13,8 +13,9 @@ use crate::pipes::Pipe;
 use acclab_scenario::{EventAction, Scenario};
 
 /// One unidirectional link. Laid out for the cache (at 1000 flows a hop rarely finds its link
-/// in it): 128 bytes, two lines — the fields every hop reads in the first, tail drop's ledger
-/// in the second. A link that does not [depart at enqueue](Link::departs_at_enqueue) keeps its
+/// in it): 192 bytes, three lines — the fields every hop reads in the first, the ledger's
+/// admission and transmission counters in the second, its drop and mark counters (touched by
+/// drops and marks alone) in the third. A link that does not [depart at enqueue](Link::departs_at_enqueue) keeps its
 /// discipline and the packet it serialises in a box of their own ([`Held`]), so that the links
 /// of the common case stay small.
 #[repr(C, align(64))]
@@ -38,8 +39,8 @@ pub(super) struct Link {
     /// The discipline holding the link's packets; `None` on a link that departs at enqueue,
     /// whose packets are in its pipe and whose queue is `ledger`.
     pub(super) held: Option<Box<Held>>,
-    /// Tail drop's admission and counters, on a link that departs at enqueue (unused on the
-    /// others).
+    /// Tail drop's (or step marking's) admission and counters, on a link that departs at
+    /// enqueue (unused on the others).
     pub(super) ledger: TailDropLedger,
 }
 
@@ -77,10 +78,12 @@ impl Link {
 
     /// Whether a packet's departure is computed when it is enqueued, so that a hop costs one
     /// event (its arrival at the far end) instead of two: the link is a single-band tail-drop
-    /// FIFO of its own, not sharing a switch's buffer (the order packets leave in is the order they came in, and none leaves but by
-    /// transmission) whose rate and delay no scenario event changes (a packet's departure is
-    /// then fixed once the packets ahead of it are: it starts when the one ahead is done, or
-    /// when it arrives if the link is idle).
+    /// FIFO of its own, or one marking at a step threshold on arrival (`step-ecn`: whether it
+    /// marks is known from the queue it finds), not sharing a switch's buffer (the order
+    /// packets leave in is the order they came in, and none leaves but by transmission), whose
+    /// rate and delay no scenario event changes (a packet's departure is then fixed once the
+    /// packets ahead of it are: it starts when the one ahead is done, or when it arrives if the
+    /// link is idle).
     /// `pooled`: the link's queue draws on its switch's shared buffer.
     pub(super) fn departs_at_enqueue(
         l: &acclab_scenario::LinkDef,
@@ -88,7 +91,12 @@ impl Link {
         scenario: &Scenario,
         pooled: bool,
     ) -> bool {
-        let fifo = matches!(&l.queue, QueueConfig::Droptail(p) if !p.priority) && !pooled;
+        let fifo = match &l.queue {
+            QueueConfig::Droptail(p) => !p.priority,
+            // Marks on arrival, from the queue it finds (RFC 8257 §3.1): known at enqueue.
+            QueueConfig::StepEcn(p) => !p.priority,
+            _ => false,
+        } && !pooled;
         let fixed = !scenario.events.iter().any(|e| match e.action {
             EventAction::SetDelay { link, .. } | EventAction::SetRate { link, .. } => {
                 link.0 as usize == i
@@ -223,10 +231,12 @@ mod tests {
     /// The layout the hot path is tuned for (see [`Link`]): a field added to a link costs a
     /// cache line per hop at 1000 flows.
     #[test]
-    fn a_link_is_two_cache_lines_with_its_hot_fields_in_the_first() {
-        assert_eq!(std::mem::size_of::<Link>(), 128);
+    fn a_link_is_three_cache_lines_with_its_hot_fields_in_the_first_two() {
+        assert_eq!(std::mem::size_of::<Link>(), 192);
         assert_eq!(std::mem::align_of::<Link>(), 64);
         assert_eq!(std::mem::offset_of!(Link, ledger), 64);
-        assert_eq!(std::mem::size_of::<TailDropLedger>(), 64);
+        // The ledger's first line is what every packet reads and writes; drops and marks
+        // are counted in the next.
+        assert_eq!(std::mem::size_of::<TailDropLedger>(), 88);
     }
 }

@@ -6,7 +6,8 @@
 //!   one pending `TxDone` (its head packet's serialisation) and one pending `Arrive` (the first
 //!   packet in its pipe), however many packets it holds, so the heap stays small.
 //! - On a single-band tail-drop link whose rate and delay stay (nearly every link of most
-//!   scenarios; [`Link::departs_at_enqueue`]) a packet's departure is fixed when it is
+//!   scenarios; a step-marking `step-ecn` link too, every fabric link of a DCTCP study;
+//!   [`Link::departs_at_enqueue`]) a packet's departure is fixed when it is
 //!   enqueued — it starts when the packet ahead is done, or at once — so it goes into the pipe
 //!   then, with its arrival time at the far end, and the link needs no `TxDone`: one event per
 //!   hop instead of two. Its queue is brought up to date (packets whose transmission has
