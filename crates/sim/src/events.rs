@@ -7,14 +7,22 @@
 //!
 //! Three parts (a timing wheel after Varghese and Lauck, SOSP 1987, with exact order within a
 //! slot):
-//! - **the current slot**: every event due before the end of the current 4,096 ns slot, in a
-//!   binary heap of its own (`Heap`), which gives the exact order; it holds few events;
-//! - **the ring**: every event of the next 4,095 slots (16.8 ms: nearly every arrival and
-//!   timer), filed without a comparison in its slot's list; the lists are threaded through
+//! - **the current slot**: every event due before the end of the current slot (4,096 ns, or
+//!   narrower where events are dense: see below), in a binary heap of its own (`Heap`), which
+//!   gives the exact order; it holds few events;
+//! - **the ring**: every event of the next 4,095 slots (16.8 ms of 4 µs slots: nearly every
+//!   arrival and timer), filed without a comparison in its slot's list; the lists are threaded through
 //!   one pool of nodes whose freed nodes are reused first, and a two-level bitmap finds the
 //!   next occupied slot. When the current slot is empty the cursor moves there and the slot's
 //!   events go to the heap;
 //! - **far**: later events, in a heap, moved into the ring as the cursor comes within reach.
+//!
+//! The slot's width adapts to how dense the events are: a fabric at 10 Gb/s (a hundred links
+//! and more, each an event per 1.2 µs) put ~1,800 events in each 4 µs slot, and the current
+//! slot's heap, 11 levels deep, was a quarter of the run. Every 4,096 refills the mean number of
+//! events a slot brought is looked at (or sooner, after 65,536 events): above 48 the slot narrows four times (down to 16 ns),
+//! below 3 it widens four times (up to 4,096 ns), and the pending events are filed again (a
+//! rare O(pending) step). Which width is used changes nothing but speed.
 //!
 //! So an event is written once before the heap takes it. With a single binary heap, pop and
 //! schedule were 37% of a 1000-flow run: ~1,700 pending events, 11 levels, a mispredicted
@@ -151,11 +159,23 @@ impl Heap {
     }
 }
 
-/// The current slot's width, 2^SLOT_BITS ns. 4,096 ns rather than 1,024: at 1,000 flows on
-/// 1 Gb/s (under one event per microsecond) nearly every 1 µs slot was a refill for a single
-/// event; 4 µs slots took 0.965x the time there and 0.94x at 1,000 flows on 10 Gb/s, 1.01x at
-/// 10,000 (paired bench-case runs); 16 µs slots made the heap deeper at 10,000 flows (1.11x).
-const SLOT_BITS: u32 = 12;
+/// The widest slot, and the first: 2^MAX_SLOT_BITS ns. 4,096 ns rather than 1,024: at 1,000
+/// flows on 1 Gb/s (under one event per microsecond) nearly every 1 µs slot was a refill for a
+/// single event; 4 µs slots took 0.965x the time there and 0.94x at 1,000 flows on 10 Gb/s,
+/// 1.01x at 10,000 (paired bench-case runs); 16 µs slots made the heap deeper at 10,000 flows
+/// (1.11x).
+const MAX_SLOT_BITS: u32 = 12;
+/// The narrowest slot, 16 ns (a 1500-byte packet takes 1.2 µs at 10 Gb/s, 120 ns at 100 Gb/s).
+const MIN_SLOT_BITS: u32 = 4;
+/// The slot's width changes by this many bits (four times) at a time.
+const SLOT_STEP: u32 = 2;
+/// The events per slot are looked at after this many refills, or sooner once they brought
+/// `LOOK_EVENTS` events; the slot narrows above `DENSE` events per refill on average, and widens
+/// below `SPARSE` (four times apart and more, so that a change is not undone by the next look).
+const LOOK_EVERY: u32 = 4096;
+const LOOK_EVENTS: u64 = 1 << 16;
+const DENSE: u64 = 48;
+const SPARSE: u64 = 3;
 /// Slots in the ring: it spans 2^RING_BITS slots (16.8 ms of 4 µs slots), more than the
 /// propagation and queueing delays of nearly every event; later events wait in `far`.
 const RING_BITS: u32 = 12;
@@ -187,10 +207,10 @@ struct Node {
 }
 
 impl Node {
-    /// This node's entry, its slot being `slot`.
+    /// This node's entry, its slot being `slot` of width 2^`slot_bits` ns.
     #[inline(always)]
-    fn entry(&self, slot: u64) -> Entry {
-        let time = Time((slot << SLOT_BITS) | u64::from(self.offset));
+    fn entry(&self, slot: u64, slot_bits: u32) -> Entry {
+        let time = Time((slot << slot_bits) | u64::from(self.offset));
         Entry::new(time, self.seq, self.event)
     }
 }
@@ -205,11 +225,16 @@ const _: () = assert!(
 
 /// Pending events.
 pub struct EventQueue {
-    /// Events due before `cursor + 2^SLOT_BITS` (or before `cursor`: live mode schedules at
+    /// Events due before `cursor + 2^slot_bits` (or before `cursor`: live mode schedules at
     /// the clock after the cursor has looked ahead); every event while the wheel is not in use.
     current: Heap,
-    /// The start of the current slot, in slots (time >> SLOT_BITS), or `NO_WHEEL`.
+    /// The start of the current slot, in slots (time >> slot_bits), or `NO_WHEEL`.
     cursor: u64,
+    /// A slot is 2^slot_bits ns.
+    slot_bits: u32,
+    /// Refills since the slot's width was last looked at, and the events they brought.
+    refills: u32,
+    refilled_events: u64,
     /// Ring slot `s % RING` lists the events of slot `s`, for `cursor < s < cursor + RING`:
     /// `heads[s % RING]` is the first node in `nodes`, in no particular order (a slot's
     /// events are ordered by the heap when the cursor reaches it).
@@ -235,6 +260,9 @@ impl Default for EventQueue {
         EventQueue {
             current: Heap::default(),
             cursor: NO_WHEEL,
+            slot_bits: MAX_SLOT_BITS,
+            refills: 0,
+            refilled_events: 0,
             heads: vec![NIL; RING as usize],
             occupied: [0; WORDS],
             words: 0,
@@ -248,13 +276,13 @@ impl Default for EventQueue {
     }
 }
 
-/// The slot of an entry with key `key`.
-#[inline(always)]
-fn slot_of(key: u128) -> u64 {
-    (key >> (64 + SLOT_BITS)) as u64
-}
-
 impl EventQueue {
+    /// The slot of an entry with key `key`.
+    #[inline(always)]
+    fn slot_of(&self, key: u128) -> u64 {
+        (key >> (64 + self.slot_bits)) as u64
+    }
+
     pub fn schedule(&mut self, time: Time, event: Event) {
         let seq = self.next_seq;
         self.next_seq += 1;
@@ -276,7 +304,7 @@ impl EventQueue {
         let Some(first) = self.current.first() else {
             return;
         };
-        self.cursor = first.time().0 >> SLOT_BITS;
+        self.cursor = first.time().0 >> self.slot_bits;
         let entries = std::mem::take(&mut self.current.heap);
         for e in entries {
             self.file(e);
@@ -293,7 +321,7 @@ impl EventQueue {
             let mut n = std::mem::replace(&mut self.heads[i], NIL);
             while n != NIL {
                 let node = self.nodes[n as usize];
-                self.current.push(node.entry(slot));
+                self.current.push(node.entry(slot, self.slot_bits));
                 n = node.next;
             }
         }
@@ -308,14 +336,14 @@ impl EventQueue {
     /// Puts `e` in the current slot's heap, its ring slot or `far`, relative to `cursor`.
     #[inline(always)]
     fn file(&mut self, e: Entry) {
-        let slot = slot_of(e.key);
+        let slot = self.slot_of(e.key);
         if slot <= self.cursor {
             self.current.push(e);
         } else if slot - self.cursor < RING {
             let i = (slot % RING) as usize;
             let node = Node {
                 seq: e.seq(),
-                offset: (e.time().0 & ((1 << SLOT_BITS) - 1)) as u32,
+                offset: (e.time().0 & ((1 << self.slot_bits) - 1)) as u32,
                 next: self.heads[i],
                 event: e.event,
             };
@@ -368,7 +396,7 @@ impl EventQueue {
                 Some(d) => d,
                 // Only far events: the cursor jumps to the earliest's slot.
                 None => match self.far.first() {
-                    Some(f) => slot_of(f.key) - self.cursor,
+                    Some(f) => self.slot_of(f.key) - self.cursor,
                     None => return false,
                 },
             };
@@ -380,24 +408,49 @@ impl EventQueue {
             if self.occupied[i / 64] == 0 {
                 self.words &= !(1 << (i / 64));
             }
+            let mut brought = 0;
             while n != NIL {
                 let node = &mut self.nodes[n as usize];
-                self.current.push(node.entry(self.cursor));
+                self.current.push(node.entry(self.cursor, self.slot_bits));
                 let next = std::mem::replace(&mut node.next, self.free);
                 self.free = n;
                 n = next;
+                brought += 1;
             }
             // Far events that the ring now spans move into it (or the current slot).
             while let Some(f) = self.far.first() {
-                if slot_of(f.key) - self.cursor >= RING {
+                if self.slot_of(f.key) - self.cursor >= RING {
                     break;
                 }
                 let e = *f;
                 self.far.remove_first();
                 self.file(e);
             }
+            self.refills += 1;
+            self.refilled_events += brought;
+            if self.refills == LOOK_EVERY || self.refilled_events >= LOOK_EVENTS {
+                self.look_at_the_slots_width();
+            }
         }
         true
+    }
+
+    /// Narrows the slots where they bring many events each, widens them where few (see the
+    /// module's header), filing the pending events again for the new width.
+    #[cold]
+    fn look_at_the_slots_width(&mut self) {
+        let per_refill = self.refilled_events / u64::from(self.refills);
+        (self.refills, self.refilled_events) = (0, 0);
+        let bits = if per_refill > DENSE && self.slot_bits > MIN_SLOT_BITS {
+            self.slot_bits - SLOT_STEP
+        } else if per_refill < SPARSE && self.slot_bits < MAX_SLOT_BITS {
+            self.slot_bits + SLOT_STEP
+        } else {
+            return;
+        };
+        self.stop_wheel();
+        self.slot_bits = bits;
+        self.start_wheel();
     }
 
     /// The earliest event, if it is due no later than `limit`.
@@ -448,7 +501,11 @@ impl EventQueue {
                 let mut n = self.heads[((self.cursor + d) % RING) as usize];
                 let mut first = u128::MAX;
                 while n != NIL {
-                    first = first.min(self.nodes[n as usize].entry(self.cursor + d).key);
+                    first = first.min(
+                        self.nodes[n as usize]
+                            .entry(self.cursor + d, self.slot_bits)
+                            .key,
+                    );
                     n = self.nodes[n as usize].next;
                 }
                 Some(Time((first >> 64) as u64))
@@ -581,7 +638,7 @@ mod tests {
     fn order_holds_across_the_rings_reach() {
         let mut q = EventQueue::default();
         let mut model = std::collections::BTreeSet::new();
-        let slot = 1u64 << SLOT_BITS;
+        let slot = 1u64 << MAX_SLOT_BITS;
         let mut seq = 0u64;
         let mut add = |q: &mut EventQueue, t: u64| {
             q.schedule(Time(t), Event::Scheduled(seq as u32));
@@ -673,5 +730,41 @@ mod tests {
             }
         }
         assert_eq!((started, stopped), (3, 3));
+    }
+
+    /// Dense events (a fabric's: ~200 per 4 µs slot) narrow the slots, sparse ones (one per
+    /// 40 µs) widen them again, and the order holds throughout, against a sorted model.
+    #[test]
+    fn the_slots_narrow_where_events_are_dense_and_widen_where_sparse() {
+        let mut q = EventQueue::default();
+        let mut model = std::collections::BTreeSet::new();
+        let (mut x, mut seq) = (7u64, 0u64);
+        let mut widths = vec![q.slot_bits];
+        // Each pop schedules one event a random time ahead, keeping ~2,000 pending.
+        let mut run = |q: &mut EventQueue, mean_gap: u64, pops: usize| {
+            let mut now = 0;
+            for _ in 0..pops {
+                while q.len() < 2_000 {
+                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                    let t = now + (x >> 33) % (4_000 * mean_gap);
+                    q.schedule(Time(t), Event::Scheduled(seq as u32));
+                    model.insert((t, seq));
+                    seq += 1;
+                }
+                let (t, s) = model.pop_first().unwrap();
+                assert_eq!(
+                    q.pop_until(Time::MAX),
+                    Some((Time(t), Event::Scheduled(s as u32)))
+                );
+                now = t;
+                if widths.last() != Some(&q.slot_bits) {
+                    widths.push(q.slot_bits);
+                }
+            }
+        };
+        run(&mut q, 10, 200_000);
+        assert!(q.slot_bits < MAX_SLOT_BITS, "narrowed: {widths:?}");
+        run(&mut q, 40_000, 200_000);
+        assert_eq!(q.slot_bits, MAX_SLOT_BITS, "widened again: {widths:?}");
     }
 }
