@@ -11,8 +11,8 @@
 //!   of 003 Algorithm 1 on a path without a priority band, its largest window every base RTT
 //!   (it never sees its accumulation, and its window opens without bound: `check` warns).
 //!   What a link cannot carry is dropped on arrival, an event each. Every packet carried costs
-//!   at most two events per hop (arrival and end of transmission; one on a tail-drop link,
-//!   whose departures are fixed at enqueue), and its ACK about as many on the way back. The
+//!   at most two events per hop (arrival and end of transmission; one on a tail-drop or
+//!   step-ECN link, whose departures are fixed at enqueue), and its ACK about as many on the way back. The
 //!   wall-time estimate divides the events by the events per second of the two-event engine,
 //!   so it stays an upper bound on tail-drop links too.
 //! - Each flow costs some events whatever it sends (start, timers, setup); a web flow's users

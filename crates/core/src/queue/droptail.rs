@@ -83,7 +83,9 @@ impl TailDropLedger {
     #[inline]
     pub fn admit(&mut self, pkt: &Packet) -> Result<bool, Dropped> {
         let size = u64::from(pkt.size);
-        let marked = step_ecn::marks(self.mark_above, self.backlog, pkt);
+        // Tail drop (no threshold) asks nothing more of the packet.
+        let marked = self.mark_above != Limit::Unlimited
+            && step_ecn::marks(self.mark_above, self.backlog, pkt);
         if !self
             .limit
             .admits(self.backlog.packets, self.backlog.bytes, size)

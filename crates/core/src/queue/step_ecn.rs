@@ -28,7 +28,7 @@ impl StepEcn {
 /// (`threshold`; `Limit::Unlimited` never marks): RFC 8257 §3.1, an ECN-capable packet not yet
 /// marked, arriving when the queue holds more than K. The one statement of the rule: the
 /// simulator's queues that depart at enqueue (`droptail::TailDropLedger`) apply it too.
-#[inline]
+#[inline(always)]
 pub fn marks(threshold: Limit, b: Backlog, pkt: &Packet) -> bool {
     let above = match threshold {
         Limit::Packets(k) => b.packets > k,

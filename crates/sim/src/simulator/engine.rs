@@ -203,15 +203,15 @@ impl Simulator {
                         .slab
                         .back_arrival(&link.pipe)
                         .map_or(now, |ahead| now.max(Time(ahead.0 - link.delay.0)));
-                    // Observers are told of the packet as it arrived, and of the mark.
-                    self.observers
-                        .on_enqueue(now, id, self.slab.packet(i), marked, backlog);
-                    if marked {
-                        self.slab.packet_mut(i).ecn.mark();
-                    }
                     if start == now {
-                        self.send_now(l, i);
+                        self.send_now(l, i, backlog, marked);
                     } else {
+                        // Observers are told of the packet as it arrived, and of the mark.
+                        self.observers
+                            .on_enqueue(now, id, self.slab.packet(i), marked, backlog);
+                        if marked {
+                            self.slab.packet_mut(i).ecn.mark();
+                        }
                         self.send_later(l, i, start);
                     }
                 }
@@ -256,12 +256,19 @@ impl Simulator {
     }
 
     /// The packet in slot `i`, just admitted at link `l` that [departs at
-    /// enqueue](Link::departs_at_enqueue) (and reported queued), finds the link idle: its
-    /// transmission starts now. It is reported started (what [`start_due`](Self::start_due)
-    /// would report at once) and put in the pipe, started, with its arrival time at the far end.
-    pub(super) fn send_now(&mut self, l: usize, i: u32) {
+    /// enqueue](Link::departs_at_enqueue) (whose queue now holds `backlog`; `marked`: it is to
+    /// be marked), finds the link idle: its transmission starts now. It is reported queued and
+    /// started (what [`start_due`](Self::start_due) would report at once) and put in the pipe,
+    /// started, with its arrival time at the far end.
+    pub(super) fn send_now(&mut self, l: usize, i: u32, backlog: Backlog, marked: bool) {
         let now = self.now;
         let id = LinkId(l as u32);
+        // Observers are told of the packet as it arrived, and of the mark.
+        self.observers
+            .on_enqueue(now, id, self.slab.packet(i), marked, backlog);
+        if marked {
+            self.slab.packet_mut(i).ecn.mark();
+        }
         let pkt = self.slab.packet(i);
         let (backlog, done) = self.links[l].start_sending(pkt.size, now);
         self.packet_hops += 1;
