@@ -24,7 +24,9 @@
 //!   unlimited buffer counts one second of its link's rate) and every link's pipe full
 //!   (rate × delay), at the simulator's 64 bytes per packet, plus the per-flow, per-link and
 //!   per-web-user state.
-//! - Output: one flows.csv row per flow and one links.csv row per link every sample interval.
+//! - Output: one flows.csv row per flow and one links.csv row per link every sample interval;
+//!   a finite transfer's rows span its life only (taken as ten times its unloaded completion
+//!   time).
 
 use acclab_core::config::SchemeConfig;
 use acclab_core::{Limit, Packet};
@@ -214,7 +216,16 @@ pub fn estimate(sc: &Scenario) -> Cost {
         .sum::<f64>();
     // The monitor's sampling, the scenario's events and the run's end are events too.
     events += samples + sc.events.len() as f64 + 2.0;
-    let rows = (sc.flows.len() + sc.links.len()) as f64 * samples;
+    // A finite transfer has rows over its life only: taken as ten times its unloaded
+    // completion time (a slowdown of 10, above a fabric's median), and the two samples around it.
+    let interval = sc.output.sample_interval.as_secs_f64();
+    let flow_rows: f64 = (0..sc.flows.len())
+        .map(|i| match sc.ideal_fct(i) {
+            Some(ideal) => samples.min(2.0 + 10.0 * ideal.as_secs_f64() / interval),
+            None => samples,
+        })
+        .sum();
+    let rows = flow_rows + sc.links.len() as f64 * samples;
     Cost {
         events,
         wall_s: events / EVENTS_PER_SECOND + extra_wall_s,

@@ -147,6 +147,8 @@ pub struct Monitor {
     lost_data: Vec<u64>,
     /// The one-way delays of each flow's data packets delivered in the window.
     delays: Vec<DelayRecorder>,
+    /// The flows that carry a finite transfer: their flows.csv rows span their lives.
+    finite: Vec<bool>,
     scratch: Vec<(String, f64)>,
     /// Where samples stream to, if anywhere.
     sink: Option<Box<dyn SampleSink>>,
@@ -205,6 +207,11 @@ impl Monitor {
             random_losses: vec![0; nl],
             lost_data: vec![0; nf],
             delays: vec![DelayRecorder::default(); nf],
+            finite: scenario
+                .flows
+                .iter()
+                .map(|f| f.scheme.size().is_some())
+                .collect(),
             scratch,
             sink: None,
             keep: true,
@@ -313,6 +320,14 @@ impl Monitor {
             let prev = std::mem::replace(&mut self.prev_flows[i], snap);
             let (start, stop) = net.flow_times(i);
             let active = now > start && stop.is_none_or(|s| now <= s);
+            // A finite transfer has rows from the first sample after it starts to the first
+            // after it completes, none before or after: a workload of a million short flows
+            // would otherwise write a row for each of them at every sample (2 GB at k = 16).
+            if self.finite[i]
+                && (now <= start || tx.completed_at.is_some_and(|c| c <= self.last_sample))
+            {
+                continue;
+            }
             if in_window && active {
                 if let Some(c) = tx.cwnd_bytes {
                     self.mean_cwnd[i].add(c as f64);
