@@ -763,10 +763,56 @@ window = ["2s", "4s"]
 /// window over the first 20 s is within 25% (measured 8% and 9%).
 #[test]
 fn vegas_follows_the_packet_runs_transient_on_two_bottlenecks() {
-    let text = r#"name = "vegas-transient"
+    let gaps = window_gaps(&two_bottlenecks(
+        r#"{ kind = "droptail", limit = "inf" }"#,
+        "vegas",
+    ));
+    for (f, g) in gaps.iter().enumerate() {
+        eprintln!("flow {f}: mean window gap {g:.3}");
+        assert!(*g <= 0.25, "flow {f}: mean window gap {g}");
+    }
+}
+
+/// Each flow's mean |model − packet| / packet window over the run's samples (samples where the
+/// packet window is zero left out).
+fn window_gaps(text: &str) -> Vec<f64> {
+    let sc = acclab_scenario::parse(text, "transient.toml").unwrap();
+    let (_, model) = trajectory(&sc, None);
+    let mut sim = acclab_sim::Simulator::new(sc.clone());
+    sim.run(&mut |_| {});
+    (0..sc.flows.len() as u32)
+        .map(|f| {
+            let packet = sim
+                .monitor()
+                .flow_samples
+                .iter()
+                .filter(|s| s.flow == f)
+                .map(|s| s.cwnd_bytes.unwrap_or(0) as f64);
+            let fluid = model
+                .flows
+                .iter()
+                .filter(|s| s.flow == f)
+                .map(|s| s.cwnd_bytes.unwrap_or(0.0));
+            let gaps: Vec<f64> = packet
+                .zip(fluid)
+                .filter(|(p, _)| *p > 0.0)
+                .map(|(p, m)| (m - p).abs() / p)
+                .collect();
+            assert!(gaps.len() > 100, "{} samples", gaps.len());
+            gaps.iter().sum::<f64>() / gaps.len() as f64
+        })
+        .collect()
+}
+
+/// The two-bottleneck line of the transient checks (r1 → r2 → r3, 100 Mb/s and 20 ms each, 1 Gb/s
+/// access links), every link's queue `queue`, one `kind` flow over both links and one over the
+/// second, 20 s from a cold start.
+fn two_bottlenecks(queue: &str, kind: &str) -> String {
+    format!(
+        r#"name = "transient"
 duration = "20s"
 [defaults]
-queue = { kind = "droptail", limit = "inf" }
+queue = {queue}
 [[link]]
 between = ["r1", "r2"]
 rate = "100Mbps"
@@ -789,44 +835,29 @@ rate = "1Gbps"
 delay = "1ms"
 [[flow]]
 id = "long"
-kind = "vegas"
+kind = "{kind}"
 from = "s"
 to = "d"
 [[flow]]
 id = "short"
-kind = "vegas"
+kind = "{kind}"
 from = "x"
 to = "d"
-"#;
-    let sc = acclab_scenario::parse(text, "transient.toml").unwrap();
-    let (_, model) = trajectory(&sc, None);
-    let mut sim = acclab_sim::Simulator::new(sc.clone());
-    sim.run(&mut |_| {});
-    for f in 0..2u32 {
-        let packet: Vec<(f64, f64)> = sim
-            .monitor()
-            .flow_samples
-            .iter()
-            .filter(|s| s.flow == f)
-            .filter_map(|s| Some((s.t_s, s.cwnd_bytes? as f64)))
-            .collect();
-        let fluid: Vec<(f64, f64)> = model
-            .flows
-            .iter()
-            .filter(|s| s.flow == f)
-            .filter_map(|s| Some((s.t_s, s.cwnd_bytes?)))
-            .collect();
-        assert_eq!(packet.len(), fluid.len());
-        let gaps: Vec<f64> = packet
-            .iter()
-            .zip(&fluid)
-            .map(|(p, m)| {
-                assert!((p.0 - m.0).abs() < 1e-9);
-                (m.1 - p.1).abs() / p.1
-            })
-            .collect();
-        let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
-        eprintln!("{}: mean window gap {mean:.3}", sc.flows[f as usize].id);
-        assert!(mean <= 0.25, "{}: mean gap {mean}", sc.flows[f as usize].id);
+"#
+    )
+}
+
+/// Issue 55 §7, the other laws: Vegas+REM over REM queues follows the packet run's transient on
+/// the two-bottleneck line as Vegas does (mean window gap within 25%; measured 8.8% and 11.9%).
+/// Reno's law does not (see the README's model-tier section: over 400-packet tail drop, 246% and
+/// 816%; over RED 74% and 157%; over AVQ 462% and 421%) — not held here to a bound it misses.
+#[test]
+fn vegas_rem_follows_the_packet_runs_transient_on_two_bottlenecks() {
+    let gaps = window_gaps(&two_bottlenecks(
+        r#"{ kind = "rem", limit = "inf" }"#,
+        "vegas-rem",
+    ));
+    for (f, g) in gaps.iter().enumerate() {
+        assert!(*g <= 0.25, "flow {f}: mean window gap {g}");
     }
 }
