@@ -206,12 +206,7 @@ impl Simulator {
                     if start == now {
                         self.send_now(l, i, backlog, marked);
                     } else {
-                        // Observers are told of the packet as it arrived, and of the mark.
-                        self.observers
-                            .on_enqueue(now, id, self.slab.packet(i), marked, backlog);
-                        if marked {
-                            self.slab.packet_mut(i).ecn.mark();
-                        }
+                        self.admitted(l, i, backlog, marked);
                         self.send_later(l, i, start);
                     }
                 }
@@ -255,6 +250,23 @@ impl Simulator {
         }
     }
 
+    /// The packet in slot `i` was admitted at link `l` that [departs at
+    /// enqueue](Link::departs_at_enqueue), whose queue now holds `backlog`: observers are told
+    /// of it as it arrived, and of its mark (`marked`), which it then carries.
+    #[inline(always)]
+    fn admitted(&mut self, l: usize, i: u32, backlog: Backlog, marked: bool) {
+        self.observers.on_enqueue(
+            self.now,
+            LinkId(l as u32),
+            self.slab.packet(i),
+            marked,
+            backlog,
+        );
+        if marked {
+            self.slab.packet_mut(i).ecn.mark();
+        }
+    }
+
     /// The packet in slot `i`, just admitted at link `l` that [departs at
     /// enqueue](Link::departs_at_enqueue) (whose queue now holds `backlog`; `marked`: it is to
     /// be marked), finds the link idle: its transmission starts now. It is reported queued and
@@ -263,12 +275,7 @@ impl Simulator {
     pub(super) fn send_now(&mut self, l: usize, i: u32, backlog: Backlog, marked: bool) {
         let now = self.now;
         let id = LinkId(l as u32);
-        // Observers are told of the packet as it arrived, and of the mark.
-        self.observers
-            .on_enqueue(now, id, self.slab.packet(i), marked, backlog);
-        if marked {
-            self.slab.packet_mut(i).ecn.mark();
-        }
+        self.admitted(l, i, backlog, marked);
         let pkt = self.slab.packet(i);
         let (backlog, done) = self.links[l].start_sending(pkt.size, now);
         self.packet_hops += 1;
