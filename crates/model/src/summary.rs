@@ -39,6 +39,8 @@ pub fn summary(m: &Model, wall_time_s: f64) -> Summary {
                 src: sc.nodes[def.src.0 as usize].clone(),
                 dst: sc.nodes[def.dst.0 as usize].clone(),
                 throughput_bps: throughput,
+                // A fluid is delivered as it arrives: no holes, no duplicates.
+                received_bps: throughput,
                 sent_bytes: (t.sent * packet).round() as u64,
                 delivered_bytes: (t.delivered * packet).round() as u64,
                 lost_packets: t.lost.round() as u64,

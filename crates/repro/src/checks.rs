@@ -163,6 +163,7 @@ mod tests {
             src: "s".into(),
             dst: "d".into(),
             throughput_bps: bps,
+            received_bps: bps,
             sent_bytes: 0,
             delivered_bytes: 0,
             lost_packets: 0,

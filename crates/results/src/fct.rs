@@ -224,6 +224,7 @@ pub fn charts(name: &str, records: &[FctRecord]) -> Option<Vec<(&'static str, Ch
         ],
         log_x: true,
         log_y: true,
+        ..Chart::default()
     };
     let mut fct: Vec<f64> = done.iter().map(|d| d.2 * 1e3).collect();
     fct.sort_by(f64::total_cmp);
@@ -240,6 +241,7 @@ pub fn charts(name: &str, records: &[FctRecord]) -> Option<Vec<(&'static str, Ch
         series: vec![Series::new("all flows", cdf)],
         log_x: true,
         log_y: false,
+        ..Chart::default()
     };
     Some(vec![("slowdown", slowdown), ("fct-cdf", cdf)])
 }

@@ -10,6 +10,7 @@ use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use crate::samples::FLOW_COLUMNS;
 use acclab_scenario::Scenario;
 
 /// At most this many data lines per plot, so that the legend stays readable.
@@ -120,6 +121,9 @@ pub struct Chart {
     pub series: Vec<Series>,
     pub log_x: bool,
     pub log_y: bool,
+    /// A line written in the plot's top left corner (below the off-scale note, if any): what
+    /// a reader must know to read the data right.
+    pub note: Option<String>,
 }
 
 pub(crate) fn register_font() {
@@ -460,17 +464,19 @@ where
             .map_err(e)?;
         }
     }
-    if let Some(o) = off_scale {
-        let note = format!(
+    let cut = off_scale.map(|o| {
+        format!(
             "axis cut at {}: the peak, {} at x = {}, is off scale",
             significant(o.top, 3),
             significant(o.peak, 3),
             significant(o.at, 3)
-        );
-        let area = c.plotting_area().strip_coord_spec();
+        )
+    });
+    let area = c.plotting_area().strip_coord_spec();
+    for (k, note) in cut.iter().chain(&chart.note).enumerate() {
         area.draw(&Text::new(
-            note,
-            (8, 6),
+            note.as_str(),
+            (8, 6 + 18 * k as i32),
             ("sans-serif", 13).into_font().color(&BLACK.mix(0.7)),
         ))
         .map_err(e)?;
@@ -823,6 +829,7 @@ pub fn write_plots(
         &|id| flow_theory(id).map(|t| t.throughput_bps / 1e6),
         smooth,
     )?;
+    let above_received = goodput_above_received(&flows_csv, &flow_ids, stride, smooth)?;
     let cwnd = beside(
         &flows_csv,
         "flows.csv",
@@ -866,7 +873,13 @@ pub fn write_plots(
     };
     let mut files = Vec::new();
     for (stem, c) in [
-        ("throughput", chart(goodput, "Mb/s", throughput)),
+        (
+            "throughput",
+            Chart {
+                note: above_received,
+                ..chart(goodput, "Mb/s", throughput)
+            },
+        ),
         ("cwnd", chart("congestion window".into(), "KB", cwnd)),
         (
             "queue",
@@ -884,6 +897,43 @@ pub fn write_plots(
         files.extend(write_chart(dir, stem, &c)?);
     }
     Ok(files)
+}
+
+/// The goodput plot's note when a flow's goodput, as drawn, rises above the most its receiver
+/// got in any sample (flows.csv's `received_bps`, smoothed alike), which the path's capacity
+/// bounds: goodput counts data delivered in order, and a repair releases at once the data
+/// received behind the hole.
+fn goodput_above_received(
+    flows_csv: &Path,
+    flow_ids: &[String],
+    stride: usize,
+    smooth: usize,
+) -> std::io::Result<Option<String>> {
+    let column = |i: usize| {
+        read_series(flows_csv, 1, flow_ids, stride, &move |r| num(r, i)).map(|mut all| {
+            for s in &mut all {
+                trailing_mean(&mut s.points, smooth.div_ceil(stride));
+            }
+            all
+        })
+    };
+    let (goodput, received) = (column(2)?, column(FLOW_COLUMNS.len() - 1)?);
+    let peak = |s: &Series| s.points.iter().map(|p| p.1).fold(0.0, f64::max);
+    let above: Vec<&str> = received
+        .iter()
+        .filter_map(|r| {
+            let g = goodput.iter().find(|g| g.name == r.name)?;
+            (peak(g) > 1.01 * peak(r)).then_some(r.name.as_str())
+        })
+        .collect();
+    Ok((!above.is_empty()).then(|| {
+        let more = above.len().saturating_sub(3);
+        format!(
+            "goodput of {}{} above the most their receivers got: a repair releases data received earlier",
+            above[..above.len().min(3)].join(", "),
+            if more > 0 { format!(" (+{more})") } else { String::new() }
+        )
+    }))
 }
 
 /// A duration in s or ms, for a label.

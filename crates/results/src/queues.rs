@@ -68,6 +68,7 @@ pub fn queue_cdf_chart(
         series,
         log_x: false,
         log_y: false,
+        ..Chart::default()
     })
 }
 

@@ -13,7 +13,13 @@ pub struct FlowSample<N = u64> {
     pub t_s: f64,
     /// The flow's index in the scenario.
     pub flow: u32,
+    /// Receiver goodput: bytes delivered in order to the application over the interval. A
+    /// repair that fills a hole releases at once the data received behind it, so a sample after
+    /// a loss can exceed the path's capacity; `received_bps` cannot.
     pub throughput_bps: f64,
+    /// Data bytes that reached the receiver over the interval, out of order and duplicates
+    /// included: what the path carried to it.
+    pub received_bps: f64,
     pub send_rate_bps: f64,
     pub cwnd_bytes: Option<N>,
     pub srtt_s: Option<f64>,
@@ -67,7 +73,7 @@ fn opt<T: Display>(x: &Option<T>) -> String {
 }
 
 /// The columns of `flows.csv`.
-pub const FLOW_COLUMNS: [&str; 8] = [
+pub const FLOW_COLUMNS: [&str; 9] = [
     "time_s",
     "flow",
     "throughput_bps",
@@ -76,10 +82,11 @@ pub const FLOW_COLUMNS: [&str; 8] = [
     "srtt_s",
     "accumulation_bytes",
     "lost_packets",
+    "received_bps",
 ];
 
 /// A row of `flows.csv`, the flow named `id`.
-pub fn flow_record<N: Display>(s: &FlowSample<N>, id: &str) -> [String; 8] {
+pub fn flow_record<N: Display>(s: &FlowSample<N>, id: &str) -> [String; 9] {
     [
         s.t_s.to_string(),
         id.to_string(),
@@ -89,6 +96,7 @@ pub fn flow_record<N: Display>(s: &FlowSample<N>, id: &str) -> [String; 8] {
         opt(&s.srtt_s),
         opt(&s.accumulation_bytes),
         s.lost_packets.to_string(),
+        s.received_bps.to_string(),
     ]
 }
 
@@ -246,6 +254,7 @@ mod tests {
             t_s: 0.5,
             flow: 0,
             throughput_bps: 1e6,
+            received_bps: 9e5,
             send_rate_bps: 2e6,
             cwnd_bytes: Some(3000),
             srtt_s: None,
@@ -258,6 +267,7 @@ mod tests {
             t_s: int.t_s,
             flow: 0,
             throughput_bps: int.throughput_bps,
+            received_bps: int.received_bps,
             send_rate_bps: int.send_rate_bps,
             srtt_s: None,
             accumulation_bytes: int.accumulation_bytes,
@@ -279,7 +289,7 @@ mod tests {
         assert_eq!(
             flows,
             "time_s,flow,throughput_bps,send_rate_bps,cwnd_bytes,srtt_s,accumulation_bytes,\
-             lost_packets\n0.5,f,1000000,2000000,3000,,1.5,2\n"
+             lost_packets,received_bps\n0.5,f,1000000,2000000,3000,,1.5,2,900000\n"
         );
         let links = std::fs::read_to_string(dir.path().join("links.csv")).unwrap();
         assert_eq!(

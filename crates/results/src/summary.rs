@@ -122,8 +122,14 @@ pub struct FlowSummary {
     pub kind: String,
     pub src: String,
     pub dst: String,
-    /// Receiver goodput over the flow's active part of the window, bit/s.
+    /// Receiver goodput over the flow's active part of the window, bit/s: data delivered in
+    /// order. A repair that fills a hole releases at once the data received behind it (some of
+    /// it before the window opened), so this can exceed the path's capacity; `received_bps`
+    /// cannot.
     pub throughput_bps: f64,
+    /// Data that reached the receiver over the same span, out of order and duplicates
+    /// included, bit/s: what the path carried to it.
+    pub received_bps: f64,
     pub sent_bytes: u64,
     pub delivered_bytes: u64,
     /// Data packets of this flow dropped in the network.

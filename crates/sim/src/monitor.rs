@@ -25,6 +25,8 @@ use acclab_scenario::{LinkId, Scenario};
 #[derive(Clone, Copy, Debug, Default)]
 struct FlowSnap {
     pub delivered: u64,
+    /// Data bytes the network handed to the receiver, duplicates and out-of-order ones included.
+    pub received: u64,
     pub sent: u64,
     pub rtt_sum_ns: u64,
     pub rtt_samples: u64,
@@ -85,6 +87,9 @@ impl LinkTrack {
 pub struct FlowWindow {
     /// Bytes its receiver delivered in order.
     pub delivered_bytes: u64,
+    /// Data bytes that reached its receiver (out of order and duplicates included): what the
+    /// path carried, which its capacity bounds.
+    pub received_bytes: u64,
     /// Sum and number of the RTT samples its sender took.
     pub rtt_sum_ns: u64,
     pub rtt_samples: u64,
@@ -145,6 +150,8 @@ pub struct Monitor {
     random_losses: Vec<u64>,
     /// Data packets of each flow lost so far (at queues or on lossy links).
     lost_data: Vec<u64>,
+    /// Data bytes of each flow that reached its receiver so far.
+    received: Vec<u64>,
     /// The one-way delays of each flow's data packets delivered in the window.
     delays: Vec<DelayRecorder>,
     /// The flows that carry a finite transfer: their flows.csv rows span their lives.
@@ -156,9 +163,10 @@ pub struct Monitor {
     keep: bool,
 }
 
-fn merged(tx: &EndpointStats, rx: &EndpointStats) -> FlowSnap {
+fn merged(tx: &EndpointStats, rx: &EndpointStats, received: u64) -> FlowSnap {
     FlowSnap {
         delivered: rx.delivered_bytes,
+        received,
         sent: tx.sent_bytes,
         rtt_sum_ns: tx.rtt_sum.0,
         rtt_samples: tx.rtt_samples,
@@ -206,6 +214,7 @@ impl Monitor {
             tracks: vec![LinkTrack::default(); nl],
             random_losses: vec![0; nl],
             lost_data: vec![0; nf],
+            received: vec![0; nf],
             delays: vec![DelayRecorder::default(); nf],
             finite: scenario
                 .flows
@@ -266,6 +275,7 @@ impl Monitor {
         let (a, b) = (self.win_flows[0][f], self.win_flows[1][f]);
         FlowWindow {
             delivered_bytes: b.delivered - a.delivered,
+            received_bytes: b.received - a.received,
             rtt_sum_ns: b.rtt_sum_ns - a.rtt_sum_ns,
             rtt_samples: b.rtt_samples - a.rtt_samples,
             retransmits: b.retransmits - a.retransmits,
@@ -316,7 +326,7 @@ impl Monitor {
         let in_window = now > self.window.0 && now <= self.window.1;
         for i in 0..net.flow_count() {
             let (tx, rx) = net.endpoint_stats(i);
-            let snap = merged(&tx, &rx);
+            let snap = merged(&tx, &rx, self.received[i]);
             let prev = std::mem::replace(&mut self.prev_flows[i], snap);
             let (start, stop) = net.flow_times(i);
             let active = now > start && stop.is_none_or(|s| now <= s);
@@ -340,6 +350,7 @@ impl Monitor {
                 t_s,
                 flow: i as u32,
                 throughput_bps: Rate::of(snap.delivered - prev.delivered, dt),
+                received_bps: Rate::of(snap.received - prev.received, dt),
                 send_rate_bps: Rate::of(snap.sent - prev.sent, dt),
                 cwnd_bytes: tx.cwnd_bytes,
                 srtt_s: tx.srtt.map(|d| d.as_secs_f64()),
@@ -381,7 +392,7 @@ impl Monitor {
     fn snapshot(&mut self, k: usize, now: Time, net: &dyn NetworkView) {
         for i in 0..net.flow_count() {
             let (tx, rx) = net.endpoint_stats(i);
-            self.win_flows[k][i] = merged(&tx, &rx);
+            self.win_flows[k][i] = merged(&tx, &rx, self.received[i]);
         }
         for i in 0..net.link_count() {
             let st = net.queue(LinkId(i as u32)).stats();
@@ -413,11 +424,16 @@ impl Observer for Monitor {
         (t.tx_start, t.tx_end) = (now, tx.done);
     }
 
-    /// A data packet (a datagram for CBR) delivered in the window: its one-way delay.
+    /// A data packet (a datagram for CBR) delivered: its bytes, and in the window its one-way
+    /// delay.
     #[inline]
     fn on_deliver(&mut self, now: Time, p: &Packet) {
-        if p.kind == PacketKind::Data && now >= self.window.0 && now <= self.window.1 {
-            self.delays[p.flow.0 as usize].record(now.0.saturating_sub(p.sent_at.0));
+        if p.kind == PacketKind::Data {
+            let f = p.flow.0 as usize;
+            self.received[f] += u64::from(p.size);
+            if now >= self.window.0 && now <= self.window.1 {
+                self.delays[f].record(now.0.saturating_sub(p.sent_at.0));
+            }
         }
     }
 

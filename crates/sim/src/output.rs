@@ -45,6 +45,7 @@ pub fn summary(sim: &Simulator, wall_time_s: f64) -> Summary {
             src: sc.nodes[f.src.0 as usize].clone(),
             dst: sc.nodes[f.dst.0 as usize].clone(),
             throughput_bps: throughput,
+            received_bps: acclab_core::Rate::of(w.received_bytes, active),
             sent_bytes: tx.sent_bytes,
             delivered_bytes: rx.delivered_bytes,
             lost_packets: m.lost_data(i),

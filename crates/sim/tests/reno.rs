@@ -169,3 +169,40 @@ fn sack_repairs_a_window_of_losses_without_a_timeout() {
     assert_eq!(timeouts, 0);
     assert_eq!(rexmit, lost, "SACK resends exactly what was lost");
 }
+
+/// Goodput counts data delivered in order, so the sample after a repair can show a burst above
+/// the link's rate (issue 55 §3: 187 Mb/s on a 100 Mb/s link); `received_bps` counts what
+/// reached the receiver and stays within the capacity in every sample and over the window.
+#[test]
+fn what_the_receiver_got_stays_within_the_path_though_goodput_may_not() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/examples/dumbbell-reno.toml"
+    );
+    let src = std::fs::read_to_string(path).unwrap();
+    let src = src
+        .replace("duration = \"60s\"", "duration = \"10s\"")
+        .replace("\"20s\", \"60s\"", "\"5s\", \"10s\"");
+    let sc = parse(&src, "dumbbell-reno").unwrap();
+    let (sim, s) = acclab_sim::run(sc, &mut |_| {});
+    let (capacity, dt, packet) = (100e6, 0.1, 8.0 * 1000.0);
+    let samples = &sim.monitor().flow_samples;
+    // The case the issue found: some sample's goodput above the link.
+    let peak = samples.iter().map(|x| x.throughput_bps).fold(0.0, f64::max);
+    assert!(peak > 1.2 * capacity, "no goodput burst to test: {peak}");
+    for x in samples {
+        // The bottleneck serves at most its rate, and a packet ahead of the sample's start.
+        assert!(
+            x.received_bps <= capacity + packet / dt,
+            "flow {} received {} b/s at {} s",
+            x.flow,
+            x.received_bps,
+            x.t_s
+        );
+    }
+    let total: f64 = s.flows.iter().map(|f| f.received_bps).sum();
+    assert!(total <= capacity * 1.001, "received {total} above capacity");
+    for f in &s.flows {
+        assert!(f.received_bps > 0.5 * f.throughput_bps, "{f:?}");
+    }
+}

@@ -180,6 +180,7 @@ pub fn charts(plan: &Plan, agg: &[AggRow]) -> (Vec<(String, Chart)>, Vec<String>
                 series,
                 log_x: plan.log_keys.contains(key),
                 log_y: false,
+                note: None,
             };
             out.push((
                 format!("{}-vs-{}", file_part(metric), file_part(&short[k])),

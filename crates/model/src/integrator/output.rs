@@ -42,6 +42,8 @@ impl Model<'_> {
                 t_s,
                 flow: i as u32,
                 throughput_bps: (tot.delivered - del0) * bits / interval,
+                // A fluid is delivered as it arrives: no holes, no duplicates.
+                received_bps: (tot.delivered - del0) * bits / interval,
                 send_rate_bps: (tot.sent - sent0) * bits / interval,
                 cwnd_bytes: window.map(|w| w * self.net.packet_size),
                 srtt_s: (active && window.is_some()).then(|| self.seen[r].rtt()),
