@@ -171,3 +171,115 @@ fn endpoints_without_a_router_fail_clearly() {
     assert!(t0.elapsed().as_secs() < 15, "{:?}", t0.elapsed());
     assert!(!tmp.path().join("e/endpoints.json").exists());
 }
+
+/// The router's and the endpoints' commands for `tmp`'s split.toml on fresh ports, at half
+/// real time.
+fn split_commands(tmp: &std::path::Path) -> (Vec<String>, Vec<String>) {
+    std::fs::write(tmp.join("split.toml"), DUMBBELL).unwrap();
+    let base = free_ports(5);
+    let listen = format!("127.0.0.1:{base}");
+    let endpoints = format!("127.0.0.1:{}", base + 1);
+    let common = ["--key-file", "key", "--time-scale", "0.5"];
+    let router = [
+        "live",
+        "router",
+        "split.toml",
+        "--listen",
+        &listen,
+        "--endpoints",
+        &endpoints,
+        "--out",
+        "r",
+    ];
+    let ends = [
+        "live",
+        "endpoints",
+        "split.toml",
+        "--router",
+        &listen,
+        "--base",
+        &endpoints,
+        "--out",
+        "e",
+    ];
+    let own = |a: &[&str]| a.iter().chain(&common).map(|s| s.to_string()).collect();
+    (own(&router), own(&ends))
+}
+
+fn start(args: &[String], dir: &std::path::Path) -> Child {
+    acclab(&args.iter().map(String::as_str).collect::<Vec<_>>(), dir)
+}
+
+/// Waits for `child` to exit, at most `limit`; its output and how long it took.
+fn exit_within(
+    mut child: Child,
+    limit: std::time::Duration,
+) -> (std::process::Output, std::time::Duration) {
+    let t0 = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > limit {
+            child.kill().unwrap();
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    (child.wait_with_output().unwrap(), t0.elapsed())
+}
+
+/// Issue 55 §4: the endpoints killed in the middle of a run — the router finds them silent
+/// within a second (five round trips, floored at 0.5 s of wall time), fails, and publishes
+/// nothing; it used to run to the end and exit 0 with results.
+#[test]
+fn a_router_whose_endpoints_die_fails_at_once_and_publishes_nothing() {
+    let _turn = ports_turn();
+    let tmp = tempfile::tempdir().unwrap();
+    let (router, ends) = split_commands(tmp.path());
+    let router = start(&router, tmp.path());
+    let mut ends = start(&ends, tmp.path());
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    assert!(
+        ends.try_wait().unwrap().is_none(),
+        "the endpoints ended early"
+    );
+    ends.kill().unwrap();
+    ends.wait().unwrap();
+    // The run has 45 s of wall time left: the router must give up long before.
+    let (r, took) = exit_within(router, std::time::Duration::from_secs(20));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(!r.status.success(), "{err}");
+    assert!(
+        err.contains("sent nothing") && err.contains("stopped or gone"),
+        "{err}"
+    );
+    eprintln!("found silent after {took:?}: {err}");
+    assert!(took.as_secs_f64() < 2.5, "found after {took:?}: {err}");
+    assert!(!tmp.path().join("r/router.json").exists());
+}
+
+/// Issue 55 §4: the router stopped (SIGSTOP) in the middle of a run — the endpoints find it
+/// silent within a second, fail, and publish nothing; they used to run to the end and exit 0
+/// with halved goodput (their 65 s threshold was longer than the run).
+#[test]
+fn endpoints_whose_router_stops_fail_at_once_and_publish_nothing() {
+    let _turn = ports_turn();
+    let tmp = tempfile::tempdir().unwrap();
+    let (router, ends) = split_commands(tmp.path());
+    let mut router = start(&router, tmp.path());
+    let ends = start(&ends, tmp.path());
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let pid = router.id().to_string();
+    let stopped = Command::new("kill").args(["-STOP", &pid]).status().unwrap();
+    assert!(stopped.success());
+    let (e, took) = exit_within(ends, std::time::Duration::from_secs(20));
+    router.kill().unwrap();
+    router.wait().unwrap();
+    let err = String::from_utf8_lossy(&e.stderr);
+    assert!(!e.status.success(), "{err}");
+    assert!(
+        err.contains("sent nothing") && err.contains("stopped or gone"),
+        "{err}"
+    );
+    eprintln!("found silent after {took:?}: {err}");
+    assert!(took.as_secs_f64() < 2.5, "found after {took:?}: {err}");
+    assert!(!tmp.path().join("e/endpoints.json").exists());
+}

@@ -22,7 +22,7 @@ use std::path::Path;
 
 use acclab_core::Packet;
 
-use crate::wire::{self, WireError};
+use crate::wire::{self, Datagram, WireError};
 
 /// Bytes of the counter and the tag after the packet.
 pub const COUNTER_LEN: usize = 8;
@@ -126,6 +126,18 @@ impl Sealer {
     /// Writes `pkt` into `buf` (cleared first) as one authenticated datagram.
     pub fn seal(&mut self, pkt: &Packet, buf: &mut Vec<u8>) {
         wire::encode(pkt, buf);
+        self.sign(buf);
+    }
+
+    /// Writes heartbeat `h` ([`wire::encode_heartbeat`]) into `buf` (cleared first),
+    /// authenticated as any datagram.
+    pub fn seal_heartbeat(&mut self, h: wire::Heartbeat, buf: &mut Vec<u8>) {
+        wire::encode_heartbeat(h, buf);
+        self.sign(buf);
+    }
+
+    /// Appends the counter and the tag.
+    fn sign(&mut self, buf: &mut Vec<u8>) {
         self.counter += 1;
         buf.extend_from_slice(&self.counter.to_be_bytes());
         let tag = self.key.tag(buf);
@@ -204,6 +216,23 @@ impl Opener {
         d: &[u8],
         bound: impl FnOnce(&Packet) -> bool,
     ) -> Result<Packet, Rejection> {
+        match self.open_datagram(from, d, |g| match g {
+            Datagram::Packet(p) => bound(p),
+            Datagram::Heartbeat(_) => false,
+        })? {
+            Datagram::Packet(p) => Ok(p),
+            Datagram::Heartbeat(_) => Err(Rejection::Foreign),
+        }
+    }
+
+    /// [`open`](Self::open) for a receiver that also takes heartbeats: `bound` sees the packet
+    /// or the heartbeat (whose sender must be `from`'s) before the window moves.
+    pub fn open_datagram(
+        &mut self,
+        from: SocketAddr,
+        d: &[u8],
+        bound: impl FnOnce(&Datagram) -> bool,
+    ) -> Result<Datagram, Rejection> {
         if d.len() < wire::HEADER_LEN + TRAILER_LEN {
             return Err(Rejection::Malformed(WireError::TooShort(
                 d.len().saturating_sub(TRAILER_LEN),
@@ -222,7 +251,7 @@ impl Opener {
         }
         let (body, counter) = signed.split_at(signed.len() - COUNTER_LEN);
         let counter = u64::from_be_bytes(counter.try_into().expect("8 bytes"));
-        let packet = wire::decode(body).map_err(Rejection::Malformed)?;
+        let packet = wire::decode_datagram(body).map_err(Rejection::Malformed)?;
         if !bound(&packet) {
             return Err(Rejection::Foreign);
         }

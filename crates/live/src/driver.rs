@@ -19,7 +19,8 @@ use tokio::net::UdpSocket;
 
 use crate::auth::{Key, Opener, Rejection, Sealer};
 use crate::clock::LiveClock;
-use crate::wire;
+use crate::liveness::{Limits, Liveness, Silent};
+use crate::wire::{self, Datagram};
 
 /// Counters one run's endpoints share with its summary.
 #[derive(Debug, Default)]
@@ -50,9 +51,11 @@ pub struct EndpointTask {
     pub counters: Arc<EndpointCounters>,
     /// The run's key.
     pub key: Key,
-    /// Give up when the router falls silent ([`SILENCE`]): for endpoints in a process of their
-    /// own (`acclab live endpoints`), whose router may be gone.
-    pub watch_router: bool,
+    /// This endpoint's slot (2f sender, 2f + 1 receiver of flow f): it names the heartbeats.
+    pub slot: u32,
+    /// For endpoints in a process of their own (`acclab live endpoints`), whose router may be
+    /// gone: send it heartbeats, and give up when it falls silent ([`crate::liveness`]).
+    pub watch_router: Option<Limits>,
 }
 
 /// What is due next for an endpoint.
@@ -66,26 +69,26 @@ enum Due {
 /// A safety valve: deadlines handled in one catch-up before the driver yields to the socket.
 const MAX_CATCH_UP: usize = 100_000;
 
-/// How long (wall time) a sender whose flow is running may hear nothing authentic from the
-/// router before the run is given up as one whose router is gone: longer than the longest
-/// retransmission timeout a TCP sender may wait (60 s, RFC 6298 §2.5) at time scale 1.
-pub const SILENCE: std::time::Duration = std::time::Duration::from_secs(65);
-/// The same when the socket reports that nothing listens at the router's address (ICMP port
-/// unreachable): the router has gone or never started.
+/// How long (wall time) an endpoint waits for a router that was never heard from when the
+/// socket reports that nothing listens at the router's address (ICMP port unreachable): it has
+/// not started, or it has gone. (A silent router is otherwise found by its heartbeats.)
 pub const SILENCE_REFUSED: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// The router fell silent on a running flow.
+/// The router fell silent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RouterSilent {
     pub flow: FlowId,
     /// Datagrams the socket refused to send or receive because nothing listened at the router's
-    /// address (ICMP port unreachable).
+    /// address (ICMP port unreachable), since the router was last heard.
     pub refused: u64,
+    /// How long it was silent, and whether it had been heard at all.
+    pub silent_for: std::time::Duration,
+    pub was_heard: bool,
 }
 
 impl EndpointTask {
-    /// Drives the endpoint on `socket` (connected to the router) until the run's end, or until
-    /// a sender of a running flow has heard nothing authentic from the router for [`SILENCE`].
+    /// Drives the endpoint on `socket` (connected to the router) until the run's end, or, when
+    /// it watches the router, until the router has fallen silent.
     pub async fn run(
         mut self,
         socket: UdpSocket,
@@ -101,35 +104,45 @@ impl EndpointTask {
             .peer_addr()
             .unwrap_or_else(|_| std::net::SocketAddr::from(([0, 0, 0, 0], 0)));
         let mut last = Time::ZERO;
-        let mut heard = std::time::Instant::now();
+        let started = std::time::Instant::now();
+        let mut liveness = self
+            .watch_router
+            .map(|limits| Liveness::new(limits, 1, started));
         let mut refused = 0u64;
         loop {
             let now = clock.now();
             if now >= self.end {
                 break;
             }
-            let running =
-                self.is_sender && self.start.is_none() && self.stop.is_none_or(|t| now < t);
-            if self.watch_router && running {
-                let limit = if refused > 0 {
-                    SILENCE_REFUSED
-                } else {
-                    SILENCE
-                };
-                if heard.elapsed() > limit {
+            if let Some(l) = &mut liveness {
+                let wall = std::time::Instant::now();
+                let refusing = refused > 0 && !l.heard_from(0);
+                let never = (refusing && wall - started > SILENCE_REFUSED).then_some(Silent {
+                    peer: 0,
+                    was_heard: false,
+                    for_: wall - started,
+                });
+                if let Some(s) = l.silent(wall).or(never) {
                     self.publish();
                     return Err(RouterSilent {
                         flow: self.flow,
                         refused,
+                        silent_for: s.for_,
+                        was_heard: s.was_heard,
                     });
                 }
-            } else {
-                heard = std::time::Instant::now();
+                if l.beat_due(wall) {
+                    refused += beat(&socket, &mut sealer, &mut tx, self.slot, false).await;
+                }
             }
             self.catch_up(now, &mut last, &mut out);
             send_all(&socket, &mut sealer, &mut out, &mut tx).await;
             self.publish();
             let next = self.next_due().map_or(self.end, |(t, _)| t).min(self.end);
+            let mut wake = clock.instant_of(next);
+            if let Some(l) = &liveness {
+                wake = wake.min(l.next_beat());
+            }
             tokio::select! {
                 r = socket.recv(&mut rx) => {
                     let n = match r {
@@ -144,18 +157,32 @@ impl EndpointTask {
                     let now = clock.now().max(last);
                     self.catch_up(now, &mut last, &mut out);
                     let (flow, is_sender) = (self.flow, self.is_sender);
-                    let packet = opener.open(router, &rx[..n], |p| {
-                        p.flow == flow && p.kind.is_forward() != is_sender
+                    let opened = opener.open_datagram(router, &rx[..n], |g| match g {
+                        Datagram::Packet(p) => p.flow == flow && p.kind.is_forward() != is_sender,
+                        Datagram::Heartbeat(h) => h.from == wire::ROUTER,
                     });
-                    if packet.is_ok() {
-                        heard = std::time::Instant::now();
+                    if let (Ok(g), Some(l)) = (&opened, &mut liveness) {
+                        l.heard(0, std::time::Instant::now());
+                        // Refusals count since the router was last heard.
+                        refused = 0;
+                        if matches!(g, Datagram::Heartbeat(h) if h.finished) {
+                            l.finished(0);
+                        }
                     }
+                    let packet = match opened {
+                        Ok(Datagram::Heartbeat(_)) => continue,
+                        Ok(Datagram::Packet(p)) => Ok(p),
+                        Err(e) => Err(e),
+                    };
                     self.receive(now, packet, &mut out);
                     last = now;
                 }
-                _ = tokio::time::sleep_until(clock.instant_of(next).into()) => {}
+                _ = tokio::time::sleep_until(wake.into()) => {}
             }
             send_all(&socket, &mut sealer, &mut out, &mut tx).await;
+        }
+        if liveness.is_some() {
+            beat(&socket, &mut sealer, &mut tx, self.slot, true).await;
         }
         self.publish();
         {
@@ -230,6 +257,29 @@ impl EndpointTask {
         if let Ok(mut s) = self.stats.lock() {
             *s = self.endpoint.stats();
         }
+    }
+}
+
+/// Sends the router a heartbeat from endpoint slot `slot` (`finished`: the last, as the run
+/// ends here); 1 if the socket said that nothing listens at the router's address, else 0. A
+/// heartbeat lost otherwise (a full buffer) is made up by the next.
+async fn beat(
+    socket: &UdpSocket,
+    sealer: &mut Sealer,
+    buf: &mut Vec<u8>,
+    slot: u32,
+    finished: bool,
+) -> u64 {
+    sealer.seal_heartbeat(
+        wire::Heartbeat {
+            from: slot,
+            finished,
+        },
+        buf,
+    );
+    match socket.send(buf).await {
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => 1,
+        _ => 0,
     }
 }
 

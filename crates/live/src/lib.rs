@@ -21,6 +21,7 @@ pub mod drops;
 pub mod ip;
 pub mod ipflows;
 pub mod kernel;
+pub mod liveness;
 pub mod netns;
 pub mod priority;
 pub mod router;

@@ -26,7 +26,9 @@ use std::net::UdpSocket;
 
 use crate::auth::{Key, Opener, Rejection, Sealer};
 use crate::clock::LiveClock;
-use crate::wire;
+use crate::liveness::{Limits, Liveness};
+use crate::run::LiveError;
+use crate::wire::{self, Datagram};
 
 /// The longest the router waits without looking at the clock (for progress reports).
 const MAX_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
@@ -124,6 +126,9 @@ pub struct Router {
     opener: Opener,
     /// Real stacks' packets, when the scenario has `kernel-tcp` or `command` flows.
     ip: Option<crate::ipflows::IpFlows>,
+    /// For endpoints in another process: what the router has heard from each, and its
+    /// heartbeats to them ([`crate::liveness`]).
+    liveness: Option<Liveness>,
     pub counters: RouterCounters,
 }
 
@@ -145,8 +150,19 @@ impl Router {
             sealer: Sealer::new(key.clone()),
             opener: Opener::new(key),
             ip: None,
+            liveness: None,
             counters: RouterCounters::default(),
         }
+    }
+
+    /// Sends the endpoints heartbeats and ends the run with [`LiveError::EndpointSilent`] when
+    /// one falls silent (`acclab live router`, whose endpoints run in another process).
+    pub fn watch_endpoints(&mut self, limits: Limits) {
+        self.liveness = Some(Liveness::new(
+            limits,
+            self.addrs.len(),
+            std::time::Instant::now(),
+        ));
     }
 
     /// The emulated network, to set up real stacks' flows on ([`crate::ipflows::IpFlows::new`]).
@@ -172,11 +188,14 @@ impl Router {
         socket: UdpSocket,
         clock: LiveClock,
         progress: &mut dyn FnMut(Time),
-    ) -> std::io::Result<(
-        Simulator,
-        RouterCounters,
-        Option<crate::ipflows::IpCounters>,
-    )> {
+    ) -> Result<
+        (
+            Simulator,
+            RouterCounters,
+            Option<crate::ipflows::IpCounters>,
+        ),
+        LiveError,
+    > {
         socket.set_nonblocking(true)?;
         #[cfg(target_os = "linux")]
         {
@@ -218,10 +237,14 @@ impl Router {
             if let Some(ip) = &mut self.ip {
                 ip.read_all(&mut self.sim, &clock);
             }
+            self.keep_alive(&socket, &mut tx)?;
             let next = self.sim.next_event_time().unwrap_or(end).min(end);
-            let deadline = clock.instant_of(next);
+            let mut deadline = clock.instant_of(next);
+            if let Some(l) = &self.liveness {
+                deadline = deadline.min(l.next_beat());
+            }
             let now = std::time::Instant::now();
-            if now >= deadline {
+            if now >= clock.instant_of(next) {
                 let t = clock.now();
                 let lag = t.0.saturating_sub(next.0);
                 self.counters.wakeups += 1;
@@ -239,6 +262,9 @@ impl Router {
         }
         self.sim.advance(end);
         self.send_deliveries(&socket, &mut tx, &clock)?;
+        if self.liveness.is_some() {
+            self.beat(&socket, &mut tx, true);
+        }
         {
             use std::os::fd::AsRawFd;
             self.counters.socket_drops = crate::drops::dropped(socket.as_raw_fd()).unwrap_or(0);
@@ -246,13 +272,71 @@ impl Router {
         Ok((self.sim, self.counters, self.ip.map(|ip| ip.counters)))
     }
 
+    /// With endpoints elsewhere: sends them a heartbeat when one is due, and ends the run when
+    /// one has fallen silent.
+    fn keep_alive(&mut self, socket: &UdpSocket, buf: &mut Vec<u8>) -> Result<(), LiveError> {
+        let Some(l) = &mut self.liveness else {
+            return Ok(());
+        };
+        let now = std::time::Instant::now();
+        if let Some(s) = l.silent(now) {
+            let slot = EndpointSlot::at(s.peer);
+            let flow = &self.sim.scenario().flows[slot.flow().0 as usize].id;
+            let side = match slot.side() {
+                acclab_core::transport::Side::Sender => "sender",
+                acclab_core::transport::Side::Receiver => "receiver",
+            };
+            return Err(LiveError::EndpointSilent {
+                endpoint: format!("flow {flow:?}'s {side}"),
+                addr: self.addrs[s.peer],
+                ms: s.for_.as_millis() as u64,
+                was_heard: s.was_heard,
+            });
+        }
+        if l.beat_due(now) {
+            self.beat(socket, buf, false);
+        }
+        Ok(())
+    }
+
+    /// Sends every endpoint a heartbeat (`finished`: the last, as the run ends here).
+    fn beat(&mut self, socket: &UdpSocket, buf: &mut Vec<u8>, finished: bool) {
+        let h = wire::Heartbeat {
+            from: wire::ROUTER,
+            finished,
+        };
+        self.sealer.seal_heartbeat(h, buf);
+        for to in &self.addrs {
+            // A heartbeat lost to a full buffer is made up by the next.
+            let _ = socket.send_to(buf, to);
+        }
+    }
+
     /// Checks one datagram and, if it is an authentic packet of a flow of this scenario sent by
-    /// that flow's endpoint for its direction, puts it on the flow's route.
+    /// that flow's endpoint for its direction, puts it on the flow's route; an authentic
+    /// heartbeat from an endpoint's own address says that the endpoint is there.
     fn accept(&mut self, from: SocketAddr, d: &[u8]) {
-        let by_addr = &self.by_addr;
-        let bound = |p: &Packet| by_addr.get(&from) == Some(&EndpointSlot::source(p).index());
-        let pkt = match self.opener.open(from, d, bound) {
-            Ok(p) => p,
+        let slot = self.by_addr.get(&from).copied();
+        let bound = |g: &Datagram| match g {
+            Datagram::Packet(p) => slot == Some(EndpointSlot::source(p).index()),
+            Datagram::Heartbeat(h) => slot == Some(h.from as usize),
+        };
+        let pkt = match self.opener.open_datagram(from, d, bound) {
+            Ok(g) => {
+                if let (Some(l), Some(slot)) = (&mut self.liveness, slot) {
+                    l.heard(slot, std::time::Instant::now());
+                }
+                match g {
+                    Datagram::Packet(p) => p,
+                    Datagram::Heartbeat(h) => {
+                        if let (true, Some(l), Some(slot)) = (h.finished, &mut self.liveness, slot)
+                        {
+                            l.finished(slot);
+                        }
+                        return;
+                    }
+                }
+            }
             Err(Rejection::Foreign) => {
                 self.counters.rejected_foreign += 1;
                 return;

@@ -18,6 +18,7 @@ use tokio::net::UdpSocket;
 use crate::auth::Key;
 use crate::clock::LiveClock;
 use crate::driver::{EndpointCounters, EndpointTask};
+use crate::liveness::Limits;
 use crate::netns::{NetnsError, Testbed};
 use crate::router::{Remote, Router, RouterCounters};
 
@@ -94,14 +95,28 @@ pub enum LiveError {
     #[error(transparent)]
     Netns(#[from] NetnsError),
     #[error(
-        "the router at {router} sent nothing to flow {flow:?}'s sender for {secs} s of a running flow{}: is it running, with the same scenario and key file?",
-        if *refused > 0 { format!(" ({refused} datagrams refused: nothing listens there)") } else { String::new() }
+        "the router at {router} sent nothing to flow {flow:?}'s endpoints for {:.1} s (wall), heartbeats included{}: {}; the run is given up, no results written",
+        *ms as f64 / 1e3,
+        if *refused > 0 { format!(" ({refused} datagrams refused: nothing listens there)") } else { String::new() },
+        if *was_heard { "it has stopped or gone" } else { "is it running, with the same scenario and key file?" }
     )]
     RouterSilent {
         router: SocketAddr,
         flow: String,
-        secs: u64,
+        ms: u64,
         refused: u64,
+        was_heard: bool,
+    },
+    #[error(
+        "{endpoint} at {addr} sent nothing for {:.1} s (wall), heartbeats included: {}; the run is given up, no results written",
+        *ms as f64 / 1e3,
+        if *was_heard { "the endpoints have stopped or gone" } else { "were `acclab live endpoints` started with the same scenario, key file and --base?" }
+    )]
+    EndpointSilent {
+        endpoint: String,
+        addr: SocketAddr,
+        ms: u64,
+        was_heard: bool,
     },
     #[error(
         "{what} is {size} bytes: a live packet travels in one UDP datagram with its {}-byte authenticator, so at most {} bytes",
@@ -336,7 +351,7 @@ fn endpoint_tasks(
     stats: Vec<SharedStats>,
     counters: &Arc<EndpointCounters>,
     key: &Key,
-    watch_router: bool,
+    watch_router: Option<Limits>,
 ) -> Vec<EndpointTask> {
     let end = Time(scenario.duration.0);
     scenario
@@ -358,6 +373,7 @@ fn endpoint_tasks(
                 stats,
                 counters: counters.clone(),
                 key: key.clone(),
+                slot: i as u32,
                 watch_router,
             }
         })
@@ -460,12 +476,14 @@ pub fn router_only(
     check_live_scenario(&scenario)?;
     let addrs = planned_addrs(&scenario, endpoints_base)?;
     let r = remotes(&scenario, None);
-    let router = Router::new(
+    let limits = Limits::of(&scenario, time_scale);
+    let mut router = Router::new(
         Simulator::with_endpoints(scenario, r.endpoints),
         addrs,
         r.deliveries,
         key,
     );
+    router.watch_endpoints(limits);
     let socket = std::net::UdpSocket::bind(listen)?;
     let _priority = crate::priority::raise_for_now(crate::priority::ROUTER);
     let clock = LiveClock::start(time_scale);
@@ -487,7 +505,8 @@ pub fn endpoints_only(
     let addrs = planned_addrs(&scenario, base)?;
     let stats: Vec<SharedStats> = (0..addrs.len()).map(|_| SharedStats::default()).collect();
     let counters = Arc::new(EndpointCounters::default());
-    let tasks = endpoint_tasks(&scenario, stats.clone(), &counters, &key, true);
+    let limits = Limits::of(&scenario, time_scale);
+    let tasks = endpoint_tasks(&scenario, stats.clone(), &counters, &key, Some(limits));
     let flow_ids: Vec<String> = scenario.flows.iter().map(|f| f.id.clone()).collect();
     runtime(0)?.block_on(async {
         let mut sockets = Vec::with_capacity(addrs.len());
@@ -514,12 +533,9 @@ pub fn endpoints_only(
             Some(e) => Err(LiveError::RouterSilent {
                 router,
                 flow: scenario_flow_id(&flow_ids, e.flow),
-                secs: if e.refused > 0 {
-                    crate::driver::SILENCE_REFUSED.as_secs()
-                } else {
-                    crate::driver::SILENCE.as_secs()
-                },
+                ms: e.silent_for.as_millis() as u64,
                 refused: e.refused,
+                was_heard: e.was_heard,
             }),
             None => Ok::<_, LiveError>(()),
         }
@@ -615,7 +631,7 @@ fn run_sockets(
         Some(k) => k.clone(),
         None => Key::generate()?,
     };
-    let tasks = endpoint_tasks(&scenario, r.stats, &counters, &key, false);
+    let tasks = endpoint_tasks(&scenario, r.stats, &counters, &key, None);
     let mut addrs = Vec::with_capacity(endpoint_sockets.len());
     let mut sockets = Vec::with_capacity(endpoint_sockets.len());
     {

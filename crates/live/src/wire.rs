@@ -6,7 +6,7 @@
 //! |---:|---:|---|
 //! | 0 | 2 | magic `"AL"` (0x41 0x4C) |
 //! | 2 | 1 | version, 3 |
-//! | 3 | 1 | kind: 0 data, 1 ACK, 2 control OB, 3 control IB, 4 control reverse |
+//! | 3 | 1 | kind: 0 data, 1 ACK, 2 control OB, 3 control IB, 4 control reverse; 255 heartbeat (below) |
 //! | 4 | 1 | ECN bits: 1 ECN-capable, 2 congestion experienced, 4 ECN-echo |
 //! | 5 | 1 | payload: 0 none (data, OB), 1 ACK, 2 in-band control, 3 reverse control — it must be the kind's |
 //! | 6 | 4 | flow index in the scenario |
@@ -29,6 +29,13 @@
 //! (untyped `ack`, `echo` and `value` fields, control flags in `ack`) and 2 (no SACK block)
 //! are no longer read.
 //!
+//! A **heartbeat** is not a packet of the scenario: the two processes of a split run (`acclab live
+//! router` and `acclab live endpoints`) send one another one at a fixed interval, so that each
+//! finds out within a few round trips when the other has gone silent ([`crate::liveness`]). It
+//! is a bare 66-byte header, kind 255, whose flow field names the sender (an endpoint's slot, or
+//! [`ROUTER`]), whose byte 4 is 1 in the last one a process sends as its run ends (0 before:
+//! the peer stops waiting for it then), and whose every other byte after the kind is zero.
+//!
 //! [`decode`] checks every field that can be wrong and returns a [`WireError`] naming what was;
 //! it never panics, whatever the bytes (a proptest in this file and `tests/wire_fuzz.rs` feed it
 //! random, truncated and mutated datagrams).
@@ -48,6 +55,54 @@ const PAYLOAD_AT: usize = 42;
 const PAYLOAD_LEN: usize = 24;
 /// The largest UDP payload over IPv4; no packet may declare more.
 pub const MAX_DATAGRAM: usize = 65_507;
+
+/// The kind byte of a heartbeat.
+pub const HEARTBEAT: u8 = 255;
+/// The sender field of the router's heartbeats (endpoints send their slot's index).
+pub const ROUTER: u32 = u32::MAX;
+
+/// What one datagram carries: a packet of the scenario, or a heartbeat.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Datagram {
+    Packet(Packet),
+    Heartbeat(Heartbeat),
+}
+
+/// A heartbeat from `from` (an endpoint slot's index, or [`ROUTER`]); `finished`: its sender's
+/// run is over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Heartbeat {
+    pub from: u32,
+    pub finished: bool,
+}
+
+/// Writes heartbeat `h` into `buf` (cleared first).
+pub fn encode_heartbeat(h: Heartbeat, buf: &mut Vec<u8>) {
+    buf.clear();
+    buf.resize(HEADER_LEN, 0);
+    buf[..2].copy_from_slice(&MAGIC);
+    buf[2] = VERSION;
+    buf[3] = HEARTBEAT;
+    buf[4] = u8::from(h.finished);
+    buf[6..10].copy_from_slice(&h.from.to_be_bytes());
+}
+
+/// Reads one datagram: a heartbeat, or a packet as [`decode`] reads it.
+pub fn decode_datagram(d: &[u8]) -> Result<Datagram, WireError> {
+    if d.len() == HEADER_LEN && d[..2] == MAGIC && d[2] == VERSION && d[3] == HEARTBEAT {
+        if d[4] > 1 {
+            return Err(WireError::NonZeroPadding(4));
+        }
+        if let Some(i) = (5..HEADER_LEN).find(|&i| !(6..10).contains(&i) && d[i] != 0) {
+            return Err(WireError::NonZeroPadding(i));
+        }
+        return Ok(Datagram::Heartbeat(Heartbeat {
+            from: u32::from_be_bytes([d[6], d[7], d[8], d[9]]),
+            finished: d[4] == 1,
+        }));
+    }
+    decode(d).map(Datagram::Packet)
+}
 
 /// Why a datagram is not an acclab packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -282,6 +337,30 @@ mod tests {
         #[test]
         fn random_bytes_never_panic(d in proptest::collection::vec(any::<u8>(), 0..1200)) {
             let _ = decode(&d);
+            let _ = decode_datagram(&d);
+        }
+
+        /// A heartbeat reads back as itself; one changed in any byte but its sender's is
+        /// refused or read as something else, never as a heartbeat that says another thing.
+        #[test]
+        fn heartbeats_round_trip_and_mutations_do_not_pass_for_them(
+            from in any::<u32>(), finished in any::<bool>(), at in 0usize..66, byte in any::<u8>()
+        ) {
+            let h = Heartbeat { from, finished };
+            let mut buf = Vec::new();
+            encode_heartbeat(h, &mut buf);
+            prop_assert_eq!(buf.len(), HEADER_LEN);
+            prop_assert_eq!(decode_datagram(&buf), Ok(Datagram::Heartbeat(h)));
+            let was = buf[at];
+            buf[at] = byte;
+            match decode_datagram(&buf) {
+                Ok(Datagram::Heartbeat(g)) => prop_assert!(
+                    was == byte || (6..10).contains(&at) || (at == 4 && g.finished != finished),
+                    "byte {} changed to {}: {:?}", at, byte, g
+                ),
+                Ok(Datagram::Packet(p)) => prop_assert!(at == 3, "{:?}", p),
+                Err(_) => {}
+            }
         }
 
         #[test]
