@@ -89,6 +89,9 @@ enum Command {
         /// The fat-tree case's simulated milliseconds.
         #[arg(long, requires = "fattree")]
         duration_ms: Option<u64>,
+        /// The fat-tree carries a permutation of long flows, not the web-search workload.
+        #[arg(long, requires = "fattree")]
+        permutation: bool,
     },
 }
 
@@ -152,6 +155,7 @@ fn command() {
             model,
             fattree,
             duration_ms,
+            permutation,
         }) => bench::run_case(
             bench::Case {
                 flows,
@@ -159,6 +163,7 @@ fn command() {
                 duration_ms: duration_ms.unwrap_or(duration_s.saturating_mul(1000)),
                 scheme,
                 fattree,
+                permutation,
             },
             model,
         ),

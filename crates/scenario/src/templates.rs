@@ -61,8 +61,43 @@ start_jitter = "100ms"
 /// minimum RTO) drawn from the web-search distribution at `load` of every host's link, arriving
 /// until the end of the run. The fabric benchmarks' scenario (htsim's datacenter setup).
 pub fn fat_tree_websearch(k: u32, load: f64, duration_ms: u64) -> String {
+    fat_tree(&format!("fattree-k{k}-websearch"), k, duration_ms)
+        + &format!(
+            r#"[[workload]]
+id = "ws"
+kind = "dctcp"
+params = {{ {DCTCP_PARAMS} }}
+sizes = "websearch"
+load = {load}
+"#
+        )
+}
+
+/// The fabric of [`fat_tree_websearch`] with a permutation of long-lived DCTCP flows instead:
+/// every host sends one flow, from the start to the end, to another host, each host receiving
+/// one (a random derangement, seeded). htsim's other datacenter benchmark.
+pub fn fat_tree_permutation(k: u32, duration_ms: u64) -> String {
+    let hosts = (k * k * k / 4) as usize;
+    let mut text = fat_tree(&format!("fattree-k{k}-permutation"), k, duration_ms);
+    for (i, d) in crate::workload::derangement(hosts, 1, "permutation")
+        .into_iter()
+        .enumerate()
+    {
+        text += &format!(
+            "[[flow]]\nid = \"p{i}\"\nkind = \"dctcp\"\nfrom = \"h{i}\"\nto = \"h{d}\"\n\
+             params = {{ {DCTCP_PARAMS} }}\n"
+        );
+    }
+    text
+}
+
+/// The fabric benchmarks' DCTCP parameters.
+const DCTCP_PARAMS: &str = r#"initial_window = 10, min_rto = "1ms""#;
+
+/// The fabric benchmarks' k-ary fat-tree, without traffic.
+fn fat_tree(name: &str, k: u32, duration_ms: u64) -> String {
     format!(
-        r#"name = "fattree-k{k}-websearch"
+        r#"name = "{name}"
 duration = "{duration_ms}ms"
 [defaults]
 packet_size = "1500B"
@@ -74,12 +109,27 @@ k = {k}
 link_rate = "10Gbps"
 link_delay = "1us"
 queue = {{ kind = "step-ecn", limit = "200pkt", threshold = "20pkt" }}
-[[workload]]
-id = "ws"
-kind = "dctcp"
-params = {{ initial_window = 10, min_rto = "1ms" }}
-sizes = "websearch"
-load = {load}
 "#
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every host of the permutation sends one long flow and receives one, never its own.
+    #[test]
+    fn the_permutation_sends_each_host_to_one_other() {
+        let sc = crate::parse(&fat_tree_permutation(4, 1), "perm.toml").unwrap();
+        assert_eq!(sc.flows.len(), 16);
+        let mut from: Vec<_> = sc.flows.iter().map(|f| f.src).collect();
+        let mut to: Vec<_> = sc.flows.iter().map(|f| f.dst).collect();
+        assert!(sc.flows.iter().all(|f| f.src != f.dst));
+        assert!(sc.flows.iter().all(|f| f.scheme.size().is_none()));
+        from.sort();
+        from.dedup();
+        to.sort();
+        to.dedup();
+        assert_eq!((from.len(), to.len()), (16, 16));
+    }
 }

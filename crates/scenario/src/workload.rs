@@ -598,8 +598,8 @@ pub fn write_flow_file(flows: &[FileFlow]) -> String {
 }
 
 /// A random permutation of 0..n with no fixed point (n ≥ 2): Sattolo's algorithm, which draws
-/// a uniform cyclic permutation.
-fn derangement(n: usize, seed: u64, id: &str) -> Vec<usize> {
+/// a uniform cyclic permutation. Seeded by `seed` and the workload's `id`.
+pub(crate) fn derangement(n: usize, seed: u64, id: &str) -> Vec<usize> {
     let mut r = rng::stream(seed, &format!("workload:{id}:permutation"));
     let mut p: Vec<usize> = (0..n).collect();
     for i in (1..n).rev() {

@@ -2,7 +2,9 @@
 //! and htsim on: N NewReno flows, a bottleneck of rate R and 10 ms with a 1000-packet DropTail,
 //! access links of 10 R and 1 ms, 1000-byte packets, flows starting within 100 ms — and on
 //! datacenter fabrics (`fattree-k8`, `fattree-k16`: DCTCP under the web-search workload at 50%
-//! load, [`acclab_scenario::templates::fat_tree_websearch`]), where the figure to watch is the
+//! load, [`acclab_scenario::templates::fat_tree_websearch`]; `fattree-k8-perm`, `fattree-k16-perm`:
+//! a permutation of long DCTCP flows, [`acclab_scenario::templates::fat_tree_permutation`] —
+//! htsim's two datacenter benchmarks), where the figure to watch is the
 //! cost per packet-hop (data and ACKs at every queue, as htsim counts them). Each case
 //! runs in a fresh process so that its peak memory (VmHWM) is its own; the median of the
 //! repetitions is reported. With `--model` each case also integrates the model tier on the same
@@ -19,11 +21,12 @@
 
 use std::process::Command;
 
-use acclab_scenario::templates::{dumbbell, fat_tree_websearch};
+use acclab_scenario::templates::{dumbbell, fat_tree_permutation, fat_tree_websearch};
 use anyhow::{bail, Context, Result};
 
 /// A benchmark case: flows, bottleneck rate (Mb/s), simulated milliseconds, the flows' scheme;
-/// or, with `fattree = Some(k)`, the web-search fat-tree (flows, rate and scheme unused).
+/// or, with `fattree = Some(k)`, the web-search fat-tree, or with `permutation` too the
+/// permutation of long flows on it (flows, rate and scheme unused).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Case {
     pub flows: usize,
@@ -31,6 +34,7 @@ pub struct Case {
     pub duration_ms: u64,
     pub scheme: Scheme,
     pub fattree: Option<u32>,
+    pub permutation: bool,
 }
 
 /// The flows' scheme (default parameters). The named cases are Reno: the comparisons' setup.
@@ -62,6 +66,20 @@ const NAMED: &[(&str, Case)] = &[
     ("10g-10000", case(10_000, 10_000, 20)),
     ("fattree-k8", fat_tree(8, 1000)),
     ("fattree-k16", fat_tree(16, 100)),
+    (
+        "fattree-k8-perm",
+        Case {
+            permutation: true,
+            ..fat_tree(8, 20)
+        },
+    ),
+    (
+        "fattree-k16-perm",
+        Case {
+            permutation: true,
+            ..fat_tree(16, 5)
+        },
+    ),
 ];
 
 /// The web-search load of the fat-tree cases.
@@ -74,6 +92,7 @@ const fn case(flows: usize, rate_mbps: u64, duration_s: u64) -> Case {
         duration_ms: duration_s * 1000,
         scheme: Scheme::Reno,
         fattree: None,
+        permutation: false,
     }
 }
 
@@ -84,6 +103,7 @@ const fn fat_tree(k: u32, duration_ms: u64) -> Case {
         duration_ms,
         scheme: Scheme::Reno,
         fattree: Some(k),
+        permutation: false,
     }
 }
 
@@ -104,7 +124,8 @@ pub struct BenchArgs {
     /// Named cases, comma-separated: dumbbell-10, dumbbell-100 (100 Mb/s, 60 s: the ns-3
     /// comparison), 1g-1000 (1000 flows at 1 Gb/s, 10 s), 10g-10, 10g-1000, 10g-10000 (10 Gb/s,
     /// 20 s: the htsim comparison), fattree-k8 (128 hosts, 1 s), fattree-k16 (1,024 hosts,
-    /// 0.1 s: DCTCP, web search at 50% load), or all.
+    /// 0.1 s: DCTCP, web search at 50% load), fattree-k8-perm (20 ms), fattree-k16-perm (5 ms:
+    /// a permutation of long DCTCP flows), or all.
     #[arg(long, value_delimiter = ',', value_parser = parse_case,
           default_values_t = ["dumbbell-10".to_string(), "dumbbell-100".to_string()])]
     case: Vec<String>,
@@ -142,6 +163,7 @@ fn peak_rss_mb() -> Option<f64> {
 pub fn run_case(c: Case, model: bool) -> Result<()> {
     let t0 = std::time::Instant::now();
     let text = match c.fattree {
+        Some(k) if c.permutation => fat_tree_permutation(k, c.duration_ms),
         Some(k) => fat_tree_websearch(k, FABRIC_LOAD, c.duration_ms),
         None => dumbbell(
             c.scheme.kind(),
@@ -313,7 +335,10 @@ fn run_child(exe: &std::path::Path, c: &Case, model: bool) -> Result<serde_json:
             k.to_string(),
             "--duration-ms".into(),
             c.duration_ms.to_string(),
-        ],
+        ]
+        .into_iter()
+        .chain(c.permutation.then(|| "--permutation".to_string()))
+        .collect(),
         None => Vec::new(),
     };
     let out = Command::new(exe)
