@@ -27,7 +27,6 @@ use std::net::UdpSocket;
 use crate::auth::{Key, Opener, Rejection, Sealer};
 use crate::clock::LiveClock;
 use crate::liveness::{Limits, Liveness};
-use crate::run::LiveError;
 use crate::wire::{self, Datagram};
 
 /// The longest the router waits without looking at the clock (for progress reports).
@@ -35,6 +34,24 @@ const MAX_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// A packet handed out this much after the network delivered it counts as late.
 pub const LATE: acclab_core::Duration = acclab_core::Duration::from_millis(1);
+
+/// Why the router stopped before the scenario's end.
+#[derive(Debug, thiserror::Error)]
+pub enum RouterError {
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error(
+        "{endpoint} at {addr} sent nothing for {:.1} s (wall), heartbeats included: {}; the run is given up, no results written",
+        *ms as f64 / 1e3,
+        if *was_heard { "the endpoints have stopped or gone" } else { "were `acclab live endpoints` started with the same scenario, key file and --base?" }
+    )]
+    EndpointSilent {
+        endpoint: String,
+        addr: SocketAddr,
+        ms: u64,
+        was_heard: bool,
+    },
+}
 
 /// A packet the network delivered to endpoint slot `.0` at scenario time `.2`.
 pub type Delivery = (u32, Packet, Time);
@@ -155,7 +172,7 @@ impl Router {
         }
     }
 
-    /// Sends the endpoints heartbeats and ends the run with [`LiveError::EndpointSilent`] when
+    /// Sends the endpoints heartbeats and ends the run with [`RouterError::EndpointSilent`] when
     /// one falls silent (`acclab live router`, whose endpoints run in another process).
     pub fn watch_endpoints(&mut self, limits: Limits) {
         self.liveness = Some(Liveness::new(
@@ -194,7 +211,7 @@ impl Router {
             RouterCounters,
             Option<crate::ipflows::IpCounters>,
         ),
-        LiveError,
+        RouterError,
     > {
         socket.set_nonblocking(true)?;
         #[cfg(target_os = "linux")]
@@ -274,7 +291,7 @@ impl Router {
 
     /// With endpoints elsewhere: sends them a heartbeat when one is due, and ends the run when
     /// one has fallen silent.
-    fn keep_alive(&mut self, socket: &UdpSocket, buf: &mut Vec<u8>) -> Result<(), LiveError> {
+    fn keep_alive(&mut self, socket: &UdpSocket, buf: &mut Vec<u8>) -> Result<(), RouterError> {
         let Some(l) = &mut self.liveness else {
             return Ok(());
         };
@@ -286,7 +303,7 @@ impl Router {
                 acclab_core::transport::Side::Sender => "sender",
                 acclab_core::transport::Side::Receiver => "receiver",
             };
-            return Err(LiveError::EndpointSilent {
+            return Err(RouterError::EndpointSilent {
                 endpoint: format!("flow {flow:?}'s {side}"),
                 addr: self.addrs[s.peer],
                 ms: s.for_.as_millis() as u64,

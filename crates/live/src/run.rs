@@ -20,7 +20,7 @@ use crate::clock::LiveClock;
 use crate::driver::{EndpointCounters, EndpointTask};
 use crate::liveness::Limits;
 use crate::netns::{NetnsError, Testbed};
-use crate::router::{Remote, Router, RouterCounters};
+use crate::router::{Remote, Router, RouterCounters, RouterError};
 
 /// How to run live.
 #[derive(Clone, Debug)]
@@ -107,17 +107,8 @@ pub enum LiveError {
         refused: u64,
         was_heard: bool,
     },
-    #[error(
-        "{endpoint} at {addr} sent nothing for {:.1} s (wall), heartbeats included: {}; the run is given up, no results written",
-        *ms as f64 / 1e3,
-        if *was_heard { "the endpoints have stopped or gone" } else { "were `acclab live endpoints` started with the same scenario, key file and --base?" }
-    )]
-    EndpointSilent {
-        endpoint: String,
-        addr: SocketAddr,
-        ms: u64,
-        was_heard: bool,
-    },
+    #[error(transparent)]
+    Router(#[from] RouterError),
     #[error(
         "{what} is {size} bytes: a live packet travels in one UDP datagram with its {}-byte authenticator, so at most {} bytes",
         crate::auth::TRAILER_LEN,
