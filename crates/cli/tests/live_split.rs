@@ -42,53 +42,10 @@ fn json(path: std::path::PathBuf) -> serde_json::Value {
 fn router_and_endpoints_in_separate_processes_share_the_bottleneck() {
     let _turn = ports_turn();
     let tmp = tempfile::tempdir().unwrap();
-    std::fs::write(tmp.path().join("split.toml"), DUMBBELL).unwrap();
-    let base = free_ports(5);
-    let listen = format!("127.0.0.1:{base}");
-    let endpoints = format!("127.0.0.1:{}", base + 1);
     // Half real time (as the loopback tests, whose SCALE says why: the VM's stolen milliseconds
     // must be a small fraction of an RTT; at 5 the split run missed its utilisation, 8.1 of 8.5).
-    let scale = ["--time-scale", "0.5"];
-    let router = acclab(
-        &[
-            &[
-                "live",
-                "router",
-                "split.toml",
-                "--listen",
-                &listen,
-                "--endpoints",
-                &endpoints,
-                "--key-file",
-                "key",
-                "--out",
-                "r",
-            ][..],
-            &scale,
-        ]
-        .concat(),
-        tmp.path(),
-    );
-    let ends = acclab(
-        &[
-            &[
-                "live",
-                "endpoints",
-                "split.toml",
-                "--router",
-                &listen,
-                "--base",
-                &endpoints,
-                "--key-file",
-                "key",
-                "--out",
-                "e",
-            ][..],
-            &scale,
-        ]
-        .concat(),
-        tmp.path(),
-    );
+    let (router, ends) = split_commands(tmp.path());
+    let (router, ends) = (start(&router, tmp.path()), start(&ends, tmp.path()));
     let (r, e) = (
         router.wait_with_output().unwrap(),
         ends.wait_with_output().unwrap(),
