@@ -114,7 +114,11 @@ pub fn summarise(records: &[FctRecord], edges: &[u64]) -> FctSummary {
 /// Writes `fct.csv` into `dir`: id, src, dst, size_bytes, start_s, fct_s, ideal_fct_s, slowdown
 /// (the last two of an unfinished flow: its ideal time, and empty).
 pub fn write_fct_csv(dir: &Path, records: &[FctRecord]) -> std::io::Result<()> {
-    let mut w = csv::Writer::from_writer(Vec::new());
+    crate::files::write_atomic_with(&dir.join("fct.csv"), |out| write_rows(out, records))
+}
+
+fn write_rows(out: &mut dyn std::io::Write, records: &[FctRecord]) -> std::io::Result<()> {
+    let mut w = csv::Writer::from_writer(out);
     let io = |e: csv::Error| std::io::Error::other(e);
     w.write_record([
         "id",
@@ -141,10 +145,7 @@ pub fn write_fct_csv(dir: &Path, records: &[FctRecord]) -> std::io::Result<()> {
         ])
         .map_err(io)?;
     }
-    let bytes = w
-        .into_inner()
-        .map_err(|e| std::io::Error::other(e.to_string()))?;
-    crate::files::write_atomic(&dir.join("fct.csv"), &bytes)
+    w.flush()
 }
 
 /// Reads `fct.csv` from `dir`; `None` when there is none (a run without finite flows).

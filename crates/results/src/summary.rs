@@ -276,8 +276,10 @@ impl Summary {
 
 /// Writes `summary`, pretty, as `dir`/summary.json, whole or not at all.
 pub fn write_summary(dir: &Path, summary: &Summary) -> std::io::Result<()> {
-    let json = serde_json::to_string_pretty(summary).map_err(std::io::Error::other)?;
-    crate::files::write_atomic(&dir.join("summary.json"), (json + "\n").as_bytes())
+    crate::files::write_atomic_with(&dir.join("summary.json"), |w| {
+        serde_json::to_writer_pretty(&mut *w, summary).map_err(std::io::Error::other)?;
+        w.write_all(b"\n")
+    })
 }
 
 #[cfg(test)]

@@ -132,24 +132,31 @@ impl Scenario {
     pub fn build_endpoints(&self) -> Vec<Box<dyn Endpoint>> {
         let mut endpoints: Vec<Box<dyn Endpoint>> =
             Vec::with_capacity(EndpointSlot::count(self.flows.len()));
-        for (i, f) in self.flows.iter().enumerate() {
-            let (tx, rx) = f.scheme.build(&FlowContext {
-                flow: FlowId(i as u32),
-                packet_size: self.packet_size,
-                ack_size: self.ack_size,
-                seed: self.seed,
-                name: f.id.clone(),
-                hops: f.forward.len() as u32,
-                line_rate: f
-                    .forward
-                    .first()
-                    .map_or(Rate(0), |l| self.links[l.0 as usize].rate),
-                base_rtt: self.base_rtt(i),
-            });
+        for i in 0..self.flows.len() {
+            let (tx, rx) = self.build_flow_endpoints(i);
             endpoints.push(tx);
             endpoints.push(rx);
         }
         endpoints
+    }
+
+    /// Flow `i`'s sender and receiver, built from its scheme configuration, as they are at
+    /// the start of a run.
+    pub fn build_flow_endpoints(&self, i: usize) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
+        let f = &self.flows[i];
+        f.scheme.build(&FlowContext {
+            flow: FlowId(i as u32),
+            packet_size: self.packet_size,
+            ack_size: self.ack_size,
+            seed: self.seed,
+            name: f.id.clone(),
+            hops: f.forward.len() as u32,
+            line_rate: f
+                .forward
+                .first()
+                .map_or(Rate(0), |l| self.links[l.0 as usize].rate),
+            base_rtt: self.base_rtt(i),
+        })
     }
 
     /// When flow `i` starts (its start jitter drawn from the run's seed) and stops: every tier

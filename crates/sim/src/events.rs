@@ -60,6 +60,8 @@ pub enum Event {
     },
     FlowStart(u32),
     FlowStop(u32),
+    /// A closing flow is retired if nothing of it is left in the network (`Endpoints`).
+    Retire(u32),
     /// A scenario event (delay or rate change), by index.
     Scheduled(u32),
     /// Take a monitoring sample.

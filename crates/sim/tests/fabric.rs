@@ -115,6 +115,61 @@ fn a_workload_run_reports_every_flow_and_slowdowns_by_size() {
     assert_eq!(s.links.iter().map(|l| l.drops).sum::<u64>(), 0);
 }
 
+/// A workload's flows have endpoints only from their start until they are done (issue 56:
+/// memory that follows the flows open, not those seen): the endpoints alive never exceed the
+/// flows open, at the end only the unfinished flows' are left — and the run is the same, to
+/// the byte, as one with every flow's endpoints built at the outset and kept to the end.
+#[test]
+fn finished_flows_are_freed_and_the_run_is_as_if_they_were_kept() {
+    let text = fat_tree(
+        "[[workload]]\nid = \"ws\"\nkind = \"dctcp\"\nparams = { initial_window = 10, min_rto = \"1ms\" }\nsizes = \"websearch\"\nload = 0.5\nstop = \"20ms\"\n[[flow]]\nid = \"bulk\"\nkind = \"reno\"\nfrom = \"h1\"\nto = \"h14\"\n[output]\nsample_interval = \"1ms\"\n",
+    )
+    .replace("duration = \"60ms\"", "duration = \"30ms\"");
+    let sc = parse(&text, "ft").unwrap();
+    let n = sc.flows.len();
+    assert!(n > 100, "{n} flows");
+    let mut lazy = acclab_sim::Simulator::new(sc.clone());
+    let mut most = 0;
+    let mut t = acclab_core::Time::ZERO;
+    while t < lazy.end() {
+        t = t + acclab_core::Duration::from_micros(100);
+        lazy.advance(t);
+        let open = (0..n)
+            .filter(|&f| {
+                let (tx, _) = lazy.endpoint_stats(f);
+                lazy.flow_times(f).0 <= t && tx.completed_at.is_none_or(|c| c >= t)
+            })
+            .count();
+        // Open flows and those done but with packets still out or a timer pending.
+        assert!(lazy.endpoints_alive() <= 2 * open + 2 * 64, "at {t}");
+        most = most.max(lazy.endpoints_alive());
+    }
+    let unfinished = (0..n)
+        .filter(|&f| lazy.endpoint_stats(f).0.completed_at.is_none())
+        .count();
+    assert!(unfinished >= 1, "the bulk flow never finishes");
+    assert_eq!(lazy.endpoints_alive(), 2 * unfinished);
+    assert!(most < n, "at most {most} endpoints alive of {n} flows'");
+
+    let mut kept = acclab_sim::Simulator::with_endpoints(sc.clone(), sc.build_endpoints());
+    kept.run(&mut |_| {});
+    assert_eq!(kept.endpoints_alive(), 2 * n);
+    let same = |a: &acclab_sim::Simulator, b: &acclab_sim::Simulator| {
+        let json = |s| serde_json::to_string(&acclab_sim::output::summary(s, 0.0)).unwrap();
+        assert_eq!(json(a), json(b));
+        assert_eq!(
+            format!("{:?}", a.monitor().flow_samples),
+            format!("{:?}", b.monitor().flow_samples)
+        );
+        assert_eq!(
+            format!("{:?}", a.monitor().link_samples),
+            format!("{:?}", b.monitor().link_samples)
+        );
+        assert_eq!(a.events_processed(), b.events_processed());
+    };
+    same(&lazy, &kept);
+}
+
 #[test]
 fn ecmp_spreads_long_flows_over_the_core() {
     // Eight long flows from pod 0 and 1 to pods 2 and 3: every one crosses the core.

@@ -7,6 +7,7 @@ use acclab_core::transport::{Endpoint, EndpointSlot};
 use acclab_core::{rng, FlowId, Limit, Time};
 
 use super::books::{Books, FlowState};
+use super::endpoints::Endpoints;
 use super::link::{Discipline, Held, Link};
 use super::observers::{Observers, View};
 use super::Simulator;
@@ -27,6 +28,10 @@ impl Simulator {
             EndpointSlot::count(scenario.flows.len()),
             "two endpoints per flow"
         );
+        Simulator::build(scenario, Endpoints::given(endpoints))
+    }
+
+    pub(super) fn build(scenario: Scenario, endpoints: Endpoints) -> Simulator {
         let seed = scenario.seed;
         let flow_classes: std::sync::Arc<[String]> =
             scenario.flows.iter().map(|f| f.class.clone()).collect();

@@ -37,8 +37,8 @@ impl Simulator {
                 // goes to (its entry, fetched at the refill, says where it is).
                 prefetch(&self.links[l as usize]);
                 self.slab.prefetch(slot);
-                if let Some(e) =
-                    Routes::delivers_to(then).and_then(|e| self.endpoints.get(e.index()))
+                if let Some(Some(e)) =
+                    Routes::delivers_to(then).and_then(|e| self.endpoints.peek(e.index()))
                 {
                     let first_lines: *const dyn Endpoint = &**e;
                     prefetch_bytes(first_lines.cast(), 128);
@@ -61,15 +61,22 @@ impl Simulator {
             } => self.timer(endpoint as usize, generation),
             Event::FlowStart(f) => {
                 let now = self.now;
+                self.endpoints.open(FlowId(f), &self.scenario);
                 let e = EndpointSlot::sender(FlowId(f)).index();
-                self.endpoints[e].handle_start(now);
+                self.endpoints.get_mut(e).handle_start(now);
                 self.service(e);
             }
             Event::FlowStop(f) => {
                 let now = self.now;
-                let e = EndpointSlot::sender(FlowId(f)).index();
-                self.endpoints[e].handle_stop(now);
-                self.service(e);
+                if self.endpoints.is_alive(FlowId(f)) {
+                    let e = EndpointSlot::sender(FlowId(f)).index();
+                    self.endpoints.get_mut(e).handle_stop(now);
+                    self.service(e);
+                }
+            }
+            Event::Retire(f) => {
+                self.event_count -= 1; // housekeeping, not counted
+                self.retire(FlowId(f))
             }
             Event::Scheduled(i) => self.apply_event(i as usize),
             Event::Sample => {
@@ -108,29 +115,40 @@ impl Simulator {
     /// Lets endpoint `e` transmit what it wants to now, then re-arms its timer.
     pub(super) fn service(&mut self, e: usize) {
         let now = self.now;
-        while let Some(pkt) = self.endpoints[e].poll_transmit(now) {
+        while let Some(pkt) = self.endpoints.get_mut(e).poll_transmit(now) {
             self.inject(pkt);
         }
-        if let Some(t) = self.endpoints[e].poll_timeout() {
-            let t = t.max(now);
-            let slot = EndpointSlot::at(e);
-            let (b, side) = (
-                &mut self.books[slot.flow().0 as usize],
-                usize::from(slot.side() == Side::Receiver),
+        let Some(t) = self.endpoints.get_mut(e).poll_timeout() else {
+            self.no_timer(EndpointSlot::at(e));
+            return;
+        };
+        let t = t.max(now);
+        let slot = EndpointSlot::at(e);
+        let (b, side) = (
+            &mut self.books[slot.flow().0 as usize],
+            usize::from(slot.side() == Side::Receiver),
+        );
+        // Unarmed is later than any deadline.
+        if b.armed[side] > t {
+            b.generation[side] = b.generation[side].wrapping_add(1);
+            b.armed[side] = t;
+            let generation = b.generation[side];
+            self.events.schedule(
+                t,
+                Event::Timer {
+                    endpoint: e as u32,
+                    generation,
+                },
             );
-            // Unarmed is later than any deadline.
-            if b.armed[side] > t {
-                b.generation[side] = b.generation[side].wrapping_add(1);
-                b.armed[side] = t;
-                let generation = b.generation[side];
-                self.events.schedule(
-                    t,
-                    Event::Timer {
-                        endpoint: e as u32,
-                        generation,
-                    },
-                );
-            }
+        }
+    }
+
+    /// Endpoint `slot` has no timer: if it is the sender of a finite transfer just completed,
+    /// its flow is to be retired when nothing of it is left (`endpoints.rs`).
+    #[cold]
+    fn no_timer(&mut self, slot: EndpointSlot) {
+        if slot.side() == Side::Sender && self.endpoints.closes(slot.flow()) {
+            self.retire(slot.flow());
         }
     }
 
@@ -144,9 +162,13 @@ impl Simulator {
             return; // cancelled
         }
         b.armed[side] = Books::UNARMED;
+        if !self.endpoints.is_alive(slot.flow()) {
+            return; // an entry left behind by a flow since retired
+        }
         let now = self.now;
-        if self.endpoints[e].poll_timeout().is_some_and(|t| t <= now) {
-            self.endpoints[e].handle_timeout(now);
+        let ep = self.endpoints.get_mut(e);
+        if ep.poll_timeout().is_some_and(|t| t <= now) {
+            ep.handle_timeout(now);
         }
         self.service(e);
     }
@@ -444,7 +466,7 @@ impl Simulator {
                 if let Some(e) = Routes::delivers_to(then) {
                     if let (Some(b), Some(entry)) = (
                         self.books.get(e.flow().0 as usize),
-                        self.endpoints.get(e.index()),
+                        self.endpoints.peek(e.index()),
                     ) {
                         prefetch(b);
                         prefetch(entry);
@@ -503,14 +525,33 @@ impl Simulator {
                     match t.on_deliver(pkt.flow, pkt.payload, pkt.sent_at) {
                         Delivered::Data => pkt.payload = acclab_core::packet::Payload::None,
                         // The records of the data packet this ACK echoes, before the ACK.
-                        Delivered::Ack(int) => self.endpoints[e].handle_telemetry(now, &int),
+                        Delivered::Ack(int) => {
+                            self.endpoints.get_mut(e).handle_telemetry(now, &int)
+                        }
                         Delivered::Other => {}
                     }
                 }
                 self.observers.on_deliver(now, &pkt);
-                self.endpoints[e].handle_packet(now, &pkt);
+                self.endpoints.get_mut(e).handle_packet(now, &pkt);
                 self.service(e);
             }
         }
+    }
+
+    /// Closing flow `f` is retired if nothing of it is left: no packet in the network, no
+    /// timer at either end; otherwise it is looked at again a round trip later (an event not
+    /// counted among the run's events: it is the simulator's housekeeping, and nearly every
+    /// flow is retired at once, when its last ACK arrives).
+    #[cold]
+    pub(super) fn retire(&mut self, f: FlowId) {
+        let i = f.0 as usize;
+        let (b, dropped) = (&self.books[i], &self.flows[i].dropped);
+        let in_network = (0..2).any(|d| b.injected[d] != b.arrived[d] + dropped[d].0);
+        if in_network || !self.endpoints.idle(f) {
+            let later = self.now + self.scenario.base_rtt(i).max(Duration(1));
+            self.events.schedule(later, Event::Retire(f.0));
+            return;
+        }
+        self.endpoints.retire(f);
     }
 }

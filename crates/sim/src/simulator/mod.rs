@@ -35,8 +35,9 @@
 
 use acclab_core::queue::shared_buffer::SharedBuffer;
 use acclab_core::queue::Dropped;
-use acclab_core::transport::{Endpoint, EndpointStats};
+use acclab_core::transport::EndpointStats;
 use acclab_core::{Packet, Time};
+use endpoints::Endpoints;
 
 use crate::events::EventQueue;
 use crate::monitor::Monitor;
@@ -65,6 +66,7 @@ macro_rules! view {
 
 mod books;
 mod build;
+mod endpoints;
 mod engine;
 mod link;
 mod observers;
@@ -83,8 +85,8 @@ pub struct Simulator {
     /// Each flow's [`Books`].
     books: Vec<Books>,
     routes: Routes,
-    /// Each flow's endpoints, at their [`EndpointSlot`].
-    endpoints: Vec<Box<dyn Endpoint>>,
+    /// Each flow's endpoints, at their [`EndpointSlot`], and their lives.
+    endpoints: Endpoints,
     observers: Observers,
     event_count: u64,
     packet_hops: u64,
@@ -97,9 +99,11 @@ pub struct Simulator {
 
 impl Simulator {
     /// Builds every link, queue and endpoint of `scenario` and schedules its fixed events.
+    /// A flow with a finite transfer has endpoints only from its start until it is done
+    /// (`endpoints.rs`).
     pub fn new(scenario: Scenario) -> Simulator {
-        let endpoints = scenario.build_endpoints();
-        Simulator::with_endpoints(scenario, endpoints)
+        let endpoints = Endpoints::of(&scenario);
+        Simulator::build(scenario, endpoints)
     }
 
     /// Runs to the end of the scenario; `progress` is told the simulated time now and then.
@@ -164,6 +168,12 @@ impl Simulator {
             self.slab.iter(&l.pipe).for_each(|(_, p)| count(p));
         }
         out
+    }
+
+    /// Endpoints alive now: those of flows without a finite transfer, and of finite ones
+    /// started and not yet done.
+    pub fn endpoints_alive(&self) -> usize {
+        self.endpoints.live()
     }
 
     /// Telemetry records held by data packets in the network (one per data packet of a flow

@@ -1,10 +1,11 @@
 //! What observers see of the simulator ([`View`]) and whom it reports to ([`Observers`]).
 
 use acclab_core::queue::{Backlog, DropReason, QueueState};
-use acclab_core::transport::{Endpoint, EndpointSlot, EndpointStats};
+use acclab_core::transport::EndpointStats;
 use acclab_core::{FlowId, Packet, Time};
 
 use super::books::FlowState;
+use super::endpoints::Endpoints;
 use super::link::Link;
 use crate::monitor::Monitor;
 use crate::observe::{NetworkView, Observer, Transmit};
@@ -14,7 +15,7 @@ use acclab_scenario::LinkId;
 pub(super) struct View<'a> {
     pub(super) links: &'a [Link],
     pub(super) flows: &'a [FlowState],
-    pub(super) endpoints: &'a [Box<dyn Endpoint>],
+    pub(super) endpoints: &'a Endpoints,
 }
 
 impl NetworkView for View<'_> {
@@ -31,11 +32,7 @@ impl NetworkView for View<'_> {
         (self.flows[f].start, self.flows[f].stop)
     }
     fn endpoint_stats(&self, f: usize) -> (EndpointStats, EndpointStats) {
-        let f = FlowId(f as u32);
-        (
-            self.endpoints[EndpointSlot::sender(f).index()].stats(),
-            self.endpoints[EndpointSlot::receiver(f).index()].stats(),
-        )
+        self.endpoints.stats(FlowId(f as u32))
     }
 }
 

@@ -1,0 +1,179 @@
+//! Every flow's endpoints, and for a workload's short flows their lives: built when the flow
+//! starts, freed once it is done, so that a run of a million short flows holds the endpoints
+//! of the few thousand open at once, not of all it has seen (issue 56: flow state from a
+//! slab, finished flows' memory reused — the allocator's, here).
+//!
+//! A flow with a finite transfer (a workload's, or a `[[flow]]` with a `size`) is **lazy**: its
+//! endpoints are built from the scenario at its start, and it is **retired** once it is done —
+//! its sender has completed the transfer and has no timer, its receiver has none either, and
+//! none of its packets is left in the network. Nothing can then happen to it again (no packet
+//! will arrive, no timer fire), so freeing it changes nothing the run does: its statistics are
+//! kept, as they were at retirement, for the samples and the summary. Before its start a lazy
+//! flow reports the default statistics (nothing sent, nothing received), which is what the
+//! monitor reads of a flow that has not started. Other flows (bulk, on-off, CBR…) and any
+//! endpoints handed to the simulator (live mode's stand-ins) live from the outset to the end.
+
+use acclab_core::transport::{Endpoint, EndpointSlot, EndpointStats};
+use acclab_core::FlowId;
+use acclab_scenario::Scenario;
+
+/// Where a flow is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Life {
+    /// Built at the outset; lives to the end.
+    Always,
+    /// Lazy, not started: no endpoints yet.
+    Waiting,
+    /// Lazy, started.
+    Open,
+    /// Lazy, its transfer complete: to be retired once nothing of it is left in the network
+    /// (a retirement check is scheduled).
+    Closing,
+    /// Freed; its statistics kept.
+    Retired,
+}
+
+pub(super) struct Endpoints {
+    /// Each endpoint at its [`EndpointSlot`]; `None` before a lazy flow starts and after it
+    /// is retired.
+    slots: Vec<Option<Box<dyn Endpoint>>>,
+    life: Vec<Life>,
+    /// The sender's and receiver's statistics of each retired flow.
+    retired: Vec<Option<Box<[EndpointStats; 2]>>>,
+    /// Endpoints alive now (for the memory test and the run's record).
+    live: usize,
+}
+
+impl Endpoints {
+    /// The endpoints given, each at its [`EndpointSlot`], alive from the outset to the end.
+    pub(super) fn given(endpoints: Vec<Box<dyn Endpoint>>) -> Endpoints {
+        let flows = endpoints.len() / 2;
+        Endpoints {
+            live: endpoints.len(),
+            slots: endpoints.into_iter().map(Some).collect(),
+            life: vec![Life::Always; flows],
+            retired: Vec::new(),
+        }
+    }
+
+    /// The endpoints of `scenario`'s flows: those with a finite transfer lazy, the others
+    /// built now.
+    pub(super) fn of(scenario: &Scenario) -> Endpoints {
+        let n = scenario.flows.len();
+        let mut e = Endpoints {
+            slots: Vec::with_capacity(EndpointSlot::count(n)),
+            life: Vec::with_capacity(n),
+            retired: Vec::new(),
+            live: 0,
+        };
+        for (i, f) in scenario.flows.iter().enumerate() {
+            if f.scheme.size().is_some() {
+                e.slots.extend([None, None]);
+                e.life.push(Life::Waiting);
+            } else {
+                let (tx, rx) = scenario.build_flow_endpoints(i);
+                e.slots.extend([Some(tx), Some(rx)]);
+                e.life.push(Life::Always);
+                e.live += 2;
+            }
+        }
+        e
+    }
+
+    /// Flow `f` starts: a lazy flow's endpoints are built.
+    pub(super) fn open(&mut self, f: FlowId, scenario: &Scenario) {
+        let i = f.0 as usize;
+        if self.life[i] == Life::Waiting {
+            let (tx, rx) = scenario.build_flow_endpoints(i);
+            self.slots[EndpointSlot::sender(f).index()] = Some(tx);
+            self.slots[EndpointSlot::receiver(f).index()] = Some(rx);
+            self.life[i] = Life::Open;
+            self.live += 2;
+        }
+    }
+
+    /// The endpoint at slot index `e`, which is alive (a packet or a timer of its flow exists,
+    /// or its flow has started).
+    #[inline(always)]
+    pub(super) fn get_mut(&mut self, e: usize) -> &mut dyn Endpoint {
+        match &mut self.slots[e] {
+            Some(x) => &mut **x,
+            None => unreachable!("endpoint {e} is not alive"),
+        }
+    }
+
+    /// The endpoint at slot index `e`, if it exists and is alive (for prefetches).
+    #[inline(always)]
+    pub(super) fn peek(&self, e: usize) -> Option<&Option<Box<dyn Endpoint>>> {
+        self.slots.get(e)
+    }
+
+    /// Whether flow `f` has been started and not retired (its endpoints exist).
+    pub(super) fn is_alive(&self, f: FlowId) -> bool {
+        self.slots[EndpointSlot::sender(f).index()].is_some()
+    }
+
+    /// Flow `f`'s sender was found without a timer: if the flow is lazy and its transfer is
+    /// complete, it is now closing — true the first time, when a retirement check is to be
+    /// scheduled.
+    pub(super) fn closes(&mut self, f: FlowId) -> bool {
+        let i = f.0 as usize;
+        if self.life[i] != Life::Open {
+            return false;
+        }
+        let done = self.slots[EndpointSlot::sender(f).index()]
+            .as_ref()
+            .is_some_and(|tx| tx.stats().completed_at.is_some());
+        if done {
+            self.life[i] = Life::Closing;
+        }
+        done
+    }
+
+    /// Whether closing flow `f`'s endpoints are both without a timer (the caller knows no
+    /// packet of it is in the network).
+    pub(super) fn idle(&self, f: FlowId) -> bool {
+        [EndpointSlot::sender(f), EndpointSlot::receiver(f)]
+            .iter()
+            .all(|s| {
+                self.slots[s.index()]
+                    .as_ref()
+                    .is_none_or(|e| e.poll_timeout().is_none())
+            })
+    }
+
+    /// Retires closing flow `f`: its statistics kept, its endpoints freed.
+    pub(super) fn retire(&mut self, f: FlowId) {
+        let i = f.0 as usize;
+        debug_assert_eq!(self.life[i], Life::Closing);
+        let stats = self.stats(f);
+        if self.retired.is_empty() {
+            self.retired.resize_with(self.life.len(), || None);
+        }
+        self.retired[i] = Some(Box::new([stats.0, stats.1]));
+        self.slots[EndpointSlot::sender(f).index()] = None;
+        self.slots[EndpointSlot::receiver(f).index()] = None;
+        self.life[i] = Life::Retired;
+        self.live -= 2;
+    }
+
+    /// The statistics of flow `f`'s sender and receiver: their own while they are alive, as
+    /// they were at retirement after, the default before a lazy flow starts.
+    pub(super) fn stats(&self, f: FlowId) -> (EndpointStats, EndpointStats) {
+        let i = f.0 as usize;
+        if let Some(kept) = self.retired.get(i).and_then(|r| r.as_deref()) {
+            return (kept[0], kept[1]);
+        }
+        let of = |s: EndpointSlot| {
+            self.slots[s.index()]
+                .as_ref()
+                .map_or_else(EndpointStats::default, |e| e.stats())
+        };
+        (of(EndpointSlot::sender(f)), of(EndpointSlot::receiver(f)))
+    }
+
+    /// Endpoints alive now.
+    pub(super) fn live(&self) -> usize {
+        self.live
+    }
+}
