@@ -132,7 +132,7 @@ fn finished_flows_are_freed_and_the_run_is_as_if_they_were_kept() {
     let mut most = 0;
     let mut t = acclab_core::Time::ZERO;
     while t < lazy.end() {
-        t = t + acclab_core::Duration::from_micros(100);
+        t += acclab_core::Duration::from_micros(100);
         lazy.advance(t);
         let open = (0..n)
             .filter(|&f| {
