@@ -156,6 +156,13 @@ pub struct Monitor {
     delays: Vec<DelayRecorder>,
     /// The flows that carry a finite transfer: their flows.csv rows span their lives.
     finite: Vec<bool>,
+    /// The flows a sample looks at, by index: every flow without a finite transfer, and the
+    /// finite ones from their start to the first sample after they complete (a sample's work
+    /// follows the flows open, not all a workload has: a million short flows would otherwise
+    /// be read at every sample).
+    sampled: Vec<u32>,
+    /// The finite flows not yet started, the one that starts first last.
+    waiting: Vec<u32>,
     scratch: Vec<(String, f64)>,
     /// Where samples stream to, if anywhere.
     sink: Option<Box<dyn SampleSink>>,
@@ -197,6 +204,14 @@ impl Monitor {
         }
         let nf = scenario.flows.len();
         let nl = net.link_count();
+        let finite: Vec<bool> = scenario
+            .flows
+            .iter()
+            .map(|f| f.scheme.size().is_some())
+            .collect();
+        let (mut waiting, sampled): (Vec<u32>, Vec<u32>) =
+            (0..nf as u32).partition(|&f| finite[f as usize]);
+        waiting.sort_unstable_by_key(|&f| std::cmp::Reverse((net.flow_times(f as usize).0, f)));
         Monitor {
             flow_samples: Vec::new(),
             link_samples: Vec::new(),
@@ -216,11 +231,9 @@ impl Monitor {
             lost_data: vec![0; nf],
             received: vec![0; nf],
             delays: vec![DelayRecorder::default(); nf],
-            finite: scenario
-                .flows
-                .iter()
-                .map(|f| f.scheme.size().is_some())
-                .collect(),
+            finite,
+            sampled,
+            waiting,
             scratch,
             sink: None,
             keep: true,
@@ -320,44 +333,73 @@ impl Monitor {
             .collect()
     }
 
+    /// Flow `i`'s sample at `now`, `dt` after the last: its flows.csv row, if it has one now;
+    /// whether it is to be sampled again.
+    fn sample_flow(
+        &mut self,
+        i: usize,
+        now: Time,
+        dt: acclab_core::Duration,
+        in_window: bool,
+        net: &dyn NetworkView,
+    ) -> bool {
+        let (tx, rx) = net.endpoint_stats(i);
+        let snap = merged(&tx, &rx, self.received[i]);
+        let prev = std::mem::replace(&mut self.prev_flows[i], snap);
+        let (start, stop) = net.flow_times(i);
+        let active = now > start && stop.is_none_or(|s| now <= s);
+        // A finite transfer has rows from the first sample after it starts to the first
+        // after it completes, none before or after: a workload of a million short flows
+        // would otherwise write a row for each of them at every sample (2 GB at k = 16).
+        if self.finite[i] {
+            if tx.completed_at.is_some_and(|c| c <= self.last_sample) {
+                return false;
+            }
+            if now <= start {
+                return true;
+            }
+        }
+        if in_window && active {
+            if let Some(c) = tx.cwnd_bytes {
+                self.mean_cwnd[i].add(c as f64);
+            }
+            if let Some(a) = tx.accumulation_bytes {
+                self.mean_accumulation[i].add(a);
+            }
+        }
+        self.record_flow(FlowSample {
+            t_s: now.as_secs_f64(),
+            flow: i as u32,
+            throughput_bps: Rate::of(snap.delivered - prev.delivered, dt),
+            received_bps: Rate::of(snap.received - prev.received, dt),
+            send_rate_bps: Rate::of(snap.sent - prev.sent, dt),
+            cwnd_bytes: tx.cwnd_bytes,
+            srtt_s: tx.srtt.map(|d| d.as_secs_f64()),
+            accumulation_bytes: tx.accumulation_bytes,
+            lost_packets: self.lost_data[i],
+        });
+        true
+    }
+
     fn sample(&mut self, now: Time, net: &dyn NetworkView) {
         let dt = now - self.last_sample;
         let t_s = now.as_secs_f64();
         let in_window = now > self.window.0 && now <= self.window.1;
-        for i in 0..net.flow_count() {
-            let (tx, rx) = net.endpoint_stats(i);
-            let snap = merged(&tx, &rx, self.received[i]);
-            let prev = std::mem::replace(&mut self.prev_flows[i], snap);
-            let (start, stop) = net.flow_times(i);
-            let active = now > start && stop.is_none_or(|s| now <= s);
-            // A finite transfer has rows from the first sample after it starts to the first
-            // after it completes, none before or after: a workload of a million short flows
-            // would otherwise write a row for each of them at every sample (2 GB at k = 16).
-            if self.finite[i]
-                && (now <= start || tx.completed_at.is_some_and(|c| c <= self.last_sample))
-            {
-                continue;
+        // The finite flows started by now join the sampled ones.
+        let before = self.sampled.len();
+        while let Some(&f) = self.waiting.last() {
+            if net.flow_times(f as usize).0 > now {
+                break;
             }
-            if in_window && active {
-                if let Some(c) = tx.cwnd_bytes {
-                    self.mean_cwnd[i].add(c as f64);
-                }
-                if let Some(a) = tx.accumulation_bytes {
-                    self.mean_accumulation[i].add(a);
-                }
-            }
-            self.record_flow(FlowSample {
-                t_s,
-                flow: i as u32,
-                throughput_bps: Rate::of(snap.delivered - prev.delivered, dt),
-                received_bps: Rate::of(snap.received - prev.received, dt),
-                send_rate_bps: Rate::of(snap.sent - prev.sent, dt),
-                cwnd_bytes: tx.cwnd_bytes,
-                srtt_s: tx.srtt.map(|d| d.as_secs_f64()),
-                accumulation_bytes: tx.accumulation_bytes,
-                lost_packets: self.lost_data[i],
-            });
+            self.waiting.pop();
+            self.sampled.push(f);
         }
+        if self.sampled.len() > before {
+            self.sampled.sort_unstable();
+        }
+        let mut sampled = std::mem::take(&mut self.sampled);
+        sampled.retain(|&f| self.sample_flow(f as usize, now, dt, in_window, net));
+        self.sampled = sampled;
         for i in 0..net.link_count() {
             let busy = self.tracks[i].busy_ns(now);
             let prev = std::mem::replace(&mut self.prev_busy[i], busy);
