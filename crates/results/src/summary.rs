@@ -201,7 +201,7 @@ pub struct LinkTheory {
 pub struct TheorySummary {
     pub model: String,
     /// Flows outside the theory's domain, with the reason.
-    pub outside: Vec<(String, String)>,
+    pub outside: Vec<(String, std::sync::Arc<str>)>,
     pub notes: Vec<String>,
 }
 

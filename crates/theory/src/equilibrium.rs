@@ -21,6 +21,8 @@ use acclab_core::config::{PerUnit, QueueConfig, SchemeConfig, VegasRemParams};
 use acclab_scenario::Scenario;
 use acclab_scenario::{EventAction, FlowDef};
 use serde::Serialize;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::expected;
 use crate::num::{self, NumError, Problem};
@@ -32,7 +34,7 @@ pub struct Equilibrium {
     /// Per scenario flow, `None` when outside the domain.
     pub flows: Vec<Option<FlowPrediction>>,
     pub links: Vec<LinkPrediction>,
-    pub outside: Vec<(String, String)>,
+    pub outside: Vec<(String, Arc<str>)>,
     pub notes: Vec<String>,
 }
 
@@ -42,13 +44,17 @@ impl Equilibrium {
     pub fn to_json(&self, sc: &Scenario) -> serde_json::Value {
         let mut v = serde_json::to_value(self).expect("an equilibrium serialises");
         if let Some(flows) = v.get_mut("flows").and_then(|f| f.as_array_mut()) {
+            let outside: HashMap<&str, &str> = self
+                .outside
+                .iter()
+                .map(|(id, w)| (id.as_str(), &**w))
+                .collect();
             for (f, def) in flows.iter_mut().zip(&sc.flows) {
                 if f.is_null() {
-                    let why = self
-                        .outside
-                        .iter()
-                        .find(|(id, _)| id == &def.id)
-                        .map_or("outside the theory's domain", |(_, w)| w.as_str());
+                    let why = outside
+                        .get(def.id.as_str())
+                        .copied()
+                        .unwrap_or("outside the theory's domain");
                     *f = serde_json::json!({ "id": def.id, "outside": why });
                 }
             }
@@ -206,7 +212,15 @@ pub fn predict(sc: &Scenario) -> Result<Equilibrium, NumError> {
         .zip(&usable)
         .map(|(l, u)| u * l.rate.as_f64() / bits)
         .collect();
-    let mut outside = Vec::new();
+    let mut outside: Vec<(String, Arc<str>)> = Vec::new();
+    // The reasons, each kept once however many flows it is given for (a workload's million).
+    let mut reasons: HashMap<String, Arc<str>> = HashMap::new();
+    let mut why = |r: String| -> Arc<str> {
+        reasons
+            .entry(r)
+            .or_insert_with_key(|r| Arc::from(r.as_str()))
+            .clone()
+    };
     let mut notes = Vec::new();
     let mut members = Vec::new(); // (scenario flow index, utility, d)
     let mut unmodelled_links = vec![false; sc.links.len()];
@@ -216,7 +230,10 @@ pub fn predict(sc: &Scenario) -> Result<Equilibrium, NumError> {
         let (from, to) = sc.output.window;
         let overlaps = f.start < to && f.stop.is_none_or(|s| s > from);
         if !overlaps {
-            outside.push((f.id.clone(), "not active in the measurement window".into()));
+            outside.push((
+                f.id.clone(),
+                why("not active in the measurement window".into()),
+            ));
             continue;
         }
         let whole = active_throughout(sc, f);
@@ -227,7 +244,7 @@ pub fn predict(sc: &Scenario) -> Result<Equilibrium, NumError> {
                 }
                 outside.push((
                     f.id.clone(),
-                    "inelastic: its rate is taken off the capacities".into(),
+                    why("inelastic: its rate is taken off the capacities".into()),
                 ));
                 continue;
             }
@@ -235,8 +252,11 @@ pub fn predict(sc: &Scenario) -> Result<Equilibrium, NumError> {
         let d = propagation_delay(sc, f);
         match utility(f, d, sc.packet_size as f64) {
             Ok(u) if whole => members.push((i, u, d)),
-            Ok(_) => outside.push((f.id.clone(), "starts or stops inside the window".into())),
-            Err(why) => outside.push((f.id.clone(), why)),
+            Ok(_) => outside.push((
+                f.id.clone(),
+                why("starts or stops inside the window".into()),
+            )),
+            Err(r) => outside.push((f.id.clone(), why(r))),
         }
         if members.last().is_none_or(|m| m.0 != i) {
             let persistent = whole && persistent_tcp(f);
@@ -264,7 +284,7 @@ pub fn predict(sc: &Scenario) -> Result<Equilibrium, NumError> {
                 Some((link, who)) => {
                     outside.push((
                         f.id.clone(),
-                        format!("shares link {link} with {who}, whose share the theory cannot tell (it is outside the domain), so it predicts nothing here rather than a rate as if that traffic were absent"),
+                        why(format!("shares link {link} with {who}, whose share the theory cannot tell (it is outside the domain), so it predicts nothing here rather than a rate as if that traffic were absent")),
                     ));
                     for l in &f.forward {
                         foreign[l.0 as usize].get_or_insert_with(|| format!("flow {}", f.id));
@@ -522,7 +542,7 @@ to = "b"
         // In JSON the flows without a prediction carry their id and the reason.
         let json = mixed.to_json(&scenario(RENO));
         assert_eq!(json["flows"][0]["id"], "m1");
-        assert_eq!(json["flows"][0]["outside"].as_str(), Some(why.as_str()));
+        assert_eq!(json["flows"][0]["outside"].as_str(), Some(&**why));
         assert_eq!(json["flows"][2]["id"], "m3");
         assert!(json["flows"][2]["throughput_bps"].is_number());
         // The flow on the other bottleneck keeps its prediction, the same as without Reno (to
