@@ -153,12 +153,13 @@ pub struct FlowSummary {
     /// no packet arrived in the window.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub one_way_delay: Option<crate::delay::DelayStats>,
-    /// The theory's prediction for this flow, when it is in the theory's domain.
+    /// The theory's prediction for this flow, when it is in the theory's domain. (Boxed, as
+    /// `model`: absent for nearly every flow of a workload, a million of them.)
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub theory: Option<FlowTheory>,
+    pub theory: Option<Box<FlowTheory>>,
     /// The model tier's values over the same window (`acclab run --model`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub model: Option<FlowModel>,
+    pub model: Option<Box<FlowModel>>,
 }
 
 /// A flow's window means in the model tier's run of the same scenario.
@@ -258,12 +259,12 @@ impl Summary {
     /// run's values.
     pub fn attach_model(&mut self, model: &Summary) {
         for (f, m) in self.flows.iter_mut().zip(&model.flows) {
-            f.model = Some(FlowModel {
+            f.model = Some(Box::new(FlowModel {
                 throughput_bps: m.throughput_bps,
                 mean_rtt_s: m.mean_rtt_s,
                 mean_cwnd_bytes: m.mean_cwnd_bytes,
                 mean_accumulation_bytes: m.mean_accumulation_bytes,
-            });
+            }));
         }
         for (l, m) in self.links.iter_mut().zip(&model.links) {
             l.model = Some(LinkModel {

@@ -29,7 +29,7 @@
 //!   time).
 
 use acclab_core::config::SchemeConfig;
-use acclab_core::{Limit, Packet};
+use acclab_core::{Duration, Limit, Packet};
 use acclab_scenario::Scenario;
 use serde::Serialize;
 
@@ -38,6 +38,11 @@ use serde::Serialize;
 const EVENTS_PER_SECOND: f64 = 15e6;
 /// Bytes of state per flow (endpoints, scoreboard, monitor), per link and per web user.
 const FLOW_BYTES: f64 = 8192.0;
+/// A finite flow's state that outlives it (its definition, statistics, delay histogram,
+/// summary and completion-time rows: 2.1 KB measured on a k = 16 web-search run, heaptrack),
+/// and its two endpoints' while it is open (2.2 KB measured; they are freed when it is done).
+const FINITE_FLOW_BYTES: f64 = 2200.0;
+const FINITE_OPEN_BYTES: f64 = 2200.0;
 const LINK_BYTES: f64 = 2048.0;
 const WEB_USER_BYTES: f64 = 1536.0;
 /// Bytes per output row (flows.csv and links.csv rows are 40–120 characters).
@@ -124,7 +129,8 @@ pub fn estimate(sc: &Scenario) -> Cost {
     // events' (a web flow's per-user work at its start and at each sample).
     let (mut source_events, mut extra_wall_s) = (0.0, 0.0);
     let samples = duration / sc.output.sample_interval.as_secs_f64();
-    for f in &sc.flows {
+    let ideal: Vec<Option<Duration>> = (0..sc.flows.len()).map(|i| sc.ideal_fct(i)).collect();
+    for (i, f) in sc.flows.iter().enumerate() {
         let link = |l: &acclab_scenario::LinkId| &sc.links[l.0 as usize];
         let path_rate = f
             .forward
@@ -171,19 +177,27 @@ pub fn estimate(sc: &Scenario) -> Cost {
             }
             send = send.min(link(l).rate.as_f64());
         }
-        flow_state += FLOW_BYTES
-            + match &f.scheme {
-                SchemeConfig::Web(w) => {
-                    let m = w.model();
-                    let users = m.users as f64;
-                    // Each user starts a page every think time, an object per object.
-                    let pages = users * active / m.think_time.as_secs_f64().max(1e-6);
-                    source_events += pages * (1.0 + m.objects_per_page);
-                    extra_wall_s += users * (1.0 + samples) * WEB_USER_S;
-                    users * WEB_USER_BYTES
-                }
-                _ => 0.0,
-            };
+        // A finite flow's endpoints live only while it is open: taken as ten times its
+        // unloaded completion time, as its rows below.
+        let open = match ideal[i] {
+            Some(t) => (10.0 * t.as_secs_f64() / duration.max(1e-9)).min(1.0),
+            None => 1.0,
+        };
+        flow_state += match ideal[i] {
+            Some(_) => FINITE_FLOW_BYTES + open * FINITE_OPEN_BYTES,
+            None => FLOW_BYTES,
+        } + match &f.scheme {
+            SchemeConfig::Web(w) => {
+                let m = w.model();
+                let users = m.users as f64;
+                // Each user starts a page every think time, an object per object.
+                let pages = users * active / m.think_time.as_secs_f64().max(1e-6);
+                source_events += pages * (1.0 + m.objects_per_page);
+                extra_wall_s += users * (1.0 + samples) * WEB_USER_S;
+                users * WEB_USER_BYTES
+            }
+            _ => 0.0,
+        };
     }
     let mut events = source_events + FLOW_EVENTS * sc.flows.len() as f64;
     let mut held = 0.0;
@@ -219,9 +233,10 @@ pub fn estimate(sc: &Scenario) -> Cost {
     // A finite transfer has rows over its life only: taken as ten times its unloaded
     // completion time (a slowdown of 10, above a fabric's median), and the two samples around it.
     let interval = sc.output.sample_interval.as_secs_f64();
-    let flow_rows: f64 = (0..sc.flows.len())
-        .map(|i| match sc.ideal_fct(i) {
-            Some(ideal) => samples.min(2.0 + 10.0 * ideal.as_secs_f64() / interval),
+    let flow_rows: f64 = ideal
+        .iter()
+        .map(|t| match t {
+            Some(t) => samples.min(2.0 + 10.0 * t.as_secs_f64() / interval),
             None => samples,
         })
         .sum();

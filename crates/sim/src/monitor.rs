@@ -353,6 +353,7 @@ impl Monitor {
         // would otherwise write a row for each of them at every sample (2 GB at k = 16).
         if self.finite[i] {
             if tx.completed_at.is_some_and(|c| c <= self.last_sample) {
+                self.delays[i].shrink();
                 return false;
             }
             if now <= start {

@@ -16,12 +16,14 @@ use acclab_theory::Equilibrium;
 pub fn attach_theory(sc: &Scenario, eq: Option<&Equilibrium>, summary: &mut Summary) {
     if let Some(eq) = eq {
         for (fs, p) in summary.flows.iter_mut().zip(&eq.flows) {
-            fs.theory = p.as_ref().map(|p| FlowTheory {
-                throughput_bps: p.throughput_bps,
-                rtt_s: p.rtt_s,
-                cwnd_bytes: p.window_bytes,
-                queueing_delay_s: p.queueing_delay_s,
-                base_rtt_s: p.base_rtt_s,
+            fs.theory = p.as_ref().map(|p| {
+                Box::new(FlowTheory {
+                    throughput_bps: p.throughput_bps,
+                    rtt_s: p.rtt_s,
+                    cwnd_bytes: p.window_bytes,
+                    queueing_delay_s: p.queueing_delay_s,
+                    base_rtt_s: p.base_rtt_s,
+                })
             });
         }
         let any = eq.flows.iter().any(Option::is_some);
