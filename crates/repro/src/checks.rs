@@ -178,12 +178,14 @@ mod tests {
             active_in_window_s: 1.0,
             completed_s: None,
             one_way_delay: None,
-            theory: theory.map(|x| FlowTheory {
-                throughput_bps: x,
-                rtt_s: 0.02,
-                cwnd_bytes: 1e4,
-                queueing_delay_s: 0.0,
-                base_rtt_s: 0.01,
+            theory: theory.map(|x| {
+                Box::new(FlowTheory {
+                    throughput_bps: x,
+                    rtt_s: 0.02,
+                    cwnd_bytes: 1e4,
+                    queueing_delay_s: 0.0,
+                    base_rtt_s: 0.01,
+                })
             }),
             model: None,
         }
