@@ -13,8 +13,9 @@
 //! monitor reads of a flow that has not started. Other flows (bulk, on-off, CBR…) and any
 //! endpoints handed to the simulator (live mode's stand-ins) live from the outset to the end.
 
+use acclab_core::packet::Packet;
 use acclab_core::transport::{Endpoint, EndpointSlot, EndpointStats};
-use acclab_core::FlowId;
+use acclab_core::{FlowId, Time};
 use acclab_scenario::Scenario;
 
 /// Where a flow is in its life.
@@ -34,9 +35,10 @@ enum Life {
 }
 
 pub(super) struct Endpoints {
-    /// Each endpoint at its [`EndpointSlot`]; `None` before a lazy flow starts and after it
-    /// is retired.
-    slots: Vec<Option<Box<dyn Endpoint>>>,
+    /// Each endpoint at its [`EndpointSlot`]; [`Closed`] (which takes no memory) before a
+    /// lazy flow starts and after it is retired, so that the hot path reaches an endpoint
+    /// exactly as if every one were always there.
+    slots: Vec<Box<dyn Endpoint>>,
     life: Vec<Life>,
     /// The sender's and receiver's statistics of each retired flow.
     retired: Vec<Option<Box<[EndpointStats; 2]>>>,
@@ -50,7 +52,7 @@ impl Endpoints {
         let flows = endpoints.len() / 2;
         Endpoints {
             live: endpoints.len(),
-            slots: endpoints.into_iter().map(Some).collect(),
+            slots: endpoints,
             life: vec![Life::Always; flows],
             retired: Vec::new(),
         }
@@ -68,11 +70,11 @@ impl Endpoints {
         };
         for (i, f) in scenario.flows.iter().enumerate() {
             if f.scheme.size().is_some() {
-                e.slots.extend([None, None]);
+                e.slots.extend([closed(), closed()]);
                 e.life.push(Life::Waiting);
             } else {
                 let (tx, rx) = scenario.build_flow_endpoints(i);
-                e.slots.extend([Some(tx), Some(rx)]);
+                e.slots.extend([tx, rx]);
                 e.life.push(Life::Always);
                 e.live += 2;
             }
@@ -85,32 +87,32 @@ impl Endpoints {
         let i = f.0 as usize;
         if self.life[i] == Life::Waiting {
             let (tx, rx) = scenario.build_flow_endpoints(i);
-            self.slots[EndpointSlot::sender(f).index()] = Some(tx);
-            self.slots[EndpointSlot::receiver(f).index()] = Some(rx);
+            self.slots[EndpointSlot::sender(f).index()] = tx;
+            self.slots[EndpointSlot::receiver(f).index()] = rx;
             self.life[i] = Life::Open;
             self.live += 2;
         }
     }
 
-    /// The endpoint at slot index `e`, which is alive (a packet or a timer of its flow exists,
+    /// The endpoint at slot index `e` (alive whenever a packet or a timer of its flow exists,
     /// or its flow has started).
     #[inline(always)]
     pub(super) fn get_mut(&mut self, e: usize) -> &mut dyn Endpoint {
-        match &mut self.slots[e] {
-            Some(x) => &mut **x,
-            None => unreachable!("endpoint {e} is not alive"),
-        }
+        &mut *self.slots[e]
     }
 
-    /// The endpoint at slot index `e`, if it exists and is alive (for prefetches).
+    /// The endpoint at slot index `e`, if there is such a slot (for prefetches).
     #[inline(always)]
-    pub(super) fn peek(&self, e: usize) -> Option<&Option<Box<dyn Endpoint>>> {
+    pub(super) fn peek(&self, e: usize) -> Option<&Box<dyn Endpoint>> {
         self.slots.get(e)
     }
 
     /// Whether flow `f` has been started and not retired (its endpoints exist).
     pub(super) fn is_alive(&self, f: FlowId) -> bool {
-        self.slots[EndpointSlot::sender(f).index()].is_some()
+        matches!(
+            self.life[f.0 as usize],
+            Life::Always | Life::Open | Life::Closing
+        )
     }
 
     /// Flow `f`'s sender was found without a timer: if the flow is lazy and its transfer is
@@ -122,8 +124,9 @@ impl Endpoints {
             return false;
         }
         let done = self.slots[EndpointSlot::sender(f).index()]
-            .as_ref()
-            .is_some_and(|tx| tx.stats().completed_at.is_some());
+            .stats()
+            .completed_at
+            .is_some();
         if done {
             self.life[i] = Life::Closing;
         }
@@ -135,11 +138,7 @@ impl Endpoints {
     pub(super) fn idle(&self, f: FlowId) -> bool {
         [EndpointSlot::sender(f), EndpointSlot::receiver(f)]
             .iter()
-            .all(|s| {
-                self.slots[s.index()]
-                    .as_ref()
-                    .is_none_or(|e| e.poll_timeout().is_none())
-            })
+            .all(|s| self.slots[s.index()].poll_timeout().is_none())
     }
 
     /// Retires closing flow `f`: its statistics kept, its endpoints freed.
@@ -151,8 +150,8 @@ impl Endpoints {
             self.retired.resize_with(self.life.len(), || None);
         }
         self.retired[i] = Some(Box::new([stats.0, stats.1]));
-        self.slots[EndpointSlot::sender(f).index()] = None;
-        self.slots[EndpointSlot::receiver(f).index()] = None;
+        self.slots[EndpointSlot::sender(f).index()] = closed();
+        self.slots[EndpointSlot::receiver(f).index()] = closed();
         self.life[i] = Life::Retired;
         self.live -= 2;
     }
@@ -164,16 +163,35 @@ impl Endpoints {
         if let Some(kept) = self.retired.get(i).and_then(|r| r.as_deref()) {
             return (kept[0], kept[1]);
         }
-        let of = |s: EndpointSlot| {
-            self.slots[s.index()]
-                .as_ref()
-                .map_or_else(EndpointStats::default, |e| e.stats())
-        };
-        (of(EndpointSlot::sender(f)), of(EndpointSlot::receiver(f)))
+        (
+            self.slots[EndpointSlot::sender(f).index()].stats(),
+            self.slots[EndpointSlot::receiver(f).index()].stats(),
+        )
     }
 
     /// Endpoints alive now.
     pub(super) fn live(&self) -> usize {
         self.live
+    }
+}
+
+/// The stand-in at a slot whose endpoint does not exist (a lazy flow not started, or retired):
+/// nothing reaches it (no packet or timer of such a flow exists) and it reports the default
+/// statistics. A zero-sized type: its box allocates nothing.
+struct Closed;
+
+fn closed() -> Box<dyn Endpoint> {
+    Box::new(Closed)
+}
+
+impl Endpoint for Closed {
+    fn handle_packet(&mut self, _now: Time, _pkt: &Packet) {
+        debug_assert!(false, "a packet reached an endpoint that does not exist");
+    }
+    fn poll_transmit(&mut self, _now: Time) -> Option<Packet> {
+        None
+    }
+    fn stats(&self) -> EndpointStats {
+        EndpointStats::default()
     }
 }

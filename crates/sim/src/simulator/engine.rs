@@ -37,7 +37,7 @@ impl Simulator {
                 // goes to (its entry, fetched at the refill, says where it is).
                 prefetch(&self.links[l as usize]);
                 self.slab.prefetch(slot);
-                if let Some(Some(e)) =
+                if let Some(e) =
                     Routes::delivers_to(then).and_then(|e| self.endpoints.peek(e.index()))
                 {
                     let first_lines: *const dyn Endpoint = &**e;
@@ -119,7 +119,10 @@ impl Simulator {
             self.inject(pkt);
         }
         let Some(t) = self.endpoints.get_mut(e).poll_timeout() else {
-            self.no_timer(EndpointSlot::at(e));
+            let slot = EndpointSlot::at(e);
+            if slot.side() == Side::Sender {
+                self.sender_idle(slot.flow());
+            }
             return;
         };
         let t = t.max(now);
@@ -143,12 +146,12 @@ impl Simulator {
         }
     }
 
-    /// Endpoint `slot` has no timer: if it is the sender of a finite transfer just completed,
-    /// its flow is to be retired when nothing of it is left (`endpoints.rs`).
+    /// Flow `f`'s sender has no timer: if its finite transfer is complete, the flow is
+    /// retired when nothing of it is left (`endpoints.rs`).
     #[cold]
-    fn no_timer(&mut self, slot: EndpointSlot) {
-        if slot.side() == Side::Sender && self.endpoints.closes(slot.flow()) {
-            self.retire(slot.flow());
+    fn sender_idle(&mut self, f: FlowId) {
+        if self.endpoints.closes(f) {
+            self.retire(f);
         }
     }
 
@@ -162,10 +165,8 @@ impl Simulator {
             return; // cancelled
         }
         b.armed[side] = Books::UNARMED;
-        if !self.endpoints.is_alive(slot.flow()) {
-            return; // an entry left behind by a flow since retired
-        }
         let now = self.now;
+        // (An entry left behind by a flow since retired finds its stand-in, without a timer.)
         let ep = self.endpoints.get_mut(e);
         if ep.poll_timeout().is_some_and(|t| t <= now) {
             ep.handle_timeout(now);
