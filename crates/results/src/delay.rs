@@ -94,12 +94,6 @@ impl DelayRecorder {
         }
     }
 
-    /// Gives back the histogram's spare room: for a flow that is done (a workload's million
-    /// short flows keep their histograms to the end of the run, not their growth's slack).
-    pub fn shrink(&mut self) {
-        self.buckets.shrink_to_fit();
-    }
-
     /// The delay at quantile `q` by the nearest-rank rule (as `fct::percentile`), ns.
     fn quantile(&self, q: f64) -> f64 {
         let total: u64 = self.buckets.iter().map(|&(_, n)| u64::from(n)).sum();

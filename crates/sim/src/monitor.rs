@@ -153,7 +153,7 @@ pub struct Monitor {
     /// Data bytes of each flow that reached its receiver so far.
     received: Vec<u64>,
     /// The one-way delays of each flow's data packets delivered in the window.
-    delays: Vec<DelayRecorder>,
+    delays: Vec<Delays>,
     /// The flows that carry a finite transfer: their flows.csv rows span their lives.
     finite: Vec<bool>,
     /// The flows a sample looks at, by index: every flow without a finite transfer, and the
@@ -168,6 +168,14 @@ pub struct Monitor {
     sink: Option<Box<dyn SampleSink>>,
     /// Whether samples are also kept in `flow_samples` / `link_samples`.
     keep: bool,
+}
+
+/// A flow's one-way delays: recorded as its packets arrive, or, once it is done, their
+/// statistics alone (a million finished flows keep no histograms).
+#[derive(Clone, Debug)]
+enum Delays {
+    Recording(DelayRecorder),
+    Done(Option<DelayStats>),
 }
 
 fn merged(tx: &EndpointStats, rx: &EndpointStats, received: u64) -> FlowSnap {
@@ -230,7 +238,7 @@ impl Monitor {
             random_losses: vec![0; nl],
             lost_data: vec![0; nf],
             received: vec![0; nf],
-            delays: vec![DelayRecorder::default(); nf],
+            delays: vec![Delays::Recording(DelayRecorder::default()); nf],
             finite,
             sampled,
             waiting,
@@ -317,7 +325,10 @@ impl Monitor {
     /// Flow `f`'s one-way delay statistics over the window (its data packets' or datagrams'
     /// send times to their arrivals); `None` if none arrived in it.
     pub fn one_way_delay(&self, f: usize) -> Option<DelayStats> {
-        self.delays[f].stats()
+        match &self.delays[f] {
+            Delays::Recording(r) => r.stats(),
+            Delays::Done(s) => *s,
+        }
     }
 
     /// Packets link `l` lost at random so far.
@@ -353,7 +364,6 @@ impl Monitor {
         // would otherwise write a row for each of them at every sample (2 GB at k = 16).
         if self.finite[i] {
             if tx.completed_at.is_some_and(|c| c <= self.last_sample) {
-                self.delays[i].shrink();
                 return false;
             }
             if now <= start {
@@ -475,7 +485,9 @@ impl Observer for Monitor {
             let f = p.flow.0 as usize;
             self.received[f] += u64::from(p.size);
             if now >= self.window.0 && now <= self.window.1 {
-                self.delays[f].record(now.0.saturating_sub(p.sent_at.0));
+                if let Delays::Recording(r) = &mut self.delays[f] {
+                    r.record(now.0.saturating_sub(p.sent_at.0));
+                }
             }
         }
     }
@@ -488,6 +500,14 @@ impl Observer for Monitor {
             DropReason::Overflow | DropReason::Aqm => {}
         }
         self.lost_data[p.flow.0 as usize] += u64::from(p.kind == PacketKind::Data);
+    }
+
+    fn on_flow_done(&mut self, _now: Time, flow: u32) {
+        // Its delays are final: their statistics are kept, the histogram freed.
+        let d = &mut self.delays[flow as usize];
+        if let Delays::Recording(r) = d {
+            *d = Delays::Done(r.stats());
+        }
     }
 
     fn on_sample(&mut self, now: Time, net: &dyn NetworkView) {

@@ -77,6 +77,9 @@ pub trait Observer: Send {
     }
     /// `pkt` reached the endpoint it was for.
     fn on_deliver(&mut self, _now: Time, _pkt: &Packet) {}
+    /// Flow `flow` is done: its finite transfer is complete and nothing of it is left in the
+    /// network, so no packet of it will be reported again (a workload's flows, one by one).
+    fn on_flow_done(&mut self, _now: Time, _flow: u32) {}
     /// A sample is due (every `output.sample_interval`).
     fn on_sample(&mut self, _now: Time, _net: &dyn NetworkView) {}
     /// The measurement window opens.

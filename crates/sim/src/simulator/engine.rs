@@ -554,5 +554,6 @@ impl Simulator {
             return;
         }
         self.endpoints.retire(f);
+        self.observers.on_flow_done(self.now, f.0);
     }
 }

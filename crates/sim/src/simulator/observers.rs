@@ -99,6 +99,12 @@ impl Observer for Observers {
             }
         }
     }
+    fn on_flow_done(&mut self, now: Time, flow: u32) {
+        self.monitor.on_flow_done(now, flow);
+        for o in &mut self.extra {
+            o.on_flow_done(now, flow);
+        }
+    }
     fn on_sample(&mut self, now: Time, net: &dyn NetworkView) {
         self.monitor.on_sample(now, net);
         for o in &mut self.extra {
