@@ -101,8 +101,10 @@ impl Endpoints {
         &mut *self.slots[e]
     }
 
-    /// The endpoint at slot index `e`, if there is such a slot (for prefetches).
+    /// The endpoint at slot index `e`, if there is such a slot (for prefetches: the slot
+    /// itself, the box, is fetched as well as the endpoint it points to).
     #[inline(always)]
+    #[allow(clippy::borrowed_box)]
     pub(super) fn peek(&self, e: usize) -> Option<&Box<dyn Endpoint>> {
         self.slots.get(e)
     }
