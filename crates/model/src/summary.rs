@@ -35,9 +35,9 @@ pub fn summary(m: &Model, wall_time_s: f64) -> Summary {
             let windowed = window_of(&f.source).is_some();
             FlowSummary {
                 id: member.id.clone(),
-                kind: member.kind.to_string(),
-                src: sc.nodes[def.src.0 as usize].clone(),
-                dst: sc.nodes[def.dst.0 as usize].clone(),
+                kind: member.kind.into(),
+                src: sc.nodes[def.src.0 as usize].as_str().into(),
+                dst: sc.nodes[def.dst.0 as usize].as_str().into(),
                 throughput_bps: throughput,
                 // A fluid is delivered as it arrives: no holes, no duplicates.
                 received_bps: throughput,

@@ -16,8 +16,9 @@ use crate::plot::{Chart, Series};
 #[derive(Clone, Debug, PartialEq)]
 pub struct FctRecord {
     pub id: String,
-    pub src: String,
-    pub dst: String,
+    /// The end nodes, shared between the records that have the same.
+    pub src: std::sync::Arc<str>,
+    pub dst: std::sync::Arc<str>,
     pub size_bytes: u64,
     pub start_s: f64,
     /// Completion time, s; `None`: unfinished at the end of the run.
@@ -135,8 +136,8 @@ fn write_rows(out: &mut dyn std::io::Write, records: &[FctRecord]) -> std::io::R
     for r in records {
         w.write_record([
             r.id.clone(),
-            r.src.clone(),
-            r.dst.clone(),
+            r.src.to_string(),
+            r.dst.to_string(),
             r.size_bytes.to_string(),
             format!("{:.9}", r.start_s),
             opt(r.fct_s),
@@ -166,8 +167,8 @@ pub fn read_fct_csv(dir: &Path) -> std::io::Result<Option<Vec<FctRecord>>> {
         };
         out.push(FctRecord {
             id: row.get(0).unwrap_or_default().to_string(),
-            src: row.get(1).unwrap_or_default().to_string(),
-            dst: row.get(2).unwrap_or_default().to_string(),
+            src: row.get(1).unwrap_or_default().into(),
+            dst: row.get(2).unwrap_or_default().into(),
             size_bytes: num(3)? as u64,
             start_s: num(4)?,
             fct_s: num(5).ok(),

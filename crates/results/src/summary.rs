@@ -119,9 +119,11 @@ pub struct WindowSummary {
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct FlowSummary {
     pub id: String,
-    pub kind: String,
-    pub src: String,
-    pub dst: String,
+    /// The scheme and the end nodes, shared between the flows that have the same (a
+    /// workload's million flows hold one copy of each name, not one each).
+    pub kind: std::sync::Arc<str>,
+    pub src: std::sync::Arc<str>,
+    pub dst: std::sync::Arc<str>,
     /// Receiver goodput over the flow's active part of the window, bit/s: data delivered in
     /// order. A repair that fills a hole releases at once the data received behind it (some of
     /// it before the window opened), so this can exceed the path's capacity; `received_bps`

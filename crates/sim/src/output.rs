@@ -3,6 +3,7 @@
 //! `flows.csv`, `links.csv` and packet trace.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use acclab_results::fct::{summarise, write_fct_csv, FctRecord};
 use acclab_results::samples::{write_csvs, CsvSamples, Names};
@@ -15,6 +16,17 @@ use crate::observe::NetworkView;
 use crate::simulator::Simulator;
 
 /// The summary of a finished run.
+/// `name` as one of `names`, added if it is not there yet (a run has a handful of schemes).
+fn shared(names: &mut Vec<Arc<str>>, name: &str) -> Arc<str> {
+    match names.iter().find(|n| &***n == name) {
+        Some(n) => n.clone(),
+        None => {
+            names.push(Arc::from(name));
+            names[names.len() - 1].clone()
+        }
+    }
+}
+
 pub fn summary(sim: &Simulator, wall_time_s: f64) -> Summary {
     let sc = sim.scenario();
     let m = sim.monitor();
@@ -25,6 +37,8 @@ pub fn summary(sim: &Simulator, wall_time_s: f64) -> Summary {
     let window_ns = (w1 - w0).0.max(1) as f64;
     let mut flows = Vec::with_capacity(sc.flows.len());
     let mut active_rates = Vec::new();
+    let nodes: Vec<Arc<str>> = sc.nodes.iter().map(|n| Arc::from(n.as_str())).collect();
+    let mut kinds: Vec<Arc<str>> = Vec::new();
     for (i, f) in sc.flows.iter().enumerate() {
         let (tx, rx) = net.endpoint_stats(i);
         let (start, stop) = net.flow_times(i);
@@ -41,9 +55,9 @@ pub fn summary(sim: &Simulator, wall_time_s: f64) -> Summary {
         }
         flows.push(FlowSummary {
             id: f.id.clone(),
-            kind: f.scheme.kind().to_string(),
-            src: sc.nodes[f.src.0 as usize].clone(),
-            dst: sc.nodes[f.dst.0 as usize].clone(),
+            kind: shared(&mut kinds, f.scheme.kind()),
+            src: nodes[f.src.0 as usize].clone(),
+            dst: nodes[f.dst.0 as usize].clone(),
             throughput_bps: throughput,
             received_bps: acclab_core::Rate::of(w.received_bytes, active),
             sent_bytes: tx.sent_bytes,
@@ -130,6 +144,7 @@ pub fn summary(sim: &Simulator, wall_time_s: f64) -> Summary {
 pub fn fct_records(sim: &Simulator) -> Option<Vec<FctRecord>> {
     let sc = sim.scenario();
     let net = sim.network();
+    let nodes: Vec<Arc<str>> = sc.nodes.iter().map(|n| Arc::from(n.as_str())).collect();
     let records: Vec<FctRecord> = (0..sc.flows.len())
         .filter_map(|i| {
             let ideal = sc.ideal_fct(i)?;
@@ -138,8 +153,8 @@ pub fn fct_records(sim: &Simulator) -> Option<Vec<FctRecord>> {
             let (tx, _) = net.endpoint_stats(i);
             Some(FctRecord {
                 id: f.id.clone(),
-                src: sc.nodes[f.src.0 as usize].clone(),
-                dst: sc.nodes[f.dst.0 as usize].clone(),
+                src: nodes[f.src.0 as usize].clone(),
+                dst: nodes[f.dst.0 as usize].clone(),
                 size_bytes: f.scheme.size().map_or(0, |b| b.0),
                 start_s: start.as_secs_f64(),
                 fct_s: tx.completed_at.map(|t| (t - start).as_secs_f64()),

@@ -131,7 +131,7 @@ fn clcc_fig3(e: &Exp) -> Result<Report, ReproError> {
                 .summary
                 .flows
                 .iter()
-                .filter(|f| f.kind == "reno")
+                .filter(|f| &*f.kind == "reno")
                 .map(|f| f.throughput_bps)
                 .sum();
             let all: f64 = run.summary.flows.iter().map(|f| f.throughput_bps).sum();

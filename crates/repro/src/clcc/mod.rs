@@ -80,20 +80,20 @@ pub(super) fn ratios(run: &Run) -> (f64, Vec<(f64, f64)>) {
         .summary
         .flows
         .iter()
-        .filter(|f| f.kind == "cbr")
+        .filter(|f| &*f.kind == "cbr")
         .map(|f| f.throughput_bps)
         .sum::<f64>();
     let tcp = run
         .summary
         .flows
         .iter()
-        .filter(|f| f.kind != "cbr")
+        .filter(|f| &*f.kind != "cbr")
         .map(|f| f.throughput_bps)
         .sum::<f64>();
     let mut per_t: std::collections::BTreeMap<u64, (f64, f64)> = Default::default();
     for s in &run.sim.monitor().flow_samples {
         let e = per_t.entry((s.t_s * 10.0).round() as u64).or_default();
-        if run.summary.flows[s.flow as usize].kind == "cbr" {
+        if run.summary.flows[s.flow as usize].kind.as_ref() == "cbr" {
             e.0 += s.throughput_bps;
         } else {
             e.1 += s.throughput_bps;

@@ -24,7 +24,7 @@ fn vegas_fig5(e: &Exp) -> Result<Report, ReproError> {
     let (from, to) = sc.output.window;
     let run = simulate(ctx, "run", sc)?;
     let s = &run.summary;
-    let is_mouse = |i: usize| s.flows[i].kind == "onoff";
+    let is_mouse = |i: usize| &*s.flows[i].kind == "onoff";
     let persistent: Vec<usize> = (0..s.flows.len()).filter(|&i| !is_mouse(i)).collect();
     let mice_kbps: f64 = (0..s.flows.len())
         .filter(|&i| is_mouse(i))
