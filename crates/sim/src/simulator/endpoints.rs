@@ -109,14 +109,6 @@ impl Endpoints {
         self.slots.get(e)
     }
 
-    /// Whether flow `f` has been started and not retired (its endpoints exist).
-    pub(super) fn is_alive(&self, f: FlowId) -> bool {
-        matches!(
-            self.life[f.0 as usize],
-            Life::Always | Life::Open | Life::Closing
-        )
-    }
-
     /// Flow `f`'s sender was found without a timer: if the flow is lazy and its transfer is
     /// complete, it is now closing — true the first time, when a retirement check is to be
     /// scheduled.

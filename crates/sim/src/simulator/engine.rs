@@ -67,12 +67,11 @@ impl Simulator {
                 self.service(e);
             }
             Event::FlowStop(f) => {
+                // (A flow already retired finds its stand-in, which ignores it.)
                 let now = self.now;
-                if self.endpoints.is_alive(FlowId(f)) {
-                    let e = EndpointSlot::sender(FlowId(f)).index();
-                    self.endpoints.get_mut(e).handle_stop(now);
-                    self.service(e);
-                }
+                let e = EndpointSlot::sender(FlowId(f)).index();
+                self.endpoints.get_mut(e).handle_stop(now);
+                self.service(e);
             }
             Event::Retire(f) => {
                 self.event_count -= 1; // housekeeping, not counted
