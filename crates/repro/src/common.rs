@@ -238,7 +238,7 @@ fn finish(
     mut summary: Summary,
     eq: Option<Equilibrium>,
 ) -> Result<Run, ReproError> {
-    attach_theory(sim.scenario(), eq.as_ref(), &mut summary);
+    attach_theory(sim.scenario(), eq.clone(), &mut summary);
     // The model tier beside the run, where the scenario is in its domain (its window means go
     // to summary.json's "model" entries and, where an experiment asks, comparison.csv).
     let model = acclab_model::run_in_memory(sim.scenario(), acclab_model::Settings::default())

@@ -49,7 +49,7 @@ fn run(src: &str) -> Summary {
     let sc = parse(src, "test").unwrap();
     let eq = acclab_theory::predict(&sc).unwrap();
     let (sim, mut s) = acclab_sim::run(sc, &mut |_| {});
-    acclab_repro::common::attach_theory(sim.scenario(), Some(&eq), &mut s);
+    acclab_repro::common::attach_theory(sim.scenario(), Some(eq), &mut s);
     s
 }
 

@@ -6,19 +6,22 @@
 //! running at the end of the run are listed in `fct.csv` with an empty `fct_s` and counted as
 //! unfinished in their bucket, never dropped: a scheme that starves large flows shows it.
 
+use std::borrow::Cow;
 use std::path::Path;
 
 use serde::Serialize;
 
 use crate::plot::{Chart, Series};
 
-/// One finite flow.
+/// One finite flow. A run's records borrow their names from its scenario and are made one at a
+/// time, as they are written or summarised (a million-flow run keeps none); those read back
+/// from `fct.csv` own theirs.
 #[derive(Clone, Debug, PartialEq)]
-pub struct FctRecord {
-    pub id: String,
-    /// The end nodes, shared between the records that have the same.
-    pub src: std::sync::Arc<str>,
-    pub dst: std::sync::Arc<str>,
+pub struct FctRecord<'a> {
+    pub id: Cow<'a, str>,
+    /// The end nodes.
+    pub src: Cow<'a, str>,
+    pub dst: Cow<'a, str>,
     pub size_bytes: u64,
     pub start_s: f64,
     /// Completion time, s; `None`: unfinished at the end of the run.
@@ -26,7 +29,7 @@ pub struct FctRecord {
     pub ideal_fct_s: f64,
 }
 
-impl FctRecord {
+impl FctRecord<'_> {
     pub fn slowdown(&self) -> Option<f64> {
         Some(self.fct_s? / self.ideal_fct_s)
     }
@@ -74,51 +77,86 @@ fn size_label(bytes: u64) -> String {
     }
 }
 
-fn bucket(sizes: String, records: &[&FctRecord]) -> FctBucket {
-    let mut slow: Vec<f64> = records.iter().filter_map(|r| r.slowdown()).collect();
-    slow.sort_by(f64::total_cmp);
-    let done: Vec<f64> = records.iter().filter_map(|r| r.fct_s).collect();
-    FctBucket {
-        sizes,
-        flows: records.len(),
-        unfinished: records.len() - done.len(),
-        slowdown_p50: percentile(&slow, 0.50),
-        slowdown_p95: percentile(&slow, 0.95),
-        slowdown_p99: percentile(&slow, 0.99),
-        mean_fct_s: (!done.is_empty()).then(|| done.iter().sum::<f64>() / done.len() as f64),
+/// One bucket's flows as they are counted: each finished flow's slowdown and the sum of their
+/// completion times (in the records' order, as the mean has always been summed).
+#[derive(Default)]
+struct Tally {
+    flows: usize,
+    slowdowns: Vec<f64>,
+    fct_sum: f64,
+}
+
+impl Tally {
+    fn add(&mut self, r: &FctRecord) {
+        self.flows += 1;
+        if let (Some(fct), Some(slowdown)) = (r.fct_s, r.slowdown()) {
+            self.slowdowns.push(slowdown);
+            self.fct_sum += fct;
+        }
+    }
+
+    fn bucket(mut self, sizes: String) -> FctBucket {
+        self.slowdowns.sort_by(f64::total_cmp);
+        let done = self.slowdowns.len();
+        FctBucket {
+            sizes,
+            flows: self.flows,
+            unfinished: self.flows - done,
+            slowdown_p50: percentile(&self.slowdowns, 0.50),
+            slowdown_p95: percentile(&self.slowdowns, 0.95),
+            slowdown_p99: percentile(&self.slowdowns, 0.99),
+            mean_fct_s: (done > 0).then(|| self.fct_sum / done as f64),
+        }
     }
 }
 
-/// The slowdowns by size bucket (`edges`: the buckets' upper edges, ascending) and overall.
-pub fn summarise(records: &[FctRecord], edges: &[u64]) -> FctSummary {
-    let mut buckets = Vec::with_capacity(edges.len() + 1);
-    let mut lo = 0u64;
-    for &hi in edges.iter().chain(std::iter::once(&u64::MAX)) {
-        let members: Vec<&FctRecord> = records
-            .iter()
-            .filter(|r| r.size_bytes >= lo && r.size_bytes < hi)
-            .collect();
-        let label = match (lo, hi) {
-            (0, hi) => format!("<{}", size_label(hi)),
-            (lo, u64::MAX) => format!(">={}", size_label(lo)),
-            (lo, hi) => format!("{}-{}", size_label(lo), size_label(hi)),
-        };
-        buckets.push(bucket(label, &members));
-        lo = hi;
+/// The slowdowns by size bucket (`edges`: the buckets' upper edges, ascending) and overall,
+/// from the records one at a time.
+pub fn summarise<'a>(
+    records: impl IntoIterator<Item = FctRecord<'a>>,
+    edges: &[u64],
+) -> FctSummary {
+    let mut tallies: Vec<Tally> = (0..=edges.len()).map(|_| Tally::default()).collect();
+    let mut overall = Tally::default();
+    for r in records {
+        tallies[edges.partition_point(|&hi| hi <= r.size_bytes)].add(&r);
+        overall.add(&r);
     }
+    let mut lo = 0u64;
+    let buckets = edges
+        .iter()
+        .chain(std::iter::once(&u64::MAX))
+        .zip(tallies)
+        .map(|(&hi, t)| {
+            let label = match (lo, hi) {
+                (0, hi) => format!("<{}", size_label(hi)),
+                (lo, u64::MAX) => format!(">={}", size_label(lo)),
+                (lo, hi) => format!("{}-{}", size_label(lo), size_label(hi)),
+            };
+            lo = hi;
+            t.bucket(label)
+        })
+        .collect();
     FctSummary {
         buckets,
-        overall: bucket("all".into(), &records.iter().collect::<Vec<_>>()),
+        overall: overall.bucket("all".into()),
     }
 }
 
 /// Writes `fct.csv` into `dir`: id, src, dst, size_bytes, start_s, fct_s, ideal_fct_s, slowdown
 /// (the last two of an unfinished flow: its ideal time, and empty).
-pub fn write_fct_csv(dir: &Path, records: &[FctRecord]) -> std::io::Result<()> {
-    crate::files::write_atomic_with(&dir.join("fct.csv"), |out| write_rows(out, records))
+pub fn write_fct_csv<'a>(
+    dir: &Path,
+    records: impl IntoIterator<Item = FctRecord<'a>>,
+) -> std::io::Result<()> {
+    let mut records = records.into_iter();
+    crate::files::write_atomic_with(&dir.join("fct.csv"), |out| write_rows(out, &mut records))
 }
 
-fn write_rows(out: &mut dyn std::io::Write, records: &[FctRecord]) -> std::io::Result<()> {
+fn write_rows<'a>(
+    out: &mut dyn std::io::Write,
+    records: &mut dyn Iterator<Item = FctRecord<'a>>,
+) -> std::io::Result<()> {
     let mut w = csv::Writer::from_writer(out);
     let io = |e: csv::Error| std::io::Error::other(e);
     w.write_record([
@@ -135,7 +173,7 @@ fn write_rows(out: &mut dyn std::io::Write, records: &[FctRecord]) -> std::io::R
     let opt = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.9}"));
     for r in records {
         w.write_record([
-            r.id.clone(),
+            r.id.to_string(),
             r.src.to_string(),
             r.dst.to_string(),
             r.size_bytes.to_string(),
@@ -149,42 +187,47 @@ fn write_rows(out: &mut dyn std::io::Write, records: &[FctRecord]) -> std::io::R
     w.flush()
 }
 
-/// Reads `fct.csv` from `dir`; `None` when there is none (a run without finite flows).
-pub fn read_fct_csv(dir: &Path) -> std::io::Result<Option<Vec<FctRecord>>> {
+/// Reads `fct.csv` from `dir` row by row; `None` when there is none (a run without finite
+/// flows).
+pub fn read_fct_csv(
+    dir: &Path,
+) -> std::io::Result<Option<impl Iterator<Item = std::io::Result<FctRecord<'static>>>>> {
     let path = dir.join("fct.csv");
     if !path.is_file() {
         return Ok(None);
     }
     let bad = |m: String| std::io::Error::new(std::io::ErrorKind::InvalidData, m);
-    let mut r = csv::Reader::from_path(&path).map_err(|e| bad(e.to_string()))?;
-    let mut out = Vec::new();
-    for row in r.records() {
+    let r = csv::Reader::from_path(&path).map_err(|e| bad(e.to_string()))?;
+    Ok(Some(r.into_records().map(move |row| {
         let row = row.map_err(|e| bad(format!("{}: {e}", path.display())))?;
         let num = |i: usize| -> std::io::Result<f64> {
             row.get(i)
                 .and_then(|v| v.parse().ok())
                 .ok_or_else(|| bad(format!("{}: a bad row {row:?}", path.display())))
         };
-        out.push(FctRecord {
-            id: row.get(0).unwrap_or_default().to_string(),
-            src: row.get(1).unwrap_or_default().into(),
-            dst: row.get(2).unwrap_or_default().into(),
+        let text = |i: usize| Cow::Owned(row.get(i).unwrap_or_default().to_string());
+        Ok(FctRecord {
+            id: text(0),
+            src: text(1),
+            dst: text(2),
             size_bytes: num(3)? as u64,
             start_s: num(4)?,
             fct_s: num(5).ok(),
             ideal_fct_s: num(6)?,
-        });
-    }
-    Ok(Some(out))
+        })
+    })))
 }
 
 /// The field's two figures of a run with finite flows: `slowdown` (the median and 99th
 /// percentile slowdown against flow size, in logarithmic size bins — up to ten per decade, about
 /// 30 finished flows each — holding at least one finished flow; the ideal's 1 as a reference) and `fct-cdf` (the distribution of completion
 /// times). `None` when no flow finished.
-pub fn charts(name: &str, records: &[FctRecord]) -> Option<Vec<(&'static str, Chart)>> {
+pub fn charts<'a>(
+    name: &str,
+    records: impl IntoIterator<Item = FctRecord<'a>>,
+) -> Option<Vec<(&'static str, Chart)>> {
     let done: Vec<(f64, f64, f64)> = records
-        .iter()
+        .into_iter()
         .filter_map(|r| Some((r.size_bytes as f64, r.slowdown()?, r.fct_s?)))
         .collect();
     if done.is_empty() {
@@ -252,8 +295,14 @@ pub fn charts(name: &str, records: &[FctRecord]) -> Option<Vec<(&'static str, Ch
 /// finished flow (`name`: the scenario's, for the titles); their file names.
 pub fn write_fct_plots(dir: &Path, name: &str) -> std::io::Result<Vec<String>> {
     let mut files = Vec::new();
-    if let Some(records) = read_fct_csv(dir)? {
-        for (stem, c) in charts(name, &records).unwrap_or_default() {
+    if let Some(rows) = read_fct_csv(dir)? {
+        let mut bad = None;
+        let records = rows.map_while(|r| r.map_err(|e| bad = Some(e)).ok());
+        let charts = charts(name, records);
+        if let Some(e) = bad {
+            return Err(e);
+        }
+        for (stem, c) in charts.unwrap_or_default() {
             files.extend(crate::plot::write_chart(dir, stem, &c)?);
         }
     }
@@ -264,9 +313,9 @@ pub fn write_fct_plots(dir: &Path, name: &str) -> std::io::Result<Vec<String>> {
 mod tests {
     use super::*;
 
-    fn rec(size: u64, fct: Option<f64>, ideal: f64) -> FctRecord {
+    fn rec(size: u64, fct: Option<f64>, ideal: f64) -> FctRecord<'static> {
         FctRecord {
-            id: format!("f{size}"),
+            id: format!("f{size}").into(),
             src: "h0".into(),
             dst: "h1".into(),
             size_bytes: size,
@@ -293,7 +342,7 @@ mod tests {
             rec(10_000, Some(3e-5), 1e-5),
             rec(2_000_000, None, 1e-3),
         ];
-        let s = summarise(&records, &acclab_scenario::spec::DEFAULT_FCT_BUCKETS);
+        let s = summarise(records, &acclab_scenario::spec::DEFAULT_FCT_BUCKETS);
         let labels: Vec<&str> = s.buckets.iter().map(|b| b.sizes.as_str()).collect();
         assert_eq!(labels, ["<10KB", "10KB-100KB", "100KB-1MB", ">=1MB"]);
         assert_eq!(s.buckets[0].flows, 2);
@@ -311,7 +360,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         write_fct_csv(
             dir.path(),
-            &[rec(1000, Some(2e-6), 1e-6), rec(5000, None, 1e-6)],
+            [rec(1000, Some(2e-6), 1e-6), rec(5000, None, 1e-6)],
         )
         .unwrap();
         let text = std::fs::read_to_string(dir.path().join("fct.csv")).unwrap();
@@ -335,7 +384,7 @@ mod tests {
                 rec(size, Some(2e-6 * (1 + i % 3) as f64), 1e-6)
             })
             .collect();
-        let drawn = charts("t", &records).unwrap();
+        let drawn = charts("t", records).unwrap();
         let (stem, slowdown) = &drawn[0];
         assert_eq!(*stem, "slowdown");
         let median = &slowdown.series[0].points;
@@ -347,6 +396,6 @@ mod tests {
         let cdf = &drawn[1].1.series[0].points;
         assert_eq!(cdf.len(), 1000);
         assert_eq!(cdf.last().unwrap().1, 1.0);
-        assert!(charts("t", &[rec(1000, None, 1e-6)]).is_none());
+        assert!(charts("t", [rec(1000, None, 1e-6)]).is_none());
     }
 }

@@ -2,6 +2,7 @@
 //! records of the measurement window and the endpoints' and queues' own counters, and its
 //! `flows.csv`, `links.csv` and packet trace.
 
+use std::borrow::Cow;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -135,34 +136,33 @@ pub fn summary(sim: &Simulator, wall_time_s: f64) -> Summary {
         },
         theory: None,
         live: None,
-        fct: fct_records(sim).map(|r| summarise(&r, &sc.output.fct_buckets)),
+        fct: fct_records(sim).map(|r| summarise(r, &sc.output.fct_buckets)),
     }
 }
 
-/// Every finite flow's completion time (see [`acclab_results::fct`]); `None` when the run has
-/// no finite flows.
-pub fn fct_records(sim: &Simulator) -> Option<Vec<FctRecord>> {
+/// Every finite flow's completion time (see [`acclab_results::fct`]), made one at a time;
+/// `None` when the run has no finite flows.
+pub fn fct_records(sim: &Simulator) -> Option<impl Iterator<Item = FctRecord<'_>>> {
     let sc = sim.scenario();
     let net = sim.network();
-    let nodes: Vec<Arc<str>> = sc.nodes.iter().map(|n| Arc::from(n.as_str())).collect();
-    let records: Vec<FctRecord> = (0..sc.flows.len())
-        .filter_map(|i| {
+    let finite = |i: usize| sc.flows[i].scheme.size().is_some();
+    (0..sc.flows.len()).any(finite).then(|| {
+        (0..sc.flows.len()).filter_map(move |i| {
             let ideal = sc.ideal_fct(i)?;
             let f = &sc.flows[i];
             let (start, _) = net.flow_times(i);
             let (tx, _) = net.endpoint_stats(i);
             Some(FctRecord {
-                id: f.id.clone(),
-                src: nodes[f.src.0 as usize].clone(),
-                dst: nodes[f.dst.0 as usize].clone(),
+                id: Cow::Borrowed(f.id.as_str()),
+                src: Cow::Borrowed(sc.nodes[f.src.0 as usize].as_str()),
+                dst: Cow::Borrowed(sc.nodes[f.dst.0 as usize].as_str()),
                 size_bytes: f.scheme.size().map_or(0, |b| b.0),
                 start_s: start.as_secs_f64(),
                 fct_s: tx.completed_at.map(|t| (t - start).as_secs_f64()),
                 ideal_fct_s: ideal.as_secs_f64(),
             })
         })
-        .collect();
-    (!records.is_empty()).then_some(records)
+    })
 }
 
 /// What `sim`'s files call its flows, links and AQM columns.
@@ -181,7 +181,7 @@ pub fn names(sim: &Simulator) -> Names {
 pub fn write_files(dir: &Path, sim: &Simulator, summary: &Summary) -> std::io::Result<()> {
     acclab_results::summary::write_summary(dir, summary)?;
     if let Some(records) = fct_records(sim) {
-        write_fct_csv(dir, &records)?;
+        write_fct_csv(dir, records)?;
     }
     if let Some(text) = sim.scenario().traffic_file() {
         acclab_results::files::write_atomic(&dir.join("traffic.txt"), text.as_bytes())?;

@@ -12,8 +12,9 @@ use acclab_theory::Equilibrium;
 
 /// Puts the theory beside the measurements in a run's summary: each flow's and link's predicted
 /// equilibrium (when `eq` is given) and the weighted fairness index against max-min (004 eq. 2;
-/// not for runs with finite flows).
-pub fn attach_theory(sc: &Scenario, eq: Option<&Equilibrium>, summary: &mut Summary) {
+/// not for runs with finite flows). Takes `eq` whole: its list of flows outside the domain moves
+/// into the summary (a workload's million flows are all there).
+pub fn attach_theory(sc: &Scenario, eq: Option<Equilibrium>, summary: &mut Summary) {
     if let Some(eq) = eq {
         for (fs, p) in summary.flows.iter_mut().zip(&eq.flows) {
             fs.theory = p.as_ref().map(|p| {
@@ -35,9 +36,9 @@ pub fn attach_theory(sc: &Scenario, eq: Option<&Equilibrium>, summary: &mut Summ
             });
         }
         summary.theory = Some(TheorySummary {
-            model: eq.model.clone(),
-            outside: eq.outside.clone(),
-            notes: eq.notes.clone(),
+            model: eq.model,
+            outside: eq.outside,
+            notes: eq.notes,
         });
     }
     // The index compares long-lived flows' rates with their max-min shares; a run with finite
@@ -82,7 +83,7 @@ pub fn run_scenario(
     sim.run(progress);
     let mut summary = acclab_sim::output::summary(&sim, t0.elapsed().as_secs_f64());
     sim.finish_samples()?;
-    attach_theory(sim.scenario(), prediction.as_ref(), &mut summary);
+    attach_theory(sim.scenario(), prediction, &mut summary);
     if let Some(dir) = files {
         acclab_sim::output::write_files(dir, &sim, &summary)?;
     }
@@ -103,8 +104,11 @@ pub fn model_scenario(
     progress: &mut dyn FnMut(acclab_core::Time),
 ) -> Result<(Summary, Option<String>), Box<dyn std::error::Error + Send + Sync>> {
     let mut summary = acclab_model::run_to(sc, settings, dir, progress)?;
-    let prediction = acclab_theory::predict(sc);
-    attach_theory(sc, prediction.as_ref().ok(), &mut summary);
+    let (prediction, no_theory) = match acclab_theory::predict(sc) {
+        Ok(eq) => (Some(eq), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    attach_theory(sc, prediction, &mut summary);
     acclab_results::summary::write_summary(dir, &summary)?;
-    Ok((summary, prediction.err().map(|e| e.to_string())))
+    Ok((summary, no_theory))
 }

@@ -248,7 +248,7 @@ fn run(a: RunArgs) -> Result<()> {
         Err(e) => (None, Some(e.to_string())),
     };
     let mut summary = summary;
-    acclab_study::attach_theory(sim.scenario(), eq.as_ref(), &mut summary);
+    acclab_study::attach_theory(sim.scenario(), eq, &mut summary);
     acclab_sim::output::write_files(dir.staging(), &sim, &summary)
         .with_context(|| format!("cannot write results into {}", dir.staging().display()))?;
     let plots = a.plots.then(acclab_results::plot::PlotOptions::default);

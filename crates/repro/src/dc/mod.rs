@@ -130,8 +130,8 @@ fn dc_comparison(e: &Exp) -> Result<Report, ReproError> {
             let (incast, ws): (Vec<_>, Vec<_>) = records
                 .into_iter()
                 .partition(|r| r.id.starts_with("incast"));
-            let fct = summarise(&ws, &run.sim.scenario().output.fct_buckets);
-            let incast = summarise(&incast, &[]).overall;
+            let fct = summarise(ws, &run.sim.scenario().output.fct_buckets);
+            let incast = summarise(incast, &[]).overall;
             let busy: Vec<_> = sum.links.iter().filter(|l| l.utilization > 0.0).collect();
             Ok(Outcome {
                 scheme: s,

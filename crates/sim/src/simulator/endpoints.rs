@@ -41,7 +41,7 @@ pub(super) struct Endpoints {
     slots: Vec<Box<dyn Endpoint>>,
     life: Vec<Life>,
     /// The sender's and receiver's statistics of each retired flow.
-    retired: Vec<Option<Box<[EndpointStats; 2]>>>,
+    retired: Vec<Option<Box<Kept>>>,
     /// Endpoints alive now (for the memory test and the run's record).
     live: usize,
 }
@@ -143,7 +143,7 @@ impl Endpoints {
         if self.retired.is_empty() {
             self.retired.resize_with(self.life.len(), || None);
         }
-        self.retired[i] = Some(Box::new([stats.0, stats.1]));
+        self.retired[i] = Some(Box::new(Kept::of(stats)));
         self.slots[EndpointSlot::sender(f).index()] = closed();
         self.slots[EndpointSlot::receiver(f).index()] = closed();
         self.life[i] = Life::Retired;
@@ -155,7 +155,7 @@ impl Endpoints {
     pub(super) fn stats(&self, f: FlowId) -> (EndpointStats, EndpointStats) {
         let i = f.0 as usize;
         if let Some(kept) = self.retired.get(i).and_then(|r| r.as_deref()) {
-            return (kept[0], kept[1]);
+            return kept.stats();
         }
         (
             self.slots[EndpointSlot::sender(f).index()].stats(),
@@ -166,6 +166,61 @@ impl Endpoints {
     /// Endpoints alive now.
     pub(super) fn live(&self) -> usize {
         self.live
+    }
+}
+
+/// What a retired flow keeps of its endpoints' statistics: the sender's whole, the receiver's
+/// as the three counters a receiver of a transfer reports (ACKs sent, bytes delivered: 184 B
+/// a flow, not 304), or whole if it reports more.
+struct Kept {
+    tx: EndpointStats,
+    rx: KeptRx,
+}
+
+enum KeptRx {
+    Counters {
+        sent_bytes: u64,
+        sent_packets: u64,
+        delivered_bytes: u64,
+    },
+    Whole(Box<EndpointStats>),
+}
+
+impl Kept {
+    fn of((tx, rx): (EndpointStats, EndpointStats)) -> Kept {
+        let counters = EndpointStats {
+            sent_bytes: rx.sent_bytes,
+            sent_packets: rx.sent_packets,
+            delivered_bytes: rx.delivered_bytes,
+            ..EndpointStats::default()
+        };
+        let rx = if rx == counters {
+            KeptRx::Counters {
+                sent_bytes: rx.sent_bytes,
+                sent_packets: rx.sent_packets,
+                delivered_bytes: rx.delivered_bytes,
+            }
+        } else {
+            KeptRx::Whole(Box::new(rx))
+        };
+        Kept { tx, rx }
+    }
+
+    fn stats(&self) -> (EndpointStats, EndpointStats) {
+        let rx = match &self.rx {
+            &KeptRx::Counters {
+                sent_bytes,
+                sent_packets,
+                delivered_bytes,
+            } => EndpointStats {
+                sent_bytes,
+                sent_packets,
+                delivered_bytes,
+                ..EndpointStats::default()
+            },
+            KeptRx::Whole(rx) => **rx,
+        };
+        (self.tx, rx)
     }
 }
 
@@ -187,5 +242,38 @@ impl Endpoint for Closed {
     }
     fn stats(&self) -> EndpointStats {
         EndpointStats::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use acclab_core::Duration;
+
+    #[test]
+    fn a_retired_flow_keeps_its_statistics_exactly() {
+        let tx = EndpointStats {
+            sent_bytes: 15_000,
+            sent_packets: 10,
+            retransmits: 1,
+            cwnd_bytes: Some(30_000),
+            srtt: Some(Duration::from_micros(12)),
+            completed_at: Some(Time(5_000)),
+            ..EndpointStats::default()
+        };
+        let acks = EndpointStats {
+            sent_bytes: 640,
+            sent_packets: 10,
+            delivered_bytes: 14_000,
+            ..EndpointStats::default()
+        };
+        let more = EndpointStats {
+            detected_losses: 2,
+            ..acks
+        };
+        for rx in [acks, more] {
+            assert_eq!(Kept::of((tx, rx)).stats(), (tx, rx));
+        }
+        assert!(matches!(Kept::of((tx, acks)).rx, KeptRx::Counters { .. }));
     }
 }
