@@ -33,12 +33,16 @@ from typing import Any, Iterable, Mapping, Sequence
 import pandas as pd
 
 from . import _acclab
+from . import controller as _controller
 from ._acclab import Builder, Scenario
+from .controller import Controller, ControllerError
 
 __version__ = _acclab.__version__
 
 __all__ = [
     "Builder",
+    "Controller",
+    "ControllerError",
     "Run",
     "Scenario",
     "ScenarioError",
@@ -182,15 +186,23 @@ def run(
     seed: int | None = None,
     out: str | os.PathLike[str] | None = None,
     progress: bool = True,
+    controllers: Mapping[str, Any] | None = None,
 ) -> Run:
     """Simulates ``scenario`` (with ``seed`` instead of its own, if given).
 
     The samples are read into DataFrames; with ``out`` the run's files (summary.json,
     flows.csv, links.csv) stay there, otherwise they are removed. A progress bar shows on a
-    terminal and in Jupyter. The GIL is released while simulating.
+    terminal and in Jupyter. The GIL is released while simulating, unless the scenario has
+    flows of ``kind = "python"``: their controllers (``acclab.controller``) are the classes
+    named in ``controllers`` (``{"name": Class}``), or ``module:Class`` / ``file.py:Class``.
     """
+    make = _controller._factory(controllers)
     return _collect(
-        scenario, out, progress, "run", lambda d, tick: _acclab.run(scenario, seed, d, tick)
+        scenario,
+        out,
+        progress,
+        "run",
+        lambda d, tick: _acclab.run(scenario, seed, d, tick, make),
     )
 
 

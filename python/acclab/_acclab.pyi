@@ -105,7 +105,45 @@ def run(
     seed: int | None = None,
     out: str | None = None,
     progress: Callable[[float], None] | None = None,
+    controllers: Callable[[str, dict[str, Any], dict[str, Any]], Any] | None = None,
 ) -> tuple[str, str | None]: ...
+
+class RateSample:
+    """A delivery-rate sample: bytes ``delivered`` over ``interval`` ns, ``delivery_rate``
+    bit/s, ``is_app_limited``, ``total_delivered`` bytes."""
+
+    delivered: int
+    interval: int
+    delivery_rate: int
+    is_app_limited: bool
+    total_delivered: int
+
+class Ack:
+    """An ACK of new data, as ``Controller.on_ack`` sees it (times in ns)."""
+
+    acked_bytes: int
+    rtt: int | None
+    in_flight: int
+    in_recovery: bool
+    highest_sent: int
+    cumulative_ack: int
+    ecn_echo: bool
+    rate: RateSample | None
+
+class CongestionEvent:
+    """``kind``: "loss", "ecn" or "timeout"; ``in_flight`` (FlightSize) and ``pipe``, bytes."""
+
+    kind: str
+    in_flight: int
+    pipe: int
+
+class Sent:
+    """A segment just sent, as ``Controller.on_sent`` sees it."""
+
+    seq: int
+    bytes: int
+    in_flight: int
+    retransmission: bool
 def model(
     scenario: Scenario,
     out: str,

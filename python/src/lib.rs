@@ -7,6 +7,8 @@
 //! is released while simulating. What crosses to Dask workers is plain data — scenario text,
 //! patches as TOML text, a seed — never these classes (a `Scenario` pickles as its text).
 
+mod controller;
+
 use std::path::PathBuf;
 
 use acclab_scenario::sweep_spec::{Axis, Seeds, SweepSpec};
@@ -35,7 +37,7 @@ fn value_error(e: impl std::fmt::Display) -> PyErr {
 /// An exception raised in Python code that native work called back (a progress callback, or a
 /// KeyboardInterrupt found while checking for signals): it ends the work by unwinding, without
 /// the panic hook ([`std::panic::resume_unwind`]), and [`guarded`] raises it again.
-struct Raised(PyErr);
+pub(crate) struct Raised(pub(crate) PyErr);
 
 /// Runs native work (the GIL released) so that no Rust panic crosses into Python: an exception
 /// from a callback ([`Raised`]) comes back as itself; any other panic — a bug — as a
@@ -454,23 +456,34 @@ impl PyBuilder {
 
 /// Runs a scenario. Returns summary.json's text and why the theory has no prediction (or
 /// None). With `out`, the run's files (flows.csv, links.csv, summary.json) are written there;
-/// `progress(fraction)` is called about a hundred times. The GIL is released meanwhile.
+/// `progress(fraction)` is called about a hundred times. `controllers`, if given, is called as
+/// `controllers(controller, args, flow)` for each `python` flow and returns its controller
+/// instance. The GIL is released meanwhile, unless the run has Python controllers (which hold
+/// it as they run).
 #[pyfunction]
-#[pyo3(signature = (scenario, seed = None, out = None, progress = None))]
+#[pyo3(signature = (scenario, seed = None, out = None, progress = None, controllers = None))]
 fn run(
     py: Python<'_>,
     scenario: &PyScenario,
     seed: Option<u64>,
     out: Option<PathBuf>,
     progress: Option<Py<PyAny>>,
+    controllers: Option<Py<PyAny>>,
 ) -> PyResult<(String, Option<String>)> {
     let mut def = scenario.def.clone();
     if seed.is_some() {
         def.seed = seed;
     }
-    let sc = def.build().map_err(|e| scenario_error(py, e))?;
+    let mut sc = def.build().map_err(|e| scenario_error(py, e))?;
+    let python = sc
+        .flows
+        .iter()
+        .any(|f| matches!(f.scheme, acclab_core::config::SchemeConfig::Python(_)));
+    if let (true, Some(make)) = (python, controllers) {
+        sc.controllers = controller::Factory::controllers(make);
+    }
     let total = sc.duration.0.max(1);
-    let done = py.detach(|| {
+    let work = move || {
         guarded(|| {
             let mut next = 0u64;
             acclab_study::run_scenario(sc, out.as_deref(), &mut |t| {
@@ -480,9 +493,12 @@ fn run(
                 }
             })
         })
+    };
+    let done = if python { work() } else { py.detach(work) }?;
+    let done = done.map_err(|e| match e.kind() {
+        std::io::ErrorKind::InvalidInput => PyValueError::new_err(e.to_string()),
+        _ => PyRuntimeError::new_err(format!("cannot write the run's files: {e}")),
     })?;
-    let done =
-        done.map_err(|e| PyRuntimeError::new_err(format!("cannot write the run's files: {e}")))?;
     let json = serde_json::to_string_pretty(&done.summary).map_err(value_error)?;
     Ok((json, done.no_theory))
 }
@@ -803,6 +819,10 @@ fn _acclab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyScenario>()?;
     m.add_class::<PyBuilder>()?;
     m.add_class::<PySweepPlan>()?;
+    m.add_class::<controller::Ack>()?;
+    m.add_class::<controller::RateSample>()?;
+    m.add_class::<controller::Event>()?;
+    m.add_class::<controller::Sent>()?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(theory, m)?)?;
     m.add_function(wrap_pyfunction!(model, m)?)?;

@@ -23,6 +23,7 @@ pub use crate::cc::bbr::BbrParams;
 pub use crate::cc::cubic::CubicParams;
 pub use crate::cc::dctcp::DctcpParams;
 pub use crate::cc::hpcc::HpccParams;
+pub use crate::cc::python::{ArgValue, ControllerFactory, Controllers, PythonParams};
 pub use crate::cc::reno::RenoParams;
 pub use crate::cc::swift::SwiftParams;
 pub use crate::cc::vegas::{BaseRttParam, PerUnit, VegasParams, VegasRemParams};
@@ -149,6 +150,8 @@ tagged_enum! {
     Hpcc(HpccParams) = "hpcc",
     /// TCP Vegas (PF or WPF, baseRTT min / Vegas-k / fixed) over NewReno loss recovery.
     Vegas(VegasParams) = "vegas",
+    /// A controller written in Python (the `acclab` package runs it), over the TCP transport.
+    Python(PythonParams) = "python",
     /// Vegas+REM (002 §5): Vegas whose congestion avoidance follows the price REM marks convey.
     VegasRem(VegasRemParams) = "vegas-rem",
     /// Constant bit rate, not responsive.
@@ -228,6 +231,7 @@ impl SchemeConfig {
             SchemeConfig::Swift(p) => p.size,
             SchemeConfig::Hpcc(p) => p.size,
             SchemeConfig::Vegas(p) => p.size,
+            SchemeConfig::Python(p) => p.size,
             SchemeConfig::Monaco(p) => p.size,
             _ => None,
         }
@@ -245,6 +249,7 @@ impl SchemeConfig {
             SchemeConfig::Swift(p) => p.size = Some(size),
             SchemeConfig::Hpcc(p) => p.size = Some(size),
             SchemeConfig::Vegas(p) => p.size = Some(size),
+            SchemeConfig::Python(p) => p.size = Some(size),
             SchemeConfig::Monaco(p) => p.size = Some(size),
             _ => return None,
         }

@@ -228,6 +228,8 @@ pub struct FlowContext {
     /// The flow's unloaded round-trip time: propagation both ways plus one data packet's
     /// serialisation on each forward link and one ACK's on each reverse link.
     pub base_rtt: crate::units::Duration,
+    /// Where `kind = "python"` flows get their controllers (none: such flows are refused).
+    pub controllers: crate::cc::python::Controllers,
 }
 
 /// A flow's scheme: its parameters, how they are checked, and the endpoints they build.

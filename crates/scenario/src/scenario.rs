@@ -30,6 +30,9 @@ pub struct Scenario {
     pub flows: Vec<FlowDef>,
     pub events: Vec<EventDef>,
     pub output: OutputDef,
+    /// Where the `kind = "python"` flows get their controllers: given by the `acclab` Python
+    /// package (`acclab.run(sc, controllers = {...})`), never by a file.
+    pub controllers: acclab_core::config::Controllers,
 }
 
 /// A node (a switch) whose links' output queues share one pool of memory
@@ -156,6 +159,7 @@ impl Scenario {
                 .first()
                 .map_or(Rate(0), |l| self.links[l.0 as usize].rate),
             base_rtt: self.base_rtt(i),
+            controllers: self.controllers.clone(),
         })
     }
 
@@ -266,6 +270,20 @@ impl Scenario {
     /// Why the simulator cannot run this scenario: its first flow that acclab's endpoints do not
     /// run (`kind = "kernel-tcp"` or `"command"`), which only live mode's network namespaces can.
     pub fn not_simulable(&self) -> Option<String> {
+        if !self.controllers.is_some() {
+            if let Some(f) = self
+                .flows
+                .iter()
+                .find(|f| matches!(f.scheme, SchemeConfig::Python(_)))
+            {
+                return Some(format!(
+                    "flow {:?} (kind = \"python\") has a controller written in Python, which runs \
+                     from Python's acclab package: `acclab.run(acclab.load(FILE), \
+                     controllers = {{...}})`",
+                    f.id
+                ));
+            }
+        }
         let f = self.first_external_flow()?;
         Some(format!(
             "flow {:?} (kind = {:?}) is {}, which runs only in `acclab live run --netns` (as root); \

@@ -183,6 +183,7 @@ fn persistent_tcp(f: &FlowDef) -> bool {
         SchemeConfig::Bbr(p) => p.size.is_none(),
         SchemeConfig::Swift(p) => p.size.is_none(),
         SchemeConfig::Hpcc(p) => p.size.is_none(),
+        SchemeConfig::Python(p) => p.size.is_none(),
         _ => false,
     }
 }

@@ -11,6 +11,7 @@ pub mod cubic;
 pub mod dctcp;
 pub mod hpcc;
 pub mod hystart;
+pub mod python;
 pub mod reno;
 pub mod swift;
 pub mod vegas;

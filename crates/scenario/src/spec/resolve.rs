@@ -138,6 +138,7 @@ impl ScenarioSpec {
             flows,
             events,
             output,
+            controllers: Default::default(),
         })
     }
 }

@@ -1,0 +1,198 @@
+"""Controllers written in Python (acclab.controller): the reference ones give the Rust
+controllers' runs byte for byte; errors in user code end the run cleanly, naming the callback,
+the flow and the time."""
+
+import json
+import math
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import acclab
+from acclab.controller import ControllerError
+
+# Four flows on a 20 Mb/s bottleneck with a short buffer and random loss: slow start, fast
+# recovery, timeouts and (with `queue`) ECN marks all happen within a few seconds.
+DUMBBELL = """
+name = "py-dumbbell"
+duration = "4s"
+seed = 3
+
+[[link]]
+between = ["r1", "r2"]
+rate = "20Mbps"
+delay = "5ms"
+loss = 0.001
+queue = {queue}
+
+[[link]]
+count = 4
+between = ["s{{i}}", "r1"]
+rate = "1Gbps"
+delay = "1ms"
+
+[[link]]
+count = 4
+between = ["r2", "d{{i}}"]
+rate = "1Gbps"
+delay = "1ms"
+
+[[flow]]
+count = 4
+id = "f{{i}}"
+kind = "{kind}"
+from = "s{{i}}"
+to = "d{{i}}"
+start_jitter = "200ms"
+params = {params}
+
+[output]
+window = ["1s", "4s"]
+sample_interval = "20ms"
+"""
+
+DROPTAIL = '{ kind = "droptail", limit = "30pkt" }'
+STEP_ECN = '{ kind = "step-ecn", limit = "60pkt", threshold = "10pkt" }'
+
+
+def scenario(kind: str, params: str, queue: str = DROPTAIL) -> acclab.Scenario:
+    return acclab.parse(DUMBBELL.format(kind=kind, params=params, queue=queue))
+
+
+def same_runs(rust: acclab.Scenario, python: acclab.Scenario, tmp_path: Path) -> None:
+    """The two runs' flows.csv and links.csv are identical, and so is every per-flow number
+    of their summaries but the scheme's name and the theory (the theory has no model of a
+    Python controller)."""
+    a = acclab.run(rust, out=tmp_path / "rust", progress=False)
+    b = acclab.run(python, out=tmp_path / "python", progress=False)
+    for name in ["flows.csv", "links.csv"]:
+        assert (tmp_path / "rust" / name).read_bytes() == (
+            tmp_path / "python" / name
+        ).read_bytes(), name
+    strip = lambda f: {k: v for k, v in f.items() if k not in ("kind", "theory", "model")}
+    fa = [strip(f) for f in a.summary_json["flows"]]
+    fb = [strip(f) for f in b.summary_json["flows"]]
+    assert fa == fb
+    # The runs did what the comparison needs: losses, and windows that moved.
+    assert sum(f["lost_packets"] for f in fa) > 0
+    assert a.flows["cwnd_bytes"].nunique() > 20
+
+
+def test_reno_in_python_runs_as_the_rust_reno(tmp_path: Path):
+    same_runs(
+        scenario("reno", "{}"),
+        scenario("python", '{ controller = "acclab.examples.reno:Reno" }'),
+        tmp_path,
+    )
+
+
+def test_reno_with_byte_counting_and_sack_and_delayed_acks(tmp_path: Path):
+    tcp = 'sack = true, delayed_ack = "40ms", initial_window = 4'
+    same_runs(
+        scenario("reno", f"{{ byte_counting = true, {tcp} }}"),
+        scenario(
+            "python",
+            f'{{ controller = "acclab.examples.reno:Reno", args = {{ byte_counting = true }}, {tcp} }}',
+        ),
+        tmp_path,
+    )
+
+
+def test_dctcp_in_python_runs_as_the_rust_dctcp(tmp_path: Path):
+    rust = scenario("dctcp", "{ g = 0.125 }", STEP_ECN)
+    python = scenario(
+        "python",
+        '{ controller = "acclab.examples.dctcp:Dctcp", args = { g = 0.125 }, ecn = true, sack = true }',
+        STEP_ECN,
+    )
+    same_runs(rust, python, tmp_path)
+    links = acclab.run(rust, progress=False).summary_json["links"]
+    assert sum(l["marks"] for l in links) > 0
+
+
+def test_a_controller_given_by_name_or_file(tmp_path: Path):
+    code = tmp_path / "mine.py"
+    code.write_text(
+        "from acclab.examples.reno import Reno\n"
+        "class Fixed(Reno):\n"
+        "    def __init__(self, flow, packets):\n"
+        "        super().__init__(flow)\n"
+        "        self.cwnd = packets * flow.mss\n"
+        "    def on_ack(self, now, ack):\n"
+        "        pass\n"
+        "    def on_congestion(self, now, event):\n"
+        "        pass\n"
+    )
+    from_file = acclab.run(
+        scenario("python", f'{{ controller = "{code}:Fixed", args = {{ packets = 3 }} }}'),
+        progress=False,
+    )
+    assert set(from_file.flows["cwnd_bytes"].dropna()) == {3 * 1000}  # the default packet size, 1000 B
+
+    class Five(acclab.Controller):
+        def __init__(self, flow):
+            self.cwnd = 5 * flow.mss
+
+    by_name = acclab.run(
+        scenario("python", '{ controller = "five" }'), progress=False, controllers={"five": Five}
+    )
+    assert set(by_name.flows["cwnd_bytes"].dropna()) == {5 * 1000}
+
+
+class Failing(acclab.Controller):
+    def __init__(self, flow, when=math.inf, value=None):
+        self.cwnd = 10 * flow.mss
+        self.when, self.value = when, value
+
+    def on_ack(self, now, ack):
+        if now >= self.when:
+            if self.value is None:
+                raise KeyError("boom")
+            self.cwnd = self.value
+
+
+@pytest.mark.parametrize(
+    "args, cause",
+    [
+        ("when = 500_000_000", KeyError),
+        ('when = 500_000_000, value = "many"', TypeError),
+        ("when = 500_000_000, value = -1", ValueError),
+        ("when = 500_000_000, value = nan", ValueError),
+    ],
+)
+def test_errors_in_a_controller_name_the_callback_flow_and_time(args, cause, tmp_path):
+    sc = scenario("python", f'{{ controller = "failing", args = {{ {args} }} }}')
+    with pytest.raises(ControllerError) as e:
+        acclab.run(sc, progress=False, out=tmp_path / "out", controllers={"failing": Failing})
+    err = e.value
+    assert err.callback == "on_ack" and err.controller == "failing"
+    assert err.flow.startswith("f")
+    assert 0.5 <= err.time_s < 0.6
+    assert isinstance(err.__cause__, cause)
+    assert "on_ack" in str(err) and err.flow in str(err)
+    # Nothing half-written is left where the results were to go.
+    assert not (tmp_path / "out" / "summary.json").exists()
+
+
+def test_a_controller_that_cannot_be_made_is_an_error():
+    with pytest.raises(ControllerError) as e:
+        acclab.run(scenario("python", '{ controller = "nowhere:Nothing" }'), progress=False)
+    assert e.value.callback == "__init__" and isinstance(e.value.__cause__, ImportError)
+    with pytest.raises(ControllerError) as e:
+        acclab.run(scenario("python", '{ controller = "unknown" }'), progress=False)
+    assert "not one given to acclab.run" in str(e.value)
+    with pytest.raises(acclab.ScenarioError, match="controller"):
+        scenario("python", "{}")
+
+
+def test_the_command_line_says_where_python_flows_run(acclab_bin: str, tmp_path: Path):
+    path = tmp_path / "py.toml"
+    path.write_text(DUMBBELL.format(kind="python", params='{ controller = "x:Y" }', queue=DROPTAIL))
+    p = subprocess.run(
+        [acclab_bin, "run", str(path), "--out", str(tmp_path / "o")],
+        capture_output=True,
+        text=True,
+    )
+    assert p.returncode != 0
+    assert "acclab.run" in p.stderr and "python" in p.stderr, p.stderr
