@@ -196,3 +196,14 @@ def test_the_command_line_says_where_python_flows_run(acclab_bin: str, tmp_path:
     )
     assert p.returncode != 0
     assert "acclab.run" in p.stderr and "python" in p.stderr, p.stderr
+
+
+def test_cubic_in_python_runs_as_the_rust_cubic(tmp_path: Path):
+    same_runs(
+        scenario("cubic", "{ beta = 0.75 }"),
+        scenario(
+            "python",
+            '{ controller = "acclab.examples.cubic:Cubic", args = { beta = 0.75 }, sack = true }',
+        ),
+        tmp_path,
+    )
