@@ -26,13 +26,16 @@ quinn's ``Controller`` do:
 ``on_recovery_end(now)`` (optional)
     fast recovery ended;
 ``on_sent(now, sent)`` (optional)
-    a segment left (``seq``, ``bytes``, ``in_flight``, ``retransmission``).
+    a segment left (``seq``, ``bytes``, ``in_flight``, ``retransmission``);
+``on_timer(now)``
+    the time the controller set in ``self.timer`` (ns; None: no timer) came. A timer must be
+    later than the time it is set at; ``on_timer`` sets the next one or None.
 
 After ``__init__`` and each callback the transport reads ``self.cwnd`` (the congestion window,
 bytes; a float's fraction is dropped), ``self.ssthresh`` (bytes, ``math.inf`` before the first
 reduction, or None; it says when the flow is in slow start, for the statistics) and
 ``self.pacing_rate`` (bit/s, or None for no pacing; a controller that paces sets it in
-``__init__``). During fast recovery the transport inflates the window itself (RFC 6582), as
+``__init__``) and ``self.timer``. During fast recovery the transport inflates the window itself (RFC 6582), as
 for the Rust controllers. Times are integer nanoseconds, rates bit/s. An exception in a
 callback, or a ``cwnd`` that is not a finite number ≥ 0, ends the run with a
 :class:`ControllerError` naming the class, callback, flow and simulated time.
@@ -70,6 +73,9 @@ class Flow:
     hops: int
     #: The run's seed (for a controller that draws random numbers: seed its own generator).
     seed: int
+    #: When the flow starts, ns (its ``start`` plus its drawn jitter). A timer due before it
+    #: fires at the start.
+    start: int
 
 
 class Controller:
@@ -83,12 +89,18 @@ class Controller:
     pacing_rate: float | None = None
     #: Whether ``on_ack`` gets a delivery-rate sample (``ack.rate``).
     wants_rate_samples: bool = False
+    #: When ``on_timer`` is due, ns; None: never.
+    timer: int | None = None
 
     def on_ack(self, now: int, ack: Any) -> None:
         """New data was acknowledged."""
 
     def on_congestion(self, now: int, event: Any) -> None:
         """A loss, an ECN echo or a timeout."""
+
+    def on_timer(self, now: int) -> None:
+        """``self.timer`` came."""
+        self.timer = None
 
 
 class ControllerError(RuntimeError):

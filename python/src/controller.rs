@@ -127,6 +127,7 @@ impl ControllerFactory for Factory {
                 flow.set_item("line_rate", ctx.line_rate.0)?;
                 flow.set_item("hops", ctx.hops)?;
                 flow.set_item("seed", ctx.seed)?;
+                flow.set_item("start", ctx.start.0)?;
                 self.make.call1(py, (&p.controller, args, flow))
             })();
             let site = Site {
@@ -179,12 +180,20 @@ impl Site {
 struct PyController {
     obj: Py<PyAny>,
     site: Site,
-    cwnd: u64,
-    ssthresh: Option<u64>,
-    pacing: Option<Rate>,
+    state: State,
     rate_samples: bool,
     has_on_sent: bool,
     has_on_recovery_end: bool,
+}
+
+/// What the transport reads of a controller after each callback.
+#[derive(Default)]
+struct State {
+    cwnd: u64,
+    ssthresh: Option<u64>,
+    pacing: Option<Rate>,
+    /// When `on_timer` is due (the instance's `timer`, ns).
+    timer: Option<Time>,
 }
 
 /// `v` as a count of bytes (an int or a float, finite, ≥ 0; a float's fraction dropped, as a
@@ -227,9 +236,7 @@ impl PyController {
             has_on_recovery_end: defined("on_recovery_end"),
             obj,
             site,
-            cwnd: 0,
-            ssthresh: None,
-            pacing: None,
+            state: State::default(),
             rate_samples,
         };
         c.read(py, "__init__", None);
@@ -239,7 +246,7 @@ impl PyController {
     /// Reads the instance's `cwnd`, `ssthresh` and `pacing_rate` after `callback`.
     fn read(&mut self, py: Python<'_>, callback: &str, now: Option<Time>) {
         let b = self.obj.bind(py);
-        let got = (|| -> PyResult<(u64, Option<u64>, Option<Rate>)> {
+        let got = (|| -> PyResult<State> {
             let cwnd = bytes(&b.getattr(intern!(py, "cwnd"))?, "cwnd")?;
             let ssthresh = match b.getattr(intern!(py, "ssthresh")) {
                 // math.inf: no threshold yet (slow start until the first reduction).
@@ -259,14 +266,32 @@ impl PyController {
                 }
                 _ => None,
             };
-            Ok((cwnd, ssthresh, pacing))
+            let timer = match b.getattr(intern!(py, "timer")) {
+                Ok(v) if !v.is_none() => {
+                    let t: u64 = v.extract().map_err(|_| {
+                        pyo3::exceptions::PyTypeError::new_err(format!(
+                            "`timer` must be a time in integer ns or None, not {v}"
+                        ))
+                    })?;
+                    if now.is_some_and(|now| t <= now.0) {
+                        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                            "`timer` must be later than now ({} ns), not {t} ns",
+                            now.map_or(0, |n| n.0)
+                        )));
+                    }
+                    Some(Time(t))
+                }
+                _ => None,
+            };
+            Ok(State {
+                cwnd,
+                ssthresh,
+                pacing,
+                timer,
+            })
         })();
         match got {
-            Ok((cwnd, ssthresh, pacing)) => {
-                self.cwnd = cwnd;
-                self.ssthresh = ssthresh;
-                self.pacing = pacing;
-            }
+            Ok(state) => self.state = state,
             Err(e) => self.site.raise(py, e, callback, now),
         }
     }
@@ -375,20 +400,34 @@ impl CongestionController for PyController {
         })
     }
 
+    fn timer(&self) -> Option<Time> {
+        self.state.timer
+    }
+
+    fn on_timer(&mut self, now: Time) {
+        Python::attach(|py| {
+            let r = self
+                .obj
+                .bind(py)
+                .call_method1(intern!(py, "on_timer"), (now.0,));
+            self.after(py, "on_timer", now, r);
+        })
+    }
+
     fn window(&self) -> u64 {
-        self.cwnd
+        self.state.cwnd
     }
 
     fn in_slow_start(&self) -> bool {
-        self.ssthresh.is_some_and(|s| self.cwnd < s)
+        self.state.ssthresh.is_some_and(|s| self.state.cwnd < s)
     }
 
     fn ssthresh(&self) -> Option<u64> {
-        self.ssthresh
+        self.state.ssthresh
     }
 
     fn pacing_rate(&self) -> Option<Rate> {
-        self.pacing
+        self.state.pacing
     }
 
     fn wants_rate_samples(&self) -> bool {

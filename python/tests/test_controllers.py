@@ -207,3 +207,42 @@ def test_cubic_in_python_runs_as_the_rust_cubic(tmp_path: Path):
         ),
         tmp_path,
     )
+
+
+class Stepped(acclab.Controller):
+    """A window of 2, 3, 4, … segments, one more every 100 ms, from its own timer."""
+
+    def __init__(self, flow):
+        assert 0 < flow.start < 200_000_000  # the scenario's start_jitter
+        self.mss, self.start = flow.mss, flow.start
+        self.cwnd, self.timer = 2 * flow.mss, 100_000_000
+
+    def on_timer(self, now):
+        # On time, or, due before the flow started, at its start.
+        assert now == self.timer or self.timer < self.start == now
+        self.cwnd += self.mss
+        self.timer = (now // 100_000_000 + 1) * 100_000_000
+
+
+def test_a_controller_sets_its_own_timer():
+    sc = scenario("python", '{ controller = "stepped" }').copy()
+    r = acclab.run(sc, progress=False, controllers={"stepped": Stepped})
+    f0 = r.flows[r.flows["flow"] == "f0"].set_index("time_s")["cwnd_bytes"]
+    # Samples every 20 ms; the window at t is 2 + ⌊t / 100 ms⌋ segments.
+    for t in [0.52, 1.02, 2.54, 3.98]:
+        assert f0[t] == (2 + int(round(t * 1000)) // 100) * 1000, t
+
+
+class Stuck(acclab.Controller):
+    def __init__(self, flow):
+        self.cwnd, self.timer = 2 * flow.mss, 300_000_000
+
+    def on_timer(self, now):
+        pass  # leaves the timer where it was: it would fire forever
+
+
+def test_a_timer_that_does_not_move_on_is_an_error():
+    with pytest.raises(ControllerError, match="`timer` must be later than now") as e:
+        acclab.run(scenario("python", '{ controller = "stuck" }'), progress=False,
+                   controllers={"stuck": Stuck})
+    assert e.value.callback == "on_timer" and e.value.time_s == 0.3

@@ -228,6 +228,8 @@ pub struct FlowContext {
     /// The flow's unloaded round-trip time: propagation both ways plus one data packet's
     /// serialisation on each forward link and one ACK's on each reverse link.
     pub base_rtt: crate::units::Duration,
+    /// When the flow starts (its `start` plus its drawn jitter).
+    pub start: crate::units::Time,
     /// Where `kind = "python"` flows get their controllers (none: such flows are refused).
     pub controllers: crate::cc::python::Controllers,
 }

@@ -159,6 +159,7 @@ impl Scenario {
                 .first()
                 .map_or(Rate(0), |l| self.links[l.0 as usize].rate),
             base_rtt: self.base_rtt(i),
+            start: self.flow_times(i).0,
             controllers: self.controllers.clone(),
         })
     }

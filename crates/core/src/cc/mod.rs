@@ -157,6 +157,13 @@ pub trait CongestionController: Send {
     /// The in-band telemetry of the data packet the next ACK echoes (HPCC), given just before
     /// that ACK's `on_ack` (if it acknowledges new data).
     fn on_telemetry(&mut self, _now: Time, _int: &Telemetry) {}
+    /// When the controller wants [`on_timer`](Self::on_timer) called, if it does (a timer of
+    /// its own beside the transport's, e.g. a Python controller's monitor interval).
+    fn timer(&self) -> Option<Time> {
+        None
+    }
+    /// Its timer expired; after this, `timer` must be later than `now` or `None`.
+    fn on_timer(&mut self, _now: Time) {}
 }
 
 /// A boxed controller is a controller: a transport holds its controller by value
@@ -198,5 +205,11 @@ impl<T: CongestionController + ?Sized> CongestionController for Box<T> {
     }
     fn on_telemetry(&mut self, now: Time, int: &Telemetry) {
         (**self).on_telemetry(now, int)
+    }
+    fn timer(&self) -> Option<Time> {
+        (**self).timer()
+    }
+    fn on_timer(&mut self, now: Time) {
+        (**self).on_timer(now)
     }
 }

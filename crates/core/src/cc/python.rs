@@ -180,6 +180,7 @@ mod tests {
             hops: 1,
             line_rate: Rate(1_000_000_000),
             base_rtt: Duration::from_millis(1),
+            start: crate::units::Time::ZERO,
             controllers: Controllers::of(factory.clone()),
         };
         let p = PythonParams {

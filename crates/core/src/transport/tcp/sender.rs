@@ -508,6 +508,9 @@ impl<C: CongestionController> Endpoint for TcpSender<C> {
     }
 
     fn handle_timeout(&mut self, now: Time) {
+        if self.cc.timer().is_some_and(|t| t <= now) {
+            self.cc.on_timer(now);
+        }
         let Some(deadline) = self.rto_deadline else {
             return;
         };
@@ -609,7 +612,11 @@ impl<C: CongestionController> Endpoint for TcpSender<C> {
                 pacer.max(overhead)
             })
             .flatten();
-        match (self.rto_deadline, paced) {
+        let transport = match (self.rto_deadline, paced) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        match (transport, self.cc.timer()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
