@@ -44,6 +44,9 @@ pub fn check(path: &Path) -> Result<()> {
     for w in sc.warnings() {
         println!("  warning: {w}");
     }
+    if let Some(why) = sc.not_simulable() {
+        println!("  note: the simulator cannot run it here: {why}");
+    }
     if let Some(spec) = loaded.sweep {
         let plan = acclab_study::Plan::new(&loaded.def, &spec).map_err(|e| in_file(e, path))?;
         println!(
