@@ -17,9 +17,10 @@ use std::sync::Arc;
 use acclab_core::cc::{AckSample, Congestion, CongestionController, CongestionEvent, SentSample};
 use acclab_core::config::{ArgValue, ControllerFactory, Controllers, FlowContext, PythonParams};
 use acclab_core::{Rate, Time};
+use pyo3::call::PyCallArgs;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyDict, PyList, PyString};
 use pyo3::{intern, IntoPyObjectExt};
 
 use crate::Raised;
@@ -239,12 +240,13 @@ impl PyController {
             state: State::default(),
             rate_samples,
         };
-        c.read(py, "__init__", None);
+        c.read(py, &|| "__init__".into(), None);
         Box::new(c)
     }
 
-    /// Reads the instance's `cwnd`, `ssthresh` and `pacing_rate` after `callback`.
-    fn read(&mut self, py: Python<'_>, callback: &str, now: Option<Time>) {
+    /// Reads the instance's `cwnd`, `ssthresh`, `pacing_rate` and `timer` after a callback
+    /// (`callback()` names it if they are bad).
+    fn read(&mut self, py: Python<'_>, callback: &dyn Fn() -> String, now: Option<Time>) {
         let b = self.obj.bind(py);
         let got = (|| -> PyResult<State> {
             let cwnd = bytes(&b.getattr(intern!(py, "cwnd"))?, "cwnd")?;
@@ -292,23 +294,23 @@ impl PyController {
         })();
         match got {
             Ok(state) => self.state = state,
-            Err(e) => self.site.raise(py, e, callback, now),
+            Err(e) => self.site.raise(py, e, &callback(), now),
         }
     }
 
-    /// After `callback` (at `now`) returned `result`: its exception ends the run; else reads
-    /// the state it left.
-    fn after(
+    /// Calls the instance's `callback(*args)` at `now`: its exception ends the run; else the
+    /// state it left is read.
+    fn invoke<'py>(
         &mut self,
-        py: Python<'_>,
-        callback: &str,
+        py: Python<'py>,
+        callback: &Bound<'py, PyString>,
         now: Time,
-        result: PyResult<Bound<'_, PyAny>>,
+        args: impl PyCallArgs<'py>,
     ) {
-        if let Err(e) = result {
-            self.site.raise(py, e, callback, Some(now));
+        if let Err(e) = self.obj.bind(py).call_method1(callback, args) {
+            self.site.raise(py, e, &callback.to_string(), Some(now));
         }
-        self.read(py, callback, Some(now));
+        self.read(py, &|| callback.to_string(), Some(now));
     }
 }
 
@@ -324,11 +326,7 @@ impl CongestionController for PyController {
                 in_flight: s.in_flight,
                 retransmission: s.retransmission,
             };
-            let r = self
-                .obj
-                .bind(py)
-                .call_method1(intern!(py, "on_sent"), (now.0, sent));
-            self.after(py, "on_sent", now, r);
+            self.invoke(py, intern!(py, "on_sent"), now, (now.0, sent));
         })
     }
 
@@ -360,11 +358,7 @@ impl CongestionController for PyController {
                 ecn_echo: a.ecn_echo,
                 rate,
             };
-            let r = self
-                .obj
-                .bind(py)
-                .call_method1(intern!(py, "on_ack"), (now.0, ack));
-            self.after(py, "on_ack", now, r);
+            self.invoke(py, intern!(py, "on_ack"), now, (now.0, ack));
         })
     }
 
@@ -379,11 +373,7 @@ impl CongestionController for PyController {
                 in_flight: e.in_flight,
                 pipe: e.pipe,
             };
-            let r = self
-                .obj
-                .bind(py)
-                .call_method1(intern!(py, "on_congestion"), (now.0, event));
-            self.after(py, "on_congestion", now, r);
+            self.invoke(py, intern!(py, "on_congestion"), now, (now.0, event));
         })
     }
 
@@ -392,11 +382,7 @@ impl CongestionController for PyController {
             return;
         }
         Python::attach(|py| {
-            let r = self
-                .obj
-                .bind(py)
-                .call_method1(intern!(py, "on_recovery_end"), (now.0,));
-            self.after(py, "on_recovery_end", now, r);
+            self.invoke(py, intern!(py, "on_recovery_end"), now, (now.0,));
         })
     }
 
@@ -406,11 +392,7 @@ impl CongestionController for PyController {
 
     fn on_timer(&mut self, now: Time) {
         Python::attach(|py| {
-            let r = self
-                .obj
-                .bind(py)
-                .call_method1(intern!(py, "on_timer"), (now.0,));
-            self.after(py, "on_timer", now, r);
+            self.invoke(py, intern!(py, "on_timer"), now, (now.0,));
         })
     }
 
