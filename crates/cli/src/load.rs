@@ -47,11 +47,7 @@ pub fn load_with(path: &Path, set: &[String]) -> Result<(acclab_scenario::Scenar
         return Ok((loaded.scenario, has_sweep));
     }
     let mut def = loaded.def;
-    let patches = set
-        .iter()
-        .map(|s| scenario::sweep_spec::assignment(s))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(anyhow::Error::msg)?;
+    let patches = scenario::sweep_spec::assignments(set).map_err(anyhow::Error::msg)?;
     def.set_all(&patches).map_err(|e| given_by_set(e, path))?;
     Ok((def.build().map_err(|e| given_by_set(e, path))?, has_sweep))
 }
@@ -82,4 +78,34 @@ pub fn in_file(e: acclab_scenario::ScenarioError, path: &Path) -> acclab_scenari
 /// refused unless `force`; the default directory never overwrites: it moves on to `-2`, `-3`, …
 pub fn output_dir(out: Option<PathBuf>, name: &str, force: bool) -> Result<outdir::OutDir> {
     outdir::OutDir::claim(out, Path::new("results"), name, force)
+}
+
+/// " (did you mean \"x\"?)" for the known name nearest to `name` (Jaro–Winkler similarity at
+/// least 0.8, as clap's own suggestions), or "" when none is near.
+pub fn did_you_mean<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> String {
+    known
+        .into_iter()
+        .map(|k| (strsim::jaro_winkler(name, k), k))
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map_or(String::new(), |(_, k)| format!(" (did you mean {k:?}?)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::did_you_mean;
+
+    #[test]
+    fn near_misses_get_the_nearest_name() {
+        let known = ["acc-fig2", "acc-fig4", "vegas-fig5"];
+        assert_eq!(
+            did_you_mean("acc-fig-2", known),
+            " (did you mean \"acc-fig2\"?)"
+        );
+        assert_eq!(
+            did_you_mean("vegas-fig-5", known),
+            " (did you mean \"vegas-fig5\"?)"
+        );
+        assert_eq!(did_you_mean("hpcc-incast", known), "");
+    }
 }

@@ -256,6 +256,11 @@ impl SchemeConfig {
         Some(s)
     }
 
+    /// Whether the flow uses ECN ([`SchemeParams::ecn`]).
+    pub fn ecn(&self) -> bool {
+        self.params().ecn()
+    }
+
     /// What runs the flow if not acclab's endpoints ([`SchemeParams::external`]).
     pub fn external(&self) -> Option<&'static str> {
         self.params().external()

@@ -260,6 +260,10 @@ pub trait SchemeParams {
     fn external(&self) -> Option<&'static str> {
         None
     }
+    /// Whether the flow sends ECN-capable packets and reacts to echoes (RFC 3168).
+    fn ecn(&self) -> bool {
+        false
+    }
 }
 
 /// What a queue discipline needs from the scenario.
@@ -292,6 +296,10 @@ pub trait QueueParams {
     fn limits(&self) -> Vec<Limit>;
     /// Whether high-priority packets (Monaco's out-of-band control packets) have a band of
     /// their own in front of the data: a discipline with more than one buffer limit has bands.
+    /// Whether the queue can mark ECN-capable packets (CE) instead of dropping them.
+    fn marks_ecn(&self) -> bool {
+        false
+    }
     fn priority_band(&self) -> bool {
         self.limits().len() > 1
     }

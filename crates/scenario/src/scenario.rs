@@ -304,6 +304,28 @@ impl Scenario {
     /// window) is wrong — many times the target, long queues, other flows starved.
     pub fn warnings(&self) -> Vec<String> {
         let mut out = Vec::new();
+        // An ECN scheme (DCTCP above all) whose path never marks sees only losses.
+        let marks = |f: &FlowDef| {
+            f.forward
+                .iter()
+                .any(|l| self.links[l.0 as usize].queue.params().marks_ecn())
+        };
+        let unmarked: Vec<&FlowDef> = self
+            .flows
+            .iter()
+            .filter(|f| f.scheme.ecn() && !marks(f))
+            .collect();
+        if let Some(f) = unmarked.first() {
+            let more = match unmarked.len() {
+                1 => String::new(),
+                n => format!(" (and {} other flow(s))", n - 1),
+            };
+            out.push(format!(
+                "flow {:?}{more} uses ECN ({}), but no queue on its path marks packets: it sees only losses, as a loss-based scheme — give its bottleneck a marking queue (kind = \"step-ecn\", or ecn = true on red, pie, codel, fq-codel)",
+                f.id,
+                f.scheme.kind()
+            ));
+        }
         for f in &self.flows {
             if !matches!(f.scheme, SchemeConfig::Monaco(_)) {
                 continue;
@@ -329,6 +351,42 @@ impl Scenario {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_ecn_scheme_over_queues_that_never_mark_is_warned_of() {
+        let text = |queue: &str, params: &str| {
+            format!(
+                "name = \"w\"\nduration = \"1s\"\n[[link]]\nbetween = [\"a\", \"b\"]\nrate = \"10Mbps\"\ndelay = \"1ms\"\nqueue = {queue}\n[[flow]]\ncount = 2\nid = \"d{{i}}\"\nkind = \"dctcp\"\nfrom = \"a\"\nto = \"b\"\n[[flow]]\nid = \"r\"\nkind = \"reno\"\nparams = {params}\nfrom = \"a\"\nto = \"b\"\n"
+            )
+        };
+        let droptail = "{ kind = \"droptail\", limit = \"100pkt\" }";
+        let w = crate::parse(&text(droptail, "{}"), "w").unwrap().warnings();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].contains("flow \"d0\" (and 1 other flow(s)) uses ECN (dctcp)"),
+            "{w:?}"
+        );
+        let w = crate::parse(&text(droptail, "{ ecn = true }"), "w")
+            .unwrap()
+            .warnings();
+        assert!(w[0].contains("(and 2 other flow(s))"), "{w:?}");
+        for marking in [
+            "{ kind = \"step-ecn\", limit = \"100pkt\", threshold = \"20pkt\" }",
+            "{ kind = \"red\", limit = \"100pkt\", min_th = \"10pkt\", max_th = \"30pkt\", ecn = true }",
+            "{ kind = \"codel\", limit = \"100pkt\", ecn = true }",
+        ] {
+            let w = crate::parse(&text(marking, "{ ecn = true }"), "w").unwrap().warnings();
+            assert!(w.is_empty(), "{marking}: {w:?}");
+        }
+        let red = "{ kind = \"red\", limit = \"100pkt\", min_th = \"10pkt\", max_th = \"30pkt\" }";
+        assert_eq!(
+            crate::parse(&text(red, "{}"), "w")
+                .unwrap()
+                .warnings()
+                .len(),
+            1
+        );
+    }
+
     #[test]
     fn monaco_over_a_queue_without_a_priority_band_is_warned_of() {
         let text = |queue: &str| {

@@ -171,6 +171,23 @@ pub fn assignment(text: &str) -> Result<(String, toml::Value), String> {
     }
 }
 
+/// The `--set` assignments `texts`, refused when one key is given twice (the later one would
+/// silently replace the earlier).
+pub fn assignments(texts: &[String]) -> Result<Vec<(String, toml::Value)>, String> {
+    let mut out: Vec<(String, toml::Value)> = Vec::with_capacity(texts.len());
+    for t in texts {
+        let (k, v) = assignment(t)?;
+        if out.iter().any(|(seen, _)| *seen == k) {
+            return Err(format!(
+                "--set {k} is given twice: give each key once (several values of a sweep: \
+                 --set '{k}=[a, b]' or a range)"
+            ));
+        }
+        out.push((k, v));
+    }
+    Ok(out)
+}
+
 impl SweepSpec {
     /// The empty sweep: one point (the scenario as written), its own seed.
     pub fn empty() -> SweepSpec {
@@ -566,6 +583,14 @@ mod tests {
 
     fn strs(a: &Axis) -> Vec<String> {
         a.values.iter().map(plain).collect()
+    }
+
+    #[test]
+    fn a_key_set_twice_is_an_error() {
+        let set = |v: &[&str]| assignments(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(set(&["a.b=1", "c=2"]).unwrap().len(), 2);
+        let e = set(&["a.b=1", " a.b = 2"]).unwrap_err();
+        assert!(e.contains("--set a.b is given twice"), "{e}");
     }
 
     #[test]

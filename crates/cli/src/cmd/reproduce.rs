@@ -40,10 +40,13 @@ pub fn reproduce(args: ReproduceArgs) -> Result<()> {
     } else {
         match acclab_repro::find(&id) {
             Some(e) => vec![e],
-            None => bail!(
-                "no experiment {id:?}; `acclab reproduce --list` shows the {} there are",
-                all.len()
-            ),
+            None => {
+                let near = crate::load::did_you_mean(&id, all.iter().map(|e| e.id()));
+                bail!(
+                    "no experiment {id:?}{near}; `acclab reproduce --list` shows the {} there are",
+                    all.len()
+                )
+            }
         }
     };
     if chosen.len() > 1 && args.out.is_some() {

@@ -64,8 +64,16 @@ pub struct SweepArgs {
 /// The sweep the arguments describe: the file's `[sweep]` with the command line's changes.
 fn spec_of(a: &SweepArgs, file_spec: Option<SweepSpec>) -> Result<SweepSpec> {
     let mut spec = file_spec.unwrap_or_else(SweepSpec::empty);
+    sweep_spec::assignments(&a.set).map_err(anyhow::Error::msg)?;
     for s in &a.set {
-        spec.set_axis(Axis::from_assignment(s).map_err(anyhow::Error::msg)?);
+        let axis = Axis::from_assignment(s).map_err(anyhow::Error::msg)?;
+        if !a.quiet && spec.axes.iter().any(|x| x.key == axis.key) {
+            println!(
+                "note: --set {} replaces the scenario file's [sweep] axis of that key",
+                axis.key
+            );
+        }
+        spec.set_axis(axis);
     }
     for z in &a.zip {
         spec.zip

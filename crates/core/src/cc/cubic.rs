@@ -404,6 +404,10 @@ tcp_scheme_params! {
 }
 
 impl SchemeParams for CubicParams {
+    fn ecn(&self) -> bool {
+        self.ecn
+    }
+
     fn validate(&self) -> Result<(), ParamError> {
         positive("c", self.c)?;
         if !(self.beta > 0.0 && self.beta < 1.0) {

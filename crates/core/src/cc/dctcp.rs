@@ -119,6 +119,10 @@ tcp_scheme_params! {
 }
 
 impl SchemeParams for DctcpParams {
+    fn ecn(&self) -> bool {
+        true
+    }
+
     fn validate(&self) -> Result<(), ParamError> {
         if !(self.g > 0.0 && self.g <= 1.0) {
             return Err(ParamError::at(

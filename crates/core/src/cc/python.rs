@@ -47,6 +47,10 @@ tcp_scheme_params! {
 }
 
 impl SchemeParams for PythonParams {
+    fn ecn(&self) -> bool {
+        self.ecn
+    }
+
     fn validate(&self) -> Result<(), ParamError> {
         if self.controller.trim().is_empty() {
             return Err(ParamError::at(

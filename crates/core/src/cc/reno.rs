@@ -113,6 +113,10 @@ tcp_scheme_params! {
 }
 
 impl SchemeParams for RenoParams {
+    fn ecn(&self) -> bool {
+        self.ecn
+    }
+
     fn validate(&self) -> Result<(), ParamError> {
         self.tcp(self.ecn).validate("reno")
     }

@@ -234,6 +234,10 @@ fn avq_mode() -> AvqMode {
 }
 
 impl QueueParams for AvqParams {
+    fn marks_ecn(&self) -> bool {
+        self.mode == AvqMode::Mark
+    }
+
     fn validate(&self) -> Result<(), ParamError> {
         if !(self.target_utilization > 0.0 && self.target_utilization <= 1.0) {
             return Err(ParamError::at(

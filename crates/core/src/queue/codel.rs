@@ -259,6 +259,10 @@ pub(crate) fn check_times(
 }
 
 impl QueueParams for CodelParams {
+    fn marks_ecn(&self) -> bool {
+        self.ecn
+    }
+
     fn validate(&self) -> Result<(), ParamError> {
         check_times("codel", self.target, self.interval)
     }

@@ -248,6 +248,10 @@ impl Default for FqCodelParams {
 }
 
 impl QueueParams for FqCodelParams {
+    fn marks_ecn(&self) -> bool {
+        self.ecn
+    }
+
     fn validate(&self) -> Result<(), ParamError> {
         if !(1..=65_536).contains(&self.flows) {
             return Err(ParamError::at(

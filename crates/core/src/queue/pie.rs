@@ -227,6 +227,10 @@ impl Default for PieParams {
 }
 
 impl QueueParams for PieParams {
+    fn marks_ecn(&self) -> bool {
+        self.ecn
+    }
+
     fn validate(&self) -> Result<(), ParamError> {
         positive("target", self.target.as_secs_f64())?;
         positive("t_update", self.t_update.as_secs_f64())?;

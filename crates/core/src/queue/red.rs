@@ -197,6 +197,10 @@ fn red_wq() -> f64 {
 }
 
 impl QueueParams for RedParams {
+    fn marks_ecn(&self) -> bool {
+        self.ecn
+    }
+
     fn validate(&self) -> Result<(), ParamError> {
         // Floyd–Jacobson: a probability, and an EWMA weight.
         in_range("max_p", self.max_p, 0.0..=1.0)?;

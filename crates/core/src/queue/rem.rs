@@ -145,6 +145,10 @@ fn rem_interval() -> Duration {
 }
 
 impl QueueParams for RemParams {
+    fn marks_ecn(&self) -> bool {
+        true
+    }
+
     fn validate(&self) -> Result<(), ParamError> {
         // 002 §5: marking probability 1 − φ^(−p) needs φ > 1; the price's step γ and the
         // queue's weight μ are finite and non-negative (γ positive).

@@ -65,6 +65,10 @@ pub struct StepEcnParams {
 }
 
 impl QueueParams for StepEcnParams {
+    fn marks_ecn(&self) -> bool {
+        true
+    }
+
     fn validate(&self) -> Result<(), ParamError> {
         if self.threshold == Limit::Unlimited {
             return Err(ParamError::at(
