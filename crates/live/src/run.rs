@@ -117,6 +117,8 @@ pub enum LiveError {
     PacketTooLarge { what: String, size: u64 },
     #[error("flow {0:?} is run by a real stack (kind kernel-tcp or command), whose IP packets need the network namespaces of `acclab live run --netns` (as root)")]
     NeedsNetns(String),
+    #[error("flow {0:?} has a controller written in Python (kind python), which live mode does not run: run it in the simulator from Python (`acclab.run`)")]
+    PythonController(String),
     #[error("flow {0:?} reads in-band telemetry (kind hpcc), which live mode's router does not carry to endpoints behind sockets: run it in the simulator (`acclab run`)")]
     NeedsTelemetry(String),
     #[error("kernel TCP and programs run in real time: --time-scale must be 1, not {0}")]
@@ -562,6 +564,13 @@ pub fn router_report(sim: &Simulator, counters: &RouterCounters) -> RouterReport
 /// its endpoints run behind sockets, where the router's records of its data packets do not
 /// reach them.
 pub fn check_live_scenario(scenario: &Scenario) -> Result<(), LiveError> {
+    if let Some(f) = scenario
+        .flows
+        .iter()
+        .find(|f| matches!(f.scheme, acclab_core::config::SchemeConfig::Python(_)))
+    {
+        return Err(LiveError::PythonController(f.id.clone()));
+    }
     if let Some(f) = scenario.flows.iter().find(|f| f.scheme.telemetry()) {
         return Err(LiveError::NeedsTelemetry(f.id.clone()));
     }
@@ -834,5 +843,16 @@ mod tests {
         let sc = acclab_scenario::parse(&hpcc, "hpcc.toml").unwrap();
         let e = check_live_scenario(&sc).unwrap_err().to_string();
         assert!(e.contains("flow \"f\" reads in-band telemetry"), "{e}");
+        // Python controllers run from the Python package only.
+        let python = text("1000B").replace(
+            "kind = \"reno\"",
+            "kind = \"python\"\nparams = { controller = \"x:Y\" }",
+        );
+        let sc = acclab_scenario::parse(&python, "py.toml").unwrap();
+        let e = check_live_scenario(&sc).unwrap_err().to_string();
+        assert!(
+            e.contains("flow \"f\" has a controller written in Python"),
+            "{e}"
+        );
     }
 }
