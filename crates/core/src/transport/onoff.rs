@@ -24,12 +24,12 @@ use crate::params::{FlowContext, ParamError, SchemeParams};
 use crate::units::Bytes;
 
 /// Makes the congestion controller of each new transfer.
-pub type ControllerFactory = Box<dyn Fn() -> Box<dyn CongestionController> + Send>;
+pub type NewController = Box<dyn Fn() -> Box<dyn CongestionController> + Send>;
 
 /// An on-off source over a TCP sender.
 pub struct OnOffSender {
     tcp: TcpSender,
-    new_controller: ControllerFactory,
+    new_controller: NewController,
     rng: Rng,
     size: Exp<f64>,
     off: Exp<f64>,
@@ -44,7 +44,7 @@ impl OnOffSender {
     /// `mean_size` in bytes; `tcp` is a bulk sender that has not started.
     pub fn new(
         tcp: TcpSender,
-        new_controller: ControllerFactory,
+        new_controller: NewController,
         rng: Rng,
         mean_size: f64,
         mean_off: Duration,
@@ -172,7 +172,7 @@ impl SchemeParams for OnOffParams {
 
     fn build(&self, ctx: &FlowContext) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
         let mss = ctx.packet_size as u64;
-        let factory: ControllerFactory = match self.scheme {
+        let factory: NewController = match self.scheme {
             OnOffScheme::Vegas => {
                 let cfg = self.vegas.controller(mss, false);
                 Box::new(move || Box::new(Vegas::new(cfg.clone())) as Box<dyn CongestionController>)
