@@ -11,12 +11,15 @@
 //!   transports: TCP (reliable, window-based, pluggable congestion control) and CBR.
 //! - [`cc`]: the congestion-controller trait and one file per controller.
 //! - [`queue`]: the queue-discipline trait and one file per discipline.
+//! - [`link`]: what a link does besides queueing: trace-driven capacity, random and bursty
+//!   loss, delay variation.
 //! - [`config`]: the serde-tagged enums that are both the scenario vocabulary and the factory.
 //! - [`rng`]: deterministic per-component random streams.
 //! - [`telemetry`]: the in-band telemetry queues write into data packets (HPCC's INT).
 
 pub mod cc;
 pub mod config;
+pub mod link;
 pub mod packet;
 pub mod params;
 pub mod queue;

@@ -238,10 +238,25 @@ impl Network {
                     outside.push((format!("link {}", def.name), why.clone()));
                 }
             }
-            if def.loss > 0.0 {
+            if !def.loss.is_none() {
                 outside.push((
                     format!("link {}", def.name),
                     "random loss (`loss`) has no fluid law in the model tier".into(),
+                ));
+            }
+            if let Some(c) = &def.capacity {
+                outside.push((
+                    format!("link {}", def.name),
+                    format!(
+                        "a capacity that follows a trace ({:?}) has no fluid law in the model tier (its mean is {})",
+                        c.file, def.rate
+                    ),
+                ));
+            }
+            if def.jitter.is_some() {
+                outside.push((
+                    format!("link {}", def.name),
+                    "delay variation (`jitter`) has no fluid law in the model tier".into(),
                 ));
             }
             let limits = def.queue.limits();

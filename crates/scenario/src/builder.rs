@@ -24,13 +24,16 @@
 //! checks both; an error names the key path as a patch writes it (`flow.f0.params.weight`).
 
 use acclab_core::config::{QueueConfig, SchemeConfig};
+use acclab_core::link::{Jitter, LossModel};
 use acclab_core::queue::shared_buffer::SharedBufferParams;
 use acclab_core::{Bytes, Duration, Rate};
 
 use crate::error::ScenarioError;
 use crate::routing::Ecmp;
 use crate::scenario::Scenario;
-use crate::spec::{EventSpec, EventSpecAction, FlowSpec, LinkSpec, ScenarioSpec, SharedBufferSpec};
+use crate::spec::{
+    EventSpec, EventSpecAction, FlowSpec, LinkRate, LinkSpec, ScenarioSpec, SharedBufferSpec,
+};
 use crate::topology::{Shape, Tier, TierLinks};
 use crate::workload::WorkloadSpec;
 
@@ -101,10 +104,11 @@ impl ScenarioBuilder {
             self.def.links.push(LinkSpec {
                 from: from.to_string(),
                 to: to.to_string(),
-                rate,
+                rate: rate.into(),
                 delay,
                 queue: self.def.defaults.link_queue(),
-                loss: 0.0,
+                loss: Default::default(),
+                jitter: None,
             });
         }
         self.last_links = first..self.def.links.len();
@@ -156,7 +160,27 @@ impl ScenarioBuilder {
 
     /// Random loss probability of the last link(s) added.
     pub fn loss(self, p: f64) -> Self {
-        self.on_links("loss", |l| l.loss = p)
+        self.on_links("loss", |l| l.loss = LossModel::Bernoulli(p))
+    }
+
+    /// The loss model of the last link(s) added: Bernoulli or Gilbert–Elliott.
+    pub fn loss_model(self, m: LossModel) -> Self {
+        self.on_links("loss", |l| l.loss = m)
+    }
+
+    /// Delay variation on the last link(s) added.
+    pub fn jitter(self, j: Jitter) -> Self {
+        self.on_links("jitter", |l| l.jitter = Some(j))
+    }
+
+    /// The last link(s) added follow the capacity trace in `file` (Mahimahi's format) instead
+    /// of their rate.
+    pub fn capacity_trace(self, file: &str) -> Self {
+        self.on_links("capacity_trace", |l| {
+            l.rate = LinkRate::Trace {
+                trace: file.to_string(),
+            }
+        })
     }
 
     fn on_links(mut self, what: &str, mut f: impl FnMut(&mut LinkSpec)) -> Self {

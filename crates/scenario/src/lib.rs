@@ -33,12 +33,12 @@ pub use file::{load, load_spec, parse, parse_spec};
 pub use patch::value_of;
 pub use routing::Ecmp;
 pub use scenario::{
-    EventAction, EventDef, FlowDef, LinkDef, LinkId, NodeId, OutputDef, Scenario, SharedBufferDef,
-    TraceDef, TraceFormat,
+    CapacityTraceDef, EventAction, EventDef, FlowDef, LinkDef, LinkId, NodeId, OutputDef, Scenario,
+    SharedBufferDef, TraceDef, TraceFormat,
 };
 pub use spec::{
-    EventSpec, EventSpecAction, FlowSpec, LinkSpec, OutputSpec, RoutingSpec, ScenarioSpec,
-    SharedBufferSpec, TraceSpec,
+    EventSpec, EventSpecAction, FlowSpec, LinkRate, LinkSpec, OutputSpec, RoutingSpec,
+    ScenarioSpec, SharedBufferSpec, TraceSpec,
 };
 pub use topology::{node_role, Shape, Tier, TierLinks};
 pub use workload::{Pattern, SizeCdf, WorkloadSpec};

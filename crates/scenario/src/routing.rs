@@ -324,9 +324,11 @@ mod tests {
             from: NodeId(from),
             to: NodeId(to),
             rate: Rate::from_mbps(1),
+            capacity: None,
             delay: Duration::ZERO,
             queue: QueueConfig::default_queue(),
-            loss: 0.0,
+            loss: Default::default(),
+            jitter: None,
         }
     }
 

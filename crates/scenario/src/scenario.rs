@@ -2,6 +2,7 @@
 //! builder) made it. Ids are indices into the scenario's own vectors.
 
 use acclab_core::config::{FlowContext, QueueConfig, SchemeConfig};
+use acclab_core::link::{CapacityTrace, Jitter, LossModel};
 use acclab_core::transport::{Endpoint, EndpointSlot};
 use acclab_core::{rng, FlowId};
 use acclab_core::{Duration, Rate, Time};
@@ -49,12 +50,24 @@ pub struct LinkDef {
     pub name: String,
     pub from: NodeId,
     pub to: NodeId,
+    /// The link's rate: for a link whose capacity follows a trace, the trace's mean capacity
+    /// (what the theory, the model tier and rate-aware queues use).
     pub rate: Rate,
+    /// The capacity trace the link follows instead of serialising at `rate`.
+    pub capacity: Option<CapacityTraceDef>,
     pub delay: Duration,
     pub queue: QueueConfig,
-    /// Probability that the link loses a packet at random (transmission errors), before it
-    /// reaches the queue.
-    pub loss: f64,
+    /// Random loss (transmission errors) before the queue.
+    pub loss: LossModel,
+    /// Delay variation around `delay`.
+    pub jitter: Option<Jitter>,
+}
+
+/// A link's capacity trace and the file it was read from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CapacityTraceDef {
+    pub file: String,
+    pub trace: std::sync::Arc<CapacityTrace>,
 }
 
 /// One flow with its routes.

@@ -222,10 +222,11 @@ impl Shape {
                     LinkSpec {
                         from,
                         to,
-                        rate: l.rate,
+                        rate: l.rate.into(),
                         delay: l.delay,
                         queue: l.queue.clone(),
-                        loss: 0.0,
+                        loss: Default::default(),
+                        jitter: None,
                     },
                 ));
             }

@@ -437,3 +437,70 @@ fn errors_name_the_key_the_user_must_edit() {
     let e = acclab_scenario::load(&dir.path().join("missing.toml")).unwrap_err();
     assert!(e.key.is_empty() && !e.to_string().contains("key"), "{e}");
 }
+
+/// Issue 53 §1: a link's capacity trace, loss model and jitter, each refused with its key.
+#[test]
+fn link_traces_loss_models_and_jitter_name_their_keys() {
+    let rate = "rate = \"10Mbps\"\ndelay = \"2ms\"\nqueue";
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("none.down").display().to_string();
+    let e = error_with(
+        rate,
+        &format!("rate = {{ trace = {missing:?} }}\ndelay = \"2ms\"\nqueue"),
+    );
+    expect(&e, 6, "link[0].rate.trace", &["cannot read the capacity trace", "none.down"]);
+    let bad = dir.path().join("bad.down");
+    std::fs::write(&bad, "1\n2\n1\n").unwrap();
+    let bad = bad.display().to_string();
+    let e = error_with(
+        rate,
+        &format!("rate = {{ trace = {bad:?} }}\ndelay = \"2ms\"\nqueue"),
+    );
+    expect(&e, 6, "link[0].rate.trace", &["line 3", "must not decrease"]);
+    let e = error_with(rate, "rate = { trace = 3 }\ndelay = \"2ms\"\nqueue");
+    expect(&e, 6, "link[0].rate", &[]);
+    let e = error_with(rate, "rate = { file = \"x\" }\ndelay = \"2ms\"\nqueue");
+    expect(&e, 6, "link[0].rate", &["unknown field `file`"]);
+    // Loss: a probability, or Gilbert–Elliott with its four parameters.
+    let e = error_with(rate, "loss = 1.5\nrate = \"10Mbps\"\ndelay = \"2ms\"\nqueue");
+    expect(&e, 6, "link[0].loss", &["1.5", "[0, 1)"]);
+    let e = error_with(
+        rate,
+        "loss = { model = \"gilbert-elliott\", p = 0.1, r = 2.0 }\nrate = \"10Mbps\"\ndelay = \"2ms\"\nqueue",
+    );
+    expect(&e, 6, "link[0].loss.r", &["2", "[0, 1]"]);
+    let e = error_with(
+        rate,
+        "loss = { model = \"markov\", p = 0.1, r = 0.2 }\nrate = \"10Mbps\"\ndelay = \"2ms\"\nqueue",
+    );
+    expect(&e, 6, "link[0].loss", &["unknown loss model"]);
+    let e = error_with(
+        rate,
+        "jitter = { amount = \"0ms\" }\nrate = \"10Mbps\"\ndelay = \"2ms\"\nqueue",
+    );
+    expect(&e, 6, "link[0].jitter.amount", &["0"]);
+    let e = error_with(
+        rate,
+        "jitter = { amount = \"1ms\", distribution = \"gamma\" }\nrate = \"10Mbps\"\ndelay = \"2ms\"\nqueue",
+    );
+    expect(&e, 6, "link[0].jitter.distribution", &["gamma"]);
+    // An event cannot set the rate of a link that follows a trace.
+    let good = dir.path().join("good.down");
+    std::fs::write(&good, "1\n").unwrap();
+    let good = good.display().to_string();
+    let src = BASE.replacen(
+        rate,
+        &format!("rate = {{ trace = {good:?} }}\ndelay = \"2ms\"\nqueue"),
+        1,
+    ) + "[[event]]\nat = \"1s\"\nset_rate = { link = \"a->b\", rate = \"5Mbps\" }\n";
+    let e = parse(&src, "bad.toml").unwrap_err();
+    assert!(e.to_string().contains("follows the capacity trace"), "{e}");
+    // A trace path is relative to the scenario file.
+    let sc = BASE.replacen(rate, "rate = { trace = \"good.down\" }\ndelay = \"2ms\"\nqueue", 1);
+    let file = dir.path().join("s.toml");
+    std::fs::write(&file, sc).unwrap();
+    let s = acclab_scenario::load(&file).unwrap();
+    assert_eq!(s.links[0].rate.bps(), 12_000_000);
+    // `between` gives both directions the trace; the other link has none.
+    assert!(s.links[1].capacity.is_some() && s.links[2].capacity.is_none());
+}

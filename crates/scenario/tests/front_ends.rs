@@ -5,9 +5,11 @@
 use std::path::PathBuf;
 
 use acclab_core::config::{DroptailParams, QueueConfig, RenoParams, SchemeConfig};
+use acclab_core::link::LossModel;
 use acclab_core::{Duration, Limit, Rate};
 use acclab_scenario::{
-    load, load_spec, parse, parse_spec, EventSpecAction, Scenario, ScenarioBuilder, ScenarioSpec,
+    load, load_spec, parse, parse_spec, EventSpecAction, LinkRate, Scenario, ScenarioBuilder,
+    ScenarioSpec,
 };
 
 fn scenario_files() -> Vec<PathBuf> {
@@ -60,11 +62,21 @@ fn rebuild(def: &ScenarioSpec) -> ScenarioBuilder {
         b = b.default_queue(q.clone());
     }
     for l in &def.links {
-        b = b
-            .link(&l.from, &l.to, l.rate, l.delay)
-            .queue(l.queue.clone());
-        if l.loss != 0.0 {
-            b = b.loss(l.loss);
+        let rate = match &l.rate {
+            LinkRate::Fixed(r) => *r,
+            LinkRate::Trace { .. } => Rate(1), // replaced by the trace below
+        };
+        b = b.link(&l.from, &l.to, rate, l.delay).queue(l.queue.clone());
+        if let LinkRate::Trace { trace } = &l.rate {
+            b = b.capacity_trace(trace);
+        }
+        match l.loss {
+            LossModel::Bernoulli(p) if p > 0.0 => b = b.loss(p),
+            LossModel::Bernoulli(_) => {}
+            m => b = b.loss_model(m),
+        }
+        if let Some(j) = l.jitter {
+            b = b.jitter(j);
         }
     }
     for s in &def.shared_buffers {

@@ -53,6 +53,9 @@ pub enum Event {
     /// prefetches only (they may be stale), the packet's slot in the pipes' slab and where it
     /// goes next (a link, or the endpoint it is delivered to, as `Slab::next_hop`).
     Arrive(u32, u32, u32),
+    /// A packet reaches the far end of a link whose jitter reorders (one event per packet:
+    /// the link's earliest, `link::Extra::unordered`).
+    Land(u32),
     /// An endpoint's timer, valid only if the generation still matches.
     Timer {
         endpoint: u32,

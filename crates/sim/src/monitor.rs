@@ -36,6 +36,8 @@ struct FlowSnap {
 #[derive(Clone, Copy, Debug, Default)]
 struct LinkSnap {
     pub busy_ns: u64,
+    /// Bytes the link's queue has let go to the transmitter.
+    pub bytes: u64,
     pub queue_area: u128,
     pub drops: u64,
     pub marks: u64,
@@ -104,6 +106,8 @@ pub struct FlowWindow {
 pub struct LinkWindow {
     /// Time spent transmitting, ns.
     pub busy_ns: u64,
+    /// Bytes that began their transmission.
+    pub transmitted_bytes: u64,
     /// ∫ queue length dt, packet·ns.
     pub queue_area: u128,
     pub drops: u64,
@@ -138,7 +142,12 @@ pub struct Monitor {
     window: (Time, Time),
     last_sample: Time,
     prev_flows: Vec<FlowSnap>,
+    /// Per link at the last sample: its busy time, or on a link whose capacity follows a
+    /// trace, the bytes it had sent.
     prev_busy: Vec<u64>,
+    /// The capacity traces of the links that follow one: their utilisation is the bytes sent
+    /// over the bytes the trace offered (busy time says only that the queue held packets).
+    traces: Vec<Option<std::sync::Arc<acclab_core::link::CapacityTrace>>>,
     win_flows: [Vec<FlowSnap>; 2],
     win_links: [Vec<LinkSnap>; 2],
     win_times: [Option<Time>; 2],
@@ -228,6 +237,11 @@ impl Monitor {
             last_sample: Time::ZERO,
             prev_flows: vec![FlowSnap::default(); nf],
             prev_busy: vec![0; nl],
+            traces: scenario
+                .links
+                .iter()
+                .map(|l| l.capacity.as_ref().map(|c| c.trace.clone()))
+                .collect(),
             win_flows: [vec![FlowSnap::default(); nf], vec![FlowSnap::default(); nf]],
             win_links: [vec![LinkSnap::default(); nl], vec![LinkSnap::default(); nl]],
             win_times: [None, None],
@@ -310,6 +324,7 @@ impl Monitor {
         let (a, b) = (self.win_links[0][l], self.win_links[1][l]);
         LinkWindow {
             busy_ns: b.busy_ns - a.busy_ns,
+            transmitted_bytes: b.bytes - a.bytes,
             queue_area: b.queue_area - a.queue_area,
             drops: b.drops - a.drops,
             marks: b.marks - a.marks,
@@ -412,11 +427,26 @@ impl Monitor {
         sampled.retain(|&f| self.sample_flow(f as usize, now, dt, in_window, net));
         self.sampled = sampled;
         for i in 0..net.link_count() {
-            let busy = self.tracks[i].busy_ns(now);
-            let prev = std::mem::replace(&mut self.prev_busy[i], busy);
             let q = net.queue(LinkId(i as u32));
             let b = q.backlog();
             let st = q.stats();
+            let utilization = if let Some(trace) = &self.traces[i] {
+                let prev = std::mem::replace(&mut self.prev_busy[i], st.dequeued_bytes);
+                let offered = trace.bytes_by(now) - trace.bytes_by(self.last_sample);
+                if offered == 0 {
+                    0.0
+                } else {
+                    (st.dequeued_bytes - prev) as f64 / offered as f64
+                }
+            } else {
+                let busy = self.tracks[i].busy_ns(now);
+                let prev = std::mem::replace(&mut self.prev_busy[i], busy);
+                if dt.0 == 0 {
+                    0.0
+                } else {
+                    (busy - prev) as f64 / dt.0 as f64
+                }
+            };
             self.scratch.clear();
             q.aqm_state(&mut self.scratch);
             let aqm = self
@@ -429,11 +459,7 @@ impl Monitor {
                 link: i as u32,
                 queue_pkts: b.packets,
                 queue_bytes: b.bytes,
-                utilization: if dt.0 == 0 {
-                    0.0
-                } else {
-                    (busy - prev) as f64 / dt.0 as f64
-                },
+                utilization,
                 drops: st.dropped_packets,
                 marks: st.marked_packets,
                 aqm,
@@ -452,6 +478,7 @@ impl Monitor {
             let t = &self.tracks[i];
             self.win_links[k][i] = LinkSnap {
                 busy_ns: t.busy_ns(now),
+                bytes: st.dequeued_bytes,
                 queue_area: t.area(now),
                 drops: st.dropped_packets,
                 marks: st.marked_packets,

@@ -90,7 +90,15 @@ pub fn summary(sim: &Simulator, wall_time_s: f64) -> Summary {
             LinkSummary {
                 id: l.name.clone(),
                 rate_bps: l.rate.bps(),
-                utilization: w.busy_ns as f64 / window_ns,
+                utilization: match &l.capacity {
+                    // The bytes sent over those the trace offered in the window.
+                    Some(c) => {
+                        let (a, b) = sc.output.window;
+                        let offered = c.trace.bytes_by(b) - c.trace.bytes_by(a);
+                        w.transmitted_bytes as f64 / offered.max(1) as f64
+                    }
+                    None => w.busy_ns as f64 / window_ns,
+                },
                 mean_queue_pkts: w.queue_area as f64 / window_ns,
                 max_queue_pkts: w.max_queue_pkts,
                 drops: st.dropped_packets,

@@ -391,6 +391,12 @@ pub fn predict(sc: &Scenario) -> Result<Equilibrium, NumError> {
                 .map(|(k, _)| sol.rate[k])
                 .sum();
             let full = def.rate.as_f64() / bits;
+            let carries = members
+                .iter()
+                .any(|(i, _, _)| sc.flows[*i].forward.iter().any(|x| x.0 as usize == l));
+            if carries {
+                notes.extend(link_departures(def));
+            }
             if unmodelled_links[l] && sol.price[l] > 0.0 {
                 notes.push(format!("link {}: also carries flows outside the theory's domain; its prediction is approximate", def.name));
             }
@@ -413,6 +419,32 @@ pub fn predict(sc: &Scenario) -> Result<Equilibrium, NumError> {
         outside,
         notes,
     })
+}
+
+/// What the theory leaves out of link `def`, which a predicted flow crosses: a capacity that
+/// follows a trace (the theory uses its mean), delay variation (its mean delay), random loss.
+fn link_departures(def: &acclab_scenario::LinkDef) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(c) = &def.capacity {
+        out.push(format!(
+            "link {}: its capacity follows the trace {:?}; the prediction uses its mean capacity, {}",
+            def.name, c.file, def.rate
+        ));
+    }
+    if def.jitter.is_some() {
+        out.push(format!(
+            "link {}: its delay varies (jitter); the prediction uses its mean delay, {}",
+            def.name, def.delay
+        ));
+    }
+    if let acclab_core::link::LossModel::GilbertElliott(_) = def.loss {
+        out.push(format!(
+            "link {}: bursty random loss (Gilbert–Elliott, {:.3}% on average) is not in the theory; the prediction is as if the link were lossless",
+            def.name,
+            100.0 * def.loss.mean()
+        ));
+    }
+    out
 }
 
 /// The range of rates Vegas flows with α < β can settle at: their equilibria form a set (002

@@ -151,10 +151,11 @@ pub(super) fn expand(raw: RawScenario) -> Result<(ScenarioSpec, Origins), Findin
                 links.push(LinkSpec {
                     from: subst(a, i, &key(ka))?,
                     to: subst(z, i, &key(kz))?,
-                    rate: l.rate,
+                    rate: l.rate.clone(),
                     delay: l.delay,
                     queue: queue.clone(),
-                    loss: l.loss.unwrap_or(0.0),
+                    loss: l.loss.unwrap_or_default(),
+                    jitter: l.jitter,
                 });
                 origins.links.push(LinkOrigin::Table(n, between));
             }

@@ -31,7 +31,8 @@ use origins::Origins;
 use raw::RawScenario;
 pub use tables::MAX_MEMBERS;
 
-/// Reads and validates a scenario file. Files it names (a workload's traffic file) are relative
+/// Reads and validates a scenario file. Files it names (a workload's traffic file, a link's
+/// capacity trace) are relative
 /// to its directory.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
     let file = path.display().to_string();
@@ -84,6 +85,15 @@ impl ScenarioSpec {
         let Some(dir) = dir.filter(|d| !d.as_os_str().is_empty()) else {
             return;
         };
+        let traces = self.links.iter_mut().filter_map(|l| match &mut l.rate {
+            crate::spec::LinkRate::Trace { trace } => Some(trace),
+            crate::spec::LinkRate::Fixed(_) => None,
+        });
+        for f in traces {
+            if Path::new(f.as_str()).is_relative() {
+                *f = dir.join(&*f).display().to_string();
+            }
+        }
         for w in &mut self.workloads {
             let sizes = w
                 .sizes

@@ -1,12 +1,13 @@
 //! The scenario file as written: serde reads it into these structs, refusing unknown keys, bad
 //! units and wrong types (the key path from `serde_path_to_error`).
 
+use acclab_core::link::{Jitter, LossModel};
 use acclab_core::queue::shared_buffer::SharedBufferParams;
 use acclab_core::{Bytes, Duration, Rate};
 use serde::Deserialize;
 
 use crate::routing::Ecmp;
-use crate::spec::TraceSpec;
+use crate::spec::{LinkRate, TraceSpec};
 use crate::workload::Pattern;
 
 #[derive(Deserialize)]
@@ -53,10 +54,11 @@ pub(super) struct RawLink {
     pub(super) between: Option<Vec<String>>,
     pub(super) from: Option<String>,
     pub(super) to: Option<String>,
-    pub(super) rate: Rate,
+    pub(super) rate: LinkRate,
     pub(super) delay: Duration,
     pub(super) queue: Option<toml::Table>,
-    pub(super) loss: Option<f64>,
+    pub(super) loss: Option<LossModel>,
+    pub(super) jitter: Option<Jitter>,
     pub(super) count: Option<u32>,
     pub(super) first: Option<u32>,
 }

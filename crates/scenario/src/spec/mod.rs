@@ -6,6 +6,7 @@
 //! scenario file that loads into the same model.
 
 use acclab_core::config::{QueueConfig, SchemeConfig};
+use acclab_core::link::{Jitter, LossModel};
 use acclab_core::queue::shared_buffer::SharedBufferParams;
 use acclab_core::{Bytes, Duration, Rate};
 use serde::Serialize;
@@ -111,12 +112,58 @@ impl RoutingSpec {
 pub struct LinkSpec {
     pub from: String,
     pub to: String,
-    pub rate: Rate,
+    pub rate: LinkRate,
     pub delay: Duration,
     pub queue: QueueConfig,
-    /// Random loss probability in [0, 1).
-    #[serde(skip_serializing_if = "is_zero")]
-    pub loss: f64,
+    /// Random loss before the queue: a probability in [0, 1), or a Gilbert–Elliott channel.
+    #[serde(skip_serializing_if = "LossModel::is_none")]
+    pub loss: LossModel,
+    /// Delay variation: each packet's propagation delay drawn around `delay`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<Jitter>,
+}
+
+/// A link's `rate`: fixed (`"10Mbps"`), or following a capacity trace in Mahimahi's format
+/// (`{ trace = "file" }`, [`acclab_core::link::capacity`]; a relative path is relative to the
+/// scenario file).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum LinkRate {
+    Fixed(Rate),
+    Trace { trace: String },
+}
+
+impl From<Rate> for LinkRate {
+    fn from(r: Rate) -> LinkRate {
+        LinkRate::Fixed(r)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for LinkRate {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<LinkRate, D::Error> {
+        use serde::de::{self, Visitor};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = LinkRate;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a rate (e.g. \"10Mbps\") or { trace = \"file\" } (Mahimahi's format)")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<LinkRate, E> {
+                Rate::parse(s).map(LinkRate::Fixed).map_err(E::custom)
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<LinkRate, A::Error> {
+                #[derive(serde::Deserialize)]
+                #[serde(deny_unknown_fields)]
+                struct Table {
+                    trace: String,
+                }
+                let t = Table::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                Ok(LinkRate::Trace { trace: t.trace })
+            }
+        }
+        use serde::Deserialize;
+        d.deserialize_any(V)
+    }
 }
 
 /// `[[shared_buffer]]`: each node named has a pool of `size` bytes that the output queues of
@@ -127,10 +174,6 @@ pub struct SharedBufferSpec {
     pub nodes: Vec<String>,
     #[serde(flatten)]
     pub params: SharedBufferParams,
-}
-
-fn is_zero(x: &f64) -> bool {
-    *x == 0.0
 }
 
 impl LinkSpec {

@@ -1,12 +1,14 @@
 //! The nodes and links of a scenario being resolved: names to ids, each link checked.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
+use acclab_core::link::CapacityTrace;
 use acclab_core::params::MAX_RATE;
 use acclab_core::{Limit, Rate};
 
-use super::{fault, Fault, Item, LinkSpec};
-use crate::scenario::{LinkDef, LinkId, NodeId};
+use super::{fault, Fault, Item, LinkRate, LinkSpec};
+use crate::scenario::{CapacityTraceDef, LinkDef, LinkId, NodeId};
 
 #[derive(Default)]
 pub(super) struct Topology {
@@ -14,6 +16,8 @@ pub(super) struct Topology {
     pub(super) node_ids: BTreeMap<String, NodeId>,
     pub(super) links: Vec<LinkDef>,
     pub(super) link_ids: BTreeMap<String, LinkId>,
+    /// The capacity traces read so far, by file: links that name one file share it.
+    traces: BTreeMap<String, Arc<CapacityTrace>>,
 }
 
 impl Topology {
@@ -50,17 +54,33 @@ impl Topology {
                 format!("link from {:?} to itself", l.from),
             ));
         }
-        if !(0.0..1.0).contains(&l.loss) {
-            return Err(fault(
-                item,
-                "loss",
-                format!("loss probability {} is not in [0, 1)", l.loss),
-            ));
+        l.loss.validate().map_err(|e| {
+            let e = e.within("loss");
+            fault(item, &e.key, e.message)
+        })?;
+        if let Some(j) = &l.jitter {
+            j.validate().map_err(|e| {
+                let e = e.within("jitter");
+                fault(item, &e.key, e.message)
+            })?;
         }
-        check_link_rate(item, "rate", l.rate)?;
+        let (rate, capacity) = match &l.rate {
+            LinkRate::Fixed(r) => (*r, None),
+            LinkRate::Trace { trace } => {
+                let t = self.trace(item, trace)?;
+                (
+                    t.mean_rate(),
+                    Some(CapacityTraceDef {
+                        file: trace.clone(),
+                        trace: t,
+                    }),
+                )
+            }
+        };
+        check_link_rate(item, "rate", rate)?;
         l.queue
             .validate()
-            .and_then(|()| l.queue.validate_on_link(l.rate, packet_size))
+            .and_then(|()| l.queue.validate_on_link(rate, packet_size))
             .map_err(|e| {
                 let e = e.within("queue");
                 fault(item, &e.key, e.message)
@@ -91,12 +111,34 @@ impl Topology {
             name,
             from,
             to,
-            rate: l.rate,
+            rate,
+            capacity,
             delay: l.delay,
             queue: l.queue.clone(),
             loss: l.loss,
+            jitter: l.jitter,
         });
         Ok(())
+    }
+
+    /// The capacity trace in `file`, read once per scenario.
+    fn trace(&mut self, item: Item, file: &str) -> Result<Arc<CapacityTrace>, Fault> {
+        if let Some(t) = self.traces.get(file) {
+            return Ok(t.clone());
+        }
+        let text = std::fs::read_to_string(file).map_err(|e| {
+            fault(
+                item,
+                "rate.trace",
+                format!("cannot read the capacity trace {file:?}: {e}"),
+            )
+        })?;
+        let t = Arc::new(
+            CapacityTrace::parse(&text)
+                .map_err(|e| fault(item, "rate.trace", format!("capacity trace {file:?}, {e}")))?,
+        );
+        self.traces.insert(file.to_string(), t.clone());
+        Ok(t)
     }
 }
 

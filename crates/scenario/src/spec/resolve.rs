@@ -226,8 +226,19 @@ fn resolve_event(
         },
         EventSpecAction::SetRate { link: l, rate } => {
             check_link_rate(item, "set_rate.rate", *rate)?;
+            let id = link(l, "set_rate.link")?;
+            if let Some(c) = &topo.links[id.0 as usize].capacity {
+                return Err(fault(
+                    item,
+                    "set_rate.link",
+                    format!(
+                        "link {l} follows the capacity trace {:?}: an event cannot set its rate",
+                        c.file
+                    ),
+                ));
+            }
             EventAction::SetRate {
-                link: link(l, "set_rate.link")?,
+                link: id,
                 rate: *rate,
             }
         }

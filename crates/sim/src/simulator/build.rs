@@ -4,11 +4,11 @@ use acclab_core::config::{QueueConfig, QueueContext};
 use acclab_core::queue::droptail::TailDropLedger;
 use acclab_core::queue::shared_buffer::{SharedBuffer, SharedPort};
 use acclab_core::transport::{Endpoint, EndpointSlot};
-use acclab_core::{rng, FlowId, Limit, Time};
+use acclab_core::{FlowId, Limit, Time};
 
 use super::books::{Books, FlowState};
 use super::endpoints::Endpoints;
-use super::link::{Discipline, Held, Link};
+use super::link::{Discipline, Extra, Held, Link};
 use super::observers::{Observers, View};
 use super::Simulator;
 use crate::events::{Event, EventQueue};
@@ -70,9 +70,7 @@ impl Simulator {
                     tx_memo_time: l.rate.tx_time(0),
                     delay: l.delay,
                     dequeued_done: Time::ZERO,
-                    loss: (l.loss > 0.0).then(|| {
-                        Box::new((l.loss, rng::stream(seed, &format!("link:{}:loss", l.name))))
-                    }),
+                    extra: Extra::of(l, seed),
                     held: held.map(|queue| {
                         Box::new(Held {
                             pushes_out: queue.pushes_out(),

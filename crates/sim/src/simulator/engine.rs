@@ -7,7 +7,6 @@
 use acclab_core::queue::{Backlog, DropReason, QueueState};
 use acclab_core::transport::{Endpoint, EndpointSlot, Side};
 use acclab_core::{Duration, FlowId, Packet, Time};
-use rand::RngExt;
 
 use super::books::Books;
 use super::observers::View;
@@ -55,6 +54,7 @@ impl Simulator {
             Event::TxDone(l) => self.tx_done(l as usize),
             Event::TxStart(l) => self.start_due(l as usize, self.now),
             Event::Arrive(l, _, _) => self.arrive(l as usize),
+            Event::Land(l) => self.land(l as usize),
             Event::Timer {
                 endpoint,
                 generation,
@@ -206,9 +206,8 @@ impl Simulator {
         }
         let link = &mut self.links[l];
         let id = LinkId(l as u32);
-        if let Some(loss) = &mut link.loss {
-            let (p, rng) = &mut **loss;
-            if rng.random::<f64>() < *p {
+        if let Some((process, rng)) = link.extra.as_mut().and_then(|x| x.loss.as_mut()) {
+            if process.lose(rng) {
                 let backlog = link.backlog();
                 let pkt = self.slab.release(i);
                 self.drop(id, &pkt, DropReason::LinkLoss, backlog);
@@ -397,7 +396,11 @@ impl Simulator {
         }
         if let Some(d) = next {
             let link = &mut self.links[l];
-            let done = now + link.tx_time(d.packet.size);
+            let done = match link.extra.as_mut().and_then(|x| x.capacity.as_mut()) {
+                // A trace's opportunities carry it, from those after it was queued.
+                Some((trace, tx)) => tx.serve(trace, now, Time(now.0 - d.sojourn.0), d.packet.size),
+                None => now + link.tx_time(d.packet.size),
+            };
             if let Some(h) = &mut link.held {
                 h.transmitting = Some(d.packet);
             }
@@ -428,8 +431,47 @@ impl Simulator {
         let i = self
             .slab
             .alloc(pkt, self.books[pkt.flow.0 as usize].route[dir]);
-        self.propagate(l, now, i, None);
+        let link = &mut self.links[l];
+        match link.extra.as_mut().and_then(|x| x.jitter.as_mut()) {
+            None => self.propagate(l, now, i, None),
+            Some((j, rng)) => {
+                let (reorder, arrival) = (j.reorder, now + j.delay(link.delay, rng));
+                if reorder {
+                    self.propagate_unordered(l, arrival, i);
+                } else {
+                    self.propagate_after(l, arrival, i, None);
+                }
+            }
+        }
         self.start_tx(l);
+    }
+
+    /// The packet in slot `i`, serialised on link `l` whose jitter reorders, reaches the far
+    /// end at `arrival`, whatever the packets ahead of it do: it waits in the link's heap of
+    /// such packets, not in its pipe, with an event of its own.
+    fn propagate_unordered(&mut self, l: usize, arrival: Time, i: u32) {
+        let x = self.links[l]
+            .extra
+            .as_mut()
+            .expect("a link with jitter has extras");
+        x.sent += 1;
+        x.unordered.push(std::cmp::Reverse((arrival, x.sent, i)));
+        let pkt = self.slab.packet_mut(i);
+        pkt.hop += 1;
+        let (pkt, route) = self.slab.packet_and_route(i);
+        let next_hop = self.routes.next(route, pkt.hop, Some(l), pkt).0;
+        self.slab.set_next_hop(i, next_hop);
+        self.events.schedule(arrival, Event::Land(l as u32));
+    }
+
+    /// The earliest packet propagating out of order on link `l` reaches its far end.
+    fn land(&mut self, l: usize) {
+        let x = self.links[l]
+            .extra
+            .as_mut()
+            .expect("a link with jitter has extras");
+        let std::cmp::Reverse((_, _, i)) = x.unordered.pop().expect("one packet per event");
+        self.arrived(i);
     }
 
     /// The packet in slot `i`, serialised on link `l` by `done`, enters its pipe — still queued
@@ -437,10 +479,19 @@ impl Simulator {
     /// counts the hop: its `hop` is the index, in its route, of the link it enters next.
     #[inline(always)]
     pub(super) fn propagate(&mut self, l: usize, done: Time, i: u32, queued: Option<Time>) {
+        let delay = self.links[l].delay;
+        self.propagate_after(l, done + delay, i, queued)
+    }
+
+    /// [`propagate`](Self::propagate) of a packet due at the far end at `due` (its own
+    /// propagation delay drawn, on a link with jitter), or with the packet ahead if later.
+    #[inline(always)]
+    pub(super) fn propagate_after(&mut self, l: usize, due: Time, i: u32, queued: Option<Time>) {
         let link = &mut self.links[l];
-        // FIFO propagation: a delay decrease never lets a packet overtake the one ahead.
+        // FIFO propagation: a delay decrease (or a shorter draw) never lets a packet overtake
+        // the one ahead.
         let ahead = self.slab.back_arrival(&link.pipe);
-        let arrival = (done + link.delay).max(ahead.unwrap_or(Time::ZERO));
+        let arrival = due.max(ahead.unwrap_or(Time::ZERO));
         let pkt = self.slab.link_back(&mut link.pipe, i, arrival, queued);
         pkt.hop += 1;
         // Where it goes at the far end, read now, while its route is at hand.
@@ -505,6 +556,13 @@ impl Simulator {
             // flows an access link, last seen milliseconds ago.
             self.prefetch_link(then);
         }
+        self.arrived(i);
+    }
+
+    /// The packet in slot `i`, out of its link's pipe, is at the link's far end: it moves on to
+    /// its next link, or is delivered to its endpoint.
+    #[inline(always)]
+    fn arrived(&mut self, i: u32) {
         match self.slab.next_hop(i) {
             // It moves on in its slot.
             hop if Routes::delivers_to(hop).is_none() => self.enqueue(hop as usize, i),

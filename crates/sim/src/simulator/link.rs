@@ -2,12 +2,16 @@
 //! for the cache.
 
 use acclab_core::config::QueueConfig;
+use acclab_core::link::{CapacityTrace, Jitter, LossProcess, TraceTransmitter};
 use acclab_core::queue::droptail::{DropTail, TailDropLedger};
 use acclab_core::queue::shared_buffer::{SharedBuffer, SharedPort};
 use acclab_core::queue::{
     Backlog, Dequeued, Dropped, Enqueued, QueueDiscipline, QueueState, QueueStats,
 };
 use acclab_core::{rng, Duration, Packet, Rate, Time};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::Arc;
 
 use crate::pipes::Pipe;
 use acclab_scenario::{EventAction, Scenario};
@@ -34,14 +38,49 @@ pub(super) struct Link {
     pub(super) dequeued_done: Time,
     pub(super) tx_memo_time: Duration,
     pub(super) rate: Rate,
-    /// Random loss probability and its stream (None when the link is lossless).
-    pub(super) loss: Option<Box<(f64, rng::Rng)>>,
+    /// Random loss, jitter and a capacity trace, on a link with any of them.
+    pub(super) extra: Option<Box<Extra>>,
     /// The discipline holding the link's packets; `None` on a link that departs at enqueue,
     /// whose packets are in its pipe and whose queue is `ledger`.
     pub(super) held: Option<Box<Held>>,
     /// Tail drop's (or step marking's) admission and counters, on a link that departs at
     /// enqueue (unused on the others).
     pub(super) ledger: TailDropLedger,
+}
+
+/// What a link has besides a fixed rate, a fixed delay and a queue ([`acclab_core::link`]):
+/// kept apart, so that the common link stays three cache lines.
+#[derive(Default)]
+pub(super) struct Extra {
+    /// Random loss before the queue, and its stream.
+    pub(super) loss: Option<(LossProcess, rng::Rng)>,
+    /// Delay variation, and its stream.
+    pub(super) jitter: Option<(Jitter, rng::Rng)>,
+    /// The capacity trace the transmitter follows instead of the rate.
+    pub(super) capacity: Option<(Arc<CapacityTrace>, TraceTransmitter)>,
+    /// On a link whose jitter reorders, its propagating packets (which are in no pipe), by
+    /// arrival and then by the order they were sent: (arrival, number sent, slab slot).
+    pub(super) unordered: BinaryHeap<Reverse<(Time, u64, u32)>>,
+    pub(super) sent: u64,
+}
+
+impl Extra {
+    /// The extras of link `l` named `name` in a run seeded with `seed`; `None` if it has none.
+    pub(super) fn of(l: &acclab_scenario::LinkDef, seed: u64) -> Option<Box<Extra>> {
+        let stream = |what: &str| rng::stream(seed, &format!("link:{}:{what}", l.name));
+        let x = Extra {
+            // The loss stream's name is the one Bernoulli loss always had.
+            loss: (!l.loss.is_none()).then(|| (LossProcess::new(l.loss), stream("loss"))),
+            jitter: l.jitter.map(|j| (j, stream("jitter"))),
+            capacity: l
+                .capacity
+                .as_ref()
+                .map(|c| (c.trace.clone(), TraceTransmitter::default())),
+            ..Extra::default()
+        };
+        let any = x.loss.is_some() || x.jitter.is_some() || x.capacity.is_some();
+        any.then(|| Box::new(x))
+    }
 }
 
 /// What a link that does not [depart at enqueue](Link::departs_at_enqueue) has besides: its
@@ -83,7 +122,8 @@ impl Link {
     /// packets leave in is the order they came in, and none leaves but by transmission), whose
     /// rate and delay no scenario event changes (a packet's departure is then fixed once the
     /// packets ahead of it are: it starts when the one ahead is done, or when it arrives if the
-    /// link is idle).
+    /// link is idle), and that serialises at its rate (no capacity trace) and delays every
+    /// packet alike (no jitter).
     /// `pooled`: the link's queue draws on its switch's shared buffer.
     pub(super) fn departs_at_enqueue(
         l: &acclab_scenario::LinkDef,
@@ -97,12 +137,13 @@ impl Link {
             QueueConfig::StepEcn(p) => !p.priority,
             _ => false,
         } && !pooled;
+        let plain = l.capacity.is_none() && l.jitter.is_none();
         let fixed = !scenario.events.iter().any(|e| match e.action {
             EventAction::SetDelay { link, .. } | EventAction::SetRate { link, .. } => {
                 link.0 as usize == i
             }
         });
-        fifo && fixed
+        fifo && fixed && plain
     }
 
     /// Whether the link [departs at enqueue](Link::departs_at_enqueue): its queue is its ledger.

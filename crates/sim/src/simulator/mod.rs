@@ -166,6 +166,9 @@ impl Simulator {
                 h.transmitting.iter().for_each(&mut count);
             }
             self.slab.iter(&l.pipe).for_each(|(_, p)| count(p));
+            for r in l.extra.iter().flat_map(|x| &x.unordered) {
+                count(self.slab.packet(r.0 .2));
+            }
         }
         out
     }

@@ -1,0 +1,12 @@
+//! What a link does to the packets it carries besides queueing them: a capacity that follows a
+//! measured trace ([`capacity`]), random loss, independent or in bursts ([`loss`]), and delay
+//! variation ([`jitter`]). Pure state: the simulator (and live mode through it) keeps one per
+//! link and asks it per packet.
+
+pub mod capacity;
+pub mod jitter;
+pub mod loss;
+
+pub use capacity::{CapacityTrace, TraceError, TraceTransmitter};
+pub use jitter::{Jitter, JitterDistribution};
+pub use loss::{GilbertElliott, LossModel, LossProcess};
