@@ -54,6 +54,9 @@ enum Command {
     /// Show a scenario's network without running it: its topology drawn, or its flows' routes.
     #[command(subcommand)]
     Show(cmd::show::ShowCommand),
+    /// Link capacity traces (Mahimahi's format): make a synthetic one, or describe some.
+    #[command(subcommand)]
+    Capacity(cmd::capacity::CapacityCommand),
     /// Run the built-in demo scenario (what `acclab` with no arguments does).
     Demo {
         /// Output directory [default: results/demo, or the next free results/demo-N].
@@ -141,6 +144,7 @@ fn command() {
         Some(Command::Model(args)) => cmd::model::model(args),
         Some(Command::Check { scenario }) => cmd::check::check(&scenario),
         Some(Command::Show(cmd)) => cmd::show::show(cmd),
+        Some(Command::Capacity(cmd)) => cmd::capacity::capacity(cmd),
         Some(Command::Theory { scenario, json }) => cmd::theory::theory(&scenario, json),
         Some(Command::Reproduce(args)) => cmd::reproduce::reproduce(args),
         Some(Command::Sweep(args)) => sweep::sweep(args),

@@ -627,3 +627,78 @@ stop = "10ms"
         assert!(tmp.path().join("out").join(name).is_file(), "{name}");
     }
 }
+
+/// `acclab capacity`: a synthetic trace written in Mahimahi's format, never over a file
+/// without --force, and described by `info`; a run over it follows it.
+#[test]
+fn capacity_makes_a_trace_describes_it_and_a_run_follows_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = [
+        "capacity",
+        "markov",
+        "--state",
+        "12Mbps:1s",
+        "--state",
+        "0Mbps:200ms",
+        "--duration",
+        "20s",
+        "--seed",
+        "3",
+        "--out",
+        "t.down",
+    ];
+    let o = acclab(tmp.path(), &args);
+    assert!(o.status.success(), "{}", text(&o));
+    let first = std::fs::read_to_string(tmp.path().join("t.down")).unwrap();
+    let trace = acclab_core::link::CapacityTrace::parse(&first).unwrap();
+    assert_eq!(trace.period(), acclab_core::Duration::from_secs(20));
+    // The same seed, the same trace; without --force the file stays.
+    let o = acclab(tmp.path(), &args);
+    assert!(
+        !o.status.success() && text(&o).contains("--force"),
+        "{}",
+        text(&o)
+    );
+    let o = acclab(tmp.path(), &[&args[..], &["--force"]].concat());
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("t.down")).unwrap(),
+        first
+    );
+    let o = acclab(
+        tmp.path(),
+        &[
+            "capacity",
+            "markov",
+            "--state",
+            "12Mbps",
+            "--duration",
+            "1s",
+            "--out",
+            "x",
+        ],
+    );
+    assert!(
+        !o.status.success() && text(&o).contains("RATE:DWELL"),
+        "{}",
+        text(&o)
+    );
+    let o = acclab(tmp.path(), &["capacity", "info", "t.down"]);
+    let mean = format!("{:.2}", trace.mean_rate().as_f64() / 1e6);
+    assert!(
+        o.status.success() && text(&o).contains(&mean),
+        "{}",
+        text(&o)
+    );
+    // A run over the trace: the link's rate is its mean.
+    let sc = "name = \"t\"\nduration = \"5s\"\n[[link]]\nfrom = \"a\"\nto = \"b\"\n\
+              rate = { trace = \"t.down\" }\ndelay = \"10ms\"\n[[link]]\nfrom = \"b\"\nto = \"a\"\n\
+              rate = \"10Mbps\"\ndelay = \"10ms\"\n[[flow]]\nid = \"f\"\nkind = \"cubic\"\n\
+              from = \"a\"\nto = \"b\"\n";
+    std::fs::write(tmp.path().join("t.toml"), sc).unwrap();
+    let o = acclab(tmp.path(), &["run", "t.toml", "--out", "out", "--quiet"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let summary = std::fs::read_to_string(tmp.path().join("out/summary.json")).unwrap();
+    let rate = format!("\"rate_bps\": {}", trace.mean_rate().bps());
+    assert!(summary.contains(&rate), "{rate} not in {summary}");
+}

@@ -448,7 +448,12 @@ fn link_traces_loss_models_and_jitter_name_their_keys() {
         rate,
         &format!("rate = {{ trace = {missing:?} }}\ndelay = \"2ms\"\nqueue"),
     );
-    expect(&e, 6, "link[0].rate.trace", &["cannot read the capacity trace", "none.down"]);
+    expect(
+        &e,
+        6,
+        "link[0].rate.trace",
+        &["cannot read the capacity trace", "none.down"],
+    );
     let bad = dir.path().join("bad.down");
     std::fs::write(&bad, "1\n2\n1\n").unwrap();
     let bad = bad.display().to_string();
@@ -456,13 +461,21 @@ fn link_traces_loss_models_and_jitter_name_their_keys() {
         rate,
         &format!("rate = {{ trace = {bad:?} }}\ndelay = \"2ms\"\nqueue"),
     );
-    expect(&e, 6, "link[0].rate.trace", &["line 3", "must not decrease"]);
+    expect(
+        &e,
+        6,
+        "link[0].rate.trace",
+        &["line 3", "must not decrease"],
+    );
     let e = error_with(rate, "rate = { trace = 3 }\ndelay = \"2ms\"\nqueue");
     expect(&e, 6, "link[0].rate", &[]);
     let e = error_with(rate, "rate = { file = \"x\" }\ndelay = \"2ms\"\nqueue");
     expect(&e, 6, "link[0].rate", &["unknown field `file`"]);
     // Loss: a probability, or Gilbert–Elliott with its four parameters.
-    let e = error_with(rate, "loss = 1.5\nrate = \"10Mbps\"\ndelay = \"2ms\"\nqueue");
+    let e = error_with(
+        rate,
+        "loss = 1.5\nrate = \"10Mbps\"\ndelay = \"2ms\"\nqueue",
+    );
     expect(&e, 6, "link[0].loss", &["1.5", "[0, 1)"]);
     let e = error_with(
         rate,
@@ -496,7 +509,11 @@ fn link_traces_loss_models_and_jitter_name_their_keys() {
     let e = parse(&src, "bad.toml").unwrap_err();
     assert!(e.to_string().contains("follows the capacity trace"), "{e}");
     // A trace path is relative to the scenario file.
-    let sc = BASE.replacen(rate, "rate = { trace = \"good.down\" }\ndelay = \"2ms\"\nqueue", 1);
+    let sc = BASE.replacen(
+        rate,
+        "rate = { trace = \"good.down\" }\ndelay = \"2ms\"\nqueue",
+        1,
+    );
     let file = dir.path().join("s.toml");
     std::fs::write(&file, sc).unwrap();
     let s = acclab_scenario::load(&file).unwrap();

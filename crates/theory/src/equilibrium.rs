@@ -428,7 +428,11 @@ fn link_departures(def: &acclab_scenario::LinkDef) -> Vec<String> {
     if let Some(c) = &def.capacity {
         out.push(format!(
             "link {}: its capacity follows the trace {:?}; the prediction uses its mean capacity, {}",
-            def.name, c.file, def.rate
+            def.name,
+            std::path::Path::new(&c.file)
+                .file_name()
+                .map_or(c.file.as_str().into(), |n| n.to_string_lossy()),
+            def.rate
         ));
     }
     if def.jitter.is_some() {

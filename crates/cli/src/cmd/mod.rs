@@ -1,6 +1,7 @@
 //! The commands, each in its own file beside its arguments; `main.rs` only dispatches.
 
 pub mod bench;
+pub mod capacity;
 pub mod check;
 pub mod demo;
 pub mod live;

@@ -164,6 +164,103 @@ impl CapacityTrace {
     }
 }
 
+/// One state of a [Markov-modulated trace](CapacityTrace::markov): its capacity and how long
+/// the link stays in it on average.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MarkovState {
+    /// Mean capacity in this state (zero: an outage).
+    pub rate: Rate,
+    /// Mean dwell time (exponentially distributed).
+    pub dwell: Duration,
+}
+
+impl CapacityTrace {
+    /// A synthetic trace of `duration` (a whole number of milliseconds, at least 1 ms): a
+    /// Markov-modulated Poisson process. The link starts in the first state and stays in a
+    /// state for an exponential time of its mean `dwell`, then moves to one of the others,
+    /// picked uniformly; in a state of rate R, opportunities come as a Poisson process of
+    /// R / 12,000 per second, each at the millisecond it falls in (Mahimahi's resolution).
+    /// The last opportunity is put at `duration`, so that the trace's period is `duration`.
+    pub fn markov(
+        states: &[MarkovState],
+        duration: Duration,
+        rng: &mut crate::rng::Rng,
+    ) -> Result<CapacityTrace, TraceError> {
+        use rand::RngExt;
+        let whole = |message: String| TraceError {
+            line: None,
+            message,
+        };
+        if states.is_empty() || states.iter().all(|s| s.rate.bps() == 0) {
+            return Err(whole(
+                "give at least one state with a capacity above zero".into(),
+            ));
+        }
+        if let Some(s) = states.iter().find(|s| s.dwell == Duration::ZERO) {
+            return Err(whole(format!("state {}: a dwell time of 0", s.rate)));
+        }
+        let ms = duration.as_nanos() / 1_000_000;
+        if ms == 0 || !duration.as_nanos().is_multiple_of(1_000_000) {
+            return Err(whole(format!(
+                "the duration {duration} is not a whole number of milliseconds (at least 1 ms)"
+            )));
+        }
+        let end = duration.as_secs_f64();
+        let exp = |rng: &mut crate::rng::Rng, mean: f64| -> f64 {
+            -mean * (1.0 - rng.random::<f64>()).ln()
+        };
+        let mut times = Vec::new();
+        let (mut t, mut state) = (0.0f64, 0usize);
+        while t < end {
+            let s = states[state];
+            let leave = (t + exp(rng, s.dwell.as_secs_f64())).min(end);
+            let per_s = s.rate.as_f64() / (f64::from(OPPORTUNITY_BYTES) * 8.0);
+            if per_s > 0.0 {
+                let mut u = t + exp(rng, 1.0 / per_s);
+                while u < leave {
+                    times.push(Duration::from_millis((u * 1e3) as u64));
+                    u += exp(rng, 1.0 / per_s);
+                }
+            }
+            t = leave;
+            if states.len() > 1 {
+                let k = rng.random_range(0..states.len() - 1);
+                state = if k >= state { k + 1 } else { k };
+            }
+        }
+        times.push(Duration::from_millis(ms));
+        CapacityTrace::new(times)
+    }
+
+    /// The trace in Mahimahi's format: one line per opportunity, in milliseconds.
+    pub fn to_mahimahi(&self) -> String {
+        let mut out = String::with_capacity(self.times.len() * 6);
+        for t in &self.times {
+            out.push_str(&(t.as_nanos() / 1_000_000).to_string());
+            out.push('\n');
+        }
+        out
+    }
+
+    /// The capacity in each whole `bin` of the first period, bits per second: how the trace
+    /// varies.
+    pub fn binned_rates(&self, bin: Duration) -> Vec<f64> {
+        let bins = (self.period().as_nanos() / bin.as_nanos().max(1)) as usize;
+        let mut bytes = vec![0u64; bins];
+        for t in &self.times {
+            // An opportunity at t is in the bin (t − bin, t]: the bytes by the bin's end.
+            let b = (t.as_nanos().saturating_sub(1) / bin.as_nanos().max(1)) as usize;
+            if let Some(x) = bytes.get_mut(b) {
+                *x += u64::from(OPPORTUNITY_BYTES);
+            }
+        }
+        bytes
+            .iter()
+            .map(|&b| b as f64 * 8.0 / bin.as_secs_f64())
+            .collect()
+    }
+}
+
 /// A link's transmitter on a [`CapacityTrace`]: which opportunities are used, and the bytes
 /// left of the last one used.
 #[derive(Clone, Debug)]
@@ -305,6 +402,45 @@ mod tests {
         assert_eq!(t.bytes_by(ms(10)), 3 * 1500);
         assert_eq!(t.bytes_by(ms(9)), 2 * 1500);
         assert_eq!(t.bytes_by(ms(23)), 8 * 1500);
+    }
+
+    #[test]
+    fn a_markov_trace_has_its_states_mean_and_reads_back() {
+        let states = [
+            MarkovState {
+                rate: Rate::from_mbps(12),
+                dwell: Duration::from_millis(2000),
+            },
+            MarkovState {
+                rate: Rate::from_mbps(0),
+                dwell: Duration::from_millis(500),
+            },
+            MarkovState {
+                rate: Rate::from_mbps(36),
+                dwell: Duration::from_millis(1000),
+            },
+        ];
+        let mut rng = crate::rng::stream(1, "markov");
+        let t = CapacityTrace::markov(&states, Duration::from_secs(600), &mut rng).unwrap();
+        assert_eq!(t.period(), Duration::from_secs(600));
+        // Uniform moves: each state is visited a third of the time, weighted by its dwell:
+        // (12·2 + 0·0.5 + 36·1) / 3.5 = 17.1 Mb/s.
+        let mean = t.mean_rate().as_f64() / 1e6;
+        assert!(
+            (mean - 60.0 / 3.5).abs() < 0.1 * 60.0 / 3.5,
+            "mean {mean} Mb/s"
+        );
+        let back = CapacityTrace::parse(&t.to_mahimahi()).unwrap();
+        assert_eq!(back, t);
+        // Outages show as empty bins, the fast state as bins near 36 Mb/s.
+        let bins = t.binned_rates(Duration::from_millis(100));
+        assert_eq!(bins.len(), 6000);
+        assert!(bins.iter().filter(|&&b| b == 0.0).count() > 300);
+        assert!(bins.iter().any(|&b| b > 30e6));
+        let ok = CapacityTrace::markov(&states[1..2], Duration::from_secs(1), &mut rng);
+        assert!(ok.is_err(), "only an outage state");
+        let odd = CapacityTrace::markov(&states, Duration(1_500_000), &mut rng);
+        assert!(odd.is_err(), "not whole milliseconds");
     }
 
     #[test]

@@ -7,6 +7,6 @@ pub mod capacity;
 pub mod jitter;
 pub mod loss;
 
-pub use capacity::{CapacityTrace, TraceError, TraceTransmitter};
+pub use capacity::{CapacityTrace, MarkovState, TraceError, TraceTransmitter};
 pub use jitter::{Jitter, JitterDistribution};
 pub use loss::{GilbertElliott, LossModel, LossProcess};
