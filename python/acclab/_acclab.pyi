@@ -128,6 +128,7 @@ class Ack:
     highest_sent: int
     cumulative_ack: int
     ecn_echo: bool
+    ce_segments: int | None
     rate: RateSample | None
 
 class CongestionEvent:

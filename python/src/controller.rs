@@ -41,6 +41,8 @@ pub struct Ack {
     cumulative_ack: u64,
     /// The ACK echoes an ECN mark.
     ecn_echo: bool,
+    /// With Accurate ECN feedback (L4S flows): the CE-marked segments newly reported.
+    ce_segments: Option<u64>,
     /// The delivery-rate sample (only for classes with `wants_rate_samples = True`).
     rate: Option<Py<RateSample>>,
 }
@@ -356,6 +358,7 @@ impl CongestionController for PyController {
                 highest_sent: a.highest_sent,
                 cumulative_ack: a.cumulative_ack,
                 ecn_echo: a.ecn_echo,
+                ce_segments: a.ce_segments,
                 rate,
             };
             self.invoke(py, intern!(py, "on_ack"), now, (now.0, ack));

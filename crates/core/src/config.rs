@@ -23,6 +23,7 @@ pub use crate::cc::bbr::BbrParams;
 pub use crate::cc::cubic::CubicParams;
 pub use crate::cc::dctcp::DctcpParams;
 pub use crate::cc::hpcc::HpccParams;
+pub use crate::cc::prague::PragueParams;
 pub use crate::cc::python::{ArgValue, ControllerFactory, Controllers, PythonParams};
 pub use crate::cc::reno::RenoParams;
 pub use crate::cc::swift::SwiftParams;
@@ -32,6 +33,7 @@ pub use crate::queue::bat::{BatClassParams, BatParams};
 pub use crate::queue::clcc::{ClccParams, RatioParam};
 pub use crate::queue::codel::CodelParams;
 pub use crate::queue::droptail::DroptailParams;
+pub use crate::queue::dualpi2::DualPi2Params;
 pub use crate::queue::fq_codel::FqCodelParams;
 pub use crate::queue::pie::PieParams;
 pub use crate::queue::priority::PriorityParams;
@@ -139,6 +141,9 @@ tagged_enum! {
     Cubic(CubicParams) = "cubic",
     /// DCTCP (RFC 8257): Reno growth, ECN reaction in proportion to the marked fraction.
     Dctcp(DctcpParams) = "dctcp",
+    /// TCP Prague (draft-briscoe-iccrg-prague-congestion-control): the L4S sender — ECT(1),
+    /// Accurate ECN, DCTCP's reduction, RTT-independent increase, paced.
+    Prague(PragueParams) = "prague",
     /// BBR v1 (draft-cardwell-iccrg-bbr-congestion-control-00): paced at the modelled
     /// bottleneck bandwidth, Startup / Drain / ProbeBW / ProbeRTT.
     Bbr(BbrParams) = "bbr",
@@ -192,6 +197,9 @@ tagged_enum! {
     FqCodel(FqCodelParams) = "fq-codel",
     /// Step ECN marking above a threshold K (DCTCP's switch, RFC 8257 §3.1).
     StepEcn(StepEcnParams) = "step-ecn",
+    /// DualPI2 (RFC 9332): the L4S DualQ Coupled AQM — an L queue for ECT(1) marked at a
+    /// shallow step and k·p′, a classic queue under PI2 (p′²).
+    DualPi2(DualPi2Params) = "dualpi2",
 }
 
 impl SchemeConfig {
@@ -227,6 +235,7 @@ impl SchemeConfig {
             SchemeConfig::Reno(p) => p.size,
             SchemeConfig::Cubic(p) => p.size,
             SchemeConfig::Dctcp(p) => p.size,
+            SchemeConfig::Prague(p) => p.size,
             SchemeConfig::Bbr(p) => p.size,
             SchemeConfig::Swift(p) => p.size,
             SchemeConfig::Hpcc(p) => p.size,
@@ -245,6 +254,7 @@ impl SchemeConfig {
             SchemeConfig::Reno(p) => p.size = Some(size),
             SchemeConfig::Cubic(p) => p.size = Some(size),
             SchemeConfig::Dctcp(p) => p.size = Some(size),
+            SchemeConfig::Prague(p) => p.size = Some(size),
             SchemeConfig::Bbr(p) => p.size = Some(size),
             SchemeConfig::Swift(p) => p.size = Some(size),
             SchemeConfig::Hpcc(p) => p.size = Some(size),

@@ -55,7 +55,11 @@ impl PacketKind {
     }
 }
 
-/// ECN codepoint and echo bits carried by a packet (RFC 3168, simplified).
+/// ECN codepoint and echo bits carried by a packet (RFC 3168, simplified), with the L4S
+/// identifier ECT(1) (RFC 9331) and, on an Accurate ECN acknowledgement, its ACE counter
+/// (RFC 9768 §3.2.2).
+///
+/// Bits: 1 ECN-capable, 2 CE, 4 ECE (classic echo), 8 ECT(1) rather than ECT(0), 16–64 ACE.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Ecn(u8);
 
@@ -63,10 +67,16 @@ impl Ecn {
     const CAPABLE: u8 = 1;
     const CE: u8 = 2;
     const ECHO: u8 = 4;
+    const ONE: u8 = 8;
+    const ACE_SHIFT: u8 = 4;
+    const ACE: u8 = 7 << Self::ACE_SHIFT;
 
     pub const NOT_ECT: Ecn = Ecn(0);
+    /// ECT(0): the classic ECN-capable codepoint (RFC 3168).
     pub const ECT: Ecn = Ecn(Self::CAPABLE);
-    const ALL_BITS: u8 = Self::CAPABLE | Self::CE | Self::ECHO;
+    /// ECT(1): ECN-capable, and the L4S identifier (RFC 9331 §4.1).
+    pub const ECT1: Ecn = Ecn(Self::CAPABLE | Self::ONE);
+    const ALL_BITS: u8 = Self::CAPABLE | Self::CE | Self::ECHO | Self::ONE | Self::ACE;
 
     /// The raw bits, for wire formats.
     pub fn bits(self) -> u8 {
@@ -88,12 +98,25 @@ impl Ecn {
     pub fn mark(&mut self) {
         self.0 |= Self::CE;
     }
+    /// Whether a dual-queue AQM puts the packet in its L4S queue: the IP-ECN field's low bit
+    /// is set — ECT(1) or CE (RFC 9331 §5.1, RFC 9332 §2.5.1.1).
+    pub fn is_l4s(self) -> bool {
+        self.0 & (Self::ONE | Self::CE) != 0
+    }
     /// ECN-Echo on an acknowledgement: the data it acknowledges was marked.
     pub fn is_echo(self) -> bool {
         self.0 & Self::ECHO != 0
     }
     pub fn set_echo(&mut self) {
         self.0 |= Self::ECHO;
+    }
+    /// The ACE field of an Accurate ECN acknowledgement: the receiver's count of CE-marked
+    /// packets, modulo 8 (RFC 9768 §3.2.2.1).
+    pub fn ace(self) -> u8 {
+        (self.0 & Self::ACE) >> Self::ACE_SHIFT
+    }
+    pub fn set_ace(&mut self, count: u64) {
+        self.0 = (self.0 & !Self::ACE) | (((count & 7) as u8) << Self::ACE_SHIFT);
     }
 }
 
@@ -273,7 +296,18 @@ mod tests {
         e.set_echo();
         assert!(e.is_echo() && e.is_capable());
         assert_eq!(Ecn::from_bits(e.bits()), Some(e));
-        assert_eq!(Ecn::from_bits(8), None);
+        assert_eq!(Ecn::from_bits(128), None);
+        // ECT(1) is capable and goes to an L4S queue; so does any CE packet (RFC 9331 §5.1).
+        let l = Ecn::ECT1;
+        assert!(l.is_capable() && l.is_l4s() && !Ecn::ECT.is_l4s());
+        assert!(e.is_l4s(), "CE");
+        // The ACE field holds a count modulo 8 and leaves the other bits alone.
+        let mut a = Ecn::NOT_ECT;
+        a.set_ace(13);
+        assert_eq!((a.ace(), a.is_echo(), a.is_capable()), (5, false, false));
+        a.set_ace(8);
+        assert_eq!(a.ace(), 0);
+        assert_eq!(Ecn::from_bits(a.bits()), Some(a));
     }
 
     #[test]

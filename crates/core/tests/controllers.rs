@@ -8,6 +8,7 @@ use acclab_core::cc::bbr::{Bbr, BbrSettings};
 use acclab_core::cc::cubic::{Cubic, CubicSettings};
 use acclab_core::cc::dctcp::Dctcp;
 use acclab_core::cc::hpcc::{Hpcc, HpccParams};
+use acclab_core::cc::prague::Prague;
 use acclab_core::cc::reno::Reno;
 use acclab_core::cc::swift::{Swift, SwiftParams};
 use acclab_core::cc::vegas::{BaseRtt, Vegas, VegasSettings};
@@ -92,6 +93,10 @@ fn controllers() -> Vec<(&'static str, Box<dyn CongestionController>)> {
         ),
         ("dctcp", Box::new(Dctcp::new(MSS, IW, 1.0 / 16.0, 1.0))),
         (
+            "prague",
+            Box::new(Prague::new(MSS, IW, 1.0 / 16.0, Duration::from_millis(25))),
+        ),
+        (
             "swift",
             Box::new(Swift::new(
                 MSS,
@@ -161,6 +166,7 @@ proptest! {
                             highest_sent: highest,
                             cumulative_ack: cum,
                             ecn_echo: ecn,
+                            ce_segments: None,
                             rate,
                         });
                         // No controller grows by more than 3× what one ACK acknowledges (BBR's

@@ -18,6 +18,8 @@ pub const UDP: u8 = 17;
 const ECN_MASK: u8 = 0b11;
 const NOT_ECT: u8 = 0b00;
 const CE: u8 = 0b11;
+/// ECT(1), the L4S identifier (RFC 9331).
+const ECT1: u8 = 0b01;
 
 /// The fields of an IPv4 packet the router acts on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,12 +98,13 @@ impl Header {
         })
     }
 
-    /// The codepoint the simulator's queues see: ECN-capable for ECT(0), ECT(1) and CE.
+    /// The codepoint the simulator's queues see: ECN-capable for ECT(0), ECT(1) and CE;
+    /// ECT(1), the L4S identifier, as such (RFC 9331).
     pub fn core_ecn(&self) -> Ecn {
-        let mut e = if self.ecn == NOT_ECT {
-            Ecn::NOT_ECT
-        } else {
-            Ecn::ECT
+        let mut e = match self.ecn {
+            NOT_ECT => Ecn::NOT_ECT,
+            ECT1 => Ecn::ECT1,
+            _ => Ecn::ECT,
         };
         if self.ecn == CE {
             e.mark();

@@ -225,6 +225,8 @@ impl Tracer {
                 };
                 let ecn = if p.ecn.is_marked() {
                     "ce"
+                } else if p.ecn.is_l4s() {
+                    "ect1"
                 } else if p.ecn.is_capable() {
                     "ect"
                 } else {
@@ -317,6 +319,8 @@ impl Tracer {
         .map_err(std::io::Error::other)?;
         ip.ecn = if p.ecn.is_marked() {
             IpEcn::CongestionExperienced
+        } else if p.ecn.is_l4s() {
+            IpEcn::Ect1
         } else if p.ecn.is_capable() {
             IpEcn::Ect0
         } else {

@@ -169,6 +169,7 @@ mod tests {
             highest_sent: highest,
             cumulative_ack: cumulative,
             ecn_echo: marked,
+            ce_segments: None,
             rate: None,
         }
     }

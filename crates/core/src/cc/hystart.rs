@@ -151,6 +151,7 @@ mod tests {
             highest_sent: highest,
             cumulative_ack: cumulative,
             ecn_echo: false,
+            ce_segments: None,
             rate: None,
         }
     }

@@ -11,6 +11,7 @@ pub mod cubic;
 pub mod dctcp;
 pub mod hpcc;
 pub mod hystart;
+pub mod prague;
 pub mod python;
 pub mod reno;
 pub mod swift;
@@ -90,6 +91,9 @@ pub struct AckSample {
     pub cumulative_ack: u64,
     /// The ACK echoes an ECN mark (the data it acknowledges was marked).
     pub ecn_echo: bool,
+    /// With Accurate ECN feedback (an L4S flow): the CE-marked segments fed back since the
+    /// last ACK of new data (RFC 9768's d.cep, summed); `None` with RFC 3168's echo.
+    pub ce_segments: Option<u64>,
     /// The delivery-rate sample this ACK yields, for controllers that ask for samples
     /// ([`CongestionController::wants_rate_samples`]) and when the ACK gives a valid one.
     pub rate: Option<RateSample>,
@@ -107,6 +111,7 @@ impl AckSample {
             highest_sent: 0,
             cumulative_ack: 0,
             ecn_echo: false,
+            ce_segments: None,
             rate: None,
         }
     }

@@ -511,6 +511,7 @@ mod tests {
             highest_sent: next_round_end,
             cumulative_ack: v.round_end.map_or(1, |e| e + 1),
             ecn_echo: false,
+            ce_segments: None,
             rate: None,
         };
         v.on_ack(Time::ZERO, &ack);
@@ -580,6 +581,7 @@ mod tests {
             highest_sent: hs,
             cumulative_ack: cum,
             ecn_echo: false,
+            ce_segments: None,
             rate: None,
         };
         // The first round grows: +1 segment per ACK (the first ACK starts the round).
@@ -640,6 +642,7 @@ mod tests {
                 highest_sent: 100,
                 cumulative_ack: if i == 9 { 1 } else { 0 },
                 ecn_echo: false,
+                ce_segments: None,
                 rate: None,
             };
             v.on_ack(Time::ZERO, &ack);

@@ -108,6 +108,11 @@ impl Fifo {
         self.packets.iter().map(|(p, _)| p)
     }
 
+    /// When the head packet was enqueued, if there is one.
+    pub fn head_time(&self) -> Option<Time> {
+        self.packets.front().map(|&(_, at)| at)
+    }
+
     pub fn is_empty(&self) -> bool {
         self.packets.is_empty()
     }

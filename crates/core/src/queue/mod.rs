@@ -16,6 +16,7 @@ pub mod bat;
 pub mod clcc;
 pub mod codel;
 pub mod droptail;
+pub mod dualpi2;
 pub mod fifo;
 pub mod fq_codel;
 pub mod pie;

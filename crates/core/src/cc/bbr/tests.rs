@@ -61,6 +61,7 @@ impl Path {
             highest_sent: highest,
             cumulative_ack: self.seq,
             ecn_echo: false,
+            ce_segments: None,
             rate: Some(RateSample {
                 delivered: 10 * MSS,
                 interval: self.rtt,

@@ -90,6 +90,7 @@ macro_rules! tcp_scheme_params {
                     sack: self.sack,
                     receive_window: self.receive_window,
                     send_overhead: self.send_overhead,
+                    l4s: false,
                 }
             }
         }
@@ -114,6 +115,8 @@ pub struct TcpOptions {
     pub receive_window: Option<Bytes>,
     /// ns-2's random send overhead: the largest delay drawn for each segment; `None`: off.
     pub send_overhead: Option<Duration>,
+    /// L4S (with `ecn`): ECT(1) packets and Accurate ECN feedback (TCP Prague).
+    pub l4s: bool,
 }
 
 /// The largest initial window a scenario may give, segments.
@@ -144,6 +147,7 @@ impl TcpOptions {
             initial_window: self.initial_window,
             min_rto: self.min_rto,
             ecn: self.ecn,
+            l4s: self.l4s && self.ecn,
             sack: self.sack,
             receive_window: self
                 .receive_window
@@ -162,12 +166,12 @@ impl TcpOptions {
 
     /// The receiver of one scenario flow.
     pub fn receiver(&self, ctx: &FlowContext) -> Box<dyn Endpoint> {
-        Box::new(TcpReceiver::with_options(
-            ctx.flow,
-            ctx.ack_size,
-            self.delayed_ack,
-            self.sack,
-        ))
+        let rx = TcpReceiver::with_options(ctx.flow, ctx.ack_size, self.delayed_ack, self.sack);
+        Box::new(if self.l4s && self.ecn {
+            rx.with_accecn()
+        } else {
+            rx
+        })
     }
 
     /// Both endpoints of one scenario flow over controller `cc`.

@@ -7,6 +7,13 @@ use crate::transport::{Endpoint, EndpointStats, Outbox};
 use crate::units::{Duration, Time};
 use std::collections::VecDeque;
 
+/// An Accurate ECN receiver's counter of CE-marked packets (RFC 9768 §3.2.2), and the CE
+/// marks not yet fed back.
+struct AccEcnCounter {
+    r_cep: u64,
+    since_ack: u32,
+}
+
 /// The receiving side: cumulative ACKs and in-order delivery.
 pub struct TcpReceiver {
     flow: FlowId,
@@ -18,6 +25,8 @@ pub struct TcpReceiver {
     pending: Option<(Time, Time, u32)>,
     /// The CE state: the last data segment received was CE-marked (RFC 8257 §3.2).
     ce: bool,
+    /// Accurate ECN feedback instead of RFC 3168's echo (an L4S flow's receiver).
+    accecn: Option<AccEcnCounter>,
     rcv_nxt: u64,
     /// Segments received above `rcv_nxt`, sorted, with their sizes. A deque: the segments a
     /// repair releases leave from the front, and with a window of tens of thousands of
@@ -54,11 +63,22 @@ impl TcpReceiver {
             delayed_ack: delay,
             pending: None,
             ce: false,
+            accecn: None,
             rcv_nxt: 0,
             out_of_order: VecDeque::new(),
             acks: Outbox::default(),
             delivered_bytes: 0,
         }
+    }
+
+    /// Feeds back Accurate ECN (RFC 9768) instead of RFC 3168's echo.
+    pub fn with_accecn(mut self) -> TcpReceiver {
+        self.accecn = Some(AccEcnCounter {
+            // RFC 9768 §3.2.2.2: "the Data Receiver MUST initialize r.cep to 5".
+            r_cep: 5,
+            since_ack: 0,
+        });
+        self
     }
 
     fn accept(&mut self, seq: u64, size: u32) {
@@ -113,8 +133,14 @@ impl TcpReceiver {
             }
         }
         ack.conn = conn;
-        if ecn_echo {
-            ack.ecn.set_echo();
+        match &mut self.accecn {
+            // RFC 9768 §3.2.2.1: every ACK carries r.cep modulo 8 in its ACE field.
+            Some(a) => {
+                ack.ecn.set_ace(a.r_cep);
+                a.since_ack = 0;
+            }
+            None if ecn_echo => ack.ecn.set_echo(),
+            None => {}
         }
         self.acks.push(ack);
     }
@@ -126,7 +152,18 @@ impl Endpoint for TcpReceiver {
             return;
         }
         let marked = pkt.ecn.is_marked();
-        if marked != self.ce {
+        let mut ack_now = false;
+        if let Some(a) = &mut self.accecn {
+            if marked {
+                a.r_cep += 1;
+                a.since_ack += 1;
+                // RFC 9768 §3.2.2.5.1: a change-triggered ACK when a CE packet follows one
+                // that was not, and an increment-triggered one when n = 2 CE marks have
+                // arrived since the last ACK (new data to acknowledge).
+                ack_now = !self.ce || a.since_ack >= 2;
+            }
+            self.ce = marked;
+        } else if marked != self.ce {
             // RFC 8257 §3.2: when the CE state changes, the delayed ACK of the segments
             // before goes at once with their state, so that every ACK's ECE tells exactly
             // whether the segments it acknowledges were marked.
@@ -141,7 +178,7 @@ impl Endpoint for TcpReceiver {
             // RFC 1122 §4.2.3.2 / RFC 5681 §4.2: an in-order segment may wait for a second
             // one (at most `delay`); an out-of-order or duplicate segment, or one that fills
             // a hole, is acknowledged at once.
-            Some(delay) if in_order && self.pending.is_none() => {
+            Some(delay) if in_order && self.pending.is_none() && !ack_now => {
                 self.pending = Some((now + delay, pkt.sent_at, pkt.conn));
             }
             _ => {

@@ -31,6 +31,9 @@ pub struct TcpSettings {
     pub sack: bool,
     /// The receiver's buffer in segments (its receive window); `None`: unbounded.
     pub receive_window: Option<u64>,
+    /// L4S: ECT(1) packets (RFC 9331) and Accurate ECN feedback (RFC 9768) instead of
+    /// RFC 3168's (with `ecn`).
+    pub l4s: bool,
 }
 
 /// ns-2's random send overhead: the next segment, which could have left at `ready`, waits
@@ -74,6 +77,7 @@ impl Default for TcpSettings {
             conn: 0,
             sack: false,
             receive_window: None,
+            l4s: false,
         }
     }
 }
@@ -117,6 +121,10 @@ pub struct TcpSender<C = Box<dyn CongestionController>> {
     loss_in_avoidance: bool,
     /// No ECN reaction until the cumulative ACK passes this segment.
     ecn_recover: u64,
+    /// Accurate ECN: the sender's count of CE-marked packets fed back (`s.cep`, RFC 9768
+    /// §3.2.2.3), and those fed back since the last ACK of new data.
+    pub(super) s_cep: u64,
+    ce_pending: u64,
     rto_deadline: Option<Time>,
     /// Delivery-rate sampling, kept only for a controller that wants samples (boxed: one
     /// word for the others).
@@ -169,6 +177,9 @@ impl<C: CongestionController> TcpSender<C> {
             scoreboard: cfg.sack.then(Box::default),
             high_rxt: None,
             ecn_recover: 0,
+            // RFC 9768 §3.2.2.2: s.cep starts at 5, as the receiver's r.cep.
+            s_cep: 5,
+            ce_pending: 0,
             loss_in_avoidance: false,
             rto_deadline: None,
             rates: cc_rates(&cc),
@@ -264,7 +275,8 @@ impl<C: CongestionController> TcpSender<C> {
         p.seq = seq;
         p.sent_at = now;
         if self.cfg.ecn {
-            p.ecn = Ecn::ECT;
+            // RFC 9331 §4.1: an L4S sender marks its packets ECT(1).
+            p.ecn = if self.cfg.l4s { Ecn::ECT1 } else { Ecn::ECT };
         }
         self.counts.sent_packets += 1;
         self.counts.sent_bytes += p.size as u64;
@@ -363,7 +375,12 @@ impl<C: CongestionController> TcpSender<C> {
                 in_recovery,
                 highest_sent: self.snd_max,
                 cumulative_ack: next,
-                ecn_echo: ack.ecn.is_echo(),
+                ecn_echo: if self.cfg.l4s {
+                    self.ce_pending > 0
+                } else {
+                    ack.ecn.is_echo()
+                },
+                ce_segments: self.cfg.l4s.then(|| std::mem::take(&mut self.ce_pending)),
                 rate,
             },
         );
@@ -443,6 +460,21 @@ impl<C: CongestionController> TcpSender<C> {
         self.paced && !self.pacer.ready(now)
     }
 
+    /// Accurate ECN: the CE-marked packets an ACK with ACE field `ace` newly feeds back, when
+    /// it acknowledges `newly` segments; `s.cep` moves on by as many.
+    fn accecn_delta(&mut self, ace: u8, newly: u64) -> u64 {
+        // RFC 9768 §3.2.2.3: d.cep = (ACE + 8 − (s.cep mod 8)) mod 8.
+        let mut d = (u64::from(ace) + 8 - (self.s_cep & 7)) & 7;
+        // RFC 9768 Appendix A.2 (safety against ACE's ambiguity): when the ACK acknowledges
+        // 8 or more segments, ACE may have wrapped; assume the most marks it allows, the
+        // largest count ≤ `newly` congruent to d.cep modulo 8.
+        if newly >= 8 {
+            d = newly - ((newly - d) & 7);
+        }
+        self.s_cep += d;
+        d
+    }
+
     fn on_ecn_echo(&mut self, now: Time) {
         if self.recovery_end.is_none() && self.snd_una >= self.ecn_recover {
             self.congestion(now, Congestion::Ecn, self.in_flight());
@@ -493,12 +525,24 @@ impl<C: CongestionController> Endpoint for TcpSender<C> {
                 }
             }
         }
+        let echoed = if self.cfg.ecn && self.cfg.l4s {
+            let newly = if next > self.snd_una && next <= self.snd_max {
+                next - self.snd_una
+            } else {
+                0
+            };
+            let d = self.accecn_delta(pkt.ecn.ace(), newly);
+            self.ce_pending += d;
+            d > 0
+        } else {
+            self.cfg.ecn && pkt.ecn.is_echo()
+        };
         if next > self.snd_una && next <= self.snd_max {
             self.on_new_ack(now, pkt, next, echo);
         } else if next == self.snd_una && self.snd_una < self.snd_max {
             self.on_duplicate_ack(now, next);
         }
-        if self.cfg.ecn && pkt.ecn.is_echo() {
+        if echoed {
             self.on_ecn_echo(now);
         }
     }

@@ -517,3 +517,74 @@ fn delayed_acks_cover_two_segments_or_wait_at_most_the_delay() {
     assert!(check_delayed_ack(Some(Duration::ZERO)).is_err());
     assert!(check_delayed_ack(Some(Duration::from_millis(200))).is_ok());
 }
+
+/// A data segment `seq`, CE-marked if `ce`, as an L4S sender sends it.
+fn l4s_data(seq: u64, ce: bool) -> Packet {
+    let mut p = Packet::new(FlowId(0), PacketKind::Data, MSS as u32);
+    p.seq = seq;
+    p.ecn = Ecn::ECT1;
+    if ce {
+        p.ecn.mark();
+    }
+    p
+}
+
+/// RFC 9768 §3.2.2: the receiver counts CE packets from 5 and every ACK carries the count
+/// modulo 8; a CE packet after one that was not, or a second CE since the last ACK, is
+/// acknowledged at once even with delayed ACKs (§3.2.2.5.1).
+#[test]
+fn an_accecn_receiver_counts_ce_packets_in_every_ack() {
+    let mut r =
+        TcpReceiver::with_delayed_ack(FlowId(0), 40, Some(Duration::from_millis(40))).with_accecn();
+    let mut acks = Vec::new();
+    let deliver = |r: &mut TcpReceiver, seq: u64, ce: bool, acks: &mut Vec<(u64, u8)>| {
+        r.handle_packet(ms(seq), &l4s_data(seq, ce));
+        while let Some(a) = r.poll_transmit(ms(seq)) {
+            assert!(!a.ecn.is_echo(), "no RFC 3168 echo under AccECN");
+            acks.push((a.ack_info().unwrap().0, a.ecn.ace()));
+        }
+    };
+    deliver(&mut r, 0, false, &mut acks); // delayed
+    deliver(&mut r, 1, false, &mut acks); // the second: ACK, ACE = 5
+    deliver(&mut r, 2, true, &mut acks); // CE after not-CE: at once, ACE = 6
+    deliver(&mut r, 3, true, &mut acks); // delayed (one CE since the last ACK)
+    deliver(&mut r, 4, true, &mut acks); // second segment: ACK, ACE = 0 (8 mod 8)
+    assert_eq!(acks, vec![(2, 5), (3, 6), (5, 0)]);
+}
+
+/// RFC 9768 §3.2.2.3 and Appendix A.2: the sender decodes the marks each ACK newly reports
+/// from ACE, and when an ACK covers 8 or more segments assumes ACE may have wrapped.
+#[test]
+fn an_accecn_sender_decodes_ace_and_guards_against_its_wrap() {
+    let cfg = TcpSettings {
+        initial_window: 40,
+        ecn: true,
+        l4s: true,
+        ..TcpSettings::default()
+    };
+    let mut s = TcpSender::new(FlowId(0), cfg, Reno::new(MSS, 40));
+    s.handle_start(Time::ZERO);
+    let sent: Vec<Packet> = std::iter::from_fn(|| s.poll_transmit(ms(0))).collect();
+    assert!(sent.iter().all(|p| p.ecn == Ecn::ECT1), "ECT(1) data");
+    let ace_ack = |next: u64, cep: u64| {
+        let mut a = ack(next, ms(0));
+        a.ecn.set_ace(cep);
+        a
+    };
+    // Two segments, none marked (r.cep still 5): no reaction.
+    s.handle_packet(ms(10), &ace_ack(2, 5));
+    assert_eq!(s.s_cep, 5);
+    let cwnd = s.stats().cwnd_bytes.unwrap();
+    assert!(cwnd > 40 * MSS);
+    // Two more, one marked: d.cep = 1, a reduction.
+    s.handle_packet(ms(11), &ace_ack(4, 6));
+    assert_eq!(s.s_cep, 6);
+    assert!(s.stats().cwnd_bytes.unwrap() < cwnd);
+    // An ACK of 10 segments whose ACE went 6 → 1 (3 mod 8): 3, or 11 after a wrap; the safe
+    // reading is the largest ≤ 10 congruent to 3: 3.
+    s.handle_packet(ms(12), &ace_ack(14, 1));
+    assert_eq!(s.s_cep, 9);
+    // 12 segments acknowledged, ACE unchanged (0 mod 8): 0 or 8 — assume 8.
+    s.handle_packet(ms(13), &ace_ack(26, 9));
+    assert_eq!(s.s_cep, 17);
+}
