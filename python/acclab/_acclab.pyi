@@ -129,6 +129,7 @@ class Ack:
     cumulative_ack: int
     ecn_echo: bool
     ce_segments: int | None
+    one_way_delay: int | None
     rate: RateSample | None
 
 class CongestionEvent:

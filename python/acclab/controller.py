@@ -18,7 +18,8 @@ quinn's ``Controller`` do:
 ``on_ack(now, ack)``
     new data was acknowledged (:class:`acclab._acclab.Ack`: ``acked_bytes``, ``rtt``,
     ``in_flight``, ``in_recovery``, ``ecn_echo``, ``ce_segments`` (the marked segments Accurate
-    ECN newly reports, L4S flows only; else ``None``), ``highest_sent``, ``cumulative_ack``, and
+    ECN newly reports, L4S flows only; else ``None``), ``one_way_delay`` (data sent → ACK sent,
+    ns), ``highest_sent``, ``cumulative_ack``, and
     ``rate``, a delivery-rate sample, if the class sets ``wants_rate_samples = True``);
 ``on_congestion(now, event)``
     a congestion signal (:class:`acclab._acclab.CongestionEvent`: ``kind`` is ``"loss"`` — the

@@ -43,6 +43,8 @@ pub struct Ack {
     ecn_echo: bool,
     /// With Accurate ECN feedback (L4S flows): the CE-marked segments newly reported.
     ce_segments: Option<u64>,
+    /// The one-way delay the ACK reports (data sent → ACK sent), ns.
+    one_way_delay: Option<u64>,
     /// The delivery-rate sample (only for classes with `wants_rate_samples = True`).
     rate: Option<Py<RateSample>>,
 }
@@ -359,6 +361,7 @@ impl CongestionController for PyController {
                 cumulative_ack: a.cumulative_ack,
                 ecn_echo: a.ecn_echo,
                 ce_segments: a.ce_segments,
+                one_way_delay: a.one_way_delay.map(|d| d.0),
                 rate,
             };
             self.invoke(py, intern!(py, "on_ack"), now, (now.0, ack));

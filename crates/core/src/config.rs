@@ -23,6 +23,7 @@ pub use crate::cc::bbr::BbrParams;
 pub use crate::cc::cubic::CubicParams;
 pub use crate::cc::dctcp::DctcpParams;
 pub use crate::cc::hpcc::HpccParams;
+pub use crate::cc::ledbat::LedbatParams;
 pub use crate::cc::prague::PragueParams;
 pub use crate::cc::python::{ArgValue, ControllerFactory, Controllers, PythonParams};
 pub use crate::cc::reno::RenoParams;
@@ -144,6 +145,9 @@ tagged_enum! {
     /// TCP Prague (draft-briscoe-iccrg-prague-congestion-control): the L4S sender — ECT(1),
     /// Accurate ECN, DCTCP's reduction, RTT-independent increase, paced.
     Prague(PragueParams) = "prague",
+    /// LEDBAT (RFC 6817): less than best effort, the queueing delay it adds held near a
+    /// target (100 ms), yielding to standard TCP.
+    Ledbat(LedbatParams) = "ledbat",
     /// BBR v1 (draft-cardwell-iccrg-bbr-congestion-control-00): paced at the modelled
     /// bottleneck bandwidth, Startup / Drain / ProbeBW / ProbeRTT.
     Bbr(BbrParams) = "bbr",
@@ -236,6 +240,7 @@ impl SchemeConfig {
             SchemeConfig::Cubic(p) => p.size,
             SchemeConfig::Dctcp(p) => p.size,
             SchemeConfig::Prague(p) => p.size,
+            SchemeConfig::Ledbat(p) => p.size,
             SchemeConfig::Bbr(p) => p.size,
             SchemeConfig::Swift(p) => p.size,
             SchemeConfig::Hpcc(p) => p.size,
@@ -255,6 +260,7 @@ impl SchemeConfig {
             SchemeConfig::Cubic(p) => p.size = Some(size),
             SchemeConfig::Dctcp(p) => p.size = Some(size),
             SchemeConfig::Prague(p) => p.size = Some(size),
+            SchemeConfig::Ledbat(p) => p.size = Some(size),
             SchemeConfig::Bbr(p) => p.size = Some(size),
             SchemeConfig::Swift(p) => p.size = Some(size),
             SchemeConfig::Hpcc(p) => p.size = Some(size),

@@ -8,6 +8,7 @@ use acclab_core::cc::bbr::{Bbr, BbrSettings};
 use acclab_core::cc::cubic::{Cubic, CubicSettings};
 use acclab_core::cc::dctcp::Dctcp;
 use acclab_core::cc::hpcc::{Hpcc, HpccParams};
+use acclab_core::cc::ledbat::{Ledbat, LedbatParams};
 use acclab_core::cc::prague::Prague;
 use acclab_core::cc::reno::Reno;
 use acclab_core::cc::swift::{Swift, SwiftParams};
@@ -93,6 +94,16 @@ fn controllers() -> Vec<(&'static str, Box<dyn CongestionController>)> {
         ),
         ("dctcp", Box::new(Dctcp::new(MSS, IW, 1.0 / 16.0, 1.0))),
         (
+            "ledbat",
+            Box::new(Ledbat::new(
+                MSS,
+                &LedbatParams {
+                    initial_window: IW,
+                    ..LedbatParams::default()
+                },
+            )),
+        ),
+        (
             "prague",
             Box::new(Prague::new(MSS, IW, 1.0 / 16.0, Duration::from_millis(25))),
         ),
@@ -167,6 +178,7 @@ proptest! {
                             cumulative_ack: cum,
                             ecn_echo: ecn,
                             ce_segments: None,
+                            one_way_delay: None,
                             rate,
                         });
                         // No controller grows by more than 3× what one ACK acknowledges (BBR's

@@ -170,6 +170,7 @@ mod tests {
             cumulative_ack: cumulative,
             ecn_echo: marked,
             ce_segments: None,
+            one_way_delay: None,
             rate: None,
         }
     }

@@ -152,6 +152,7 @@ mod tests {
             cumulative_ack: cumulative,
             ecn_echo: false,
             ce_segments: None,
+            one_way_delay: None,
             rate: None,
         }
     }

@@ -11,6 +11,7 @@ pub mod cubic;
 pub mod dctcp;
 pub mod hpcc;
 pub mod hystart;
+pub mod ledbat;
 pub mod prague;
 pub mod python;
 pub mod reno;
@@ -94,6 +95,10 @@ pub struct AckSample {
     /// With Accurate ECN feedback (an L4S flow): the CE-marked segments fed back since the
     /// last ACK of new data (RFC 9768's d.cep, summed); `None` with RFC 3168's echo.
     pub ce_segments: Option<u64>,
+    /// The one-way delay the ACK reports: from when the data segment it echoes was sent to
+    /// when the receiver sent the ACK (clocks agree in a simulation; delay-based controllers
+    /// use it against its minimum, as LEDBAT does, so an offset between clocks cancels).
+    pub one_way_delay: Option<Duration>,
     /// The delivery-rate sample this ACK yields, for controllers that ask for samples
     /// ([`CongestionController::wants_rate_samples`]) and when the ACK gives a valid one.
     pub rate: Option<RateSample>,
@@ -112,6 +117,7 @@ impl AckSample {
             cumulative_ack: 0,
             ecn_echo: false,
             ce_segments: None,
+            one_way_delay: None,
             rate: None,
         }
     }

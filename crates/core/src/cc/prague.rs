@@ -233,6 +233,7 @@ mod tests {
             cumulative_ack: cumulative,
             ecn_echo: marked > 0,
             ce_segments: Some(marked),
+            one_way_delay: None,
             rate: None,
         }
     }

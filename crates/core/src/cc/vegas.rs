@@ -512,6 +512,7 @@ mod tests {
             cumulative_ack: v.round_end.map_or(1, |e| e + 1),
             ecn_echo: false,
             ce_segments: None,
+            one_way_delay: None,
             rate: None,
         };
         v.on_ack(Time::ZERO, &ack);
@@ -582,6 +583,7 @@ mod tests {
             cumulative_ack: cum,
             ecn_echo: false,
             ce_segments: None,
+            one_way_delay: None,
             rate: None,
         };
         // The first round grows: +1 segment per ACK (the first ACK starts the round).
@@ -643,6 +645,7 @@ mod tests {
                 cumulative_ack: if i == 9 { 1 } else { 0 },
                 ecn_echo: false,
                 ce_segments: None,
+                one_way_delay: None,
                 rate: None,
             };
             v.on_ack(Time::ZERO, &ack);

@@ -62,6 +62,7 @@ impl Path {
             cumulative_ack: self.seq,
             ecn_echo: false,
             ce_segments: None,
+            one_way_delay: None,
             rate: Some(RateSample {
                 delivered: 10 * MSS,
                 interval: self.rtt,

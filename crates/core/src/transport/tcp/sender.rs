@@ -381,6 +381,7 @@ impl<C: CongestionController> TcpSender<C> {
                     ack.ecn.is_echo()
                 },
                 ce_segments: self.cfg.l4s.then(|| std::mem::take(&mut self.ce_pending)),
+                one_way_delay: (ack.sent_at >= echo).then(|| ack.sent_at - echo),
                 rate,
             },
         );
