@@ -49,6 +49,7 @@ macro_rules! spec {
 }
 
 pub mod acc;
+pub mod cellular;
 pub mod checks;
 pub mod clcc;
 pub mod common;
@@ -87,6 +88,9 @@ pub struct Ctx<'a> {
     pub out: PathBuf,
     /// Told (run label, fraction of simulated time done) now and then.
     pub progress: &'a (dyn Fn(&str, f64) + Sync),
+    /// Capacity traces for the experiments over cellular links (`NAME.down`/`NAME.up` pairs in
+    /// Mahimahi's format); `None`: the synthetic pair acclab ships.
+    pub traces: Option<PathBuf>,
 }
 
 /// One reproduced experiment, declared: its ID, what it reproduces, its scenario file(s), and
@@ -214,6 +218,7 @@ pub fn registry() -> Vec<&'static Spec> {
         &clcc::FIG9,
         &modern::COMPARISON,
         &dc::COMPARISON,
+        &cellular::COMPARISON,
         &stacks::REAL_STACKS,
     ]
 }

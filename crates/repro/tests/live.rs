@@ -24,6 +24,7 @@ fn live_quick(id: &str) {
         quick: true,
         out: dir.path().to_path_buf(),
         progress: &|_, _| {},
+        traces: None,
     };
     let report = e.run(&ctx).expect("runs");
     print!("{}", report.table());
@@ -46,6 +47,7 @@ fn real_stacks_quick_emulated_and_simulated() {
         quick: true,
         out: dir.path().to_path_buf(),
         progress: &|_, _| {},
+        traces: None,
     };
     let report = match e.run(&ctx) {
         Err(acclab_repro::ReproError::Unavailable(why)) => {

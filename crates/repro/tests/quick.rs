@@ -19,6 +19,7 @@ fn quick_leaving_to_the_full_run(id: &str, full_only: &[&str]) {
         quick: true,
         out: dir.path().to_path_buf(),
         progress: &|_, _| {},
+        traces: None,
     };
     let report = e
         .run(&ctx)
@@ -67,7 +68,12 @@ fn quick_leaving_to_the_full_run(id: &str, full_only: &[&str]) {
 }
 
 /// Experiments of acclab's own, with claims of their own rather than a paper's.
-const OWN_EXPERIMENTS: [&str; 3] = ["modern-comparison", "dc-comparison", "real-stacks"];
+const OWN_EXPERIMENTS: [&str; 4] = [
+    "modern-comparison",
+    "dc-comparison",
+    "cellular-comparison",
+    "real-stacks",
+];
 
 #[test]
 fn registry_ids_are_unique_and_documented() {
@@ -239,4 +245,9 @@ fn modern_comparison_quick() {
 #[test]
 fn dc_comparison_quick() {
     quick("dc-comparison");
+}
+
+#[test]
+fn cellular_comparison_quick() {
+    quick("cellular-comparison");
 }

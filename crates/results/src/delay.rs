@@ -1,5 +1,5 @@
 //! One-way delay statistics of a flow's packets, as FlowMonitor-style tools report them: the
-//! mean, the median and the 99th percentile of the delay from the sender to the receiver (each
+//! mean, the median, the 95th and the 99th percentiles of the delay from the sender to the receiver (each
 //! packet's send time to its arrival), and RFC 3550's interarrival jitter (§6.4.1: J += (|D| −
 //! J)/16, D the difference of two successive packets' transit times, in arrival order).
 //!
@@ -18,6 +18,8 @@ pub struct DelayStats {
     pub packets: u64,
     pub mean_s: f64,
     pub p50_s: f64,
+    /// The 95th percentile: Pantheon's delay axis.
+    pub p95_s: f64,
     pub p99_s: f64,
     /// RFC 3550 interarrival jitter at the end of the window.
     pub jitter_s: f64,
@@ -114,6 +116,7 @@ impl DelayRecorder {
             packets: self.packets,
             mean_s: self.sum_ns as f64 / self.packets as f64 * 1e-9,
             p50_s: self.quantile(0.50) * 1e-9,
+            p95_s: self.quantile(0.95) * 1e-9,
             p99_s: self.quantile(0.99) * 1e-9,
             jitter_s: self.jitter_ns * 1e-9,
         })

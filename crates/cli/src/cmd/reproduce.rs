@@ -24,6 +24,10 @@ pub struct ReproduceArgs {
     /// Overwrite results already in the output directory.
     #[arg(long)]
     pub force: bool,
+    /// cellular-comparison: a directory of capacity traces in Mahimahi's format, every
+    /// NAME.down with its NAME.up [default: the synthetic pair in scenarios/traces/].
+    #[arg(long)]
+    pub traces: Option<PathBuf>,
 }
 
 pub fn reproduce(args: ReproduceArgs) -> Result<()> {
@@ -88,6 +92,7 @@ pub fn reproduce(args: ReproduceArgs) -> Result<()> {
             quick: args.quick,
             out: dir.clone(),
             progress: &progress,
+            traces: args.traces.clone(),
         };
         let outcome = e.run(&ctx);
         if let Some(b) = &bar {
