@@ -20,6 +20,7 @@ pub use crate::params::{
 };
 
 pub use crate::cc::bbr::BbrParams;
+pub use crate::cc::copa::CopaParams;
 pub use crate::cc::cubic::CubicParams;
 pub use crate::cc::dctcp::DctcpParams;
 pub use crate::cc::hpcc::HpccParams;
@@ -148,6 +149,9 @@ tagged_enum! {
     /// LEDBAT (RFC 6817): less than best effort, the queueing delay it adds held near a
     /// target (100 ms), yielding to standard TCP.
     Ledbat(LedbatParams) = "ledbat",
+    /// Copa (Arun & Balakrishnan, NSDI 2018): delay-based, towards 1/δ packets queued per flow,
+    /// with a competitive mode against buffer-filling flows.
+    Copa(CopaParams) = "copa",
     /// BBR v1 (draft-cardwell-iccrg-bbr-congestion-control-00): paced at the modelled
     /// bottleneck bandwidth, Startup / Drain / ProbeBW / ProbeRTT.
     Bbr(BbrParams) = "bbr",
@@ -241,6 +245,7 @@ impl SchemeConfig {
             SchemeConfig::Dctcp(p) => p.size,
             SchemeConfig::Prague(p) => p.size,
             SchemeConfig::Ledbat(p) => p.size,
+            SchemeConfig::Copa(p) => p.size,
             SchemeConfig::Bbr(p) => p.size,
             SchemeConfig::Swift(p) => p.size,
             SchemeConfig::Hpcc(p) => p.size,
@@ -261,6 +266,7 @@ impl SchemeConfig {
             SchemeConfig::Dctcp(p) => p.size = Some(size),
             SchemeConfig::Prague(p) => p.size = Some(size),
             SchemeConfig::Ledbat(p) => p.size = Some(size),
+            SchemeConfig::Copa(p) => p.size = Some(size),
             SchemeConfig::Bbr(p) => p.size = Some(size),
             SchemeConfig::Swift(p) => p.size = Some(size),
             SchemeConfig::Hpcc(p) => p.size = Some(size),

@@ -5,6 +5,7 @@
 //! allow, a pacing rate is positive, and nothing panics.
 
 use acclab_core::cc::bbr::{Bbr, BbrSettings};
+use acclab_core::cc::copa::{Copa, CopaParams};
 use acclab_core::cc::cubic::{Cubic, CubicSettings};
 use acclab_core::cc::dctcp::Dctcp;
 use acclab_core::cc::hpcc::{Hpcc, HpccParams};
@@ -93,6 +94,16 @@ fn controllers() -> Vec<(&'static str, Box<dyn CongestionController>)> {
             Box::new(Cubic::new(cubic(false, false))),
         ),
         ("dctcp", Box::new(Dctcp::new(MSS, IW, 1.0 / 16.0, 1.0))),
+        (
+            "copa",
+            Box::new(Copa::new(
+                MSS,
+                &CopaParams {
+                    initial_window: IW,
+                    ..CopaParams::default()
+                },
+            )),
+        ),
         (
             "ledbat",
             Box::new(Ledbat::new(

@@ -7,6 +7,7 @@
 
 pub mod acc;
 pub mod bbr;
+pub mod copa;
 pub mod cubic;
 pub mod dctcp;
 pub mod hpcc;
