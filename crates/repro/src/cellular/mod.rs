@@ -2,7 +2,7 @@
 //! are acclab's own.
 //!
 //! Every scheme over cellular links whose capacity follows measured (or synthetic) traces:
-//! Reno, CUBIC (with HyStart++, as Linux runs it), BBR v1, Vegas, Monaco (ACC-P), TCP Prague
+//! Reno, CUBIC (with HyStart++, as Linux runs it), BBR v1, Vegas, Copa, Monaco (ACC-P), TCP Prague
 //! behind DualPI2, and LEDBAT; one flow and three flows of a scheme at a time, over each trace
 //! pair (`NAME.down` for the base station's downlink, `NAME.up` for the uplink). Per run it
 //! measures the throughput, the downlink's utilisation (bytes sent over the bytes its trace
@@ -18,7 +18,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use acclab_core::config::{
-    BbrParams, CubicParams, DroptailParams, DualPi2Params, LedbatParams, MonacoParams,
+    BbrParams, CopaParams, CubicParams, DroptailParams, DualPi2Params, LedbatParams, MonacoParams,
     PragueParams, QueueConfig, RenoParams, SchemeConfig, VegasParams,
 };
 use acclab_core::link::CapacityTrace;
@@ -38,8 +38,8 @@ pub const COMPARISON: Spec = spec!(
 );
 
 /// The schemes compared.
-pub(crate) const SCHEMES: [&str; 7] = [
-    "reno", "cubic", "bbr", "vegas", "monaco", "prague", "ledbat",
+pub(crate) const SCHEMES: [&str; 8] = [
+    "reno", "cubic", "bbr", "vegas", "copa", "monaco", "prague", "ledbat",
 ];
 
 /// Flows of one scheme per run.
@@ -127,6 +127,7 @@ fn scheme(name: &str) -> SchemeConfig {
         }),
         "bbr" => SchemeConfig::Bbr(BbrParams::default()),
         "vegas" => SchemeConfig::Vegas(VegasParams::default()),
+        "copa" => SchemeConfig::Copa(CopaParams::default()),
         "monaco" => SchemeConfig::Monaco(MonacoParams::default()),
         "prague" => SchemeConfig::Prague(PragueParams::default()),
         "ledbat" => SchemeConfig::Ledbat(LedbatParams::default()),
