@@ -386,7 +386,7 @@ mod tests {
         assert_eq!(with(0, b'X'), Err(WireError::BadMagic([b'X', b'L'])));
         assert_eq!(with(2, 9), Err(WireError::UnsupportedVersion(9)));
         assert_eq!(with(3, 7), Err(WireError::UnknownKind(7)));
-        assert_eq!(with(4, 0x10), Err(WireError::BadEcn(0x10)));
+        assert_eq!(with(4, 0x80), Err(WireError::BadEcn(0x80)));
         assert_eq!(
             with(5, 1),
             Err(WireError::PayloadMismatch {
