@@ -40,6 +40,39 @@ pub fn check(path: &Path) -> Result<()> {
             "  topology: {hosts} hosts, {switches} switches, {links} links; {paths} equal-cost paths per flow ({routing})"
         );
     }
+    for l in &sc.links {
+        let mut what = Vec::new();
+        if let Some(c) = &l.capacity {
+            what.push(format!(
+                "capacity from the trace {} ({} opportunities in {}, mean {}: what the theory uses)",
+                c.file,
+                c.trace.opportunities(),
+                c.trace.period(),
+                l.rate
+            ));
+        }
+        match l.loss {
+            acclab_core::link::LossModel::Bernoulli(p) if p > 0.0 => {
+                what.push(format!("random loss {:.3}%", 100.0 * p))
+            }
+            acclab_core::link::LossModel::GilbertElliott(_) => what.push(format!(
+                "Gilbert–Elliott loss, {:.3}% in the long run",
+                100.0 * l.loss.mean()
+            )),
+            _ => {}
+        }
+        if let Some(j) = &l.jitter {
+            what.push(format!(
+                "jitter {} ({}{})",
+                j.amount,
+                format!("{:?}", j.distribution).to_lowercase(),
+                if j.reorder { ", reordering" } else { "" }
+            ));
+        }
+        if !what.is_empty() {
+            println!("  link {}: {}", l.name, what.join("; "));
+        }
+    }
     println!("  cost: {}", acclab_sim::cost::estimate(&sc));
     for w in sc.warnings() {
         println!("  warning: {w}");
