@@ -253,6 +253,12 @@ impl Network {
                     ),
                 ));
             }
+            if def.delay_trace.is_some() {
+                outside.push((
+                    format!("link {}", def.name),
+                    "a delay that follows a trace has no fluid law in the model tier".into(),
+                ));
+            }
             if def.jitter.is_some() {
                 outside.push((
                     format!("link {}", def.name),

@@ -32,7 +32,8 @@ use crate::error::ScenarioError;
 use crate::routing::Ecmp;
 use crate::scenario::Scenario;
 use crate::spec::{
-    EventSpec, EventSpecAction, FlowSpec, LinkRate, LinkSpec, ScenarioSpec, SharedBufferSpec,
+    EventSpec, EventSpecAction, FlowSpec, LinkDelay, LinkRate, LinkSpec, ScenarioSpec,
+    SharedBufferSpec,
 };
 use crate::topology::{Shape, Tier, TierLinks};
 use crate::workload::WorkloadSpec;
@@ -105,7 +106,7 @@ impl ScenarioBuilder {
                 from: from.to_string(),
                 to: to.to_string(),
                 rate: rate.into(),
-                delay,
+                delay: delay.into(),
                 queue: self.def.defaults.link_queue(),
                 loss: Default::default(),
                 jitter: None,
@@ -178,6 +179,16 @@ impl ScenarioBuilder {
     pub fn capacity_trace(self, file: &str) -> Self {
         self.on_links("capacity_trace", |l| {
             l.rate = LinkRate::Trace {
+                trace: file.to_string(),
+            }
+        })
+    }
+
+    /// The last link(s) added follow the delay trace in `file` (lines of `TIME DELAY`, ms)
+    /// instead of their delay.
+    pub fn delay_trace(self, file: &str) -> Self {
+        self.on_links("delay_trace", |l| {
+            l.delay = LinkDelay::Trace {
                 trace: file.to_string(),
             }
         })

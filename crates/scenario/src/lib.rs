@@ -37,8 +37,8 @@ pub use scenario::{
     SharedBufferDef, TraceDef, TraceFormat,
 };
 pub use spec::{
-    EventSpec, EventSpecAction, FlowSpec, LinkRate, LinkSpec, OutputSpec, RoutingSpec,
-    ScenarioSpec, SharedBufferSpec, TraceSpec,
+    EventSpec, EventSpecAction, FlowSpec, LinkDelay, LinkRate, LinkSpec, OrTrace, OutputSpec,
+    RoutingSpec, ScenarioSpec, SharedBufferSpec, TraceSpec,
 };
 pub use topology::{node_role, Shape, Tier, TierLinks};
 pub use workload::{Pattern, SizeCdf, WorkloadSpec};

@@ -326,6 +326,7 @@ mod tests {
             rate: Rate::from_mbps(1),
             capacity: None,
             delay: Duration::ZERO,
+            delay_trace: None,
             queue: QueueConfig::default_queue(),
             loss: Default::default(),
             jitter: None,

@@ -55,7 +55,12 @@ pub struct LinkDef {
     pub rate: Rate,
     /// The capacity trace the link follows instead of serialising at `rate`.
     pub capacity: Option<CapacityTraceDef>,
+    /// The propagation delay; for a link whose delay follows a trace, the trace's mean over the
+    /// run (what the theory and the model tier use), the run itself following the trace's
+    /// changes (`set_delay` events at the end of `Scenario::events`).
     pub delay: Duration,
+    /// The delay trace the link follows, if any (its file).
+    pub delay_trace: Option<String>,
     pub queue: QueueConfig,
     /// Random loss (transmission errors) before the queue.
     pub loss: LossModel,

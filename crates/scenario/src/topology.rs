@@ -223,7 +223,7 @@ impl Shape {
                         from,
                         to,
                         rate: l.rate.into(),
-                        delay: l.delay,
+                        delay: l.delay.into(),
                         queue: l.queue.clone(),
                         loss: Default::default(),
                         jitter: None,

@@ -508,6 +508,25 @@ fn link_traces_loss_models_and_jitter_name_their_keys() {
     ) + "[[event]]\nat = \"1s\"\nset_rate = { link = \"a->b\", rate = \"5Mbps\" }\n";
     let e = parse(&src, "bad.toml").unwrap_err();
     assert!(e.to_string().contains("follows the capacity trace"), "{e}");
+    // A delay trace: its line named; an event cannot set such a link's delay.
+    let bad_delay = dir.path().join("bad.delay");
+    std::fs::write(&bad_delay, "0 10\n5 x\n").unwrap();
+    let bad_delay = bad_delay.display().to_string();
+    let e = error_with(
+        rate,
+        &format!("rate = \"10Mbps\"\ndelay = {{ trace = {bad_delay:?} }}\nqueue"),
+    );
+    expect(&e, 7, "link[0].delay.trace", &["line 2", "\"x\""]);
+    let delays = dir.path().join("good.delay");
+    std::fs::write(&delays, "0 10\n500 30\n").unwrap();
+    let delays = delays.display().to_string();
+    let src = BASE.replacen(
+        rate,
+        &format!("rate = \"10Mbps\"\ndelay = {{ trace = {delays:?} }}\nqueue"),
+        1,
+    ) + "[[event]]\nat = \"1s\"\nset_delay = { link = \"a->b\", delay = \"5ms\" }\n";
+    let e = parse(&src, "bad.toml").unwrap_err();
+    assert!(e.to_string().contains("follows the delay trace"), "{e}");
     // A trace path is relative to the scenario file.
     let sc = BASE.replacen(
         rate,

@@ -8,8 +8,8 @@ use acclab_core::config::{DroptailParams, QueueConfig, RenoParams, SchemeConfig}
 use acclab_core::link::LossModel;
 use acclab_core::{Duration, Limit, Rate};
 use acclab_scenario::{
-    load, load_spec, parse, parse_spec, EventSpecAction, LinkRate, Scenario, ScenarioBuilder,
-    ScenarioSpec,
+    load, load_spec, parse, parse_spec, EventSpecAction, LinkDelay, LinkRate, Scenario,
+    ScenarioBuilder, ScenarioSpec,
 };
 
 fn scenario_files() -> Vec<PathBuf> {
@@ -66,9 +66,16 @@ fn rebuild(def: &ScenarioSpec) -> ScenarioBuilder {
             LinkRate::Fixed(r) => *r,
             LinkRate::Trace { .. } => Rate(1), // replaced by the trace below
         };
-        b = b.link(&l.from, &l.to, rate, l.delay).queue(l.queue.clone());
+        let delay = match &l.delay {
+            LinkDelay::Fixed(d) => *d,
+            LinkDelay::Trace { .. } => Duration::ZERO, // replaced by the trace below
+        };
+        b = b.link(&l.from, &l.to, rate, delay).queue(l.queue.clone());
         if let LinkRate::Trace { trace } = &l.rate {
             b = b.capacity_trace(trace);
+        }
+        if let LinkDelay::Trace { trace } = &l.delay {
+            b = b.delay_trace(trace);
         }
         match l.loss {
             LossModel::Bernoulli(p) if p > 0.0 => b = b.loss(p),

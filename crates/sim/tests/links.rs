@@ -244,3 +244,37 @@ fn jitter_without_reordering_never_reorders_and_with_it_does() {
     // The mean of the draws (zero-mean) plus the 0.8 µs of serialisation per hop.
     assert!((mean - 0.020).abs() < 0.0005, "mean one-way delay {mean}");
 }
+
+/// A delay trace: the link's delay is 10 ms, then 50 ms from 1 s, then 5 ms from 2 s; a CBR
+/// flow's one-way delay follows it (its other hop adds 1.2 µs of serialisation), and the
+/// scenario's `delay` for the theory is the trace's mean over the run.
+#[test]
+fn a_delay_trace_sets_the_links_delay_over_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = file(dir.path(), "d.txt", "0 10\n1000 50\n2000 5\n");
+    let owd = |window: &str| {
+        let sc = one_link("\"100Mbps\"", "0ms", "", "1Mbps", 1500, 3)
+            .replacen(
+                "delay = \"0ms\"\nqueue",
+                &format!("delay = {{ trace = {trace:?} }}\nqueue"),
+                1,
+            )
+            .replace("window = [\"0s\", \"3s\"]", &format!("window = {window}"));
+        let sc = parse(&sc, "d.toml").unwrap();
+        // (10 + 50 + 5) ms / 3, rounded down to the nanosecond.
+        assert_eq!(sc.links[2].delay, acclab_core::Duration(21_666_666));
+        let (_, s) = acclab_sim::run(sc, &mut |_| {});
+        s.flows[0].one_way_delay.unwrap().mean_s
+    };
+    for (window, want) in [
+        (r#"["0.1s", "0.9s"]"#, 0.010),
+        (r#"["1.2s", "1.9s"]"#, 0.050),
+        (r#"["2.2s", "2.9s"]"#, 0.005),
+    ] {
+        let got = owd(window);
+        assert!(
+            (got - want).abs() < 0.0002,
+            "{window}: {got} s, want {want}"
+        );
+    }
+}

@@ -311,9 +311,14 @@ pub fn predict(sc: &Scenario) -> Result<Equilibrium, NumError> {
             *c = 1e-9;
         }
     }
+    // (A delay trace's changes are its own note: the prediction uses its mean.)
     let changed: Vec<usize> = sc
         .events
         .iter()
+        .filter(|e| match e.action {
+            EventAction::SetDelay { link, .. } => sc.links[link.0 as usize].delay_trace.is_none(),
+            EventAction::SetRate { .. } => true,
+        })
         .map(|e| match e.action {
             EventAction::SetDelay { link, .. } | EventAction::SetRate { link, .. } => {
                 link.0 as usize
@@ -436,6 +441,16 @@ fn link_departures(def: &acclab_scenario::LinkDef) -> Vec<String> {
                 .file_name()
                 .map_or(c.file.as_str().into(), |n| n.to_string_lossy()),
             def.rate
+        ));
+    }
+    if let Some(file) = &def.delay_trace {
+        out.push(format!(
+            "link {}: its delay follows the trace {:?}; the prediction uses its mean delay over the run, {}",
+            def.name,
+            std::path::Path::new(file)
+                .file_name()
+                .map_or(file.as_str().into(), |n| n.to_string_lossy()),
+            def.delay
         ));
     }
     if def.jitter.is_some() {

@@ -152,7 +152,7 @@ pub(super) fn expand(raw: RawScenario) -> Result<(ScenarioSpec, Origins), Findin
                     from: subst(a, i, &key(ka))?,
                     to: subst(z, i, &key(kz))?,
                     rate: l.rate.clone(),
-                    delay: l.delay,
+                    delay: l.delay.clone(),
                     queue: queue.clone(),
                     loss: l.loss.unwrap_or_default(),
                     jitter: l.jitter,

@@ -85,10 +85,11 @@ impl ScenarioSpec {
         let Some(dir) = dir.filter(|d| !d.as_os_str().is_empty()) else {
             return;
         };
-        let traces = self.links.iter_mut().filter_map(|l| match &mut l.rate {
-            crate::spec::LinkRate::Trace { trace } => Some(trace),
-            crate::spec::LinkRate::Fixed(_) => None,
-        });
+        let traces = self
+            .links
+            .iter_mut()
+            .flat_map(|l| [l.rate.trace_mut(), l.delay.trace_mut()])
+            .flatten();
         for f in traces {
             if Path::new(f.as_str()).is_relative() {
                 *f = dir.join(&*f).display().to_string();

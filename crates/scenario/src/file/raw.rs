@@ -7,7 +7,7 @@ use acclab_core::{Bytes, Duration, Rate};
 use serde::Deserialize;
 
 use crate::routing::Ecmp;
-use crate::spec::{LinkRate, TraceSpec};
+use crate::spec::{LinkDelay, LinkRate, TraceSpec};
 use crate::workload::Pattern;
 
 #[derive(Deserialize)]
@@ -55,7 +55,7 @@ pub(super) struct RawLink {
     pub(super) from: Option<String>,
     pub(super) to: Option<String>,
     pub(super) rate: LinkRate,
-    pub(super) delay: Duration,
+    pub(super) delay: LinkDelay,
     pub(super) queue: Option<toml::Table>,
     pub(super) loss: Option<LossModel>,
     pub(super) jitter: Option<Jitter>,

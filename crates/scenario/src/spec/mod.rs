@@ -113,7 +113,7 @@ pub struct LinkSpec {
     pub from: String,
     pub to: String,
     pub rate: LinkRate,
-    pub delay: Duration,
+    pub delay: LinkDelay,
     pub queue: QueueConfig,
     /// Random loss before the queue: a probability in [0, 1), or a Gilbert–Elliott channel.
     #[serde(skip_serializing_if = "LossModel::is_none")]
@@ -124,45 +124,86 @@ pub struct LinkSpec {
 }
 
 /// A link's `rate`: fixed (`"10Mbps"`), or following a capacity trace in Mahimahi's format
-/// (`{ trace = "file" }`, [`acclab_core::link::capacity`]; a relative path is relative to the
-/// scenario file).
+/// (`{ trace = "file" }`, [`acclab_core::link::capacity`]).
+pub type LinkRate = OrTrace<Rate>;
+
+/// A link's `delay`: fixed (`"10ms"`), or following a delay trace (`{ trace = "file" }`,
+/// [`acclab_core::link::delay_trace`]).
+pub type LinkDelay = OrTrace<Duration>;
+
+/// A value written as itself, or `{ trace = "file" }`: a file of its values over time (a
+/// relative path is relative to the scenario file).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
-pub enum LinkRate {
-    Fixed(Rate),
+pub enum OrTrace<T> {
+    Fixed(T),
     Trace { trace: String },
 }
 
-impl From<Rate> for LinkRate {
-    fn from(r: Rate) -> LinkRate {
-        LinkRate::Fixed(r)
+impl<T> From<T> for OrTrace<T> {
+    fn from(x: T) -> OrTrace<T> {
+        OrTrace::Fixed(x)
     }
 }
 
-impl<'de> serde::Deserialize<'de> for LinkRate {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<LinkRate, D::Error> {
+impl<T> OrTrace<T> {
+    /// The trace file, if the value follows one.
+    pub fn trace_mut(&mut self) -> Option<&mut String> {
+        match self {
+            OrTrace::Trace { trace } => Some(trace),
+            OrTrace::Fixed(_) => None,
+        }
+    }
+}
+
+/// What a value that may follow a trace is, for messages.
+pub trait Traceable: serde::de::DeserializeOwned {
+    const WHAT: &'static str;
+}
+
+impl Traceable for Rate {
+    const WHAT: &'static str =
+        "a rate (e.g. \"10Mbps\") or { trace = \"file\" } (Mahimahi's format)";
+}
+
+impl Traceable for Duration {
+    const WHAT: &'static str =
+        "a delay (e.g. \"10ms\") or { trace = \"file\" } (lines of TIME DELAY, in ms)";
+}
+
+impl<'de, T: Traceable> serde::Deserialize<'de> for OrTrace<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<OrTrace<T>, D::Error> {
         use serde::de::{self, Visitor};
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = LinkRate;
+        use serde::Deserialize;
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Traceable> Visitor<'de> for V<T> {
+            type Value = OrTrace<T>;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a rate (e.g. \"10Mbps\") or { trace = \"file\" } (Mahimahi's format)")
+                f.write_str(T::WHAT)
             }
-            fn visit_str<E: de::Error>(self, s: &str) -> Result<LinkRate, E> {
-                Rate::parse(s).map(LinkRate::Fixed).map_err(E::custom)
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<OrTrace<T>, E> {
+                T::deserialize(de::value::StrDeserializer::<E>::new(s)).map(OrTrace::Fixed)
             }
-            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<LinkRate, A::Error> {
+            fn visit_i64<E: de::Error>(self, x: i64) -> Result<OrTrace<T>, E> {
+                T::deserialize(de::value::I64Deserializer::<E>::new(x)).map(OrTrace::Fixed)
+            }
+            fn visit_u64<E: de::Error>(self, x: u64) -> Result<OrTrace<T>, E> {
+                T::deserialize(de::value::U64Deserializer::<E>::new(x)).map(OrTrace::Fixed)
+            }
+            fn visit_f64<E: de::Error>(self, x: f64) -> Result<OrTrace<T>, E> {
+                T::deserialize(de::value::F64Deserializer::<E>::new(x)).map(OrTrace::Fixed)
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<OrTrace<T>, A::Error> {
                 #[derive(serde::Deserialize)]
                 #[serde(deny_unknown_fields)]
                 struct Table {
                     trace: String,
                 }
                 let t = Table::deserialize(de::value::MapAccessDeserializer::new(map))?;
-                Ok(LinkRate::Trace { trace: t.trace })
+                Ok(OrTrace::Trace { trace: t.trace })
             }
         }
-        use serde::Deserialize;
-        d.deserialize_any(V)
+        d.deserialize_any(V(std::marker::PhantomData))
     }
 }
 

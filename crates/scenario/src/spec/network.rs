@@ -3,12 +3,12 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use acclab_core::link::CapacityTrace;
+use acclab_core::link::{CapacityTrace, DelayTrace};
 use acclab_core::params::MAX_RATE;
-use acclab_core::{Limit, Rate};
+use acclab_core::{Duration, Limit, Rate, Time};
 
-use super::{fault, Fault, Item, LinkRate, LinkSpec};
-use crate::scenario::{CapacityTraceDef, LinkDef, LinkId, NodeId};
+use super::{fault, Fault, Item, LinkDelay, LinkRate, LinkSpec};
+use crate::scenario::{CapacityTraceDef, EventAction, EventDef, LinkDef, LinkId, NodeId};
 
 #[derive(Default)]
 pub(super) struct Topology {
@@ -18,6 +18,8 @@ pub(super) struct Topology {
     pub(super) link_ids: BTreeMap<String, LinkId>,
     /// The capacity traces read so far, by file: links that name one file share it.
     traces: BTreeMap<String, Arc<CapacityTrace>>,
+    /// The delay changes of links whose delay follows a trace, as `set_delay` events.
+    pub(super) delay_events: Vec<EventDef>,
 }
 
 impl Topology {
@@ -31,11 +33,13 @@ impl Topology {
         id
     }
 
+    /// Adds link `l` (the `i`th) of a run of `duration`.
     pub(super) fn add_link(
         &mut self,
         i: usize,
         l: &LinkSpec,
         packet_size: u32,
+        duration: Duration,
     ) -> Result<(), Fault> {
         let item = Item::Link(i);
         for (end, key) in [(&l.from, "from"), (&l.to, "to")] {
@@ -78,6 +82,24 @@ impl Topology {
             }
         };
         check_link_rate(item, "rate", rate)?;
+        let id = LinkId(self.links.len() as u32);
+        let (delay, delay_trace) = match &l.delay {
+            LinkDelay::Fixed(d) => (*d, None),
+            LinkDelay::Trace { trace } => {
+                let t = read_trace(item, "delay.trace", "delay", trace, DelayTrace::parse)?;
+                // The run follows the trace's changes; what the theory and the model see is its
+                // mean over the run.
+                for &(at, d) in t.points() {
+                    if at.0 <= duration.0 {
+                        self.delay_events.push(EventDef {
+                            at,
+                            action: EventAction::SetDelay { link: id, delay: d },
+                        });
+                    }
+                }
+                (t.mean_until(Time(duration.0)), Some(trace.clone()))
+            }
+        };
         l.queue
             .validate()
             .and_then(|()| l.queue.validate_on_link(rate, packet_size))
@@ -113,7 +135,8 @@ impl Topology {
             to,
             rate,
             capacity,
-            delay: l.delay,
+            delay,
+            delay_trace,
             queue: l.queue.clone(),
             loss: l.loss,
             jitter: l.jitter,
@@ -126,20 +149,34 @@ impl Topology {
         if let Some(t) = self.traces.get(file) {
             return Ok(t.clone());
         }
-        let text = std::fs::read_to_string(file).map_err(|e| {
-            fault(
-                item,
-                "rate.trace",
-                format!("cannot read the capacity trace {file:?}: {e}"),
-            )
-        })?;
-        let t = Arc::new(
-            CapacityTrace::parse(&text)
-                .map_err(|e| fault(item, "rate.trace", format!("capacity trace {file:?}, {e}")))?,
-        );
+        let t = Arc::new(read_trace(
+            item,
+            "rate.trace",
+            "capacity",
+            file,
+            CapacityTrace::parse,
+        )?);
         self.traces.insert(file.to_string(), t.clone());
         Ok(t)
     }
+}
+
+/// The `what` trace in `file`, parsed by `parse`; an error names `key` of link `item`.
+fn read_trace<T>(
+    item: Item,
+    key: &str,
+    what: &str,
+    file: &str,
+    parse: fn(&str) -> Result<T, acclab_core::link::TraceError>,
+) -> Result<T, Fault> {
+    let text = std::fs::read_to_string(file).map_err(|e| {
+        fault(
+            item,
+            key,
+            format!("cannot read the {what} trace {file:?}: {e}"),
+        )
+    })?;
+    parse(&text).map_err(|e| fault(item, key, format!("{what} trace {file:?}, {e}")))
 }
 
 /// A link's rate, as written or as an event sets it: in [1 bps, [`MAX_RATE`]]. The top is

@@ -61,7 +61,7 @@ impl ScenarioSpec {
 
         let mut topo = Topology::default();
         for (i, l) in self.links.iter().enumerate() {
-            topo.add_link(i, l, packet_size)?;
+            topo.add_link(i, l, packet_size, duration)?;
         }
         let shared_buffers = self.resolve_shared_buffers(&topo, packet_size)?;
         let mut router = routing::Router::new(topo.nodes.len(), &topo.links);
@@ -115,12 +115,14 @@ impl ScenarioSpec {
                 flows.push(flow);
             }
         }
-        let events = self
+        let mut events = self
             .events
             .iter()
             .enumerate()
             .map(|(i, e)| resolve_event(&topo, i, e, duration))
             .collect::<Result<Vec<_>, _>>()?;
+        // The delay traces' changes follow the events written (whose indices errors name).
+        events.append(&mut topo.delay_events);
         let mut output = resolve_output(&self.output, duration)?;
         if let Some(t) = &self.output.trace {
             output.trace = Some(resolve_trace(&topo, &self.flows, t)?);
@@ -220,10 +222,22 @@ fn resolve_event(
         })
     };
     let action = match &e.action {
-        EventSpecAction::SetDelay { link: l, delay } => EventAction::SetDelay {
-            link: link(l, "set_delay.link")?,
-            delay: *delay,
-        },
+        EventSpecAction::SetDelay { link: l, delay } => {
+            let id = link(l, "set_delay.link")?;
+            if let Some(file) = &topo.links[id.0 as usize].delay_trace {
+                return Err(fault(
+                    item,
+                    "set_delay.link",
+                    format!(
+                        "link {l} follows the delay trace {file:?}: an event cannot set its delay"
+                    ),
+                ));
+            }
+            EventAction::SetDelay {
+                link: id,
+                delay: *delay,
+            }
+        }
         EventSpecAction::SetRate { link: l, rate } => {
             check_link_rate(item, "set_rate.rate", *rate)?;
             let id = link(l, "set_rate.link")?;
