@@ -32,10 +32,11 @@
 use std::collections::VecDeque;
 
 use super::{AckSample, Congestion, CongestionController, CongestionEvent};
-use crate::params::{FlowContext, ParamError, SchemeParams};
+use crate::params::{in_range, FlowContext, ParamError, SchemeParams};
 use crate::transport::tcp::tcp_scheme_params;
 use crate::transport::Endpoint;
 use crate::units::{Duration, Rate, Time};
+use std::ops::Bound::{Excluded, Included};
 
 /// A running minimum (or maximum) of samples over a sliding time window.
 #[derive(Clone, Debug, Default)]
@@ -280,12 +281,7 @@ tcp_scheme_params! {
 
 impl SchemeParams for CopaParams {
     fn validate(&self) -> Result<(), ParamError> {
-        if !(self.delta > 0.0 && self.delta <= 1.0) {
-            return Err(ParamError::at(
-                "delta",
-                format!("copa `delta` must be in (0, 1], not {}", self.delta),
-            ));
-        }
+        in_range("delta", self.delta, (Excluded(0.0), Included(1.0)))?;
         if self.rtt_min_window == Duration::ZERO {
             return Err(ParamError::at(
                 "rtt_min_window",

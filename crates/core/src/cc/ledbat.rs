@@ -18,10 +18,11 @@
 use std::collections::VecDeque;
 
 use super::{AckSample, Congestion, CongestionController, CongestionEvent};
-use crate::params::{FlowContext, ParamError, SchemeParams};
+use crate::params::{count_in, in_range, FlowContext, ParamError, SchemeParams};
 use crate::transport::tcp::tcp_scheme_params;
 use crate::transport::Endpoint;
 use crate::units::{Duration, Time};
+use std::ops::Bound::{Excluded, Included};
 
 /// LEDBAT's state.
 #[derive(Clone, Debug)]
@@ -156,32 +157,11 @@ impl SchemeParams for LedbatParams {
                 ),
             ));
         }
-        if !(self.gain > 0.0 && self.gain <= 1.0) {
-            return Err(ParamError::at(
-                "gain",
-                format!(
-                    "ledbat `gain` must be in (0, 1] (RFC 6817 §3.2), not {}",
-                    self.gain
-                ),
-            ));
-        }
-        for (key, v) in [
-            ("base_history", self.base_history),
-            ("current_filter", self.current_filter),
-        ] {
-            if !(1..=1000).contains(&v) {
-                return Err(ParamError::at(
-                    key,
-                    format!("ledbat `{key}` must be in [1, 1000], not {v}"),
-                ));
-            }
-        }
-        if self.min_window == 0 {
-            return Err(ParamError::at(
-                "min_window",
-                "ledbat `min_window` must be at least 1",
-            ));
-        }
+        // RFC 6817 §3.2: GAIN at most 1.
+        in_range("gain", self.gain, (Excluded(0.0), Included(1.0)))?;
+        count_in("base_history", self.base_history as u64, 1, 1000)?;
+        count_in("current_filter", self.current_filter as u64, 1, 1000)?;
+        count_in("min_window", self.min_window, 1, 1000)?;
         self.tcp(self.ecn).validate("ledbat")
     }
 

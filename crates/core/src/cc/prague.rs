@@ -25,10 +25,11 @@
 //! ACE packet counter alone, with RFC 9768 Appendix A.2's safety rule against its wrap.
 
 use super::{AckSample, Congestion, CongestionController, CongestionEvent};
-use crate::params::{FlowContext, ParamError, SchemeParams};
+use crate::params::{in_range, FlowContext, ParamError, SchemeParams};
 use crate::transport::tcp::tcp_scheme_params;
 use crate::transport::Endpoint;
 use crate::units::{Duration, Rate, Time};
+use std::ops::Bound::{Excluded, Included};
 
 /// Prague's state.
 #[derive(Clone, Debug)]
@@ -189,12 +190,7 @@ impl SchemeParams for PragueParams {
     }
 
     fn validate(&self) -> Result<(), ParamError> {
-        if !(self.g > 0.0 && self.g <= 1.0) {
-            return Err(ParamError::at(
-                "g",
-                format!("prague `g` must be in (0, 1], not {}", self.g),
-            ));
-        }
+        in_range("g", self.g, (Excluded(0.0), Included(1.0)))?;
         if self.rtt_target == Duration::ZERO {
             return Err(ParamError::at(
                 "rtt_target",

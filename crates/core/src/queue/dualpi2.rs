@@ -32,7 +32,7 @@ use super::{
     Backlog, Dequeued, DropReason, Dropped, Enqueued, Fifo, QueueDiscipline, QueueState, QueueStats,
 };
 use crate::packet::Packet;
-use crate::params::{ParamError, QueueContext, QueueParams};
+use crate::params::{in_range, ParamError, QueueContext, QueueParams};
 use crate::rng::Rng;
 use crate::units::{Duration, Limit, Rate, Time};
 use rand::RngExt;
@@ -315,23 +315,11 @@ impl QueueParams for DualPi2Params {
                 ));
             }
         }
-        for (key, x) in [("alpha", self.alpha), ("beta", self.beta)] {
-            if !(x.is_finite() && x >= 0.0) {
-                return Err(ParamError::at(
-                    key,
-                    format!("dualpi2 `{key}` must be a gain ≥ 0 (Hz), not {x}"),
-                ));
-            }
-        }
-        if !(self.k.is_finite() && self.k >= 1.0) {
-            return Err(ParamError::at(
-                "k",
-                format!(
-                    "dualpi2 `k` must be at least 1 (RFC 9332 §2.4: 2), not {}",
-                    self.k
-                ),
-            ));
-        }
+        in_range("alpha", self.alpha, 0.0..)?;
+        in_range("beta", self.beta, 0.0..)?;
+        // RFC 9332 §2.4: k = 2 balances Prague and CUBIC; below 1 the L queue would mark less
+        // than the classic queue drops.
+        in_range("k", self.k, 1.0..)?;
         if self.limit == Some(Limit::Unlimited) {
             return Err(ParamError::at(
                 "limit",
