@@ -305,16 +305,9 @@ mod tests {
 
     fn ack(cumulative: u64, highest: u64, rtt_ms: f64) -> AckSample {
         AckSample {
-            acked_bytes: MSS,
-            rtt: Some(Duration::from_secs_f64(rtt_ms / 1e3)),
-            in_flight: 0,
-            in_recovery: false,
             highest_sent: highest,
             cumulative_ack: cumulative,
-            ecn_echo: false,
-            ce_segments: None,
-            one_way_delay: None,
-            rate: None,
+            ..AckSample::of(MSS, Some(Duration::from_secs_f64(rtt_ms / 1e3)))
         }
     }
 

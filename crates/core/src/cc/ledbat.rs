@@ -179,16 +179,9 @@ mod tests {
 
     fn ack(owd_ms: u64, in_flight: u64) -> AckSample {
         AckSample {
-            acked_bytes: MSS,
-            rtt: None,
             in_flight,
-            in_recovery: false,
-            highest_sent: 0,
-            cumulative_ack: 0,
-            ecn_echo: false,
-            ce_segments: None,
             one_way_delay: Some(Duration::from_millis(owd_ms)),
-            rate: None,
+            ..AckSample::of(MSS, None)
         }
     }
 

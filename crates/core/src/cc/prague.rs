@@ -221,16 +221,11 @@ mod tests {
 
     fn ack(cumulative: u64, highest: u64, marked: u64, rtt_ms: u64) -> AckSample {
         AckSample {
-            acked_bytes: MSS,
-            rtt: Some(Duration::from_millis(rtt_ms)),
-            in_flight: 0,
-            in_recovery: false,
             highest_sent: highest,
             cumulative_ack: cumulative,
             ecn_echo: marked > 0,
             ce_segments: Some(marked),
-            one_way_delay: None,
-            rate: None,
+            ..AckSample::of(MSS, Some(Duration::from_millis(rtt_ms)))
         }
     }
 
