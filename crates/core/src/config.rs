@@ -30,6 +30,7 @@ pub use crate::cc::python::{ArgValue, ControllerFactory, Controllers, PythonPara
 pub use crate::cc::reno::RenoParams;
 pub use crate::cc::swift::SwiftParams;
 pub use crate::cc::vegas::{BaseRttParam, PerUnit, VegasParams, VegasRemParams};
+pub use crate::cc::vivace::VivaceParams;
 pub use crate::queue::avq::{AvdStamp, AvqMode, AvqParams};
 pub use crate::queue::bat::{BatClassParams, BatParams};
 pub use crate::queue::clcc::{ClccParams, RatioParam};
@@ -152,6 +153,9 @@ tagged_enum! {
     /// Copa (Arun & Balakrishnan, NSDI 2018): delay-based, towards 1/δ packets queued per flow,
     /// with a competitive mode against buffer-filling flows.
     Copa(CopaParams) = "copa",
+    /// PCC Vivace (Dong et al., NSDI 2018): rate-based online learning, gradient ascent on a
+    /// utility of throughput, RTT gradient and loss over monitor intervals.
+    Vivace(VivaceParams) = "vivace",
     /// BBR v1 (draft-cardwell-iccrg-bbr-congestion-control-00): paced at the modelled
     /// bottleneck bandwidth, Startup / Drain / ProbeBW / ProbeRTT.
     Bbr(BbrParams) = "bbr",
@@ -246,6 +250,7 @@ impl SchemeConfig {
             SchemeConfig::Prague(p) => p.size,
             SchemeConfig::Ledbat(p) => p.size,
             SchemeConfig::Copa(p) => p.size,
+            SchemeConfig::Vivace(p) => p.size,
             SchemeConfig::Bbr(p) => p.size,
             SchemeConfig::Swift(p) => p.size,
             SchemeConfig::Hpcc(p) => p.size,
@@ -267,6 +272,7 @@ impl SchemeConfig {
             SchemeConfig::Prague(p) => p.size = Some(size),
             SchemeConfig::Ledbat(p) => p.size = Some(size),
             SchemeConfig::Copa(p) => p.size = Some(size),
+            SchemeConfig::Vivace(p) => p.size = Some(size),
             SchemeConfig::Bbr(p) => p.size = Some(size),
             SchemeConfig::Swift(p) => p.size = Some(size),
             SchemeConfig::Hpcc(p) => p.size = Some(size),

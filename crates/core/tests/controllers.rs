@@ -14,6 +14,7 @@ use acclab_core::cc::prague::Prague;
 use acclab_core::cc::reno::Reno;
 use acclab_core::cc::swift::{Swift, SwiftParams};
 use acclab_core::cc::vegas::{BaseRtt, Vegas, VegasSettings};
+use acclab_core::cc::vivace::{Vivace, VivaceParams};
 use acclab_core::cc::{AckSample, Congestion, CongestionController, CongestionEvent};
 use acclab_core::telemetry::{IntHop, Telemetry};
 use acclab_core::transport::rate_sample::RateSample;
@@ -102,6 +103,14 @@ fn controllers() -> Vec<(&'static str, Box<dyn CongestionController>)> {
                     initial_window: IW,
                     ..CopaParams::default()
                 },
+            )),
+        ),
+        (
+            "vivace",
+            Box::new(Vivace::new(
+                MSS,
+                &VivaceParams::default(),
+                acclab_core::rng::stream(1, "vivace"),
             )),
         ),
         (
@@ -196,10 +205,12 @@ proptest! {
                         // cwnd += acked, slow start's one segment, CUBIC's ≤ ½ segment per
                         // segment, W_est's α < 1) — except to restore a saved window. (HPCC
                         // sets its window from the measured utilisation, W_c/(U/η), not from
-                        // what an ACK acknowledges; it stays within its line-rate window.)
+                        // what an ACK acknowledges; it stays within its line-rate window. Vivace
+                        // is rate-based: its window is a cap of 2·rate·sRTT that follows the
+                        // RTT samples, not what an ACK acknowledges.)
                         let grown = cc.window().saturating_sub(before);
                         prop_assert!(
-                            grown <= 3 * bytes || name == "bbr" || name == "hpcc",
+                            grown <= 3 * bytes || ["bbr", "hpcc", "vivace"].contains(&name),
                             "{}: grew {} on an ACK of {} B", name, grown, bytes
                         );
                     }

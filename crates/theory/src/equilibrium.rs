@@ -183,6 +183,7 @@ fn persistent_tcp(f: &FlowDef) -> bool {
         SchemeConfig::Prague(p) => p.size.is_none(),
         SchemeConfig::Ledbat(p) => p.size.is_none(),
         SchemeConfig::Copa(p) => p.size.is_none(),
+        SchemeConfig::Vivace(p) => p.size.is_none(),
         SchemeConfig::Bbr(p) => p.size.is_none(),
         SchemeConfig::Swift(p) => p.size.is_none(),
         SchemeConfig::Hpcc(p) => p.size.is_none(),

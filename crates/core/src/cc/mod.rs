@@ -18,6 +18,7 @@ pub mod python;
 pub mod reno;
 pub mod swift;
 pub mod vegas;
+pub mod vivace;
 
 use crate::telemetry::Telemetry;
 use crate::transport::rate_sample::RateSample;
