@@ -19,7 +19,7 @@ pub use crate::params::{
     positive, FlowContext, ParamError, QueueContext, QueueParams, SchemeParams,
 };
 
-pub use crate::cc::bbr::BbrParams;
+pub use crate::cc::bbr::{Bbr3Params, BbrParams};
 pub use crate::cc::copa::CopaParams;
 pub use crate::cc::cubic::CubicParams;
 pub use crate::cc::dctcp::DctcpParams;
@@ -159,6 +159,9 @@ tagged_enum! {
     /// BBR v1 (draft-cardwell-iccrg-bbr-congestion-control-00): paced at the modelled
     /// bottleneck bandwidth, Startup / Drain / ProbeBW / ProbeRTT.
     Bbr(BbrParams) = "bbr",
+    /// BBRv3 (draft-ietf-ccwg-bbr): v1's model with loss- and ECN-learned bounds
+    /// (inflight_hi, bw_lo, inflight_lo), ProbeBW's DOWN / CRUISE / REFILL / UP.
+    Bbr3(Bbr3Params) = "bbr3",
     /// Swift (Kumar et al., SIGCOMM 2020): AIMD on the window against a target delay scaled
     /// by hops and by the window, paced below one segment.
     Swift(SwiftParams) = "swift",
@@ -252,6 +255,7 @@ impl SchemeConfig {
             SchemeConfig::Copa(p) => p.size,
             SchemeConfig::Vivace(p) => p.size,
             SchemeConfig::Bbr(p) => p.size,
+            SchemeConfig::Bbr3(p) => p.size,
             SchemeConfig::Swift(p) => p.size,
             SchemeConfig::Hpcc(p) => p.size,
             SchemeConfig::Vegas(p) => p.size,
@@ -274,6 +278,7 @@ impl SchemeConfig {
             SchemeConfig::Copa(p) => p.size = Some(size),
             SchemeConfig::Vivace(p) => p.size = Some(size),
             SchemeConfig::Bbr(p) => p.size = Some(size),
+            SchemeConfig::Bbr3(p) => p.size = Some(size),
             SchemeConfig::Swift(p) => p.size = Some(size),
             SchemeConfig::Hpcc(p) => p.size = Some(size),
             SchemeConfig::Vegas(p) => p.size = Some(size),

@@ -4,7 +4,7 @@
 //! happens, the window stays at least one segment and finite, grows by no more than the ACKs
 //! allow, a pacing rate is positive, and nothing panics.
 
-use acclab_core::cc::bbr::{Bbr, BbrSettings};
+use acclab_core::cc::bbr::{Bbr, Bbr3, Bbr3Params, BbrSettings};
 use acclab_core::cc::copa::{Copa, CopaParams};
 use acclab_core::cc::cubic::{Cubic, CubicSettings};
 use acclab_core::cc::dctcp::Dctcp;
@@ -143,6 +143,17 @@ fn controllers() -> Vec<(&'static str, Box<dyn CongestionController>)> {
             Box::new(Bbr::new(bbr, acclab_core::rng::stream(1, "bbr"))),
         ),
         (
+            "bbr3",
+            Box::new(Bbr3::new(
+                MSS,
+                &Bbr3Params {
+                    initial_window: IW,
+                    ..Bbr3Params::default()
+                },
+                acclab_core::rng::stream(1, "bbr3"),
+            )),
+        ),
+        (
             "hpcc",
             Box::new(Hpcc::new(
                 MSS,
@@ -210,7 +221,7 @@ proptest! {
                         // RTT samples, not what an ACK acknowledges.)
                         let grown = cc.window().saturating_sub(before);
                         prop_assert!(
-                            grown <= 3 * bytes || ["bbr", "hpcc", "vivace"].contains(&name),
+                            grown <= 3 * bytes || ["bbr", "bbr3", "hpcc", "vivace"].contains(&name),
                             "{}: grew {} on an ACK of {} B", name, grown, bytes
                         );
                     }

@@ -185,6 +185,7 @@ fn persistent_tcp(f: &FlowDef) -> bool {
         SchemeConfig::Copa(p) => p.size.is_none(),
         SchemeConfig::Vivace(p) => p.size.is_none(),
         SchemeConfig::Bbr(p) => p.size.is_none(),
+        SchemeConfig::Bbr3(p) => p.size.is_none(),
         SchemeConfig::Swift(p) => p.size.is_none(),
         SchemeConfig::Hpcc(p) => p.size.is_none(),
         SchemeConfig::Python(p) => p.size.is_none(),

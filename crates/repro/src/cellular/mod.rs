@@ -2,9 +2,9 @@
 //! are acclab's own.
 //!
 //! Every scheme over cellular links whose capacity follows measured (or synthetic) traces:
-//! Reno, CUBIC (with HyStart++, as Linux runs it), BBR v1, Vegas, Copa, PCC Vivace, Monaco
-//! (ACC-P), TCP Prague behind DualPI2, and LEDBAT; one flow and three flows of a scheme at a time, over each trace
-//! pair (`NAME.down` for the base station's downlink, `NAME.up` for the uplink). Per run it
+//! Reno, CUBIC (with HyStart++, as Linux runs it), BBR v1 and v3, Vegas, Copa, PCC Vivace,
+//! Monaco (ACC-P), TCP Prague behind DualPI2, and LEDBAT; one flow and three flows of a scheme
+//! at a time, over each trace pair (`NAME.down` for the base station's downlink, `NAME.up` for the uplink). Per run it
 //! measures the throughput, the downlink's utilisation (bytes sent over the bytes its trace
 //! offered), the 95th-percentile one-way delay (Pantheon's delay axis), the mean one-way delay,
 //! Jain's index and the loss rate; `table.csv` has one row per run, and one figure per trace and
@@ -18,8 +18,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use acclab_core::config::{
-    BbrParams, CopaParams, CubicParams, DroptailParams, DualPi2Params, LedbatParams, MonacoParams,
-    PragueParams, QueueConfig, RenoParams, SchemeConfig, VegasParams, VivaceParams,
+    Bbr3Params, BbrParams, CopaParams, CubicParams, DroptailParams, DualPi2Params, LedbatParams,
+    MonacoParams, PragueParams, QueueConfig, RenoParams, SchemeConfig, VegasParams, VivaceParams,
 };
 use acclab_core::link::CapacityTrace;
 use acclab_core::Limit;
@@ -38,8 +38,8 @@ pub const COMPARISON: Spec = spec!(
 );
 
 /// The schemes compared.
-pub(crate) const SCHEMES: [&str; 9] = [
-    "reno", "cubic", "bbr", "vegas", "copa", "vivace", "monaco", "prague", "ledbat",
+pub(crate) const SCHEMES: [&str; 10] = [
+    "reno", "cubic", "bbr", "bbr3", "vegas", "copa", "vivace", "monaco", "prague", "ledbat",
 ];
 
 /// Flows of one scheme per run.
@@ -126,6 +126,7 @@ fn scheme(name: &str) -> SchemeConfig {
             ..CubicParams::default()
         }),
         "bbr" => SchemeConfig::Bbr(BbrParams::default()),
+        "bbr3" => SchemeConfig::Bbr3(Bbr3Params::default()),
         "vegas" => SchemeConfig::Vegas(VegasParams::default()),
         "copa" => SchemeConfig::Copa(CopaParams::default()),
         "vivace" => SchemeConfig::Vivace(VivaceParams::default()),

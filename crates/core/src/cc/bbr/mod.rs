@@ -31,10 +31,12 @@
 //!   finite transfers only); the send quantum enters only the cwnd budget (no TSO bursts).
 
 mod model;
+pub mod v3;
 
 use rand::RngExt;
 
 pub use model::{MaxFilter, PathModel};
+pub use v3::{Bbr3, Bbr3Params};
 
 use super::{AckSample, Congestion, CongestionController, CongestionEvent};
 use crate::params::{positive, FlowContext, ParamError, SchemeParams};
