@@ -8,6 +8,7 @@
 //! patches as TOML text, a seed — never these classes (a `Scenario` pickles as its text).
 
 mod controller;
+mod gym;
 
 use std::path::PathBuf;
 
@@ -823,6 +824,8 @@ fn _acclab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<controller::RateSample>()?;
     m.add_class::<controller::Event>()?;
     m.add_class::<controller::Sent>()?;
+    m.add_class::<gym::GymSim>()?;
+    m.add_function(wrap_pyfunction!(gym::step_all, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(theory, m)?)?;
     m.add_function(wrap_pyfunction!(model, m)?)?;

@@ -6,6 +6,7 @@
 //! delay-based controllers therefore share one loss-recovery machinery, as Vegas shares Reno's.
 
 pub mod acc;
+pub mod agent;
 pub mod bbr;
 pub mod copa;
 pub mod cubic;

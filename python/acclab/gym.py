@@ -1,0 +1,460 @@
+"""Gymnasium environments for learned congestion control, on acclab's packet simulator.
+
+``import acclab.gym`` registers ``acclab/Dumbbell-v0``::
+
+    import gymnasium as gym
+    import acclab.gym
+    env = gym.make("acclab/Dumbbell-v0")                 # defaults that work out of the box
+    obs, info = env.reset(seed=1)
+    obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+
+One flow (the agent's) crosses a dumbbell drawn per episode from a distribution (bottleneck
+rate, one-way delay, buffer in bandwidth-delay products, random loss, competing Reno/CUBIC
+flows, optionally a cellular capacity trace), seeded by ``reset(seed)``. The agent acts once
+per monitor interval (MI): one smoothed RTT (``mi="rtt"``, the default) or a fixed time
+(``mi=0.05`` s). Everything is simulated in Rust with the GIL released; the vector environment
+(:class:`DumbbellVecEnv`) steps its copies on threads.
+
+**Observations** (``features``, stacked over the last ``history`` MIs, oldest first, each
+normalised to a few units):
+
+- ``latency_gradient``: the slope of the RTT over the MI, s/s (Aurora, Jay et al. ICML 2019);
+- ``latency_ratio``: the MI's mean RTT over the minimum RTT seen (Aurora);
+- ``send_ratio``: bytes sent over bytes acknowledged in the MI (Aurora), at most 10;
+- ``loss_fraction`` and ``ecn_fraction``: retransmitted bytes over sent, echoed bytes over
+  acknowledged;
+- ``delivery_rate``: acknowledged bytes per second over the highest seen so far (Orca's
+  normalised throughput);
+- ``rtt``: the smoothed RTT over the minimum (Orca's delay signal);
+- ``action``: the current rate (or window) over its value at the start of the episode, log2.
+
+**Actions** (``action``): ``"rate-multiplier"`` (Aurora: a ∈ [-1, 1]·``action_scale``; the rate
+becomes rate·(1 + αa) for a ≥ 0, rate/(1 − αa) below, α = 0.025), ``"cwnd"`` (a window in
+segments, [1, ``max_cwnd``]), or ``"rate"`` (a pacing rate in Mb/s, [0.1, ``max_rate_mbps``]).
+``discrete=k`` offers k evenly spaced values of the same range instead.
+
+**Rewards** (``reward``):
+
+- ``"aurora"``: 10·throughput − 1000·latency − 2000·loss (packets/s, s, fraction; Aurora §4),
+  scaled by ``reward_scale`` (default 0.01);
+- ``"alpha-fair"``: the α-fair utility of the MI's throughput in Mb/s (log for α = 1);
+- ``"power"``: throughput (Mb/s) over the mean RTT (s), Kleinrock's power;
+- ``"num"``: acclab's own — minus the relative distance between the MI's throughput and the
+  agent's share in the network-utility-maximising allocation (proportional fairness) that
+  acclab's theory computes for the episode's scenario (ACC's equilibrium, 000 §III): 0 at the
+  optimum. Where the theory has no prediction (random loss, a trace), the fair share of the
+  bottleneck's mean rate is the target, and ``info["num_target"]`` says which was used.
+
+``info`` carries the MI's measurements (throughput, RTT, loss, the target rate for ``"num"``).
+Episodes end (``truncated``) when the scenario's duration is simulated.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from . import _acclab
+from ._acclab import GymSim
+
+__all__ = ["DumbbellEnv", "DumbbellVecEnv", "Episode", "FEATURES"]
+
+#: Every observation feature, in the order of the default ``features``.
+FEATURES = (
+    "latency_gradient",
+    "latency_ratio",
+    "send_ratio",
+    "loss_fraction",
+    "ecn_fraction",
+    "delivery_rate",
+    "rtt",
+    "action",
+)
+
+_FIELDS = {name: i for i, name in enumerate(GymSim.fields())}
+_AURORA_ALPHA = 0.025
+
+
+def _draw(rng: np.random.Generator, spec, integer: bool = False):
+    """A value from ``spec``: a number (fixed) or a (low, high) range (uniform)."""
+    if isinstance(spec, (tuple, list)):
+        low, high = spec
+        if integer:
+            return int(rng.integers(int(low), int(high) + 1))
+        return float(rng.uniform(low, high))
+    return int(spec) if integer else float(spec)
+
+
+@dataclass
+class Episode:
+    """One episode's network, as drawn: what ``reset`` built."""
+
+    rate_mbps: float
+    delay_ms: float
+    buffer_bdp: float
+    loss: float
+    competitors: list[str]
+    duration_s: float
+    trace: str | None = None
+    seed: int = 0
+
+    @property
+    def base_rtt_s(self) -> float:
+        # The bottleneck's delay both ways plus 1 ms on each of the four access links.
+        return 2 * self.delay_ms / 1e3 + 4e-3
+
+    def scenario_text(self, agent_kind: str = 'kind = "python"\nparams = { controller = "agent" }') -> str:
+        """The episode's scenario as TOML: the agent's flow ``agent`` (from ``s0``), each
+        competitor ``c{i}`` (from ``s{i+1}``), over the bottleneck ``r1 -> r2``."""
+        n = 1 + len(self.competitors)
+        bdp_pkts = self.rate_mbps * 1e6 * self.base_rtt_s / (8 * 1500)
+        limit = max(2, int(round(self.buffer_bdp * bdp_pkts)))
+        rate = f'{{ trace = "{self.trace}" }}' if self.trace else f'"{self.rate_mbps}Mbps"'
+        lines = [
+            'name = "acclab-gym-dumbbell"',
+            f'duration = "{self.duration_s}s"',
+            f"seed = {self.seed}",
+            "[defaults]",
+            'packet_size = "1500B"',
+            "[[link]]",
+            'from = "r1"',
+            'to = "r2"',
+            f"rate = {rate}",
+            f'delay = "{self.delay_ms}ms"',
+            f'queue = {{ kind = "droptail", limit = "{limit}pkt" }}',
+        ]
+        if self.loss > 0:
+            lines.append(f"loss = {self.loss}")
+        lines += [
+            "[[link]]",
+            'from = "r2"',
+            'to = "r1"',
+            f'rate = "{self.rate_mbps}Mbps"',
+            f'delay = "{self.delay_ms}ms"',
+            "[[link]]",
+            f"count = {n}",
+            'between = ["s{i}", "r1"]',
+            'rate = "10Gbps"',
+            'delay = "1ms"',
+            "[[link]]",
+            f"count = {n}",
+            'between = ["r2", "d{i}"]',
+            'rate = "10Gbps"',
+            'delay = "1ms"',
+            "[[flow]]",
+            'id = "agent"',
+            agent_kind,
+            'from = "s0"',
+            'to = "d0"',
+        ]
+        for i, kind in enumerate(self.competitors):
+            lines += [
+                "[[flow]]",
+                f'id = "c{i}"',
+                f'kind = "{kind}"',
+                f'from = "s{i + 1}"',
+                f'to = "d{i + 1}"',
+            ]
+        return "\n".join(lines) + "\n"
+
+
+class DumbbellEnv(gymnasium.Env):
+    """One agent-driven flow on a dumbbell drawn per episode (see the module's docstring).
+
+    Each of ``rate_mbps``, ``delay_ms``, ``buffer_bdp``, ``loss``, ``competitors`` is a number
+    (fixed) or a ``(low, high)`` range drawn uniformly per episode; ``competitor_kinds`` the
+    schemes competitors are drawn from; ``traces`` a list of Mahimahi capacity-trace files one
+    of which (with probability ``trace_probability``) replaces the bottleneck's fixed rate.
+    """
+
+    metadata = {"render_modes": []}
+
+    def __init__(
+        self,
+        *,
+        rate_mbps=(10.0, 100.0),
+        delay_ms=(5.0, 50.0),
+        buffer_bdp=(0.5, 4.0),
+        loss=0.0,
+        competitors=0,
+        competitor_kinds: Sequence[str] = ("cubic", "reno"),
+        traces: Sequence[str] = (),
+        trace_probability: float = 0.0,
+        duration_s: float = 10.0,
+        mi: str | float = "rtt",
+        history: int = 10,
+        features: Sequence[str] = FEATURES,
+        action: str = "rate-multiplier",
+        discrete: int | None = None,
+        action_scale: float = 1.0,
+        max_cwnd: int = 10_000,
+        max_rate_mbps: float = 10_000.0,
+        reward: str = "aurora",
+        alpha: float = 1.0,
+        reward_scale: float | None = None,
+    ):
+        unknown = [f for f in features if f not in FEATURES]
+        if unknown or not features:
+            raise ValueError(f"features {unknown or '(none)'}: choose from {FEATURES}")
+        if action not in ("rate-multiplier", "cwnd", "rate"):
+            raise ValueError(f'action {action!r}: "rate-multiplier", "cwnd" or "rate"')
+        if reward not in ("aurora", "alpha-fair", "power", "num"):
+            raise ValueError(f'reward {reward!r}: "aurora", "alpha-fair", "power" or "num"')
+        if not (mi == "rtt" or (isinstance(mi, (int, float)) and mi > 0)):
+            raise ValueError(f'mi {mi!r}: "rtt" or a positive number of seconds')
+        if history < 1:
+            raise ValueError(f"history {history}: at least 1")
+        if discrete is not None and discrete < 2:
+            raise ValueError(f"discrete {discrete}: at least 2 values")
+        if not 0.0 <= trace_probability <= 1.0 or (trace_probability > 0 and not traces):
+            raise ValueError("trace_probability in [0, 1], and traces to draw from when above 0")
+        self.rate_mbps, self.delay_ms, self.buffer_bdp = rate_mbps, delay_ms, buffer_bdp
+        self.loss, self.competitors = loss, competitors
+        self.competitor_kinds = tuple(competitor_kinds)
+        self.traces = [os.path.abspath(t) for t in traces]
+        self.trace_probability = trace_probability
+        self.duration_s = float(duration_s)
+        self.mi = mi
+        self.history = int(history)
+        self.features = tuple(features)
+        self.action_kind = action
+        self.discrete = discrete
+        self.action_scale = float(action_scale)
+        self.max_cwnd = int(max_cwnd)
+        self.max_rate_mbps = float(max_rate_mbps)
+        self.reward_kind = reward
+        self.alpha = float(alpha)
+        self.reward_scale = (0.01 if reward == "aurora" else 1.0) if reward_scale is None else reward_scale
+
+        n = len(self.features) * self.history
+        self.observation_space = spaces.Box(-10.0, 10.0, shape=(n,), dtype=np.float32)
+        low, high = self._action_range()
+        if discrete:
+            self.action_space = spaces.Discrete(discrete)
+        else:
+            self.action_space = spaces.Box(low, high, shape=(1,), dtype=np.float32)
+        self._sim: GymSim | None = None
+        self.episode: Episode | None = None
+
+    # ---- the pieces ------------------------------------------------------------------------
+
+    def _action_range(self) -> tuple[float, float]:
+        if self.action_kind == "rate-multiplier":
+            return -self.action_scale, self.action_scale
+        if self.action_kind == "cwnd":
+            return 1.0, float(self.max_cwnd)
+        return 0.1, self.max_rate_mbps
+
+    def _value(self, action) -> float:
+        """The action as a number in its range (a discrete index mapped onto the grid)."""
+        low, high = self._action_range()
+        if self.discrete:
+            i = int(np.asarray(action).reshape(()))
+            if not 0 <= i < self.discrete:
+                raise ValueError(f"action {i}: an index in [0, {self.discrete})")
+            return low + i * (high - low) / (self.discrete - 1)
+        a = float(np.asarray(action, dtype=np.float64).reshape(-1)[0])
+        if not math.isfinite(a):
+            raise ValueError(f"action {a}: not a finite number")
+        return min(max(a, low), high)
+
+    def _apply(self, action) -> float:
+        """The agent's next setting (bit/s, or bytes for cwnd) from its action."""
+        a = self._value(action)
+        if self.action_kind == "rate-multiplier":
+            a *= _AURORA_ALPHA
+            x = self._setting * (1 + a) if a >= 0 else self._setting / (1 - a)
+            return min(max(x, 1e4), self.max_rate_mbps * 1e6)
+        if self.action_kind == "cwnd":
+            return a * 1500.0
+        return a * 1e6
+
+    def draw(self, rng: np.random.Generator, seed: int) -> Episode:
+        """An episode's network drawn with ``rng``."""
+        n = _draw(rng, self.competitors, integer=True)
+        kinds = [str(rng.choice(self.competitor_kinds)) for _ in range(n)] if n else []
+        trace = None
+        if self.traces and rng.uniform() < self.trace_probability:
+            trace = str(self.traces[int(rng.integers(len(self.traces)))])
+        return Episode(
+            rate_mbps=round(_draw(rng, self.rate_mbps), 3),
+            delay_ms=round(_draw(rng, self.delay_ms), 3),
+            buffer_bdp=_draw(rng, self.buffer_bdp),
+            loss=round(_draw(rng, self.loss), 6),
+            competitors=kinds,
+            duration_s=self.duration_s,
+            trace=trace,
+            seed=seed,
+        )
+
+    def _num_target(self, ep: Episode) -> tuple[float, str]:
+        """The agent's rate in the proportional-fair optimum (bit/s), and where it came from."""
+        if ep.trace is None and ep.loss == 0:
+            text = ep.scenario_text('kind = "monaco"')
+            for k in set(ep.competitors):
+                text = text.replace(f'kind = "{k}"', 'kind = "monaco"')
+            pred = json.loads(_acclab.theory(_acclab.Scenario.parse(text, "num-target")))
+            for f in pred["flows"]:
+                if f["id"] == "agent" and "throughput_bps" in f:
+                    return float(f["throughput_bps"]), "theory"
+        return ep.rate_mbps * 1e6 / (1 + len(ep.competitors)), "fair share"
+
+    def _features(self, m: Sequence[float]) -> np.ndarray:
+        f = _FIELDS
+        sent, lost, acked, ecn = m[f["sent_bytes"]], m[f["lost_bytes"]], m[f["acked_bytes"]], m[f["ecn_bytes"]]
+        span = max(m[f["interval"]], 1e-9)
+        mean_rtt, min_rtt, srtt = m[f["mean_rtt"]], m[f["min_rtt"]], m[f["srtt"]]
+        rate = acked * 8 / span
+        self._max_rate = max(self._max_rate, rate)
+        values = {
+            "latency_gradient": m[f["latency_gradient"]],
+            "latency_ratio": (mean_rtt / min_rtt) if mean_rtt == mean_rtt and min_rtt > 0 else 1.0,
+            "send_ratio": min(sent / acked, 10.0) if acked > 0 else (10.0 if sent > 0 else 1.0),
+            "loss_fraction": lost / sent if sent > 0 else 0.0,
+            "ecn_fraction": ecn / acked if acked > 0 else 0.0,
+            "delivery_rate": rate / self._max_rate if self._max_rate > 0 else 0.0,
+            "rtt": (srtt / min_rtt) if srtt == srtt and min_rtt > 0 else 1.0,
+            "action": math.log2(self._setting / self._initial),
+        }
+        return np.array([values[k] for k in self.features], dtype=np.float32)
+
+    def _reward(self, m: Sequence[float]) -> tuple[float, dict[str, Any]]:
+        f = _FIELDS
+        span = max(m[f["interval"]], 1e-9)
+        thr_bps = m[f["acked_bytes"]] * 8 / span
+        sent = m[f["sent_bytes"]]
+        loss = m[f["lost_bytes"]] / sent if sent > 0 else 0.0
+        rtt = m[f["mean_rtt"]]
+        if rtt != rtt:  # no sample this MI
+            rtt = m[f["srtt"]] if m[f["srtt"]] == m[f["srtt"]] else self.episode.base_rtt_s
+        mbps = thr_bps / 1e6
+        if self.reward_kind == "aurora":
+            r = 10 * thr_bps / (8 * 1500) - 1000 * rtt - 2000 * loss
+        elif self.reward_kind == "alpha-fair":
+            x = max(mbps, 1e-6)
+            r = math.log(x) if self.alpha == 1 else x ** (1 - self.alpha) / (1 - self.alpha)
+        elif self.reward_kind == "power":
+            r = mbps / rtt
+        else:
+            r = -abs(thr_bps - self._target) / self._target
+        info = {"throughput_bps": thr_bps, "rtt_s": rtt, "loss": loss, "time_s": self._sim.now()}
+        if self.reward_kind == "num":
+            info["num_target_bps"] = self._target
+            info["num_target"] = self._target_source
+        return r * self.reward_scale, info
+
+    def _interval(self, m: Sequence[float] | None) -> float:
+        if self.mi != "rtt":
+            return float(self.mi)
+        srtt = m[_FIELDS["srtt"]] if m is not None else float("nan")
+        return srtt if srtt == srtt and srtt > 0 else self.episode.base_rtt_s
+
+    # ---- gymnasium.Env --------------------------------------------------------------------
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        ep_seed = int(self.np_random.integers(2**31))
+        self.episode = ep = self.draw(self.np_random, ep_seed)
+        bw = (ep.rate_mbps * 1e6) / (1 + len(ep.competitors))
+        # Aurora starts its rate at random in [0.3, 1.5] × the link's rate; a window at the
+        # same multiple of the BDP.
+        start = float(self.np_random.uniform(0.3, 1.5)) * bw
+        if self.action_kind == "cwnd":
+            start = max(1500.0, start / 8 * ep.base_rtt_s)
+        self._setting = self._initial = start
+        self._max_rate = 0.0
+        self._target, self._target_source = (0.0, "")
+        if self.reward_kind == "num":
+            self._target, self._target_source = self._num_target(ep)
+        mode = "window" if self.action_kind == "cwnd" else "rate"
+        self._sim = GymSim(_acclab.Scenario.parse(ep.scenario_text(), "episode"), ["agent"], mode, [start])
+        self._obs = np.zeros((self.history, len(self.features)), dtype=np.float32)
+        self._last = None
+        m = self._sim.step([start], self._interval(None))[0]
+        self._push(m)
+        self._last = m
+        return self._observation(), {"episode": ep}
+
+    def _push(self, m: Sequence[float]) -> None:
+        self._obs = np.roll(self._obs, -1, axis=0)
+        self._obs[-1] = self._features(m)
+
+    def _observation(self) -> np.ndarray:
+        return np.clip(self._obs.reshape(-1), -10.0, 10.0)
+
+    def step(self, action):
+        if self._sim is None:
+            raise RuntimeError("call reset() before step()")
+        self._setting = self._apply(action)
+        m = self._sim.step([self._setting], self._interval(self._last))[0]
+        self._last = m
+        self._push(m)
+        reward, info = self._reward(m)
+        return self._observation(), float(reward), False, bool(self._sim.done()), info
+
+
+class DumbbellVecEnv(VectorEnv):
+    """``num_envs`` copies of :class:`DumbbellEnv` stepped together in Rust threads with the GIL
+    released (``threads``, default: every core). Each copy is seeded ``seed + i`` and resets
+    itself when its episode ends (the next step's observation is the new episode's first, as
+    gymnasium's autoreset "next step" mode). Results equal stepping the copies one by one."""
+
+    metadata = {"autoreset_mode": gymnasium.vector.AutoresetMode.NEXT_STEP}
+
+    def __init__(self, num_envs: int, threads: int | None = None, **kwargs):
+        self.envs = [DumbbellEnv(**kwargs) for _ in range(num_envs)]
+        self.num_envs = num_envs
+        self.threads = threads or os.cpu_count() or 1
+        self.single_observation_space = self.envs[0].observation_space
+        self.single_action_space = self.envs[0].action_space
+        self.observation_space = batch_space(self.single_observation_space, num_envs)
+        self.action_space = batch_space(self.single_action_space, num_envs)
+        self._done = np.zeros(num_envs, dtype=bool)
+
+    def reset(self, *, seed: int | Sequence[int] | None = None, options: dict | None = None):
+        seeds = [None] * self.num_envs if seed is None else (
+            [seed + i for i in range(self.num_envs)] if isinstance(seed, int) else list(seed)
+        )
+        obs, infos = zip(*(e.reset(seed=s) for e, s in zip(self.envs, seeds)))
+        self._done[:] = False
+        return np.stack(obs), {"episode": [i["episode"] for i in infos]}
+
+    def step(self, actions):
+        obs = np.zeros((self.num_envs,) + self.single_observation_space.shape, dtype=np.float32)
+        rewards = np.zeros(self.num_envs)
+        truncated = np.zeros(self.num_envs, dtype=bool)
+        stepping, sims, acts, dts = [], [], [], []
+        for i, e in enumerate(self.envs):
+            if self._done[i]:
+                obs[i], _ = e.reset()
+                continue
+            e._setting = e._apply(actions[i])
+            stepping.append(i)
+            sims.append(e._sim)
+            acts.append([e._setting])
+            dts.append(e._interval(e._last))
+        results = _acclab.step_all(sims, acts, dts, self.threads) if sims else []
+        infos: dict[str, Any] = {"throughput_bps": np.zeros(self.num_envs)}
+        for i, ms in zip(stepping, results):
+            e, m = self.envs[i], ms[0]
+            e._last = m
+            e._push(m)
+            obs[i] = e._observation()
+            r, info = e._reward(m)
+            rewards[i] = r
+            infos["throughput_bps"][i] = info["throughput_bps"]
+            truncated[i] = e._sim.done()
+        self._done = truncated.copy()
+        return obs, rewards, np.zeros(self.num_envs, dtype=bool), truncated, infos
+
+
+gymnasium.register(id="acclab/Dumbbell-v0", entry_point="acclab.gym:DumbbellEnv")

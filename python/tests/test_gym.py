@@ -1,0 +1,156 @@
+"""acclab.gym: the Gymnasium environments (issue 52 §2) — the checker's contract, determinism
+per seed, the vector environment equal to the single one, the GIL released while stepping,
+measurements that match what the network does, and clean errors for bad actions."""
+
+import json
+import threading
+import time
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import acclab
+import acclab.gym as agym
+from acclab._acclab import GymSim
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"discrete": 5},
+        {"action": "cwnd", "reward": "power"},
+        {"action": "rate", "discrete": 11, "reward": "alpha-fair"},
+        {"reward": "num", "competitors": (0, 2), "mi": 0.02, "history": 3},
+    ],
+)
+def test_every_variant_passes_the_gymnasium_checker(kwargs):
+    env = agym.DumbbellEnv(duration_s=2.0, **kwargs)
+    check_env(env, skip_render_check=True)
+
+
+def test_the_registered_id_makes_the_default_environment():
+    env = gym.make("acclab/Dumbbell-v0")
+    obs, info = env.reset(seed=3)
+    assert obs.shape == env.observation_space.shape
+    assert isinstance(info["episode"], agym.Episode)
+
+
+def _episode(env, seed, actions):
+    obs, _ = env.reset(seed=seed)
+    out = [obs]
+    for a in actions:
+        obs, r, term, trunc, info = env.step(a)
+        out.append(np.append(obs, r))
+        if trunc:
+            break
+    return np.concatenate(out)
+
+
+def test_an_episode_is_the_same_for_the_same_seed_and_differs_for_another():
+    rng = np.random.default_rng(0)
+    actions = [rng.uniform(-1, 1, size=1).astype(np.float32) for _ in range(150)]
+    env = agym.DumbbellEnv(duration_s=3.0, competitors=(0, 2), loss=(0.0, 0.01))
+    a = _episode(env, 11, actions)
+    b = _episode(agym.DumbbellEnv(duration_s=3.0, competitors=(0, 2), loss=(0.0, 0.01)), 11, actions)
+    c = _episode(env, 12, actions)
+    assert np.array_equal(a, b)
+    assert not (a.shape == c.shape and np.array_equal(a, c))
+
+
+def test_the_vector_environment_equals_stepping_each_copy_alone():
+    kwargs = {"duration_s": 2.0, "competitors": (0, 1)}
+    vec = agym.DumbbellVecEnv(3, threads=2, **kwargs)
+    singles = [agym.DumbbellEnv(**kwargs) for _ in range(3)]
+    vobs, _ = vec.reset(seed=5)
+    sobs = [e.reset(seed=5 + i)[0] for i, e in enumerate(singles)]
+    assert np.array_equal(vobs, np.stack(sobs))
+    rng = np.random.default_rng(1)
+    done = [False] * 3
+    ends = 0
+    for _ in range(250):
+        acts = rng.uniform(-1, 1, size=(3, 1)).astype(np.float32)
+        vo, vr, _, vt, _ = vec.step(acts)
+        for i, e in enumerate(singles):
+            if done[i]:  # the vector environment resets it on this step ("next step" mode)
+                o, r, t = e.reset()[0], 0.0, False
+            else:
+                o, r, _, t, _ = e.step(acts[i])
+            assert np.array_equal(vo[i], o) and vr[i] == r and vt[i] == t
+            done[i] = t
+            ends += t
+    assert ends >= 3, "every copy finished an episode and started another"
+
+
+def test_the_gil_is_released_while_the_simulation_steps():
+    env = agym.DumbbellEnv(rate_mbps=200.0, delay_ms=10.0, duration_s=30.0)
+    env.reset(seed=1)
+    count = 0
+    stop = False
+
+    def spin():
+        nonlocal count
+        while not stop:
+            count += 1
+
+    t = threading.Thread(target=spin)
+    t.start()
+    time.sleep(0.05)
+    before = count
+    t0 = time.perf_counter()
+    env._sim.step([150e6], 25.0)  # 25 s of a 150 Mb/s flow: a long native step
+    took = time.perf_counter() - t0
+    during = count - before
+    stop = True
+    t.join()
+    assert took > 0.05, f"the step took {took} s: too short to tell"
+    assert during > 1000, f"the Python thread ran {during} times in {took:.2f} s"
+
+
+def test_a_steady_rate_below_the_link_is_delivered_and_measured():
+    # 10 Mb/s bottleneck, 10 ms each way: the agent paces at 8 Mb/s, so every MI delivers
+    # 8 Mb/s with no queue (RTT = base RTT 24 ms) and no loss.
+    env = agym.DumbbellEnv(rate_mbps=10.0, delay_ms=10.0, buffer_bdp=2.0, duration_s=5.0, action="rate")
+    env.reset(seed=1)
+    thr, rtts = [], []
+    while True:
+        _, _, _, trunc, info = env.step(np.array([8.0], dtype=np.float32))
+        if info["time_s"] > 1.0:
+            thr.append(info["throughput_bps"])
+            rtts.append(info["rtt_s"])
+        if trunc:
+            break
+    assert abs(np.mean(thr) - 8e6) < 0.02 * 8e6, np.mean(thr)
+    assert abs(np.mean(rtts) - 0.024) < 0.0015, np.mean(rtts)
+
+
+def test_the_num_reward_targets_the_theorys_proportionally_fair_share():
+    env = agym.DumbbellEnv(rate_mbps=20.0, delay_ms=10.0, competitors=1, competitor_kinds=("reno",), reward="num", duration_s=2.0)
+    env.reset(seed=2)
+    # Two flows of equal RTT on 20 Mb/s: the proportionally fair share is 10 Mb/s each.
+    assert env._target_source == "theory"
+    assert abs(env._target - 10e6) < 1e3, env._target
+    _, r, _, _, info = env.step(np.array([0.0], dtype=np.float32))
+    assert r == pytest.approx(-abs(info["throughput_bps"] - 10e6) / 10e6)
+
+
+def test_bad_actions_and_settings_are_refused_with_what_was_wrong():
+    env = agym.DumbbellEnv(duration_s=1.0)
+    env.reset(seed=1)
+    with pytest.raises(ValueError, match="not a finite number"):
+        env.step(np.array([np.nan], dtype=np.float32))
+    denv = agym.DumbbellEnv(duration_s=1.0, discrete=4)
+    denv.reset(seed=1)
+    with pytest.raises(ValueError, match=r"an index in \[0, 4\)"):
+        denv.step(7)
+    with pytest.raises(ValueError, match="features"):
+        agym.DumbbellEnv(features=("throughput?",))
+    with pytest.raises(ValueError, match="positive finite"):
+        env._sim.step([-1.0], 0.01)
+    with pytest.raises(ValueError, match="monitor interval"):
+        env._sim.step([1e6], 0.0)
+    sc = acclab.parse(agym.Episode(10, 10, 1, 0, [], 1.0).scenario_text())
+    with pytest.raises(ValueError, match="agent"):
+        GymSim(sc, ["nobody"], "rate", [1e6])
