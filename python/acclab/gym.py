@@ -308,13 +308,14 @@ class DumbbellEnv(gymnasium.Env):
                     return float(f["throughput_bps"]), "theory"
         return ep.rate_mbps * 1e6 / (1 + len(ep.competitors)), "fair share"
 
-    def _features(self, m: Sequence[float]) -> np.ndarray:
+    def _features(self, m: Sequence[float]) -> list[float]:
         f = _FIELDS
         sent, lost, acked, ecn = m[f["sent_bytes"]], m[f["lost_bytes"]], m[f["acked_bytes"]], m[f["ecn_bytes"]]
         span = max(m[f["interval"]], 1e-9)
         mean_rtt, min_rtt, srtt = m[f["mean_rtt"]], m[f["min_rtt"]], m[f["srtt"]]
         rate = acked * 8 / span
-        self._max_rate = max(self._max_rate, rate)
+        if rate > self._max_rate:
+            self._max_rate = rate
         values = {
             "latency_gradient": m[f["latency_gradient"]],
             "latency_ratio": (mean_rtt / min_rtt) if mean_rtt == mean_rtt and min_rtt > 0 else 1.0,
@@ -325,7 +326,7 @@ class DumbbellEnv(gymnasium.Env):
             "rtt": (srtt / min_rtt) if srtt == srtt and min_rtt > 0 else 1.0,
             "action": math.log2(self._setting / self._initial),
         }
-        return np.array([values[k] for k in self.features], dtype=np.float32)
+        return [values[k] for k in self.features]
 
     def _reward(self, m: Sequence[float]) -> tuple[float, dict[str, Any]]:
         f = _FIELDS
@@ -377,7 +378,10 @@ class DumbbellEnv(gymnasium.Env):
             self._target, self._target_source = self._num_target(ep)
         mode = "window" if self.action_kind == "cwnd" else "rate"
         self._sim = GymSim(_acclab.Scenario.parse(ep.scenario_text(), "episode"), ["agent"], mode, [start])
-        self._obs = np.zeros((self.history, len(self.features)), dtype=np.float32)
+        # The history as a ring written twice (rows i and i + history), so the last `history`
+        # rows are always one contiguous slice.
+        self._ring = np.zeros((2 * self.history, len(self.features)), dtype=np.float32)
+        self._head = 0
         self._last = None
         m = self._sim.step([start], self._interval(None))[0]
         self._push(m)
@@ -385,11 +389,16 @@ class DumbbellEnv(gymnasium.Env):
         return self._observation(), {"episode": ep}
 
     def _push(self, m: Sequence[float]) -> None:
-        self._obs = np.roll(self._obs, -1, axis=0)
-        self._obs[-1] = self._features(m)
+        row = np.array(self._features(m), dtype=np.float32)
+        np.clip(row, -10.0, 10.0, out=row)
+        h = self.history
+        self._ring[self._head] = row
+        self._ring[self._head + h] = row
+        self._head = (self._head + 1) % h
 
     def _observation(self) -> np.ndarray:
-        return np.clip(self._obs.reshape(-1), -10.0, 10.0)
+        h = self._head
+        return self._ring[h : h + self.history].reshape(-1).copy()
 
     def step(self, action):
         if self._sim is None:

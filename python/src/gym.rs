@@ -288,26 +288,19 @@ pub fn step_all(
         let until = g.until(dt)?;
         work.push((&mut **g, until));
     }
+    // At most `threads` tasks on rayon's pool (no thread started per step); one runs inline.
     let threads = threads.clamp(1, work.len().max(1));
     let chunk = work.len().div_ceil(threads).max(1);
     py.detach(|| {
         guarded(|| {
-            std::thread::scope(|s| {
-                let handles: Vec<_> = work
-                    .chunks_mut(chunk)
-                    .map(|part| {
-                        s.spawn(move || {
-                            part.iter_mut()
-                                .map(|(g, until)| g.run_to(*until))
-                                .collect::<Vec<_>>()
-                        })
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                    .collect()
-            })
+            if threads == 1 {
+                return work.iter_mut().map(|(g, until)| g.run_to(*until)).collect();
+            }
+            use rayon::prelude::*;
+            work.par_iter_mut()
+                .with_min_len(chunk)
+                .map(|(g, until)| g.run_to(*until))
+                .collect()
         })
     })
 }
