@@ -26,7 +26,9 @@ normalised to a few units):
 - ``delivery_rate``: acknowledged bytes per second over the highest seen so far (Orca's
   normalised throughput);
 - ``rtt``: the smoothed RTT over the minimum (Orca's delay signal);
-- ``action``: the current rate (or window) over its value at the start of the episode, log2.
+- ``action``: the current rate (or window) over its value at the start of the episode, log2;
+- ``queue`` (not in the defaults: a sender cannot see it): the bottleneck's backlog at the
+  interval's end over its bandwidth-delay product in packets.
 
 **Actions** (``action``): ``"rate-multiplier"`` (Aurora: a ∈ [-1, 1]·``action_scale``; the rate
 becomes rate·(1 + αa) for a ≥ 0, rate/(1 − αa) below, α = 0.025), ``"cwnd"`` (a window in
@@ -66,9 +68,9 @@ from gymnasium.vector.utils import batch_space
 from . import _acclab
 from ._acclab import GymSim
 
-__all__ = ["DumbbellEnv", "DumbbellVecEnv", "Episode", "FEATURES"]
+__all__ = ["ALL_FEATURES", "DumbbellEnv", "DumbbellVecEnv", "Episode", "FEATURES"]
 
-#: Every observation feature, in the order of the default ``features``.
+#: The default observation features, in order.
 FEATURES = (
     "latency_gradient",
     "latency_ratio",
@@ -79,6 +81,9 @@ FEATURES = (
     "rtt",
     "action",
 )
+#: Every feature: the defaults and ``queue`` (the bottleneck's backlog over its BDP in packets,
+#: at the interval's end — information an end host does not have; ask for it explicitly).
+ALL_FEATURES = FEATURES + ("queue",)
 
 _FIELDS = {name: i for i, name in enumerate(GymSim.fields())}
 _AURORA_ALPHA = 0.025
@@ -112,7 +117,7 @@ class Episode:
         # The bottleneck's delay both ways plus 1 ms on each of the four access links.
         return 2 * self.delay_ms / 1e3 + 4e-3
 
-    def scenario_text(self, agent_kind: str = 'kind = "python"\nparams = { controller = "agent" }') -> str:
+    def scenario_text(self, agent_kind: str = 'kind = "python"\nparams = { controller = "agent", sack = true }') -> str:
         """The episode's scenario as TOML: the agent's flow ``agent`` (from ``s0``), each
         competitor ``c{i}`` (from ``s{i+1}``), over the bottleneck ``r1 -> r2``."""
         n = 1 + len(self.competitors)
@@ -202,9 +207,9 @@ class DumbbellEnv(gymnasium.Env):
         alpha: float = 1.0,
         reward_scale: float | None = None,
     ):
-        unknown = [f for f in features if f not in FEATURES]
+        unknown = [f for f in features if f not in ALL_FEATURES]
         if unknown or not features:
-            raise ValueError(f"features {unknown or '(none)'}: choose from {FEATURES}")
+            raise ValueError(f"features {unknown or '(none)'}: choose from {ALL_FEATURES}")
         if action not in ("rate-multiplier", "cwnd", "rate"):
             raise ValueError(f'action {action!r}: "rate-multiplier", "cwnd" or "rate"')
         if reward not in ("aurora", "alpha-fair", "power", "num"):
@@ -325,6 +330,7 @@ class DumbbellEnv(gymnasium.Env):
             "delivery_rate": rate / self._max_rate if self._max_rate > 0 else 0.0,
             "rtt": (srtt / min_rtt) if srtt == srtt and min_rtt > 0 else 1.0,
             "action": math.log2(self._setting / self._initial),
+            "queue": (m[f["queue_pkts"]] / self._bdp_pkts) if "queue" in self.features else 0.0,
         }
         return [values[k] for k in self.features]
 
@@ -377,7 +383,10 @@ class DumbbellEnv(gymnasium.Env):
         if self.reward_kind == "num":
             self._target, self._target_source = self._num_target(ep)
         mode = "window" if self.action_kind == "cwnd" else "rate"
-        self._sim = GymSim(_acclab.Scenario.parse(ep.scenario_text(), "episode"), ["agent"], mode, [start])
+        self._bdp_pkts = max(1.0, ep.rate_mbps * 1e6 * ep.base_rtt_s / (8 * 1500))
+        watch = "r1->r2" if "queue" in self.features else None
+        sc = _acclab.Scenario.parse(ep.scenario_text(), "episode")
+        self._sim = GymSim(sc, ["agent"], mode, [start], watch)
         # The history as a ring written twice (rows i and i + history), so the last `history`
         # rows are always one contiguous slice.
         self._ring = np.zeros((2 * self.history, len(self.features)), dtype=np.float32)

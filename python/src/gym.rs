@@ -43,7 +43,7 @@ impl ControllerFactory for AgentFactory {
 type Measured = Vec<f64>;
 
 /// The names of a step's measurements, in order.
-const FIELDS: [&str; 14] = [
+const FIELDS: [&str; 15] = [
     "sent_bytes",
     "lost_bytes",
     "acked_bytes",
@@ -58,6 +58,7 @@ const FIELDS: [&str; 14] = [
     "srtt",
     "min_rtt",
     "interval",
+    "queue_pkts",
 ];
 
 /// A simulation stepped by an environment (behind a mutex: a Python object may be reached
@@ -67,12 +68,14 @@ pub struct GymSim(Mutex<Stepped>);
 
 struct Stepped {
     sim: Simulator,
+    /// The link whose queue a step reports (the agent may see it), if any.
+    watch: Option<acclab_scenario::LinkId>,
     agents: Vec<AgentHandle>,
     window_mode: bool,
     last: Time,
 }
 
-fn measured(i: &Interval, h: &AgentHandle, span: f64) -> Measured {
+fn measured(i: &Interval, h: &AgentHandle, span: f64, queue: f64) -> Measured {
     let (srtt, min_rtt) = h.rtts();
     let s = |d: Option<acclab_core::Duration>| d.map_or(f64::NAN, |d| d.as_secs_f64());
     let rtt = |x: f64| if i.rtt_count > 0 { x } else { f64::NAN };
@@ -91,6 +94,7 @@ fn measured(i: &Interval, h: &AgentHandle, span: f64) -> Measured {
         s(srtt),
         s(min_rtt),
         span,
+        queue,
     ]
 }
 
@@ -133,9 +137,13 @@ impl Stepped {
         let now = self.sim.now();
         let span = now.since(self.last).as_secs_f64();
         self.last = now;
+        let queue = self.watch.map_or(f64::NAN, |l| {
+            use acclab_sim::observe::NetworkView;
+            self.sim.network().queue(l).backlog().packets as f64
+        });
         self.agents
             .iter()
-            .map(|h| measured(&h.take(now), h, span))
+            .map(|h| measured(&h.take(now), h, span, queue))
             .collect()
     }
 }
@@ -144,14 +152,16 @@ impl Stepped {
 impl GymSim {
     /// `scenario` with the flows named in `agents` of kind "python" and controller "agent";
     /// `mode` "window" (actions are windows, bytes) or "rate" (pacing rates, bit/s); `initial`
-    /// each agent's first action.
+    /// each agent's first action; `watch` a link (`"r1->r2"`) whose queue each step reports.
     #[new]
+    #[pyo3(signature = (scenario, agents, mode, initial, watch = None))]
     fn new(
         py: Python<'_>,
         scenario: &PyScenario,
         agents: Vec<String>,
         mode: &str,
         initial: Vec<f64>,
+        watch: Option<String>,
     ) -> PyResult<Self> {
         let window_mode = match mode {
             "window" => true,
@@ -200,10 +210,21 @@ impl GymSim {
                 )));
             }
         }
+        let watch = match watch {
+            None => None,
+            Some(name) => Some(
+                sc.links
+                    .iter()
+                    .position(|l| l.name == name)
+                    .map(|i| acclab_scenario::LinkId(i as u32))
+                    .ok_or_else(|| PyValueError::new_err(format!("watch: no link {name:?}")))?,
+            ),
+        };
         sc.controllers = Controllers::of(Arc::new(AgentFactory { handles }));
         let sim = guarded(|| Simulator::new(sc))?;
         Ok(GymSim(Mutex::new(Stepped {
             sim,
+            watch,
             agents: order,
             window_mode,
             last: Time::ZERO,

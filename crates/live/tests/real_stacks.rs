@@ -555,15 +555,13 @@ fn four_linux_bbr_flows_match_acclab_bbr() {
     );
 }
 
-/// Linux over a capacity trace (issue 53 §1): the emulator's links take the same descriptions
-/// as the simulator's, so the kernel's CUBIC runs over the synthetic LTE trace acclab ships
-/// (a 11.4 Mb/s mean, 1–24 Mb/s states) through a 100-packet tail-drop buffer, beside acclab's
-/// CUBIC (`linux = true`) simulated over the same trace. Held: per-flow throughput within
-/// 10% and the mean queue within 25% (the trace's swings, not a standing sawtooth, set it).
-#[test]
-fn one_linux_cubic_flow_over_a_capacity_trace_matches_acclab_cubic() {
+/// One Linux flow of `cc` and acclab's `kind` (a `[[flow]]`'s kind and params lines), each over
+/// the synthetic LTE capacity trace acclab ships (a 11.4 Mb/s mean, 1–24 Mb/s states) through a
+/// 100-packet tail-drop buffer for 40 s, measured over 10–40 s: (Linux's throughput, acclab's,
+/// Linux's mean queue, acclab's), printed. `None` where namespaces cannot be made.
+fn over_the_trace(cc: &str, kind: &str) -> Option<(f64, f64, f64, f64)> {
     if !runs_here(may_create_namespaces()) {
-        return;
+        return None;
     }
     let trace = concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -587,16 +585,15 @@ fn one_linux_cubic_flow_over_a_capacity_trace_matches_acclab_cubic() {
         sc
     };
     let _turn = one_at_a_time();
-    let (_, s) = acclab_sim::run(
-        over_trace("kind = \"cubic\"\nparams = { linux = true }"),
-        &mut |_| {},
-    );
+    let (_, s) = acclab_sim::run(over_trace(kind), &mut |_| {});
     let opts = LiveOptions {
         network: Network::Namespaces,
         ..Default::default()
     };
     let (_, ks) = acclab_live::run(
-        over_trace("kind = \"kernel-tcp\"\nparams = { cc = \"cubic\" }"),
+        over_trace(&format!(
+            "kind = \"kernel-tcp\"\nparams = {{ cc = \"{cc}\" }}"
+        )),
         &opts,
         &mut |_| {},
     )
@@ -605,18 +602,49 @@ fn one_linux_cubic_flow_over_a_capacity_trace_matches_acclab_cubic() {
     let acclab = s.flows[0].throughput_bps;
     let (lq, aq) = (ks.links[0].mean_queue_pkts, s.links[0].mean_queue_pkts);
     eprintln!(
-        "over the trace: Linux {:.3} Mb/s, queue {lq:.1}; acclab {:.3} Mb/s, queue {aq:.1}; utilisation {:.3} / {:.3}",
+        "{cc} over the trace: Linux {:.3} Mb/s, queue {lq:.1}; acclab {:.3} Mb/s, queue {aq:.1}; utilisation {:.3} / {:.3}",
         linux / 1e6,
         acclab / 1e6,
         ks.links[0].utilization,
         s.links[0].utilization
     );
+    Some((linux, acclab, lq, aq))
+}
+
+/// Linux over a capacity trace (issue 53 §1): the emulator's links take the same descriptions
+/// as the simulator's, so the kernel's CUBIC runs over the trace beside acclab's CUBIC
+/// (`linux = true`). Held: per-flow throughput within 10% and the mean queue within 25% (the
+/// trace's swings, not a standing sawtooth, set it).
+#[test]
+fn one_linux_cubic_flow_over_a_capacity_trace_matches_acclab_cubic() {
+    let Some((linux, acclab, lq, aq)) =
+        over_the_trace("cubic", "kind = \"cubic\"\nparams = { linux = true }")
+    else {
+        return;
+    };
     assert!(
         (linux - acclab).abs() <= 0.10 * acclab,
         "throughput: Linux {linux}, acclab {acclab}"
     );
     assert!(
         (lq - aq).abs() <= 0.25 * aq,
+        "mean queue: Linux {lq}, acclab {aq}"
+    );
+}
+
+/// BBR v1 over the same trace (issue 53 §2's cross-check where Linux has the scheme): Linux's
+/// tcp_bbr beside acclab's `bbr`. Held: throughput within TOL_T and the mean queue within TOL_Q.
+#[test]
+fn one_linux_bbr_flow_over_a_capacity_trace_matches_acclab_bbr() {
+    let Some((linux, acclab, lq, aq)) = over_the_trace("bbr", "kind = \"bbr\"") else {
+        return;
+    };
+    assert!(
+        (linux - acclab).abs() <= TOL_T * acclab,
+        "throughput: Linux {linux}, acclab {acclab}"
+    );
+    assert!(
+        (lq - aq).abs() <= TOL_Q * aq.max(lq),
         "mean queue: Linux {lq}, acclab {aq}"
     );
 }
