@@ -23,6 +23,11 @@ pub struct RunArgs {
     /// trajectories dashed beside the packet run's on every plot.
     #[arg(long)]
     pub model: bool,
+    /// Bind a controller name the scenario's `kind = "python"` flows use to a Python class:
+    /// NAME=path/file.py:Class or NAME=module:Class (repeatable). A scenario with such flows is
+    /// run by Python's acclab package (`python3 -m acclab run`, or $ACCLAB_PYTHON).
+    #[arg(long, value_name = "NAME=SPEC")]
+    pub controller: Vec<String>,
 }
 
 pub fn run(run: RunArgs) -> Result<()> {
@@ -37,6 +42,19 @@ pub fn run(run: RunArgs) -> Result<()> {
     }
     if let Some(seed) = run.seed {
         sc.seed = seed;
+    }
+    let python = sc
+        .flows
+        .iter()
+        .any(|f| matches!(f.scheme, acclab_core::config::SchemeConfig::Python(_)));
+    if python {
+        return through_python(&run);
+    }
+    if !run.controller.is_empty() {
+        bail!(
+            "{}: --controller binds the controller of a `kind = \"python\"` flow, and this scenario has none",
+            args.scenario.display()
+        );
     }
     if let Some(why) = sc.not_simulable() {
         bail!("{}: {why}", args.scenario.display());
@@ -71,6 +89,59 @@ pub fn run(run: RunArgs) -> Result<()> {
         smooth: args.smooth,
     });
     simulate(sc, dir, plots, args.quiet, run.model)
+}
+
+/// Hands a run with Python controllers to Python's acclab package (`python3 -m acclab run`, or
+/// `$ACCLAB_PYTHON -m acclab run`) with the same scenario, seed, patches, output directory and
+/// controller bindings; its exit status is this command's.
+fn through_python(run: &RunArgs) -> Result<()> {
+    let args = &run.common;
+    for (given, flag) in [
+        (args.plots, "--plots"),
+        (run.model, "--model"),
+        (args.force, "--force"),
+        (run.allow_large, "--allow-large"),
+    ] {
+        if given {
+            bail!(
+                "{}: {flag} is not available for a scenario with Python controllers (Python's acclab package runs it)",
+                args.scenario.display()
+            );
+        }
+    }
+    let python = std::env::var_os("ACCLAB_PYTHON").unwrap_or_else(|| "python3".into());
+    let mut cmd = std::process::Command::new(&python);
+    cmd.args(["-m", "acclab", "run"]).arg(&args.scenario);
+    if let Some(out) = &args.out {
+        cmd.arg("--out").arg(out);
+    }
+    if let Some(seed) = run.seed {
+        cmd.arg("--seed").arg(seed.to_string());
+    }
+    for kv in &args.set {
+        cmd.arg("--set").arg(kv);
+    }
+    for c in &run.controller {
+        cmd.arg("--controller").arg(c);
+    }
+    if args.quiet {
+        cmd.arg("--quiet");
+    }
+    let status = cmd.status().with_context(|| {
+        format!(
+            "{}: this scenario has controllers written in Python, which run through Python's acclab package, and {} could not be started (install Python 3.11+ and `pip install ./python`, or set ACCLAB_PYTHON to a Python that has it)",
+            args.scenario.display(),
+            std::path::Path::new(&python).display()
+        )
+    })?;
+    if !status.success() {
+        bail!(
+            "{}: the run through `{} -m acclab run` failed ({status}; a Python without the acclab package says `No module named acclab`: `pip install ./python`, or set ACCLAB_PYTHON)",
+            args.scenario.display(),
+            std::path::Path::new(&python).display()
+        );
+    }
+    Ok(())
 }
 
 pub fn simulate(
