@@ -61,9 +61,10 @@ def test_an_episode_is_the_same_for_the_same_seed_and_differs_for_another():
     assert not (a.shape == c.shape and np.array_equal(a, c))
 
 
-def test_the_vector_environment_equals_stepping_each_copy_alone():
+@pytest.mark.parametrize("threads", [1, 2, None])
+def test_the_vector_environment_equals_stepping_each_copy_alone(threads):
     kwargs = {"duration_s": 2.0, "competitors": (0, 1)}
-    vec = agym.DumbbellVecEnv(3, threads=2, **kwargs)
+    vec = agym.DumbbellVecEnv(3, threads=threads, **kwargs)
     singles = [agym.DumbbellEnv(**kwargs) for _ in range(3)]
     vobs, _ = vec.reset(seed=5)
     sobs = [e.reset(seed=5 + i)[0] for i, e in enumerate(singles)]
