@@ -4,6 +4,8 @@
 
 use acclab_scenario::parse;
 
+mod common;
+
 /// What a run measured: per-flow throughput (Mb/s), the bottleneck's utilisation and mean
 /// queue (packets), and the loss rate (lost packets over packets sent).
 struct Run {
@@ -16,37 +18,13 @@ struct Run {
 /// `n` flows of `kind` over a 20 Mb/s, 10 ms bottleneck with a `limit`-packet tail-drop
 /// buffer (BDP ≈ 41 packets), measured over 20–60 s.
 fn dumbbell(kind: &str, n: usize, limit: usize) -> Run {
-    let sc = format!(
-        r#"name = "bbr3"
-duration = "60s"
-[defaults]
-packet_size = "1500B"
-[[link]]
-between = ["r1", "r2"]
-rate = "20Mbps"
-delay = "10ms"
-queue = {{ kind = "droptail", limit = "{limit}pkt" }}
-[[link]]
-count = 4
-between = ["s{{i}}", "r1"]
-rate = "1Gbps"
-delay = "1ms"
-[[link]]
-count = 4
-between = ["r2", "d{{i}}"]
-rate = "1Gbps"
-delay = "1ms"
-[[flow]]
-count = {n}
-id = "f{{i}}"
-kind = "{kind}"
-from = "s{{i}}"
-to = "d{{i}}"
-start_jitter = "1s"
-[output]
-window = ["20s", "60s"]
-"#
+    let bottleneck = format!(
+        "rate = \"20Mbps\"\ndelay = \"10ms\"\nqueue = {{ kind = \"droptail\", limit = \"{limit}pkt\" }}"
     );
+    let flows = format!(
+        "[[flow]]\ncount = {n}\nid = \"f{{i}}\"\nkind = \"{kind}\"\nfrom = \"s{{i}}\"\nto = \"d{{i}}\"\nstart_jitter = \"1s\""
+    );
+    let sc = common::dumbbell(&bottleneck, 4, &flows, "60s", ("20s", "60s"), 1);
     let (_, s) = acclab_sim::run(parse(&sc, "bbr3.toml").unwrap(), &mut |_| {});
     let lost: u64 = s.flows.iter().map(|f| f.lost_packets).sum();
     let sent: u64 = s.flows.iter().map(|f| f.sent_bytes).sum();

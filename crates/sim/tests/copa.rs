@@ -4,34 +4,14 @@
 
 use acclab_scenario::parse;
 
+mod common;
+
 /// `flows` (TOML `[[flow]]` tables from s{i} to d{i}) over a 20 Mb/s, 10 ms bottleneck with a
-/// 500-packet buffer.
+/// 500-packet buffer, 60 s measured from 20 s.
 fn dumbbell(flows: &str) -> String {
-    format!(
-        r#"name = "copa"
-duration = "60s"
-[defaults]
-packet_size = "1500B"
-[[link]]
-between = ["r1", "r2"]
-rate = "20Mbps"
-delay = "10ms"
-queue = {{ kind = "droptail", limit = "500pkt" }}
-[[link]]
-count = 4
-between = ["s{{i}}", "r1"]
-rate = "1Gbps"
-delay = "1ms"
-[[link]]
-count = 4
-between = ["r2", "d{{i}}"]
-rate = "1Gbps"
-delay = "1ms"
-{flows}
-[output]
-window = ["20s", "60s"]
-"#
-    )
+    let bottleneck =
+        "rate = \"20Mbps\"\ndelay = \"10ms\"\nqueue = { kind = \"droptail\", limit = \"500pkt\" }";
+    common::dumbbell(bottleneck, 4, flows, "60s", ("20s", "60s"), 1)
 }
 
 /// [AB18] §2.2: in equilibrium each flow keeps 1/δ = 2 packets queued — 8 for four flows —

@@ -4,36 +4,15 @@
 
 use acclab_scenario::parse;
 
+mod common;
+
 /// `flows` over a 20 Mb/s, 10 ms bottleneck (500-packet buffer, `loss` random loss), hosts
 /// s{i} → d{i} at 1 Gb/s, measured over 60–90 s.
 fn dumbbell(flows: &str, loss: f64, seed: u64) -> Vec<f64> {
-    let sc = format!(
-        r#"name = "vivace"
-duration = "90s"
-seed = {seed}
-[defaults]
-packet_size = "1500B"
-[[link]]
-between = ["r1", "r2"]
-rate = "20Mbps"
-delay = "10ms"
-loss = {loss}
-queue = {{ kind = "droptail", limit = "500pkt" }}
-[[link]]
-count = 4
-between = ["s{{i}}", "r1"]
-rate = "1Gbps"
-delay = "1ms"
-[[link]]
-count = 4
-between = ["r2", "d{{i}}"]
-rate = "1Gbps"
-delay = "1ms"
-{flows}
-[output]
-window = ["60s", "90s"]
-"#
+    let bottleneck = format!(
+        "rate = \"20Mbps\"\ndelay = \"10ms\"\nloss = {loss}\nqueue = {{ kind = \"droptail\", limit = \"500pkt\" }}"
     );
+    let sc = common::dumbbell(&bottleneck, 4, flows, "90s", ("60s", "90s"), seed);
     let (_, s) = acclab_sim::run(parse(&sc, "vivace.toml").unwrap(), &mut |_| {});
     s.flows.iter().map(|f| f.throughput_bps / 1e6).collect()
 }
