@@ -31,6 +31,7 @@
 //!   finite transfers only); the send quantum enters only the cwnd budget (no TSO bursts).
 
 mod model;
+mod recovery;
 pub mod v3;
 
 use rand::RngExt;
@@ -38,7 +39,7 @@ use rand::RngExt;
 pub use model::{MaxFilter, PathModel};
 pub use v3::{Bbr3, Bbr3Params};
 
-use super::{AckSample, Congestion, CongestionController, CongestionEvent};
+use super::{AckSample, CongestionController, CongestionEvent};
 use crate::params::{positive, FlowContext, ParamError, SchemeParams};
 use crate::rng::Rng;
 use crate::transport::tcp::tcp_scheme_params;
@@ -76,20 +77,6 @@ pub struct BbrSettings {
     pub probe_rtt_duration: Duration,
 }
 
-/// Loss recovery as BBR sees it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Recovery {
-    None,
-    /// Fast recovery; packet conservation until round `conserve_until` has passed.
-    Fast {
-        conserve_until: u64,
-    },
-    /// After a timeout, until the cumulative ACK reaches `end` (set by the first ACK after it).
-    Timeout {
-        end: Option<u64>,
-    },
-}
-
 /// BBR's state.
 #[derive(Clone, Debug)]
 pub struct Bbr {
@@ -102,8 +89,7 @@ pub struct Bbr {
     pacing_rate: Rate,
     /// Congestion window, bytes.
     cwnd: u64,
-    prior_cwnd: u64,
-    recovery: Recovery,
+    recovery: recovery::Recovery,
     /// A loss was detected since the last ACK (`rs.losses > 0`).
     lost: bool,
     /// Total bytes acknowledged (`C.delivered`).
@@ -137,8 +123,7 @@ impl Bbr {
             cwnd_gain: cfg.high_gain,
             pacing_rate: Rate::from_bps((cfg.high_gain * nominal) as u64),
             cwnd: initial,
-            prior_cwnd: 0,
-            recovery: Recovery::None,
+            recovery: recovery::Recovery::default(),
             lost: false,
             delivered: 0,
             round_count: 0,
@@ -196,18 +181,9 @@ impl Bbr {
         }
     }
 
-    /// §4.2.3.4 BBRSaveCwnd: the window to restore after recovery or ProbeRTT.
-    fn save_cwnd(&self) -> u64 {
-        if self.recovery == Recovery::None && self.mode != Mode::ProbeRtt {
-            self.cwnd
-        } else {
-            self.prior_cwnd.max(self.cwnd)
-        }
-    }
-
     /// §4.2.3.4 BBRRestoreCwnd.
     fn restore_cwnd(&mut self) {
-        self.cwnd = self.cwnd.max(self.prior_cwnd);
+        self.cwnd = self.recovery.restored(self.cwnd);
     }
 
     // ---- The state machine (§4.3) ----
@@ -294,7 +270,7 @@ impl Bbr {
         in_flight: u64,
     ) {
         if self.mode != Mode::ProbeRtt && rtprop_expired {
-            self.prior_cwnd = self.save_cwnd();
+            self.recovery.save(self.cwnd, false); // §4.2.3.4 BBRSaveCwnd
             self.mode = Mode::ProbeRtt;
             self.pacing_gain = 1.0;
             self.cwnd_gain = 1.0;
@@ -348,11 +324,7 @@ impl Bbr {
 
     /// §4.2.3.5 BBRSetCwnd.
     fn set_cwnd(&mut self, ack: &AckSample) {
-        let conserving = match self.recovery {
-            Recovery::Fast { conserve_until } => self.round_count <= conserve_until,
-            _ => false,
-        };
-        if !conserving {
+        if !self.recovery.conserving(self.round_count) {
             let target = self.inflight(self.cwnd_gain);
             if self.filled_pipe {
                 self.cwnd = (self.cwnd + ack.acked_bytes).min(target);
@@ -364,17 +336,6 @@ impl Bbr {
         // §4.2.3.6 BBRModulateCwndForProbeRTT.
         if self.mode == Mode::ProbeRtt {
             self.cwnd = self.cwnd.min(MIN_PIPE_CWND * self.cfg.mss);
-        }
-    }
-
-    /// The end of a timeout's recovery: the cumulative ACK has passed what was outstanding.
-    fn check_timeout_recovery(&mut self, ack: &AckSample) {
-        if let Recovery::Timeout { end } = &mut self.recovery {
-            let end = *end.get_or_insert(ack.highest_sent);
-            if ack.cumulative_ack >= end {
-                self.recovery = Recovery::None;
-                self.restore_cwnd();
-            }
         }
     }
 }
@@ -404,39 +365,25 @@ impl CongestionController for Bbr {
         self.check_probe_rtt(now, expired, ack, in_flight);
         // §4.2 BBRUpdateControlParameters.
         self.set_pacing_rate(ack.rtt);
-        self.check_timeout_recovery(ack);
+        if let Some(cwnd) = self.recovery.on_ack(ack, self.cwnd) {
+            self.cwnd = cwnd;
+        }
         self.set_cwnd(ack);
         self.lost = false;
     }
 
     fn on_congestion_event(&mut self, _now: Time, ev: &CongestionEvent) {
-        let mss = self.cfg.mss;
-        match ev.kind {
-            // §4.2.3.4: on entering fast recovery, save cwnd and keep what is in flight
-            // ("packets_in_flight", the transport's pipe), plus one for the retransmission.
-            Congestion::Loss => {
-                self.prior_cwnd = self.save_cwnd();
-                self.cwnd = ev.pipe + mss;
-                self.recovery = Recovery::Fast {
-                    conserve_until: self.round_count + 1,
-                };
-                self.lost = true;
-            }
-            // §4.2.3.4: "upon retransmission timeout ... cwnd = 1".
-            Congestion::Timeout => {
-                self.prior_cwnd = self.save_cwnd();
-                self.cwnd = mss;
-                self.recovery = Recovery::Timeout { end: None };
-                self.lost = true;
-            }
-            Congestion::Ecn => {} // BBR v1 does not react to ECN
+        // §4.2.3.4: packet conservation on fast recovery, one segment after a timeout (ECN is
+        // ignored by v1).
+        let (mss, round, probe_rtt) = (self.cfg.mss, self.round_count, self.mode == Mode::ProbeRtt);
+        if let Some(cwnd) = self.recovery.on_event(ev, self.cwnd, mss, round, probe_rtt) {
+            self.cwnd = cwnd;
+            self.lost = true;
         }
     }
 
     fn on_recovery_end(&mut self, _now: Time) {
-        // §4.2.3.4: "Upon exiting loss recovery ... BBRRestoreCwnd()".
-        self.recovery = Recovery::None;
-        self.restore_cwnd();
+        self.cwnd = self.recovery.end(self.cwnd);
     }
 
     fn window(&self) -> u64 {

@@ -3,6 +3,7 @@
 //! pacing rate and the bottleneck's.
 
 use super::*;
+use crate::cc::Congestion;
 use crate::transport::rate_sample::RateSample;
 
 const MSS: u64 = 1000;

@@ -22,7 +22,7 @@
 //! (§4.5.2.4), bounded by `bw_lo`; the pacing rate is 1% under gain × bw (§4.6.2); cwnd is
 //! gain × BDP plus three send quanta, capped by `inflight_hi` (less the headroom in CRUISE
 //! and ProbeRTT) and `inflight_lo` (§4.6.4.6 BBRBoundCwndForModel). Loss recovery keeps v1's
-//! packet conservation and timeout handling (mod.rs).
+//! packet conservation and timeout handling (recovery.rs, shared).
 //!
 //! Departures, all deliberate:
 //! - Rounds, as in v1, end when the cumulative ACK passes the highest segment sent when the
@@ -41,7 +41,8 @@
 use rand::RngExt;
 
 use super::model::MaxFilter;
-use crate::cc::{AckSample, Congestion, CongestionController, CongestionEvent, SentSample};
+use super::recovery::Recovery;
+use crate::cc::{AckSample, CongestionController, CongestionEvent, SentSample};
 use crate::params::{in_range, FlowContext, ParamError, SchemeParams};
 use crate::rng::Rng;
 use crate::transport::tcp::tcp_scheme_params;
@@ -94,14 +95,6 @@ enum AckPhase {
     ProbeStopping,
 }
 
-/// Loss recovery as v1 handles it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Recovery {
-    None,
-    Fast { conserve_until: u64 },
-    Timeout { end: Option<u64> },
-}
-
 /// BBRv3's state.
 #[derive(Clone, Debug)]
 pub struct Bbr3 {
@@ -113,7 +106,6 @@ pub struct Bbr3 {
     cwnd_gain: f64,
     pacing_rate: Rate,
     cwnd: u64,
-    prior_cwnd: u64,
     recovery: Recovery,
     has_rtt: bool,
 
@@ -181,8 +173,7 @@ impl Bbr3 {
             cwnd_gain: STARTUP_CWND_GAIN,
             pacing_rate: Rate::from_bps((STARTUP_PACING_GAIN * nominal) as u64),
             cwnd: initial,
-            prior_cwnd: 0,
-            recovery: Recovery::None,
+            recovery: Recovery::default(),
             has_rtt: false,
             delivered: 0,
             round_count: 0,
@@ -554,7 +545,7 @@ impl Bbr3 {
     /// §4.3.4.4 BBRCheckProbeRTT.
     fn check_probe_rtt(&mut self, now: Time, due: bool, ack: &AckSample, in_flight: u64) {
         if self.state != State::ProbeRtt && due && self.has_rtt {
-            self.prior_cwnd = self.save_cwnd();
+            self.recovery.save(self.cwnd, false);
             self.set_state(State::ProbeRtt, 1.0, PROBE_RTT_CWND_GAIN);
             self.probe_rtt_done_stamp = None;
             self.ack_phase = AckPhase::ProbeStopping;
@@ -578,7 +569,7 @@ impl Bbr3 {
                     // §4.3.4.5 BBRExitProbeRTT.
                     self.probe_rtt_min_stamp = now;
                     self.reset_lower_bounds();
-                    self.cwnd = self.cwnd.max(self.prior_cwnd);
+                    self.cwnd = self.recovery.restored(self.cwnd);
                     if self.filled_pipe {
                         self.start_down(now);
                         self.start_cruise();
@@ -595,14 +586,6 @@ impl Bbr3 {
         self.bdp(PROBE_RTT_CWND_GAIN)
             .unwrap_or(0)
             .max(MIN_PIPE_CWND * self.mss)
-    }
-
-    fn save_cwnd(&self) -> u64 {
-        if self.recovery == Recovery::None && self.state != State::ProbeRtt {
-            self.cwnd
-        } else {
-            self.prior_cwnd.max(self.cwnd)
-        }
     }
 
     // ---- Control (§4.6) ----
@@ -625,11 +608,7 @@ impl Bbr3 {
 
     /// §4.6.4.6 BBRSetCwnd with BBRBoundCwndForProbeRTT and BBRBoundCwndForModel.
     fn set_cwnd(&mut self, acked: u64) {
-        let conserving = match self.recovery {
-            Recovery::Fast { conserve_until } => self.round_count <= conserve_until,
-            _ => false,
-        };
-        if !conserving {
+        if !self.recovery.conserving(self.round_count) {
             let target = self.inflight(self.cwnd_gain);
             if self.filled_pipe {
                 self.cwnd = (self.cwnd + acked).min(target);
@@ -651,16 +630,6 @@ impl Bbr3 {
             cap = cap.min(lo);
         }
         self.cwnd = self.cwnd.min(cap.max(min_pipe));
-    }
-
-    fn check_timeout_recovery(&mut self, ack: &AckSample) {
-        if let Recovery::Timeout { end } = &mut self.recovery {
-            let end = *end.get_or_insert(ack.highest_sent);
-            if ack.cumulative_ack >= end {
-                self.recovery = Recovery::None;
-                self.cwnd = self.cwnd.max(self.prior_cwnd);
-            }
-        }
     }
 }
 
@@ -725,34 +694,22 @@ impl CongestionController for Bbr3 {
             self.round_ce = 0;
         }
         self.set_pacing_rate(ack.rtt);
-        self.check_timeout_recovery(ack);
+        if let Some(cwnd) = self.recovery.on_ack(ack, self.cwnd) {
+            self.cwnd = cwnd;
+        }
         self.set_cwnd(ack.acked_bytes);
     }
 
     fn on_congestion_event(&mut self, _now: Time, ev: &CongestionEvent) {
-        let mss = self.mss;
-        match ev.kind {
-            // §4.6.4.4: packet conservation on entering fast recovery, as v1.
-            Congestion::Loss => {
-                self.prior_cwnd = self.save_cwnd();
-                self.cwnd = ev.pipe + mss;
-                self.recovery = Recovery::Fast {
-                    conserve_until: self.round_count + 1,
-                };
-            }
-            Congestion::Timeout => {
-                self.prior_cwnd = self.save_cwnd();
-                self.cwnd = mss;
-                self.recovery = Recovery::Timeout { end: None };
-            }
-            // ECN is counted per ACK (on_ack), not per event.
-            Congestion::Ecn => {}
+        // §4.6.4.4: v1's recovery (recovery.rs); ECN is counted per ACK (on_ack), not here.
+        let (mss, round, probe_rtt) = (self.mss, self.round_count, self.state == State::ProbeRtt);
+        if let Some(cwnd) = self.recovery.on_event(ev, self.cwnd, mss, round, probe_rtt) {
+            self.cwnd = cwnd;
         }
     }
 
     fn on_recovery_end(&mut self, _now: Time) {
-        self.recovery = Recovery::None;
-        self.cwnd = self.cwnd.max(self.prior_cwnd);
+        self.cwnd = self.recovery.end(self.cwnd);
     }
 
     fn window(&self) -> u64 {
