@@ -9,43 +9,17 @@ use acclab_scenario::{parse, LinkId};
 use acclab_sim::observe::{Observer, Transmit};
 use acclab_sim::Simulator;
 
-/// Two senders over a 40 Mb/s, 10 ms bottleneck with `queue`; flows `a` and `b`.
+mod common;
+
+/// Two senders over a 40 Mb/s, 10 ms bottleneck with `queue`; flows `a` and `b` (their kind
+/// and params lines), `secs` long, measured over the last two thirds.
 fn dumbbell(queue: &str, a: &str, b: &str, secs: u64) -> String {
-    format!(
-        r#"name = "l4s"
-duration = "{secs}s"
-[defaults]
-packet_size = "1500B"
-[[link]]
-between = ["r1", "r2"]
-rate = "40Mbps"
-delay = "10ms"
-queue = {queue}
-[[link]]
-count = 2
-between = ["s{{i}}", "r1"]
-rate = "1Gbps"
-delay = "1ms"
-[[link]]
-count = 2
-between = ["r2", "d{{i}}"]
-rate = "1Gbps"
-delay = "1ms"
-[[flow]]
-id = "a"
-from = "s0"
-to = "d0"
-{a}
-[[flow]]
-id = "b"
-from = "s1"
-to = "d1"
-{b}
-[output]
-window = ["{}s", "{secs}s"]
-"#,
-        secs / 3
-    )
+    let flows = format!(
+        "[[flow]]\nid = \"a\"\nfrom = \"s0\"\nto = \"d0\"\n{a}\n[[flow]]\nid = \"b\"\nfrom = \"s1\"\nto = \"d1\"\n{b}"
+    );
+    let bottleneck = format!("rate = \"40Mbps\"\ndelay = \"10ms\"\nqueue = {queue}");
+    let (from, to) = (format!("{}s", secs / 3), format!("{secs}s"));
+    common::dumbbell(&bottleneck, 2, &flows, &to, (&from, &to), 1)
 }
 
 /// The sojourn times at the bottleneck (link 0) in the window, of L4S and of classic packets.

@@ -3,51 +3,25 @@
 
 use acclab_scenario::parse;
 
+mod common;
+
 /// LEDBAT from s0 over a 10 Mb/s, 20 ms bottleneck with a 500-packet buffer (600 ms); a Reno
-/// flow from s1 starting at `reno_start`; the window `window`.
-fn scenario(reno_start: &str, window: &str) -> String {
-    format!(
-        r#"name = "ledbat"
-duration = "120s"
-[defaults]
-packet_size = "1500B"
-[[link]]
-between = ["r1", "r2"]
-rate = "10Mbps"
-delay = "20ms"
-queue = {{ kind = "droptail", limit = "500pkt" }}
-[[link]]
-count = 2
-between = ["s{{i}}", "r1"]
-rate = "1Gbps"
-delay = "1ms"
-[[link]]
-count = 2
-between = ["r2", "d{{i}}"]
-rate = "1Gbps"
-delay = "1ms"
-[[flow]]
-id = "ledbat"
-kind = "ledbat"
-from = "s0"
-to = "d0"
-[[flow]]
-id = "reno"
-kind = "reno"
-from = "s1"
-to = "d1"
-start = "{reno_start}"
-[output]
-window = {window}
-"#
-    )
+/// flow from s1 starting at `reno_start`; measured over `window`.
+fn scenario(reno_start: &str, window: (&str, &str)) -> String {
+    let flows = format!(
+        "[[flow]]\nid = \"ledbat\"\nkind = \"ledbat\"\nfrom = \"s0\"\nto = \"d0\"\n\
+         [[flow]]\nid = \"reno\"\nkind = \"reno\"\nfrom = \"s1\"\nto = \"d1\"\nstart = \"{reno_start}\""
+    );
+    let bottleneck =
+        "rate = \"10Mbps\"\ndelay = \"20ms\"\nqueue = { kind = \"droptail\", limit = \"500pkt\" }";
+    common::dumbbell(bottleneck, 2, &flows, "120s", window, 1)
 }
 
 #[test]
 fn ledbat_alone_holds_its_target_delay_and_yields_to_reno() {
     // Alone (Reno starts after the window): the standing queue is TARGET, within 15%.
     let (_, s) = acclab_sim::run(
-        parse(&scenario("100s", r#"["30s", "90s"]"#), "l.toml").unwrap(),
+        parse(&scenario("100s", ("30s", "90s")), "l.toml").unwrap(),
         &mut |_| {},
     );
     let link = &s.links[0];
@@ -59,7 +33,7 @@ fn ledbat_alone_holds_its_target_delay_and_yields_to_reno() {
     assert!(link.utilization > 0.95, "{}", link.utilization);
     // Beside Reno (from 30 s): LEDBAT backs off to under 5% of the link.
     let (_, s) = acclab_sim::run(
-        parse(&scenario("30s", r#"["60s", "120s"]"#), "l.toml").unwrap(),
+        parse(&scenario("30s", ("60s", "120s")), "l.toml").unwrap(),
         &mut |_| {},
     );
     let (ledbat, reno) = (s.flows[0].throughput_bps, s.flows[1].throughput_bps);
