@@ -169,6 +169,30 @@ class GymSim:
     @staticmethod
     def fields() -> list[str]: ...
     def step(self, actions: list[float], interval_s: float) -> list[list[float]]: ...
+    def configure(
+        self,
+        *,
+        features: list[str],
+        history: int,
+        action: str,
+        action_limit: float,
+        discrete: int | None,
+        max_rate_bps: float,
+        reward: str,
+        alpha: float,
+        reward_scale: float,
+        mi: float | None,
+        base_rtt: float,
+        bdp_pkts: float,
+        targets: list[float],
+        packet_bytes: float = 1500.0,
+    ) -> int:
+        """The environment's per-step work in Rust (features, history, action, reward); returns
+        the observation's length per agent."""
+    def env_start(self, out: Any) -> EnvStep:
+        """The first interval at the initial settings; the observation into ``out`` (float32)."""
+    def env_step(self, actions: list[float], out: Any) -> EnvStep:
+        """One environment step; the observation into ``out`` (float32, agents × length)."""
     def now(self) -> float: ...
     def end(self) -> float: ...
     def done(self) -> bool: ...
@@ -176,3 +200,10 @@ class GymSim:
 def step_all(
     sims: list[GymSim], actions: list[list[float]], intervals: list[float], threads: int
 ) -> list[list[list[float]]]: ...
+
+#: (done, time s, rewards, throughputs bit/s, RTTs s, loss fractions), one entry per agent.
+EnvStep = tuple[bool, float, list[float], list[float], list[float], list[float]]
+
+def env_step_all(
+    sims: list[GymSim], actions: list[list[float]], out: Any, rows: list[int], threads: int
+) -> list[EnvStep]: ...

@@ -12,8 +12,10 @@ One flow (the agent's) crosses a dumbbell drawn per episode from a distribution 
 rate, one-way delay, buffer in bandwidth-delay products, random loss, competing Reno/CUBIC
 flows, optionally a cellular capacity trace), seeded by ``reset(seed)``. The agent acts once
 per monitor interval (MI): one smoothed RTT (``mi="rtt"``, the default) or a fixed time
-(``mi=0.05`` s). Everything is simulated in Rust with the GIL released; the vector environment
-(:class:`DumbbellVecEnv`) steps its copies on threads.
+(``mi=0.05`` s). ``agents=k`` puts k agent-driven flows on it, stepped together. The whole
+step — the action, the simulation with the GIL released, the features, history and reward —
+runs in Rust (``acclab_core::cc::agent_env``, called through ``GymSim.env_step``); the vector
+environment (:class:`DumbbellVecEnv`) steps its copies on threads.
 
 **Observations** (``features``, stacked over the last ``history`` MIs, oldest first, each
 normalised to a few units):
@@ -54,17 +56,21 @@ Episodes end (``truncated``) when the scenario's duration is simulated.
 from __future__ import annotations
 
 import json
-import math
 import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-import gymnasium
-import numpy as np
-from gymnasium import spaces
-from gymnasium.vector import VectorEnv
-from gymnasium.vector.utils import batch_space
+try:
+    import gymnasium
+    import numpy as np
+    from gymnasium import spaces
+    from gymnasium.vector import VectorEnv
+    from gymnasium.vector.utils import batch_space
+except ModuleNotFoundError as e:  # pragma: no cover - depends on the installation
+    raise ModuleNotFoundError(
+        f"acclab.gym needs {e.name}: pip install \"acclab[gym]\" (gymnasium and numpy)", name=e.name
+    ) from e
 
 from . import _acclab
 from ._acclab import GymSim
@@ -86,8 +92,6 @@ FEATURES = (
 #: at the interval's end — information an end host does not have; ask for it explicitly).
 ALL_FEATURES = FEATURES + ("queue",)
 
-_FIELDS = {name: i for i, name in enumerate(GymSim.fields())}
-_AURORA_ALPHA = 0.025
 
 
 def _draw(rng: np.random.Generator, spec, integer: bool = False):
@@ -112,6 +116,12 @@ class Episode:
     duration_s: float
     trace: str | None = None
     seed: int = 0
+    agents: int = 1
+
+    @property
+    def agent_ids(self) -> list[str]:
+        """The agents' flow ids: ``agent`` alone, else ``agent0``, ``agent1``, …"""
+        return ["agent"] if self.agents == 1 else [f"agent{i}" for i in range(self.agents)]
 
     @property
     def base_rtt_s(self) -> float:
@@ -119,9 +129,11 @@ class Episode:
         return 2 * self.delay_ms / 1e3 + 4e-3
 
     def scenario_text(self, agent_kind: str = 'kind = "python"\nparams = { controller = "agent", sack = true }') -> str:
-        """The episode's scenario as TOML: the agent's flow ``agent`` (from ``s0``), each
-        competitor ``c{i}`` (from ``s{i+1}``), over the bottleneck ``r1 -> r2``."""
-        n = 1 + len(self.competitors)
+        """The episode's scenario as TOML: the agents' flows (:attr:`agent_ids`, from ``s0``,
+        ``s1``, …), then each competitor ``c{i}`` (from the next sources), over the bottleneck
+        ``r1 -> r2``."""
+        k = self.agents
+        n = k + len(self.competitors)
         bdp_pkts = self.rate_mbps * 1e6 * self.base_rtt_s / (8 * 1500)
         limit = max(2, int(round(self.buffer_bdp * bdp_pkts)))
         rate = f'{{ trace = "{self.trace}" }}' if self.trace else f'"{self.rate_mbps}Mbps"'
@@ -156,30 +168,32 @@ class Episode:
             'between = ["r2", "d{i}"]',
             'rate = "10Gbps"',
             'delay = "1ms"',
-            "[[flow]]",
-            'id = "agent"',
-            agent_kind,
-            'from = "s0"',
-            'to = "d0"',
         ]
+        for i, name in enumerate(self.agent_ids):
+            lines += ["[[flow]]", f'id = "{name}"', agent_kind, f'from = "s{i}"', f'to = "d{i}"']
         for i, kind in enumerate(self.competitors):
             lines += [
                 "[[flow]]",
                 f'id = "c{i}"',
                 f'kind = "{kind}"',
-                f'from = "s{i + 1}"',
-                f'to = "d{i + 1}"',
+                f'from = "s{k + i}"',
+                f'to = "d{k + i}"',
             ]
         return "\n".join(lines) + "\n"
 
 
 class DumbbellEnv(gymnasium.Env):
-    """One agent-driven flow on a dumbbell drawn per episode (see the module's docstring).
+    """Agent-driven flows on a dumbbell drawn per episode (see the module's docstring).
 
     Each of ``rate_mbps``, ``delay_ms``, ``buffer_bdp``, ``loss``, ``competitors`` is a number
     (fixed) or a ``(low, high)`` range drawn uniformly per episode; ``competitor_kinds`` the
     schemes competitors are drawn from; ``traces`` a list of Mahimahi capacity-trace files one
     of which (with probability ``trace_probability``) replaces the bottleneck's fixed rate.
+
+    ``agents`` flows (1 by default) are the agent's, all stepped together: with more than one,
+    the observation is ``(agents, features × history)``, the action one value per agent (a
+    ``MultiDiscrete`` when discrete), the reward the sum of the agents' (``info["rewards"]``
+    has each), and the monitor interval the smallest smoothed RTT among them.
     """
 
     metadata = {"render_modes": []}
@@ -196,6 +210,7 @@ class DumbbellEnv(gymnasium.Env):
         traces: Sequence[str] = (),
         trace_probability: float = 0.0,
         duration_s: float = 10.0,
+        agents: int = 1,
         mi: str | float = "rtt",
         history: int = 10,
         features: Sequence[str] = FEATURES,
@@ -221,6 +236,8 @@ class DumbbellEnv(gymnasium.Env):
             raise ValueError(f"history {history}: at least 1")
         if discrete is not None and discrete < 2:
             raise ValueError(f"discrete {discrete}: at least 2 values")
+        if not isinstance(agents, int) or agents < 1:
+            raise ValueError(f"agents {agents!r}: a whole number, at least 1")
         if not 0.0 <= trace_probability <= 1.0 or (trace_probability > 0 and not traces):
             raise ValueError("trace_probability in [0, 1], and traces to draw from when above 0")
         self.rate_mbps, self.delay_ms, self.buffer_bdp = rate_mbps, delay_ms, buffer_bdp
@@ -229,6 +246,7 @@ class DumbbellEnv(gymnasium.Env):
         self.traces = [os.path.abspath(t) for t in traces]
         self.trace_probability = trace_probability
         self.duration_s = float(duration_s)
+        self.agents = agents
         self.mi = mi
         self.history = int(history)
         self.features = tuple(features)
@@ -242,12 +260,13 @@ class DumbbellEnv(gymnasium.Env):
         self.reward_scale = (0.01 if reward == "aurora" else 1.0) if reward_scale is None else reward_scale
 
         n = len(self.features) * self.history
-        self.observation_space = spaces.Box(-10.0, 10.0, shape=(n,), dtype=np.float32)
+        shape = (n,) if agents == 1 else (agents, n)
+        self.observation_space = spaces.Box(-10.0, 10.0, shape=shape, dtype=np.float32)
         low, high = self._action_range()
         if discrete:
-            self.action_space = spaces.Discrete(discrete)
+            self.action_space = spaces.Discrete(discrete) if agents == 1 else spaces.MultiDiscrete([discrete] * agents)
         else:
-            self.action_space = spaces.Box(low, high, shape=(1,), dtype=np.float32)
+            self.action_space = spaces.Box(low, high, shape=(agents,), dtype=np.float32)
         self._sim: GymSim | None = None
         self.episode: Episode | None = None
 
@@ -260,29 +279,17 @@ class DumbbellEnv(gymnasium.Env):
             return 1.0, float(self.max_cwnd)
         return 0.1, self.max_rate_mbps
 
-    def _value(self, action) -> float:
-        """The action as a number in its range (a discrete index mapped onto the grid)."""
-        low, high = self._action_range()
-        if self.discrete:
-            i = int(np.asarray(action).reshape(()))
-            if not 0 <= i < self.discrete:
-                raise ValueError(f"action {i}: an index in [0, {self.discrete})")
-            return low + i * (high - low) / (self.discrete - 1)
-        a = float(np.asarray(action, dtype=np.float64).reshape(-1)[0])
-        if not math.isfinite(a):
-            raise ValueError(f"action {a}: not a finite number")
-        return min(max(a, low), high)
+    def _action_limit(self) -> float:
+        return {"rate-multiplier": self.action_scale, "cwnd": float(self.max_cwnd)}.get(
+            self.action_kind, self.max_rate_mbps
+        )
 
-    def _apply(self, action) -> float:
-        """The agent's next setting (bit/s, or bytes for cwnd) from its action."""
-        a = self._value(action)
-        if self.action_kind == "rate-multiplier":
-            a *= _AURORA_ALPHA
-            x = self._setting * (1 + a) if a >= 0 else self._setting / (1 - a)
-            return min(max(x, 1e4), self.max_rate_mbps * 1e6)
-        if self.action_kind == "cwnd":
-            return a * 1500.0
-        return a * 1e6
+    def _actions(self, action) -> list[float]:
+        """The action as one number per agent (the native side checks and maps them)."""
+        a = np.asarray(action, dtype=np.float64).reshape(-1)
+        if a.size != self.agents:
+            raise ValueError(f"action of {a.size} values for {self.agents} agents")
+        return a.tolist()
 
     def draw(self, rng: np.random.Generator, seed: int) -> Episode:
         """An episode's network drawn with ``rng``."""
@@ -300,71 +307,39 @@ class DumbbellEnv(gymnasium.Env):
             duration_s=self.duration_s,
             trace=trace,
             seed=seed,
+            agents=self.agents,
         )
 
-    def _num_target(self, ep: Episode) -> tuple[float, str]:
-        """The agent's rate in the proportional-fair optimum (bit/s), and where it came from."""
+    def num_targets(self, ep: Episode) -> tuple[list[float], str]:
+        """Each agent's rate in the proportional-fair optimum (bit/s), and where it came from."""
         if ep.trace is None and ep.loss == 0:
             text = ep.scenario_text('kind = "monaco"')
             for k in set(ep.competitors):
                 text = text.replace(f'kind = "{k}"', 'kind = "monaco"')
             pred = json.loads(_acclab.theory(_acclab.Scenario.parse(text, "num-target")))
-            for f in pred["flows"]:
-                if f["id"] == "agent" and "throughput_bps" in f:
-                    return float(f["throughput_bps"]), "theory"
-        return ep.rate_mbps * 1e6 / (1 + len(ep.competitors)), "fair share"
+            rates = {f["id"]: f.get("throughput_bps") for f in pred["flows"]}
+            if all(rates.get(a) is not None for a in ep.agent_ids):
+                return [float(rates[a]) for a in ep.agent_ids], "theory"
+        share = ep.rate_mbps * 1e6 / (ep.agents + len(ep.competitors))
+        return [share] * ep.agents, "fair share"
 
-    def _features(self, m: Sequence[float]) -> list[float]:
-        f = _FIELDS
-        sent, lost, acked, ecn = m[f["sent_bytes"]], m[f["lost_bytes"]], m[f["acked_bytes"]], m[f["ecn_bytes"]]
-        span = max(m[f["interval"]], 1e-9)
-        mean_rtt, min_rtt, srtt = m[f["mean_rtt"]], m[f["min_rtt"]], m[f["srtt"]]
-        rate = acked * 8 / span
-        if rate > self._max_rate:
-            self._max_rate = rate
-        values = {
-            "latency_gradient": m[f["latency_gradient"]],
-            "latency_ratio": (mean_rtt / min_rtt) if mean_rtt == mean_rtt and min_rtt > 0 else 1.0,
-            "send_ratio": min(sent / acked, 10.0) if acked > 0 else (10.0 if sent > 0 else 1.0),
-            "loss_fraction": lost / sent if sent > 0 else 0.0,
-            "ecn_fraction": ecn / acked if acked > 0 else 0.0,
-            "delivery_rate": rate / self._max_rate if self._max_rate > 0 else 0.0,
-            "rtt": (srtt / min_rtt) if srtt == srtt and min_rtt > 0 else 1.0,
-            "action": math.log2(self._setting / self._initial),
-            "queue": (m[f["queue_pkts"]] / self._bdp_pkts) if "queue" in self.features else 0.0,
-        }
-        return [values[k] for k in self.features]
-
-    def _reward(self, m: Sequence[float]) -> tuple[float, dict[str, Any]]:
-        f = _FIELDS
-        span = max(m[f["interval"]], 1e-9)
-        thr_bps = m[f["acked_bytes"]] * 8 / span
-        sent = m[f["sent_bytes"]]
-        loss = m[f["lost_bytes"]] / sent if sent > 0 else 0.0
-        rtt = m[f["mean_rtt"]]
-        if rtt != rtt:  # no sample this MI
-            rtt = m[f["srtt"]] if m[f["srtt"]] == m[f["srtt"]] else self.episode.base_rtt_s
-        mbps = thr_bps / 1e6
-        if self.reward_kind == "aurora":
-            r = 10 * thr_bps / (8 * 1500) - 1000 * rtt - 2000 * loss
-        elif self.reward_kind == "alpha-fair":
-            x = max(mbps, 1e-6)
-            r = math.log(x) if self.alpha == 1 else x ** (1 - self.alpha) / (1 - self.alpha)
-        elif self.reward_kind == "power":
-            r = mbps / rtt
+    def _finish(self, out: np.ndarray, stepped) -> tuple[np.ndarray, float, bool, dict[str, Any]]:
+        """The step's observation, reward, truncation and info from what the native side
+        returned."""
+        done, now, rewards, thr, rtt, loss = stepped
+        info: dict[str, Any] = {"time_s": now}
+        if self.agents == 1:
+            info.update(throughput_bps=thr[0], rtt_s=rtt[0], loss=loss[0])
         else:
-            r = -abs(thr_bps - self._target) / self._target
-        info = {"throughput_bps": thr_bps, "rtt_s": rtt, "loss": loss, "time_s": self._sim.now()}
+            info.update(throughput_bps=np.array(thr), rtt_s=np.array(rtt), loss=np.array(loss))
+            info["rewards"] = np.array(rewards)
         if self.reward_kind == "num":
-            info["num_target_bps"] = self._target
+            info["num_target_bps"] = self._target if self.agents == 1 else np.array(self._targets)
             info["num_target"] = self._target_source
-        return r * self.reward_scale, info
+        return out, float(sum(rewards)), bool(done), info
 
-    def _interval(self, m: Sequence[float] | None) -> float:
-        if self.mi != "rtt":
-            return float(self.mi)
-        srtt = m[_FIELDS["srtt"]] if m is not None else float("nan")
-        return srtt if srtt == srtt and srtt > 0 else self.episode.base_rtt_s
+    def _new_observation(self) -> np.ndarray:
+        return np.empty(self.observation_space.shape, dtype=np.float32)
 
     # ---- gymnasium.Env --------------------------------------------------------------------
 
@@ -372,53 +347,46 @@ class DumbbellEnv(gymnasium.Env):
         super().reset(seed=seed)
         ep_seed = int(self.np_random.integers(2**31))
         self.episode = ep = self.draw(self.np_random, ep_seed)
-        bw = (ep.rate_mbps * 1e6) / (1 + len(ep.competitors))
+        bw = (ep.rate_mbps * 1e6) / (ep.agents + len(ep.competitors))
         # Aurora starts its rate at random in [0.3, 1.5] × the link's rate; a window at the
         # same multiple of the BDP.
-        start = float(self.np_random.uniform(0.3, 1.5)) * bw
+        starts = [float(self.np_random.uniform(0.3, 1.5)) * bw for _ in range(ep.agents)]
         if self.action_kind == "cwnd":
-            start = max(1500.0, start / 8 * ep.base_rtt_s)
-        self._setting = self._initial = start
-        self._max_rate = 0.0
-        self._target, self._target_source = (0.0, "")
+            starts = [max(1500.0, x / 8 * ep.base_rtt_s) for x in starts]
+        self._targets, self._target_source = [0.0] * ep.agents, ""
         if self.reward_kind == "num":
-            self._target, self._target_source = self._num_target(ep)
+            self._targets, self._target_source = self.num_targets(ep)
+        self._target = self._targets[0]
         mode = "window" if self.action_kind == "cwnd" else "rate"
         self._bdp_pkts = max(1.0, ep.rate_mbps * 1e6 * ep.base_rtt_s / (8 * 1500))
         watch = "r1->r2" if "queue" in self.features else None
         sc = _acclab.Scenario.parse(ep.scenario_text(), "episode")
-        self._sim = GymSim(sc, ["agent"], mode, [start], watch)
-        # The history as a ring written twice (rows i and i + history), so the last `history`
-        # rows are always one contiguous slice.
-        self._ring = np.zeros((2 * self.history, len(self.features)), dtype=np.float32)
-        self._head = 0
-        self._last = None
-        m = self._sim.step([start], self._interval(None))[0]
-        self._push(m)
-        self._last = m
-        return self._observation(), {"episode": ep}
-
-    def _push(self, m: Sequence[float]) -> None:
-        row = np.array(self._features(m), dtype=np.float32)
-        np.clip(row, -10.0, 10.0, out=row)
-        h = self.history
-        self._ring[self._head] = row
-        self._ring[self._head + h] = row
-        self._head = (self._head + 1) % h
-
-    def _observation(self) -> np.ndarray:
-        h = self._head
-        return self._ring[h : h + self.history].reshape(-1).copy()
+        self._sim = GymSim(sc, ep.agent_ids, mode, starts, watch)
+        self._sim.configure(
+            features=list(self.features),
+            history=self.history,
+            action=self.action_kind,
+            action_limit=self._action_limit(),
+            discrete=self.discrete,
+            max_rate_bps=self.max_rate_mbps * 1e6,
+            reward=self.reward_kind,
+            alpha=self.alpha,
+            reward_scale=self.reward_scale,
+            mi=None if self.mi == "rtt" else float(self.mi),
+            base_rtt=ep.base_rtt_s,
+            bdp_pkts=self._bdp_pkts,
+            targets=self._targets,
+        )
+        out = self._new_observation()
+        self._sim.env_start(out)
+        return out, {"episode": ep}
 
     def step(self, action):
         if self._sim is None:
             raise RuntimeError("call reset() before step()")
-        self._setting = self._apply(action)
-        m = self._sim.step([self._setting], self._interval(self._last))[0]
-        self._last = m
-        self._push(m)
-        reward, info = self._reward(m)
-        return self._observation(), float(reward), False, bool(self._sim.done()), info
+        out = self._new_observation()
+        obs, reward, truncated, info = self._finish(out, self._sim.env_step(self._actions(action), out))
+        return obs, reward, False, truncated, info
 
 
 class DumbbellVecEnv(VectorEnv):
@@ -460,31 +428,24 @@ class DumbbellVecEnv(VectorEnv):
         obs = np.zeros((self.num_envs,) + self.single_observation_space.shape, dtype=np.float32)
         rewards = np.zeros(self.num_envs)
         truncated = np.zeros(self.num_envs, dtype=bool)
-        stepping, sims, acts, dts = [], [], [], []
+        stepping, sims, acts = [], [], []
         for i, e in enumerate(self.envs):
             if self._done[i]:
                 obs[i], _ = e.reset()
                 continue
-            e._setting = e._apply(actions[i])
             stepping.append(i)
             sims.append(e._sim)
-            acts.append([e._setting])
-            dts.append(e._interval(e._last))
+            acts.append(e._actions(actions[i]))
         threads = self._threads()
         t0 = time.perf_counter()
-        results = _acclab.step_all(sims, acts, dts, threads) if sims else []
+        results = _acclab.env_step_all(sims, acts, obs, stepping, threads) if sims else []
         if self.threads is None and threads in self._tuning:
             self._tuning[threads] += time.perf_counter() - t0
         infos: dict[str, Any] = {"throughput_bps": np.zeros(self.num_envs)}
-        for i, ms in zip(stepping, results):
-            e, m = self.envs[i], ms[0]
-            e._last = m
-            e._push(m)
-            obs[i] = e._observation()
-            r, info = e._reward(m)
-            rewards[i] = r
-            infos["throughput_bps"][i] = info["throughput_bps"]
-            truncated[i] = e._sim.done()
+        for i, (done, _now, r, thr, _rtt, _loss) in zip(stepping, results):
+            rewards[i] = sum(r)
+            infos["throughput_bps"][i] = sum(thr)
+            truncated[i] = done
         self._done = truncated.copy()
         return obs, rewards, np.zeros(self.num_envs, dtype=bool), truncated, infos
 

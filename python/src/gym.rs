@@ -8,12 +8,16 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use acclab_core::cc::agent::{Action, AgentHandle, Interval};
+use acclab_core::cc::agent::{Action, AgentHandle};
+use acclab_core::cc::agent_env::{
+    next_interval, ActionKind, AgentEnv, EnvSpec, Feature, Measure, Outcome, Reward,
+};
 use acclab_core::cc::CongestionController;
 use acclab_core::config::{ControllerFactory, Controllers, FlowContext, PythonParams};
 use acclab_core::Time;
 use acclab_sim::Simulator;
-use pyo3::exceptions::PyValueError;
+use pyo3::buffer::PyBuffer;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 use crate::{guarded, scenario_error, PyScenario};
@@ -38,29 +42,6 @@ impl ControllerFactory for AgentFactory {
     }
 }
 
-/// What a step returns per agent: the interval's measurements and the flow's RTT state, as
-/// floats (bytes, counts, seconds, bit/s), in the order of `FIELDS`.
-type Measured = Vec<f64>;
-
-/// The names of a step's measurements, in order.
-const FIELDS: [&str; 15] = [
-    "sent_bytes",
-    "lost_bytes",
-    "acked_bytes",
-    "ecn_bytes",
-    "timeouts",
-    "rtt_count",
-    "mean_rtt",
-    "rtt_min",
-    "rtt_max",
-    "latency_gradient",
-    "delivery_rate",
-    "srtt",
-    "min_rtt",
-    "interval",
-    "queue_pkts",
-];
-
 /// A simulation stepped by an environment (behind a mutex: a Python object may be reached
 /// from any thread; one step at a time holds it).
 #[pyclass(module = "acclab._acclab", name = "GymSim")]
@@ -71,31 +52,19 @@ struct Stepped {
     /// The link whose queue a step reports (the agent may see it), if any.
     watch: Option<acclab_scenario::LinkId>,
     agents: Vec<AgentHandle>,
+    /// Each agent's first action (bit/s or bytes), as given.
+    initial: Vec<f64>,
     window_mode: bool,
     last: Time,
+    /// The environment's per-step work, once `configure` has set it.
+    env: Option<EnvState>,
 }
 
-fn measured(i: &Interval, h: &AgentHandle, span: f64, queue: f64) -> Measured {
-    let (srtt, min_rtt) = h.rtts();
-    let s = |d: Option<acclab_core::Duration>| d.map_or(f64::NAN, |d| d.as_secs_f64());
-    let rtt = |x: f64| if i.rtt_count > 0 { x } else { f64::NAN };
-    vec![
-        i.sent_bytes as f64,
-        i.lost_bytes as f64,
-        i.acked_bytes as f64,
-        i.ecn_bytes as f64,
-        i.timeouts as f64,
-        i.rtt_count as f64,
-        i.mean_rtt().unwrap_or(f64::NAN),
-        rtt(i.rtt_min),
-        rtt(i.rtt_max),
-        i.latency_gradient(),
-        i.delivery_rate as f64,
-        s(srtt),
-        s(min_rtt),
-        span,
-        queue,
-    ]
+/// An environment's settings, each agent's part, and each agent's last measure.
+struct EnvState {
+    spec: EnvSpec,
+    agents: Vec<AgentEnv>,
+    last: Vec<Measure>,
 }
 
 fn action(window_mode: bool, v: f64) -> PyResult<Action> {
@@ -132,7 +101,7 @@ impl Stepped {
     }
 
     /// Simulates to `until` (the scenario's end at most) and takes every agent's interval.
-    fn run_to(&mut self, until: Time) -> Vec<Measured> {
+    fn run_to(&mut self, until: Time) -> Vec<Measure> {
         self.sim.advance(until);
         let now = self.sim.now();
         let span = now.since(self.last).as_secs_f64();
@@ -141,9 +110,13 @@ impl Stepped {
             use acclab_sim::observe::NetworkView;
             self.sim.network().queue(l).backlog().packets as f64
         });
+        let secs = |d: Option<acclab_core::Duration>| d.map_or(f64::NAN, |d| d.as_secs_f64());
         self.agents
             .iter()
-            .map(|h| measured(&h.take(now), h, span, queue))
+            .map(|h| {
+                let (srtt, min_rtt) = h.rtts();
+                Measure::new(&h.take(now), secs(srtt), secs(min_rtt), span, queue)
+            })
             .collect()
     }
 }
@@ -226,25 +199,149 @@ impl GymSim {
             sim,
             watch,
             agents: order,
+            initial,
             window_mode,
             last: Time::ZERO,
+            env: None,
         })))
     }
 
     /// The names of each agent's measurements, in the order `step` returns them.
     #[staticmethod]
     fn fields() -> Vec<&'static str> {
-        FIELDS.to_vec()
+        Measure::FIELDS.to_vec()
     }
 
     /// Sets each agent's action, simulates for `interval_s` seconds (to the scenario's end at
     /// most) with the GIL released, and returns each agent's measurements.
-    fn step(&self, py: Python<'_>, actions: Vec<f64>, interval_s: f64) -> PyResult<Vec<Measured>> {
+    fn step(&self, py: Python<'_>, actions: Vec<f64>, interval_s: f64) -> PyResult<Vec<Vec<f64>>> {
         let mut s = self.lock();
         s.set(&actions)?;
         let until = s.until(interval_s)?;
         let stepped: &mut Stepped = &mut s;
-        py.detach(|| guarded(|| stepped.run_to(until)))
+        let ms = py.detach(|| guarded(|| stepped.run_to(until)))?;
+        Ok(ms.iter().map(Measure::values).collect())
+    }
+
+    /// Sets up the environment's per-step work in Rust (acclab_core::cc::agent_env): the
+    /// observation's `features` over `history` intervals; `action` "rate-multiplier" (scale
+    /// `action_limit`), "cwnd" (up to `action_limit` segments) or "rate" (up to
+    /// `action_limit` Mb/s), with `discrete` values or continuous; `reward` "aurora",
+    /// "alpha-fair" (`alpha`), "power" or "num" (each agent's `targets`, bit/s), times
+    /// `reward_scale`; `mi` a fixed monitor interval (s) or None for one smoothed RTT;
+    /// `base_rtt` (s) and `bdp_pkts` the network's. Returns the observation's length per agent.
+    #[pyo3(signature = (*, features, history, action, action_limit, discrete, max_rate_bps,
+                        reward, alpha, reward_scale, mi, base_rtt, bdp_pkts, targets,
+                        packet_bytes = 1500.0))]
+    #[allow(clippy::too_many_arguments)]
+    fn configure(
+        &self,
+        features: Vec<String>,
+        history: usize,
+        action: &str,
+        action_limit: f64,
+        discrete: Option<u32>,
+        max_rate_bps: f64,
+        reward: &str,
+        alpha: f64,
+        reward_scale: f64,
+        mi: Option<f64>,
+        base_rtt: f64,
+        bdp_pkts: f64,
+        targets: Vec<f64>,
+        packet_bytes: f64,
+    ) -> PyResult<usize> {
+        let bad = |e: acclab_core::cc::agent_env::SpecError| PyValueError::new_err(e.0);
+        let features = features
+            .iter()
+            .map(|f| Feature::parse(f))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(bad)?;
+        let action = match action {
+            "rate-multiplier" => ActionKind::RateMultiplier {
+                scale: action_limit,
+            },
+            "cwnd" => ActionKind::Cwnd { max: action_limit },
+            "rate" => ActionKind::Rate {
+                max_mbps: action_limit,
+            },
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "action {other:?}: \"rate-multiplier\", \"cwnd\" or \"rate\""
+                )))
+            }
+        };
+        let reward = match reward {
+            "aurora" => Reward::Aurora,
+            "alpha-fair" => Reward::AlphaFair { alpha },
+            "power" => Reward::Power,
+            "num" => Reward::Num,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "reward {other:?}: \"aurora\", \"alpha-fair\", \"power\" or \"num\""
+                )))
+            }
+        };
+        let spec = EnvSpec {
+            features,
+            history,
+            action,
+            discrete,
+            max_rate_bps,
+            reward,
+            reward_scale,
+            mi,
+            base_rtt,
+            bdp_pkts,
+            packet_bytes,
+        };
+        spec.validate().map_err(bad)?;
+        let mut s = self.lock();
+        if targets.len() != s.agents.len() {
+            return Err(PyValueError::new_err(format!(
+                "{} targets for {} agents",
+                targets.len(),
+                s.agents.len()
+            )));
+        }
+        let agents = s
+            .initial
+            .iter()
+            .zip(&targets)
+            .map(|(&x, &t)| AgentEnv::new(&spec, x, t))
+            .collect();
+        let n = spec.observation_len();
+        s.env = Some(EnvState {
+            spec,
+            agents,
+            last: Vec::new(),
+        });
+        Ok(n)
+    }
+
+    /// The environment's first interval, at the agents' initial settings: writes the
+    /// observation into `out` (float32, agents × the observation's length) and returns
+    /// (done, time s, rewards, throughputs bit/s, RTTs s, loss fractions).
+    fn env_start(&self, py: Python<'_>, out: &Bound<'_, PyAny>) -> PyResult<EnvStep> {
+        let mut s = self.lock();
+        let dt = next_interval(&s.env()?.spec, &[]);
+        let until = s.until(dt)?;
+        self.env_finish(py, s, until, out)
+    }
+
+    /// One environment step: each agent's action (its index when discrete), one monitor
+    /// interval simulated with the GIL released, the observation written into `out`; returns
+    /// as `env_start`.
+    fn env_step(
+        &self,
+        py: Python<'_>,
+        actions: Vec<f64>,
+        out: &Bound<'_, PyAny>,
+    ) -> PyResult<EnvStep> {
+        let mut s = self.lock();
+        let values = s.env_values(&actions)?;
+        let until = s.env_apply(values)?;
+        self.env_finish(py, s, until, out)
     }
 
     /// Simulated time now, s.
@@ -268,6 +365,108 @@ impl GymSim {
     fn lock(&self) -> MutexGuard<'_, Stepped> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
+
+    fn env_finish(
+        &self,
+        py: Python<'_>,
+        mut s: MutexGuard<'_, Stepped>,
+        until: Time,
+        out: &Bound<'_, PyAny>,
+    ) -> PyResult<EnvStep> {
+        let stepped: &mut Stepped = &mut s;
+        let ms = py.detach(|| guarded(|| stepped.run_to(until)))?;
+        let mut obs = vec![0.0f32; s.observation_len()];
+        let r = s.env_observe(ms, &mut obs);
+        write_out(py, out, &obs)?;
+        Ok(r)
+    }
+}
+
+/// What an environment step returns: whether the scenario's end is reached, the simulated
+/// time (s), and each agent's reward, throughput (bit/s), RTT (s) and loss fraction.
+type EnvStep = (bool, f64, Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>);
+
+impl Stepped {
+    fn env(&mut self) -> PyResult<&mut EnvState> {
+        self.env
+            .as_mut()
+            .ok_or_else(|| PyRuntimeError::new_err("configure() the environment before env_step"))
+    }
+
+    /// Each agent's action as a value in its range (checked, nothing applied yet).
+    fn env_values(&mut self, actions: &[f64]) -> PyResult<Vec<f64>> {
+        let env = self.env()?;
+        if actions.len() != env.agents.len() {
+            return Err(PyValueError::new_err(format!(
+                "{} actions for {} agent flows",
+                actions.len(),
+                env.agents.len()
+            )));
+        }
+        actions
+            .iter()
+            .map(|&a| env.spec.value(a))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| PyValueError::new_err(e.0))
+    }
+
+    /// Applies checked action values ([`Stepped::env_values`]) and returns when the monitor
+    /// interval ends.
+    fn env_apply(&mut self, values: Vec<f64>) -> PyResult<Time> {
+        let window_mode = self.window_mode;
+        let env = self.env()?;
+        let mut settings = Vec::with_capacity(values.len());
+        for (ag, v) in env.agents.iter_mut().zip(values) {
+            settings.push(action(window_mode, ag.act(&env.spec, v))?);
+        }
+        let dt = next_interval(&env.spec, &env.last);
+        for (h, a) in self.agents.iter().zip(settings) {
+            h.act(a);
+        }
+        self.until(dt)
+    }
+
+    /// Records the interval's measures: each agent's observation into `obs` (agent after
+    /// agent), and what the step returns.
+    fn env_observe(&mut self, ms: Vec<Measure>, obs: &mut [f32]) -> EnvStep {
+        let done = self.sim.now() >= self.sim.end();
+        let now = self.sim.now().as_secs_f64();
+        let env = self.env.as_mut().expect("env_values checked it");
+        let n = env.spec.observation_len();
+        let outs: Vec<Outcome> = env
+            .agents
+            .iter_mut()
+            .zip(&ms)
+            .zip(obs.chunks_mut(n))
+            .map(|((ag, m), o)| {
+                let out = ag.observe(&env.spec, m);
+                o.copy_from_slice(ag.observation(&env.spec));
+                out
+            })
+            .collect();
+        env.last = ms;
+        let col = |f: fn(&Outcome) -> f64| outs.iter().map(f).collect::<Vec<_>>();
+        (
+            done,
+            now,
+            col(|o| o.reward),
+            col(|o| o.throughput_bps),
+            col(|o| o.rtt),
+            col(|o| o.loss),
+        )
+    }
+
+    fn observation_len(&self) -> usize {
+        self.env
+            .as_ref()
+            .map_or(0, |e| e.spec.observation_len() * e.agents.len())
+    }
+}
+
+/// Copies `data` into a writable, contiguous float32 array (numpy's) of the same size.
+fn write_out(py: Python<'_>, out: &Bound<'_, PyAny>, data: &[f32]) -> PyResult<()> {
+    let buf = PyBuffer::<f32>::get(out)?;
+    buf.copy_from_slice(py, data)
 }
 
 impl Stepped {
@@ -292,7 +491,7 @@ pub fn step_all(
     actions: Vec<Vec<f64>>,
     intervals: Vec<f64>,
     threads: usize,
-) -> PyResult<Vec<Vec<Measured>>> {
+) -> PyResult<Vec<Vec<Vec<f64>>>> {
     if actions.len() != sims.len() || intervals.len() != sims.len() {
         return Err(PyValueError::new_err(format!(
             "{} simulations, {} action lists, {} intervals",
@@ -309,7 +508,20 @@ pub fn step_all(
         let until = g.until(dt)?;
         work.push((&mut **g, until));
     }
-    // At most `threads` tasks on rayon's pool (no thread started per step); one runs inline.
+    let ms = run_all(py, work, threads)?;
+    Ok(ms
+        .iter()
+        .map(|m| m.iter().map(Measure::values).collect())
+        .collect())
+}
+
+/// Runs each simulation to its time, on up to `threads` tasks of rayon's pool (no thread
+/// started per step; one runs inline) with the GIL released; each one's measures, in order.
+fn run_all(
+    py: Python<'_>,
+    mut work: Vec<(&mut Stepped, Time)>,
+    threads: usize,
+) -> PyResult<Vec<Vec<Measure>>> {
     let threads = threads.clamp(1, work.len().max(1));
     let chunk = work.len().div_ceil(threads).max(1);
     py.detach(|| {
@@ -324,4 +536,62 @@ pub fn step_all(
                 .collect()
         })
     })
+}
+
+/// One environment step of many simulations at once (the vector environment): `actions[i]`
+/// for `sims[i]`, stepped on up to `threads` threads with the GIL released, `sims[i]`'s
+/// observation written into row `rows[i]` of `out` (float32, one row per environment, each
+/// its agents' observations one after another). Returns what `GymSim.env_step` returns, per
+/// simulation — the same as stepping them one by one.
+#[pyfunction]
+pub fn env_step_all(
+    py: Python<'_>,
+    sims: Vec<Bound<'_, GymSim>>,
+    actions: Vec<Vec<f64>>,
+    out: &Bound<'_, PyAny>,
+    rows: Vec<usize>,
+    threads: usize,
+) -> PyResult<Vec<EnvStep>> {
+    if actions.len() != sims.len() || rows.len() != sims.len() {
+        return Err(PyValueError::new_err(format!(
+            "{} simulations, {} action lists, {} rows",
+            sims.len(),
+            actions.len(),
+            rows.len()
+        )));
+    }
+    let buf = PyBuffer::<f32>::get(out)?;
+    let mut obs = buf.to_vec(py)?;
+    let refs: Vec<_> = sims.iter().map(|s| s.borrow()).collect();
+    let mut guards: Vec<_> = refs.iter().map(|r| r.lock()).collect();
+    let width = guards.first().map_or(0, |g| g.observation_len());
+    for (g, &row) in guards.iter().zip(&rows) {
+        if g.observation_len() != width || (row + 1) * width > obs.len() {
+            return Err(PyValueError::new_err(format!(
+                "row {row} of {} floats does not fit an output of {} floats",
+                g.observation_len(),
+                obs.len()
+            )));
+        }
+    }
+    // Every action is checked before any simulation changes.
+    let values = guards
+        .iter_mut()
+        .zip(&actions)
+        .map(|(g, a)| g.env_values(a))
+        .collect::<PyResult<Vec<_>>>()?;
+    let mut work = Vec::with_capacity(guards.len());
+    for (g, v) in guards.iter_mut().zip(values) {
+        let until = g.env_apply(v)?;
+        work.push((&mut **g, until));
+    }
+    let ms = run_all(py, work, threads)?;
+    let results = guards
+        .iter_mut()
+        .zip(ms)
+        .zip(&rows)
+        .map(|((g, m), &row)| g.env_observe(m, &mut obs[row * width..(row + 1) * width]))
+        .collect();
+    buf.copy_from_slice(py, &obs)?;
+    Ok(results)
 }

@@ -826,6 +826,7 @@ fn _acclab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<controller::Sent>()?;
     m.add_class::<gym::GymSim>()?;
     m.add_function(wrap_pyfunction!(gym::step_all, m)?)?;
+    m.add_function(wrap_pyfunction!(gym::env_step_all, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(theory, m)?)?;
     m.add_function(wrap_pyfunction!(model, m)?)?;

@@ -25,6 +25,8 @@ from acclab._acclab import GymSim
         {"action": "rate", "discrete": 11, "reward": "alpha-fair"},
         {"reward": "num", "competitors": (0, 2), "mi": 0.02, "history": 3},
         {"features": agym.ALL_FEATURES, "buffer_bdp": 2.0},
+        {"agents": 3, "reward": "num", "competitors": (0, 1)},
+        {"agents": 2, "discrete": 5, "action": "cwnd"},
     ],
 )
 def test_every_variant_passes_the_gymnasium_checker(kwargs):
@@ -84,6 +86,60 @@ def test_the_vector_environment_equals_stepping_each_copy_alone(threads):
             done[i] = t
             ends += t
     assert ends >= 3, "every copy finished an episode and started another"
+
+
+def test_several_agents_step_together_and_earn_their_num_shares():
+    # Two agent flows and one Reno on 30 Mb/s, equal RTTs: the proportionally fair optimum
+    # gives each 10 Mb/s. Agents pacing at 8 and 12 Mb/s get what they pace at, and each MI
+    # earns each -|x - 10 Mb/s| / 10 Mb/s for its own x, summed in the reward and told apart
+    # in info.
+    env = agym.DumbbellEnv(
+        agents=2, rate_mbps=30.0, delay_ms=10.0, competitors=1, competitor_kinds=("reno",),
+        reward="num", action="rate", duration_s=4.0, buffer_bdp=2.0,
+    )
+    obs, info = env.reset(seed=4)
+    assert obs.shape == (2, len(agym.FEATURES) * 10)
+    assert info["episode"].agent_ids == ["agent0", "agent1"]
+    assert env._target_source == "theory"
+    assert np.allclose(env._targets, [10e6, 10e6], rtol=1e-4), env._targets
+    late = []
+    while True:
+        obs, r, _, trunc, info = env.step(np.array([8.0, 12.0], dtype=np.float32))
+        assert r == pytest.approx(info["rewards"].sum())
+        assert np.allclose(info["rewards"], -abs(info["throughput_bps"] - 10e6) / 10e6)
+        if info["time_s"] > 2.0:
+            late.append(info["throughput_bps"])
+        if trunc:
+            break
+    # Reno takes the rest; each agent gets what it paces at, within 3%.
+    thr = np.mean(late, axis=0)
+    assert np.allclose(thr, [8e6, 12e6], rtol=0.03), thr
+    # One value per agent, always.
+    with pytest.raises(ValueError, match="2 agents"):
+        env.step(np.array([8.0], dtype=np.float32))
+
+
+def test_the_vector_environment_steps_several_agents_as_the_single_one_does():
+    kwargs = {"duration_s": 1.0, "agents": 2, "competitors": (0, 1)}
+    vec = agym.DumbbellVecEnv(2, threads=2, **kwargs)
+    singles = [agym.DumbbellEnv(**kwargs) for _ in range(2)]
+    vobs, _ = vec.reset(seed=8)
+    assert vobs.shape == (2, 2, len(agym.FEATURES) * 10)
+    assert np.array_equal(vobs, np.stack([e.reset(seed=8 + i)[0] for i, e in enumerate(singles)]))
+    rng = np.random.default_rng(2)
+    done, ends = [False, False], 0
+    for _ in range(80):
+        acts = rng.uniform(-1, 1, size=(2, 2)).astype(np.float32)
+        vo, vr, _, vt, _ = vec.step(acts)
+        for i, e in enumerate(singles):
+            if done[i]:
+                o, r, t = e.reset()[0], 0.0, False
+            else:
+                o, r, _, t, _ = e.step(acts[i])
+            assert np.array_equal(vo[i], o) and vr[i] == r and vt[i] == t
+            done[i] = t
+            ends += t
+    assert ends >= 2, "each copy finished an episode and started another"
 
 
 def test_the_gil_is_released_while_the_simulation_steps():

@@ -109,7 +109,7 @@ def evaluate(theta: np.ndarray, seeds, schemes=("reno", "cubic", "bbr", "monaco"
     for seed in seeds:
         env.reset(seed=seed)
         ep = env.episode
-        target, _ = env._num_target(ep)
+        target = env.num_targets(ep)[0][0]
         for name, policy in policies.items():
             _, infos = episode(env, policy, seed)
             late = [i for i in infos if i["time_s"] > 1.0] or infos

@@ -7,6 +7,7 @@
 
 pub mod acc;
 pub mod agent;
+pub mod agent_env;
 pub mod bbr;
 pub mod copa;
 pub mod cubic;
