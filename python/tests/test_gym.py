@@ -263,3 +263,13 @@ def test_the_learning_example_evaluates_beside_the_rust_schemes(tmp_path):
     assert names == {"learned (CEM)", "random", "fixed rate", "reno", "cubic", "bbr", "monaco"}
     assert all(float(r["throughput_mbps"]) > 0 and float(r["mean_rtt_ms"]) > 0 for r in rows)
     assert (tmp_path / "learned.png").stat().st_size > 1000
+
+
+def test_without_gymnasium_the_import_says_what_to_install():
+    import subprocess
+    import sys
+
+    code = "import sys; sys.modules['gymnasium'] = None; import acclab.gym"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode != 0
+    assert 'pip install "acclab[gym]"' in r.stderr, r.stderr
