@@ -236,10 +236,38 @@ def theory(scenario: Scenario) -> dict[str, Any]:
     return json.loads(_acclab.theory(scenario))
 
 
-def _run_point(text: str, patches: list[tuple[str, str]], seed: int) -> str:
-    """One run of a sweep on a Dask worker: plain data in (scenario text, the point's values
-    as TOML text, a seed), summary.json's text out."""
-    return _acclab.run_point(text, patches, seed)
+def _run_point(text: str, patches: list[tuple[str, str]], seed: int, controllers: Mapping[str, Any] | None = None) -> str:
+    """One run of a sweep on a Dask worker or in a process of a Python-controller sweep: plain
+    data in (scenario text, the point's values as TOML text, a seed, the controllers as
+    ``run`` takes them), summary.json's text out."""
+    make = _controller._factory(controllers) if controllers is not None else None
+    return _acclab.run_point(text, patches, seed, make)
+
+
+def _python_sweep(plan, controllers, jobs: int | None, bar) -> list[str]:
+    """Every run of a sweep whose flows have Python controllers: they hold the GIL, so the
+    runs go to ``jobs`` processes (default: every core; 1 runs them here), each a whole run."""
+    runs = plan.runs()
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(runs)))
+    args = [(plan.text, patches, seed, controllers) for (_, _, seed, patches) in runs]
+    if jobs == 1:
+        out = []
+        for a in args:
+            out.append(_run_point(*a))
+            if bar is not None:
+                bar.update(1)
+        return out
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # Spawned, not forked: this process may have Rust threads (a fork copies their locks).
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = [pool.submit(_run_point, *a) for a in args]
+        for f in futures:
+            f.result()
+            if bar is not None:
+                bar.update(1)
+        return [f.result() for f in futures]
 
 
 def sweep(
@@ -254,6 +282,7 @@ def sweep(
     keep_runs: bool = False,
     progress: bool = True,
     aggregate: bool = False,
+    controllers: Mapping[str, Any] | None = None,
 ) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
     """Runs ``scenario`` at every point of ``grid`` with every seed; returns the tidy table.
 
@@ -272,6 +301,12 @@ def sweep(
     directory ``out`` (resumable, with the charts, as the command line's; a temporary one when
     None). With a ``dask.distributed.Client`` each run is a task on that cluster and the frame
     is the same.
+
+    Flows of ``kind = "python"`` take their controllers from ``controllers`` as ``run`` does
+    (classes, or ``module:Class`` / ``file.py:Class`` names; on Dask the classes travel to the
+    workers by pickling). Their runs hold the GIL, so locally they go to ``jobs`` processes;
+    ``out`` then receives runs.csv and aggregate.csv only (no resumable run records, no
+    charts), and ``keep_runs`` is refused.
     """
     plan = _acclab.SweepPlan(
         scenario,
@@ -281,7 +316,24 @@ def sweep(
         list(metrics) if metrics is not None else None,
     )
     runs = plan.runs()
-    if client is None:
+    if plan.python and client is None:
+        if keep_runs:
+            raise ValueError("keep_runs: a sweep with Python controllers keeps no run records")
+        bar = _bar(len(runs), f"sweep {scenario.name}", progress, "run")
+        try:
+            summaries = _python_sweep(plan, controllers, jobs, bar)
+        finally:
+            if bar is not None:
+                bar.close()
+        runs_csv, agg_csv = plan.table(summaries)
+        if out is not None:
+            d = Path(out)
+            d.mkdir(parents=True, exist_ok=True)
+            for name, text in (("runs.csv", runs_csv), ("aggregate.csv", agg_csv)):
+                tmp_file = d / f".{name}.partial"
+                tmp_file.write_text(text)
+                tmp_file.replace(d / name)
+    elif client is None:
         tmp = None
         if out is None:
             tmp = tempfile.mkdtemp(prefix="acclab-sweep-")
@@ -305,8 +357,9 @@ def sweep(
                 shutil.rmtree(tmp, ignore_errors=True)
     else:
         text = plan.text
+        ctl = controllers if plan.python else None
         futures = [
-            client.submit(_run_point, text, patches, seed, key=f"acclab-run-{run_id}", pure=False)
+            client.submit(_run_point, text, patches, seed, ctl, key=f"acclab-run-{run_id}", pure=False)
             for (_, run_id, seed, patches) in runs
         ]
         bar = _bar(len(futures), f"sweep {scenario.name} (dask)", progress, "run")

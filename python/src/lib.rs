@@ -476,10 +476,7 @@ fn run(
         def.seed = seed;
     }
     let mut sc = def.build().map_err(|e| scenario_error(py, e))?;
-    let python = sc
-        .flows
-        .iter()
-        .any(|f| matches!(f.scheme, acclab_core::config::SchemeConfig::Python(_)));
+    let python = has_python_flows(&sc);
     if let (true, Some(make)) = (python, controllers) {
         sc.controllers = controller::Factory::controllers(make);
     }
@@ -502,6 +499,13 @@ fn run(
     })?;
     let json = serde_json::to_string_pretty(&done.summary).map_err(value_error)?;
     Ok((json, done.no_theory))
+}
+
+/// Whether a built scenario has flows whose controllers are written in Python.
+fn has_python_flows(sc: &acclab_scenario::Scenario) -> bool {
+    sc.flows
+        .iter()
+        .any(|f| matches!(f.scheme, acclab_core::config::SchemeConfig::Python(_)))
 }
 
 /// Integrates the model tier on a scenario (what `acclab model` does): writes flows.csv,
@@ -562,14 +566,17 @@ fn summary_table(summary_json: &str) -> PyResult<String> {
     String::from_utf8(t.entities_csv()).map_err(value_error)
 }
 
-/// One run of a sweep, as a Dask task runs it: the scenario's text, the point's values as
-/// (key, TOML text) and the seed. Returns summary.json's text. The GIL is released.
+/// One run of a sweep, as a Dask task (or a sweep with Python controllers) runs it: the
+/// scenario's text, the point's values as (key, TOML text) and the seed; `controllers` as
+/// `run`'s. Returns summary.json's text. The GIL is released unless Python controllers run.
 #[pyfunction]
+#[pyo3(signature = (text, patches, seed, controllers = None))]
 fn run_point(
     py: Python<'_>,
     text: &str,
     patches: Vec<(String, String)>,
     seed: u64,
+    controllers: Option<Py<PyAny>>,
 ) -> PyResult<String> {
     let mut def =
         acclab_scenario::parse_spec(text, "<sweep>").map_err(|e| scenario_error(py, e))?;
@@ -579,9 +586,13 @@ fn run_point(
         .collect();
     def.set_all(&values).map_err(|e| scenario_error(py, e))?;
     def.seed = Some(seed);
-    let sc = def.build().map_err(|e| scenario_error(py, e))?;
-    let done = py
-        .detach(|| guarded(|| acclab_study::run_scenario(sc, None, &mut |_| {})))?
+    let mut sc = def.build().map_err(|e| scenario_error(py, e))?;
+    let python = has_python_flows(&sc);
+    if let (true, Some(make)) = (python, controllers) {
+        sc.controllers = controller::Factory::controllers(make);
+    }
+    let work = move || guarded(|| acclab_study::run_scenario(sc, None, &mut |_| {}));
+    let done = if python { work() } else { py.detach(work) }?
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
     serde_json::to_string(&done.summary).map_err(value_error)
 }
@@ -683,6 +694,14 @@ impl PySweepPlan {
                 (r.index, r.id.clone(), r.seed, patches)
             })
             .collect()
+    }
+
+    /// Whether the scenario has flows with controllers written in Python (their runs hold the
+    /// GIL: `acclab.sweep` runs them in processes, or on Dask).
+    #[getter]
+    fn python(&self, py: Python<'_>) -> PyResult<bool> {
+        let sc = self.base.build().map_err(|e| scenario_error(py, e))?;
+        Ok(has_python_flows(&sc))
     }
 
     /// The scenario's text every run starts from.

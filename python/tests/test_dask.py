@@ -83,3 +83,17 @@ def test_a_dask_cluster_gives_the_local_frame(small_file: Path, cluster):
     # A bad point fails before any task is sent.
     with pytest.raises(acclab.ScenarioError):
         acclab.sweep(sc, grid={"flow.a.params.initial_window": [0]}, client=cluster, progress=False)
+
+
+def test_python_controllers_travel_to_the_dask_workers(cluster):
+    # A sweep whose flows run a Python Reno: the class goes to the workers by pickling, and
+    # the frame is the local sweep's (which runs it in processes).
+    from acclab.examples.reno import Reno
+    from test_controllers import scenario
+
+    sc = scenario("python", '{ controller = "mine" }')
+    grid = {'link."r1->r2".rate': ["10Mbps", "20Mbps"]}
+    local = acclab.sweep(sc, grid=grid, controllers={"mine": Reno}, jobs=2, progress=False)
+    remote = acclab.sweep(sc, grid=grid, controllers={"mine": Reno}, client=cluster, progress=False)
+    pd.testing.assert_frame_equal(local, remote)
+    assert local["throughput_bps"].notna().any()

@@ -19,15 +19,17 @@ to them, and repeats.
 from __future__ import annotations
 
 import argparse
-import csv
 import math
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-import acclab
 import acclab.gym as agym
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from evaluate import episode, evaluate, hold, random_policy, report, score  # noqa: E402
 
 FEATURES = ("latency_gradient", "latency_ratio", "send_ratio")
 HISTORY = 4
@@ -57,22 +59,6 @@ class Linear:
         return np.array([math.tanh(float(self.w @ obs) + self.b)], dtype=np.float32)
 
 
-def episode(env: agym.DumbbellEnv, policy, seed: int) -> tuple[float, list[dict]]:
-    """One episode: its total reward and each step's info."""
-    obs, _ = env.reset(seed=seed)
-    total, infos = 0.0, []
-    while True:
-        obs, r, _, trunc, info = env.step(policy(obs))
-        total += r
-        infos.append(info)
-        if trunc:
-            return total, infos
-
-
-def score(env, policy, seeds) -> float:
-    return float(np.mean([episode(env, policy, s)[0] for s in seeds]))
-
-
 def train(iterations: int, population: int, episodes: int, seed: int = 0, log=print) -> np.ndarray:
     """The cross-entropy method: the mean of the final Gaussian."""
     env = make_env()
@@ -90,51 +76,11 @@ def train(iterations: int, population: int, episodes: int, seed: int = 0, log=pr
     return mean
 
 
-def random_policy(rng: np.random.Generator):
-    return lambda obs: rng.uniform(-1, 1, size=1).astype(np.float32)
-
-
-def hold(obs):
-    """Keeps the starting rate (a fixed sending rate: what a fixed window does)."""
-    return np.zeros(1, dtype=np.float32)
-
-
-def evaluate(theta: np.ndarray, seeds, schemes=("reno", "cubic", "bbr", "monaco")) -> list[dict]:
-    """The learned policy, a random one, a fixed rate, and the Rust schemes, on each held-out
-    seed's network: mean throughput, mean RTT and the relative distance to the NUM optimum."""
-    env = make_env()
-    rows = []
+def evaluate_cem(theta: np.ndarray, seeds) -> list[dict]:
+    """The learned policy beside a random one, a fixed rate and the Rust schemes."""
     rng = np.random.default_rng(99)
     policies = {"learned (CEM)": Linear(theta), "random": random_policy(rng), "fixed rate": hold}
-    for seed in seeds:
-        env.reset(seed=seed)
-        ep = env.episode
-        target = env.num_targets(ep)[0][0]
-        for name, policy in policies.items():
-            _, infos = episode(env, policy, seed)
-            late = [i for i in infos if i["time_s"] > 1.0] or infos
-            thr = float(np.mean([i["throughput_bps"] for i in late]))
-            rtt = float(np.mean([i["rtt_s"] for i in late]))
-            rows.append(_row(seed, ep, name, thr, rtt, target))
-        for kind in schemes:
-            sc = acclab.parse(ep.scenario_text(f'kind = "{kind}"'), f"{kind}-{seed}")
-            sc.set("output.window", ["1s", f"{ep.duration_s}s"])
-            r = acclab.run(sc)
-            f = r.summary[(r.summary["entity"] == "flow") & (r.summary["id"] == "agent")].iloc[0]
-            rows.append(_row(seed, ep, kind, float(f["throughput_bps"]), float(f["mean_rtt_s"]), target))
-    return rows
-
-
-def _row(seed, ep, name, thr, rtt, target) -> dict:
-    return {
-        "seed": seed,
-        "rate_mbps": ep.rate_mbps,
-        "delay_ms": ep.delay_ms,
-        "controller": name,
-        "throughput_mbps": thr / 1e6,
-        "mean_rtt_ms": rtt * 1e3,
-        "num_distance": abs(thr - target) / target,
-    }
+    return evaluate(make_env(), policies, seeds)
 
 
 def main() -> None:
@@ -142,43 +88,13 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--quick", action="store_true", help="a few seconds of training")
     args = ap.parse_args()
-    args.out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     its, pop, eps = (4, 12, 1) if args.quick else (15, 24, 3)
     theta = train(its, pop, eps)
     trained = time.perf_counter() - t0
-    rows = evaluate(theta, seeds=range(1000, 1003 if args.quick else 1010))
-    with open(args.out / "table.csv", "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    names = list(dict.fromkeys(r["controller"] for r in rows))
+    rows = evaluate_cem(theta, seeds=range(1000, 1003 if args.quick else 1010))
     print(f"trained in {trained:.1f} s; held-out means:")
-    print(f"{'controller':16} {'Mb/s':>8} {'RTT ms':>8} {'NUM dist':>9}")
-    for n in names:
-        rs = [r for r in rows if r["controller"] == n]
-        print(
-            f"{n:16} {np.mean([r['throughput_mbps'] for r in rs]):8.2f} "
-            f"{np.mean([r['mean_rtt_ms'] for r in rs]):8.1f} {np.mean([r['num_distance'] for r in rs]):9.3f}"
-        )
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(3.5, 2.6))
-        for n, marker in zip(names, "o^sDvP<>"):
-            rs = [r for r in rows if r["controller"] == n]
-            ax.scatter([r["mean_rtt_ms"] for r in rs], [r["throughput_mbps"] for r in rs], label=n, marker=marker, s=14)
-        ax.set_xlabel("mean RTT (ms)")
-        ax.set_ylabel("throughput (Mb/s)")
-        ax.legend(fontsize=6)
-        fig.tight_layout()
-        fig.savefig(args.out / "learned.png", dpi=200)
-    except ImportError:
-        print("matplotlib is not installed: no figure")
-    print(f"results in {args.out}/ (table.csv, learned.png)")
+    report(rows, args.out)
 
 
 if __name__ == "__main__":
