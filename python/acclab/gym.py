@@ -29,6 +29,8 @@ normalised to a few units):
   normalised throughput);
 - ``rtt``: the smoothed RTT over the minimum (Orca's delay signal);
 - ``action``: the current rate (or window) over its value at the start of the episode, log2;
+- ``cwnd`` (not in the defaults): the window the flow is held to over the BDP (Orca's agent
+  sees its window beside its rate);
 - ``queue`` (not in the defaults: a sender cannot see it): the bottleneck's backlog at the
   interval's end over its bandwidth-delay product in packets.
 
@@ -88,9 +90,11 @@ FEATURES = (
     "rtt",
     "action",
 )
-#: Every feature: the defaults and ``queue`` (the bottleneck's backlog over its BDP in packets,
-#: at the interval's end — information an end host does not have; ask for it explicitly).
-ALL_FEATURES = FEATURES + ("queue",)
+#: Every feature: the defaults, ``cwnd`` (the window the flow is held to over the BDP: the
+#: agent's window, or with a rate the cap 2 × rate × sRTT) and ``queue`` (the bottleneck's
+#: backlog over its BDP in packets, at the interval's end — information an end host does not
+#: have; ask for it explicitly).
+ALL_FEATURES = FEATURES + ("cwnd", "queue")
 
 
 

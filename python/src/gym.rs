@@ -115,7 +115,8 @@ impl Stepped {
             .iter()
             .map(|h| {
                 let (srtt, min_rtt) = h.rtts();
-                Measure::new(&h.take(now), secs(srtt), secs(min_rtt), span, queue)
+                let cwnd = h.window() as f64;
+                Measure::new(&h.take(now), secs(srtt), secs(min_rtt), span, queue, cwnd)
             })
             .collect()
     }

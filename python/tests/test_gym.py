@@ -200,6 +200,13 @@ def test_the_queue_feature_sees_the_bottleneck_fill_when_the_rate_exceeds_it():
     assert min(late) >= 30 and max(late) <= 40 and np.mean(late) > 36, late
 
 
+def test_the_cwnd_feature_is_the_window_over_the_bdp():
+    env = agym.DumbbellEnv(rate_mbps=10.0, delay_ms=10.0, duration_s=1.0, action="cwnd", features=("cwnd", "action"), history=1)
+    env.reset(seed=1)
+    obs, *_ = env.step(np.array([20.0], dtype=np.float32))
+    assert obs[0] == pytest.approx(20 / env._bdp_pkts, rel=1e-6)
+
+
 def test_the_num_reward_targets_the_theorys_proportionally_fair_share():
     env = agym.DumbbellEnv(rate_mbps=20.0, delay_ms=10.0, competitors=1, competitor_kinds=("reno",), reward="num", duration_s=2.0)
     env.reset(seed=2)

@@ -98,6 +98,8 @@ struct Shared {
     min_rtt: Option<Duration>,
     /// When the interval's time origin was set (the least-squares sums are relative to it).
     origin: Time,
+    /// The flow's segment size, bytes (set when its controller is made).
+    mss: u64,
 }
 
 /// The environment's handle on one agent-driven flow.
@@ -113,6 +115,7 @@ impl AgentHandle {
             srtt: None,
             min_rtt: None,
             origin: Time::ZERO,
+            mss: 1500,
         })))
     }
 
@@ -144,11 +147,26 @@ impl AgentHandle {
         (s.srtt, s.min_rtt)
     }
 
+    /// The congestion window the flow is held to, bytes: the agent's window (at least one
+    /// segment), or with a rate 2 × rate × the smoothed RTT (100 ms before a sample; at least
+    /// four segments).
+    pub fn window(&self) -> u64 {
+        let sh = self.lock();
+        let mss = sh.mss;
+        match sh.action {
+            Action::Window(w) => w.max(mss),
+            Action::Rate(bps) => {
+                let srtt = sh.srtt.unwrap_or(Duration::from_millis(100)).as_secs_f64();
+                ((2.0 * bps as f64 / 8.0 * srtt) as u64).max(4 * mss)
+            }
+        }
+    }
+
     /// The controller the flow's sender calls.
     pub fn controller(&self, mss: u64) -> Agent {
+        self.lock().mss = mss;
         Agent {
             shared: self.clone(),
-            mss,
         }
     }
 }
@@ -157,7 +175,6 @@ impl AgentHandle {
 #[derive(Debug)]
 pub struct Agent {
     shared: AgentHandle,
-    mss: u64,
 }
 
 impl CongestionController for Agent {
@@ -194,14 +211,7 @@ impl CongestionController for Agent {
     }
 
     fn window(&self) -> u64 {
-        let sh = self.shared.lock();
-        match sh.action {
-            Action::Window(w) => w.max(self.mss),
-            Action::Rate(bps) => {
-                let srtt = sh.srtt.unwrap_or(Duration::from_millis(100)).as_secs_f64();
-                ((2.0 * bps as f64 / 8.0 * srtt) as u64).max(4 * self.mss)
-            }
-        }
+        self.shared.window()
     }
 
     fn pacing_rate(&self) -> Option<Rate> {

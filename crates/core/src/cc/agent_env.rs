@@ -14,6 +14,8 @@
 //!   normalised throughput, Abbasloo et al., SIGCOMM 2020 §4.2);
 //! - `rtt`: the smoothed RTT over the minimum (Orca's normalised delay);
 //! - `action`: log2 of the current setting over the episode's first;
+//! - `cwnd`: the congestion window the flow is held to over the BDP (the agent's window, or
+//!   with a rate the cap of 2 × rate × sRTT; the window Orca's agent sees beside its rate);
 //! - `queue`: the watched link's backlog at the MI's end over its BDP in packets (a sender
 //!   cannot see it: opt in).
 //!
@@ -49,11 +51,13 @@ pub struct Measure {
     pub interval: f64,
     /// The watched link's backlog at the MI's end, packets.
     pub queue_pkts: f64,
+    /// The flow's congestion window at the MI's end, bytes.
+    pub cwnd_bytes: f64,
 }
 
 impl Measure {
     /// The names of [`Measure::values`], in order.
-    pub const FIELDS: [&'static str; 15] = [
+    pub const FIELDS: [&'static str; 16] = [
         "sent_bytes",
         "lost_bytes",
         "acked_bytes",
@@ -69,10 +73,19 @@ impl Measure {
         "min_rtt",
         "interval",
         "queue_pkts",
+        "cwnd_bytes",
     ];
 
-    /// A measure from an interval and the flow's smoothed and minimum RTT (s, NaN if none).
-    pub fn new(i: &Interval, srtt: f64, min_rtt: f64, span: f64, queue_pkts: f64) -> Measure {
+    /// A measure from an interval and the flow's smoothed and minimum RTT (s, NaN if none),
+    /// the MI's length (s), the watched queue (packets) and the window (bytes).
+    pub fn new(
+        i: &Interval,
+        srtt: f64,
+        min_rtt: f64,
+        span: f64,
+        queue_pkts: f64,
+        cwnd_bytes: f64,
+    ) -> Measure {
         let sampled = |x: f64| if i.rtt_count > 0 { x } else { f64::NAN };
         Measure {
             sent_bytes: i.sent_bytes as f64,
@@ -90,6 +103,7 @@ impl Measure {
             min_rtt,
             interval: span,
             queue_pkts,
+            cwnd_bytes,
         }
     }
 
@@ -111,6 +125,7 @@ impl Measure {
             self.min_rtt,
             self.interval,
             self.queue_pkts,
+            self.cwnd_bytes,
         ]
     }
 
@@ -140,12 +155,13 @@ pub enum Feature {
     DeliveryRate,
     Rtt,
     Action,
+    Cwnd,
     Queue,
 }
 
 impl Feature {
     /// Every feature with its name.
-    pub const ALL: [(&'static str, Feature); 9] = [
+    pub const ALL: [(&'static str, Feature); 10] = [
         ("latency_gradient", Feature::LatencyGradient),
         ("latency_ratio", Feature::LatencyRatio),
         ("send_ratio", Feature::SendRatio),
@@ -154,6 +170,7 @@ impl Feature {
         ("delivery_rate", Feature::DeliveryRate),
         ("rtt", Feature::Rtt),
         ("action", Feature::Action),
+        ("cwnd", Feature::Cwnd),
         ("queue", Feature::Queue),
     ];
 
@@ -421,6 +438,7 @@ impl AgentEnv {
             }
             Feature::Rtt => ratio(m.srtt),
             Feature::Action => (self.setting / self.initial).log2(),
+            Feature::Cwnd => m.cwnd_bytes / (spec.bdp_pkts * spec.packet_bytes),
             Feature::Queue => m.queue_pkts / spec.bdp_pkts,
         }
     }
@@ -507,6 +525,7 @@ mod tests {
             interval: 0.025,
             rtt_count: 10.0,
             queue_pkts: 5.0,
+            cwnd_bytes: 15000.0,
             ..Measure::default()
         }
     }
@@ -548,6 +567,7 @@ mod tests {
         assert_eq!(get(DeliveryRate), 1.0);
         assert!((get(Rtt) - 1.25).abs() < 1e-6);
         assert_eq!(get(Action), 2.0);
+        assert_eq!(get(Cwnd), 0.5);
         assert_eq!(get(Queue), 0.25);
         // Nothing acknowledged: send ratio 10; a huge gradient is clipped to 10.
         let mut m = measure(3000.0, 0.0, 0.0, f64::NAN, f64::NAN);
