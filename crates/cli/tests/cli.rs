@@ -702,3 +702,32 @@ fn capacity_makes_a_trace_describes_it_and_a_run_follows_it() {
     let rate = format!("\"rate_bps\": {}", trace.mean_rate().bps());
     assert!(summary.contains(&rate), "{rate} not in {summary}");
 }
+
+#[test]
+fn bench_parallelism_reports_each_partition_count() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = acclab(
+        tmp.path(),
+        &["bench", "--case", "fattree-k8-perm", "--parallelism", "1,4"],
+    );
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .filter(|l| l.starts_with("fattree-k8-perm"))
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows.len(), 2, "{out}");
+    // case, parts, lookahead, events, windows, ev/window, crossing %, imbalance, available ×
+    assert_eq!((rows[0][1], rows[0][8]), ("1", "1.00"), "{out}");
+    assert_eq!(rows[1][2], "1us", "{out}");
+    let available: f64 = rows[1][8].parse().unwrap();
+    assert!(available > 2.0 && available <= 4.0, "{out}");
+    // Partition counts out of range are refused.
+    let o = acclab(tmp.path(), &["bench", "--parallelism", "0"]);
+    assert!(
+        !o.status.success() && text(&o).contains("0"),
+        "{}",
+        text(&o)
+    );
+}

@@ -15,6 +15,7 @@ pub mod events;
 pub mod monitor;
 pub mod observe;
 pub mod output;
+pub mod parallelism;
 mod pipes;
 mod routes;
 pub mod simulator;

@@ -80,6 +80,13 @@ const NAMED: &[(&str, Case)] = &[
             ..fat_tree(16, 5)
         },
     ),
+    (
+        "fattree-k32-perm",
+        Case {
+            permutation: true,
+            ..fat_tree(32, 1)
+        },
+    ),
 ];
 
 /// The web-search load of the fat-tree cases.
@@ -124,8 +131,8 @@ pub struct BenchArgs {
     /// Named cases, comma-separated: dumbbell-10, dumbbell-100 (100 Mb/s, 60 s: the ns-3
     /// comparison), 1g-1000 (1000 flows at 1 Gb/s, 10 s), 10g-10, 10g-1000, 10g-10000 (10 Gb/s,
     /// 20 s: the htsim comparison), fattree-k8 (128 hosts, 1 s), fattree-k16 (1,024 hosts,
-    /// 0.1 s: DCTCP, web search at 50% load), fattree-k8-perm (20 ms), fattree-k16-perm (5 ms:
-    /// a permutation of long DCTCP flows), or all.
+    /// 0.1 s: DCTCP, web search at 50% load), fattree-k8-perm (20 ms), fattree-k16-perm (5 ms),
+    /// fattree-k32-perm (8,192 hosts, 1 ms: a permutation of long DCTCP flows), or all.
     #[arg(long, value_delimiter = ',', value_parser = parse_case,
           default_values_t = ["dumbbell-10".to_string(), "dumbbell-100".to_string()])]
     case: Vec<String>,
@@ -149,6 +156,11 @@ pub struct BenchArgs {
     /// back in alternating order, and the median of the per-pair time ratios is reported.
     #[arg(long, value_name = "ACCLAB")]
     against: Option<std::path::PathBuf>,
+    /// Instead of timing: run each case once and report the available parallelism of a
+    /// conservative parallel engine with this many partitions (comma-separated, 1–4096).
+    #[arg(long, value_delimiter = ',', conflicts_with_all = ["against", "model"],
+          value_parser = clap::value_parser!(u32).range(1..=4096))]
+    parallelism: Vec<u32>,
 }
 
 fn peak_rss_mb() -> Option<f64> {
@@ -162,18 +174,7 @@ fn peak_rss_mb() -> Option<f64> {
 /// building the simulator; wall is the run alone.
 pub fn run_case(c: Case, model: bool) -> Result<()> {
     let t0 = std::time::Instant::now();
-    let text = match c.fattree {
-        Some(k) if c.permutation => fat_tree_permutation(k, c.duration_ms),
-        Some(k) => fat_tree_websearch(k, FABRIC_LOAD, c.duration_ms),
-        None => dumbbell(
-            c.scheme.kind(),
-            c.flows,
-            c.rate_mbps,
-            1000,
-            c.duration_ms / 1000,
-        ),
-    };
-    let sc = acclab_scenario::parse(&text, "<bench>")?;
+    let sc = acclab_scenario::parse(&scenario_text(c), "<bench>")?;
     let flows = sc.flows.len();
     let model_sc = model.then(|| sc.clone());
     let mut sim = acclab_sim::Simulator::new(sc);
@@ -222,6 +223,67 @@ pub fn run_case(c: Case, model: bool) -> Result<()> {
     Ok(())
 }
 
+/// A case's scenario, as TOML.
+fn scenario_text(c: Case) -> String {
+    match c.fattree {
+        Some(k) if c.permutation => fat_tree_permutation(k, c.duration_ms),
+        Some(k) => fat_tree_websearch(k, FABRIC_LOAD, c.duration_ms),
+        None => dumbbell(
+            c.scheme.kind(),
+            c.flows,
+            c.rate_mbps,
+            1000,
+            c.duration_ms / 1000,
+        ),
+    }
+}
+
+/// `--parallelism`: each case run once, serially, with its events counted by partition and
+/// lookahead window for each partition count (acclab_sim::parallelism): the speed-up an ideal
+/// machine with a core per partition would reach.
+fn parallelism(cases: &[(String, Case)], parts: &[u32]) -> Result<()> {
+    println!(
+        "{:<17} {:>5} {:>10} {:>12} {:>10} {:>9} {:>12} {:>10} {:>11}",
+        "case",
+        "parts",
+        "lookahead",
+        "events",
+        "windows",
+        "ev/window",
+        "crossing %",
+        "imbalance",
+        "available ×"
+    );
+    for (name, c) in cases {
+        let sc = acclab_scenario::parse(&scenario_text(*c), "<bench>")?;
+        let probe = acclab_sim::parallelism::ParallelismProbe::new(&sc, parts);
+        let mut bar = crate::progress::TimeBar::new(&sc, "counting events by partition", false);
+        let mut sim = acclab_sim::Simulator::new(sc);
+        sim.stream_samples(Box::new(()), false);
+        let probe = sim.run_probed(probe, &mut |t| bar.at(t));
+        bar.finish();
+        for p in probe.finish() {
+            println!(
+                "{:<17} {:>5} {:>10} {:>12} {:>10} {:>9.1} {:>12.2} {:>10.2} {:>11.2}",
+                name,
+                p.parts,
+                p.lookahead.map_or("-".into(), |d| format!("{d}")),
+                p.events,
+                p.windows,
+                p.events as f64 / p.windows.max(1) as f64,
+                100.0 * p.crossing as f64 / p.events.max(1) as f64,
+                p.imbalance(),
+                p.available_parallelism()
+            );
+        }
+    }
+    println!(
+        "(available ×: events over the critical path, Σ per window of the busiest partition's \
+         events; synchronisation free — a ceiling. Partitions: racks kept whole, pods together.)"
+    );
+    Ok(())
+}
+
 pub fn bench(args: BenchArgs) -> Result<()> {
     let cases: Vec<(String, Case)> = if !args.flows.is_empty() {
         args.flows
@@ -247,6 +309,9 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             .map(|(n, c)| (n.to_string(), *c))
             .collect()
     };
+    if !args.parallelism.is_empty() {
+        return parallelism(&cases, &args.parallelism);
+    }
     let exe = std::env::current_exe().context("cannot find the acclab executable")?;
     if let Some(other) = &args.against {
         return compare(&exe, other, &cases, args.repeat.max(1));

@@ -174,6 +174,7 @@ impl Simulator {
             time_went_backwards: false,
             head_drops: Vec::new(),
             telemetry,
+            probe: None,
         }
     }
 }

@@ -18,9 +18,22 @@ use crate::routes::Routes;
 use crate::telemetry::Delivered;
 use acclab_scenario::{EventAction, LinkId};
 
+/// Told of every event as it is dispatched (an analysis of the run's events, such as
+/// [`crate::parallelism`]).
+pub trait EventProbe: std::any::Any + Send {
+    fn on_event(&mut self, t: Time, ev: Event);
+}
+
 impl Simulator {
+    /// The event loop. A run with a probe (`run_probed`) tells it of each event first: one
+    /// loop for both, the probe a field tested per event and called out of line (a second,
+    /// generic copy of the loop made the compiler stop inlining the handlers, +4% instructions
+    /// on the ordinary run; a probe passed as an argument, +1.9%).
     pub(super) fn run_until(&mut self, limit: Time, progress: &mut dyn FnMut(Time)) {
         while let Some((t, ev)) = self.events.pop_until(limit) {
+            if self.probe.is_some() {
+                self.probe_event(t, ev);
+            }
             self.time_went_backwards |= t < self.now;
             self.now = t;
             self.event_count += 1;
@@ -47,6 +60,14 @@ impl Simulator {
         }
         self.now = self.now.max(limit);
         self.start_all_due(self.now);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn probe_event(&mut self, t: Time, ev: Event) {
+        if let Some(p) = &mut self.probe {
+            p.on_event(t, ev);
+        }
     }
 
     pub(super) fn dispatch(&mut self, ev: Event) {

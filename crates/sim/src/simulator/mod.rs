@@ -68,6 +68,7 @@ mod books;
 mod build;
 mod endpoints;
 mod engine;
+pub use engine::EventProbe;
 mod link;
 mod observers;
 
@@ -95,6 +96,8 @@ pub struct Simulator {
     head_drops: Vec<Dropped>,
     /// The in-band telemetry of the flows that want it (HPCC); `None` in a run without.
     telemetry: Option<Box<IntStore>>,
+    /// Told of every event, during `run_probed` only.
+    probe: Option<Box<dyn EventProbe>>,
 }
 
 impl Simulator {
@@ -110,6 +113,16 @@ impl Simulator {
     pub fn run(&mut self, progress: &mut dyn FnMut(Time)) {
         self.run_until(self.end, progress);
         progress(self.end);
+    }
+
+    /// Runs to the end as `run` does, telling `probe` of every event before it is handled.
+    /// Returns the probe.
+    pub fn run_probed<P: EventProbe>(&mut self, probe: P, progress: &mut dyn FnMut(Time)) -> P {
+        self.probe = Some(Box::new(probe));
+        self.run_until(self.end, progress);
+        progress(self.end);
+        let probe: Box<dyn std::any::Any> = self.probe.take().expect("the probe stays in place");
+        *probe.downcast::<P>().expect("the probe put in place")
     }
 
     /// Processes every event due no later than `t` (capped at the scenario's end), then sets the
