@@ -476,6 +476,7 @@ fn run(
         def.seed = seed;
     }
     let mut sc = def.build().map_err(|e| scenario_error(py, e))?;
+    let provenance = out.as_ref().map(|_| provenance_of(&def, sc.seed));
     let python = has_python_flows(&sc);
     if let (true, Some(make)) = (python, controllers) {
         sc.controllers = controller::Factory::controllers(make);
@@ -484,7 +485,7 @@ fn run(
     let work = move || {
         guarded(|| {
             let mut next = 0u64;
-            acclab_study::run_scenario(sc, out.as_deref(), &mut |t| {
+            acclab_study::run_scenario(sc, out.as_deref(), provenance.as_ref(), &mut |t| {
                 if t.0 >= next {
                     next = t.0 + total / 100;
                     call_back(progress.as_ref(), t.0 as f64 / total as f64);
@@ -499,6 +500,16 @@ fn run(
     })?;
     let json = serde_json::to_string_pretty(&done.summary).map_err(value_error)?;
     Ok((json, done.no_theory))
+}
+
+/// The provenance of a run of `def` made from Python (acclab_results::provenance): the
+/// effective scenario with `seed`, and the Python process's command line.
+fn provenance_of(def: &ScenarioSpec, seed: u64) -> acclab_results::provenance::Provenance {
+    let mut effective = def.with_absolute_paths();
+    effective.seed = Some(seed);
+    let mut command: Vec<String> = std::env::args().collect();
+    command.insert(0, "(acclab's Python package, in)".into());
+    acclab_results::provenance::Provenance::new(effective.to_toml(), Some(seed), command, None, &[])
 }
 
 /// Whether a built scenario has flows whose controllers are written in Python.
@@ -524,6 +535,7 @@ fn model(
     progress: Option<Py<PyAny>>,
 ) -> PyResult<(String, Option<String>)> {
     let sc = scenario.def.build().map_err(|e| scenario_error(py, e))?;
+    let provenance = provenance_of(&scenario.def, sc.seed);
     let step_ns = step
         .map(|s| acclab_model::parse_step(&sc, s).map_err(|e| value_error(format!("step {e}"))))
         .transpose()?;
@@ -537,7 +549,7 @@ fn model(
     let total = sc.duration.0.max(1);
     let done = py.detach(|| {
         guarded(|| {
-            acclab_study::model_scenario(&sc, settings, &out, &mut |t| {
+            acclab_study::model_scenario(&sc, settings, &out, Some(&provenance), &mut |t| {
                 call_back(progress.as_ref(), t.0 as f64 / total as f64);
             })
         })
@@ -591,7 +603,7 @@ fn run_point(
     if let (true, Some(make)) = (python, controllers) {
         sc.controllers = controller::Factory::controllers(make);
     }
-    let work = move || guarded(|| acclab_study::run_scenario(sc, None, &mut |_| {}));
+    let work = move || guarded(|| acclab_study::run_scenario(sc, None, None, &mut |_| {}));
     let done = if python { work() } else { py.detach(work) }?
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
     serde_json::to_string(&done.summary).map_err(value_error)

@@ -232,3 +232,17 @@ stop = "10ms"
     assert r.summary_json["fct"]["overall"]["flows"] == n
     # A run without finite flows has none.
     assert acclab.run(acclab.load(ROOT / "scenarios/examples/demo.toml")).fct is None
+
+
+def test_a_run_from_python_keeps_its_effective_scenario(small_file: Path, tmp_path: Path):
+    # Issue 54 §1: a run with files keeps scenario.toml (seeded) and provenance.json, and
+    # summary.json points to them; the effective scenario run again gives the same files.
+    sc = acclab.load(small_file)
+    first = acclab.run(sc, seed=5, out=tmp_path / "a", progress=False)
+    assert first.summary_json["provenance"] == {"scenario": "scenario.toml", "record": "provenance.json"}
+    record = json.loads((tmp_path / "a" / "provenance.json").read_text())
+    assert record["seed"] == 5 and record["acclab"]["version"]
+    again = acclab.load(tmp_path / "a" / "scenario.toml")
+    acclab.run(again, out=tmp_path / "b", progress=False)
+    for name in ["flows.csv", "links.csv"]:
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name

@@ -40,16 +40,66 @@ pub struct ScenarioArgs {
 
 /// Reads a scenario file once with `--set KEY=VALUE` patches applied (checked as the file would
 /// be); also says whether the file has a `[sweep]` table.
-pub fn load_with(path: &Path, set: &[String]) -> Result<(acclab_scenario::Scenario, bool)> {
+pub fn load_with(path: &Path, set: &[String]) -> Result<Loaded> {
     let loaded = scenario::sweep_spec::load_file(path)?;
     let has_sweep = loaded.sweep.is_some();
     if set.is_empty() {
-        return Ok((loaded.scenario, has_sweep));
+        return Ok(Loaded {
+            scenario: loaded.scenario,
+            def: loaded.def,
+            has_sweep,
+        });
     }
     let mut def = loaded.def;
     let patches = scenario::sweep_spec::assignments(set).map_err(anyhow::Error::msg)?;
     def.set_all(&patches).map_err(|e| given_by_set(e, path))?;
-    Ok((def.build().map_err(|e| given_by_set(e, path))?, has_sweep))
+    Ok(Loaded {
+        scenario: def.build().map_err(|e| given_by_set(e, path))?,
+        def,
+        has_sweep,
+    })
+}
+
+/// A scenario file read and patched: the scenario to run, its spec (for the effective
+/// scenario a run keeps), and whether the file has a `[sweep]` table.
+pub struct Loaded {
+    pub scenario: acclab_scenario::Scenario,
+    pub def: acclab_scenario::ScenarioSpec,
+    pub has_sweep: bool,
+}
+
+impl Loaded {
+    /// The provenance of a run of this scenario with `seed`, started by this command from
+    /// the file at `path` patched with `set` (acclab_results::provenance).
+    pub fn provenance(
+        &self,
+        seed: u64,
+        path: &Path,
+        set: &[String],
+    ) -> acclab_results::provenance::Provenance {
+        provenance_of(&self.def, Some(seed), Some(path), set)
+    }
+}
+
+/// The provenance of a run of `def` (with `seed`, if given), started by this command (from
+/// `path`, patched with `set`): the effective scenario with its seed and absolute file paths.
+pub fn provenance_of(
+    def: &acclab_scenario::ScenarioSpec,
+    seed: Option<u64>,
+    path: Option<&Path>,
+    set: &[String],
+) -> acclab_results::provenance::Provenance {
+    let mut effective = def.with_absolute_paths();
+    if seed.is_some() {
+        effective.seed = seed;
+    }
+    acclab_results::provenance::Provenance::new(
+        effective.to_toml(),
+        effective.seed,
+        std::env::args().collect(),
+        path,
+        set,
+    )
 }
 
 /// An error of a scenario patched on the command line: in the file named, from `--set` (no line

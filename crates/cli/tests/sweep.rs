@@ -456,3 +456,126 @@ metrics = ["slowdown_p99"]
     assert!(fct.iter().any(|r| r[col("id")] == "all"));
     assert!(dir.join("slowdown_p99-vs-0.load.svg").is_file());
 }
+
+#[test]
+fn a_run_keeps_its_effective_scenario_which_repeats_it_byte_for_byte() {
+    // Issue 54 §1: scenario.toml (patched, seeded, paths absolute) and provenance.json beside
+    // the results, summary.json pointing to them; running scenario.toml again gives the same
+    // files.
+    let tmp = tempfile::tempdir().unwrap();
+    let sc = scenario(tmp.path(), "2s");
+    let first = tmp.path().join("first");
+    ok(
+        tmp.path(),
+        &[
+            "run",
+            &sc,
+            "--set",
+            "link.\"r->d\".rate=15Mbps",
+            "--seed",
+            "11",
+            "--out",
+            first.to_str().unwrap(),
+            "--quiet",
+        ],
+    );
+    let rec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(first.join("provenance.json")).unwrap())
+            .unwrap();
+    assert_eq!(rec["seed"], 11);
+    assert_eq!(rec["set"][0], "link.\"r->d\".rate=15Mbps");
+    assert!(rec["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|a| a == "--seed"));
+    assert!(rec["acclab"]["commit"]
+        .as_str()
+        .is_some_and(|c| !c.is_empty()));
+    assert!(rec["machine"]["cpus"].as_u64().unwrap() >= 1);
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(first.join("summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["provenance"]["scenario"], "scenario.toml");
+    assert_eq!(summary["provenance"]["record"], "provenance.json");
+    let effective = std::fs::read_to_string(first.join("scenario.toml")).unwrap();
+    assert!(
+        effective.contains("seed = 11") && effective.contains("15Mbps"),
+        "{effective}"
+    );
+    // Fed back from another directory, it gives the same run.
+    let again = tmp.path().join("again");
+    let elsewhere = tempfile::tempdir().unwrap();
+    ok(
+        elsewhere.path(),
+        &[
+            "run",
+            first.join("scenario.toml").to_str().unwrap(),
+            "--out",
+            again.to_str().unwrap(),
+            "--quiet",
+        ],
+    );
+    for f in ["flows.csv", "links.csv"] {
+        assert_eq!(
+            std::fs::read(first.join(f)).unwrap(),
+            std::fs::read(again.join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    let no_wall = |p: &Path| -> String {
+        std::fs::read_to_string(p)
+            .unwrap()
+            .lines()
+            .filter(|l| !l.contains("wall_time_s"))
+            .collect()
+    };
+    assert_eq!(
+        no_wall(&first.join("summary.json")),
+        no_wall(&again.join("summary.json"))
+    );
+}
+
+#[test]
+fn a_sweep_made_by_another_acclab_is_not_resumed_silently() {
+    // Issue 54 §1: run ids name the acclab build, sweep.json and every record say which build
+    // made them, and a sweep directory planned by another build is refused, saying so.
+    let tmp = tempfile::tempdir().unwrap();
+    let sc = scenario(tmp.path(), "1s");
+    let out = tmp.path().join("sw");
+    let args = [
+        "sweep",
+        &sc,
+        "--set",
+        "link.\"r->d\".rate=10Mbps,20Mbps",
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ];
+    ok(tmp.path(), &args);
+    let plan_path = out.join("sweep.json");
+    let plan: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&plan_path).unwrap()).unwrap();
+    let build = plan["acclab"].as_str().unwrap().to_string();
+    assert!(out.join("scenario.toml").is_file() && out.join("provenance.json").is_file());
+    let id = plan["runs"][0]["id"].as_str().unwrap();
+    let record: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("runs").join(format!("{id}.json"))).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(record["acclab"], build.as_str());
+    // The same sweep again resumes (nothing to do).
+    ok(tmp.path(), &args);
+    // As if an older acclab had planned it.
+    let old = std::fs::read_to_string(&plan_path)
+        .unwrap()
+        .replace(&build, "0.0.1+old");
+    std::fs::write(&plan_path, old).unwrap();
+    let o = acclab(tmp.path(), &args);
+    let said = text(&o);
+    assert!(!o.status.success(), "{said}");
+    assert!(
+        said.contains("acclab 0.0.1+old") && said.contains(&build) && said.contains("--force"),
+        "{said}"
+    );
+}

@@ -112,5 +112,6 @@ pub fn summary(m: &Model, wall_time_s: f64) -> Summary {
         theory: None,
         live: None,
         fct: None,
+        provenance: None,
     }
 }

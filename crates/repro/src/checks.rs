@@ -214,6 +214,7 @@ mod tests {
             theory: None,
             live: None,
             fct: None,
+            provenance: None,
         }
     }
 

@@ -17,6 +17,7 @@ pub mod fct;
 pub mod files;
 pub mod network;
 pub mod plot;
+pub mod provenance;
 pub mod queues;
 pub mod samples;
 pub mod summary;

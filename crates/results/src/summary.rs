@@ -39,6 +39,9 @@ pub struct Summary {
     /// Flow completion times and slowdowns by size, when the run has finite flows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fct: Option<crate::fct::FctSummary>,
+    /// Where the run's effective scenario and provenance record are, when it wrote files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<crate::provenance::ProvenanceRef>,
 }
 
 /// The live-mode part of `summary.json`. In a live run every time in the file is scenario time:

@@ -145,6 +145,7 @@ pub fn summary(sim: &Simulator, wall_time_s: f64) -> Summary {
         theory: None,
         live: None,
         fct: fct_records(sim).map(|r| summarise(r, &sc.output.fct_buckets)),
+        provenance: None,
     }
 }
 

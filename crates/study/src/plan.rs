@@ -28,6 +28,8 @@ pub struct PlannedRun {
 pub struct Plan {
     /// The base scenario's name.
     pub scenario: String,
+    /// The acclab that planned it: version and commit (the runs' ids depend on it).
+    pub acclab: String,
     /// The swept keys, in the order of the points' values.
     pub keys: Vec<String>,
     /// Keys swept over a log-spaced range (plotted on a log axis).
@@ -117,6 +119,7 @@ impl Plan {
         }
         Ok(Plan {
             scenario: base.name.clone(),
+            acclab: acclab_results::provenance::build(),
             keys: spec.axes.iter().map(|a| a.key.clone()).collect(),
             log_keys: spec
                 .axes
@@ -148,9 +151,18 @@ impl Plan {
         base: &ScenarioSpec,
         run: &PlannedRun,
     ) -> Result<Scenario, ScenarioError> {
+        self.spec(base, run)?.build()
+    }
+
+    /// The spec of `run`'s scenario (its effective scenario, written as TOML).
+    pub fn spec(
+        &self,
+        base: &ScenarioSpec,
+        run: &PlannedRun,
+    ) -> Result<ScenarioSpec, ScenarioError> {
         let mut def = patched(base, &self.values[run.point], run.point)?;
         def.seed = Some(run.seed);
-        def.build()
+        Ok(def)
     }
 
     /// The run `which` names: its index in the plan or its id.
@@ -178,9 +190,13 @@ fn patched(base: &ScenarioSpec, point: &Point, p: usize) -> Result<ScenarioSpec,
     Ok(def)
 }
 
-/// The id of a run: the first 16 hex digits of SHA-256 over its effective scenario (seed set).
+/// The id of a run: the first 16 hex digits of SHA-256 over acclab's version and commit and the
+/// run's effective scenario (seed set) — so a sweep resumed by another build of acclab redoes
+/// its runs rather than mixing in records the old one made.
 pub fn run_id(effective_toml: &str) -> String {
-    let digest = sha2::Sha256::digest(format!("acclab run v1\n{effective_toml}").as_bytes());
+    let build = acclab_results::provenance::build();
+    let digest =
+        sha2::Sha256::digest(format!("acclab run v1\n{build}\n{effective_toml}").as_bytes());
     digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
 

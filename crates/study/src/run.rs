@@ -62,15 +62,26 @@ pub struct Finished {
 
 /// Simulates `sc` and returns its summary with the theory attached. With `files`, the run's
 /// files (summary.json, flows.csv, links.csv, a trace if asked for) are written there as it
-/// goes; without, nothing is written and no sample is kept.
+/// goes, and with `provenance` too its effective scenario and provenance record (summary.json
+/// then points to them); without, nothing is written and no sample is kept.
 pub fn run_scenario(
     sc: Scenario,
     files: Option<&Path>,
+    provenance: Option<&acclab_results::provenance::Provenance>,
     progress: &mut dyn FnMut(acclab_core::Time),
 ) -> std::io::Result<Finished> {
     if let Some(why) = sc.not_simulable() {
         return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, why));
     }
+    // How the run was made goes into its directory before it starts (a run that fails or is
+    // interrupted keeps it too).
+    let provenance = match (files, provenance) {
+        (Some(dir), Some(p)) => {
+            p.write(dir)?;
+            Some(acclab_results::provenance::ProvenanceRef::default())
+        }
+        _ => None,
+    };
     let (prediction, no_theory) = match acclab_theory::predict(&sc) {
         Ok(eq) => (Some(eq), None),
         Err(e) => (None, Some(e.to_string())),
@@ -84,6 +95,7 @@ pub fn run_scenario(
     let mut summary = acclab_sim::output::summary(&sim, t0.elapsed().as_secs_f64());
     sim.finish_samples()?;
     attach_theory(sim.scenario(), prediction, &mut summary);
+    summary.provenance = provenance;
     if let Some(dir) = files {
         acclab_sim::output::write_files(dir, &sim, &summary)?;
     }
@@ -96,14 +108,20 @@ pub fn run_scenario(
 
 /// Integrates the model tier on `sc` into `dir`: flows.csv and links.csv as it goes, then
 /// summary.json with the theory beside the model's values; `progress` is told the model time
-/// reached. Returns the summary and why the theory has no prediction (or None).
+/// reached; with `provenance`, the effective scenario and the provenance record first.
+/// Returns the summary and why the theory has no prediction (or None).
 pub fn model_scenario(
     sc: &Scenario,
     settings: acclab_model::Settings,
     dir: &Path,
+    provenance: Option<&acclab_results::provenance::Provenance>,
     progress: &mut dyn FnMut(acclab_core::Time),
 ) -> Result<(Summary, Option<String>), Box<dyn std::error::Error + Send + Sync>> {
+    if let Some(p) = provenance {
+        p.write(dir)?;
+    }
     let mut summary = acclab_model::run_to(sc, settings, dir, progress)?;
+    summary.provenance = provenance.map(|_| acclab_results::provenance::ProvenanceRef::default());
     let (prediction, no_theory) = match acclab_theory::predict(sc) {
         Ok(eq) => (Some(eq), None),
         Err(e) => (None, Some(e.to_string())),

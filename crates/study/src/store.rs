@@ -39,6 +39,18 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StudyError> {
     acclab_results::files::write_atomic(path, bytes).map_err(io(path))
 }
 
+/// Whether sweep.json's text `old` is a plan of another acclab build for the same scenario
+/// and axes.
+fn made_by_another(old: &str, plan: &Plan) -> bool {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(old) else {
+        return false;
+    };
+    v["acclab"].as_str() != Some(plan.acclab.as_str())
+        && v["scenario"].as_str() == Some(plan.scenario.as_str())
+        && v["keys"] == serde_json::json!(plan.keys)
+        && v["points"] == serde_json::json!(plan.points)
+}
+
 impl SweepDir {
     /// Opens `root` for `plan`, creating it. A directory that holds another sweep (its
     /// sweep.json differs) or files that are not a sweep's is refused unless `force`; with
@@ -49,6 +61,19 @@ impl SweepDir {
         let plan_path = root.join(PLAN_FILE);
         match std::fs::read_to_string(&plan_path) {
             Ok(old) if old == plan_text => {}
+            Ok(old) if !force && made_by_another(&old, plan) => {
+                return Err(StudyError::Refused(format!(
+                    "{} holds this sweep as {} planned it, and this is acclab {}: its runs' ids \
+                     name the acclab that made them, so none would be reused; choose another \
+                     --out, or pass --force to run it again here (the old records stay)",
+                    root.display(),
+                    serde_json::from_str::<serde_json::Value>(&old)
+                        .ok()
+                        .and_then(|v| v["acclab"].as_str().map(|s| format!("acclab {s}")))
+                        .unwrap_or_else(|| "an older acclab".into()),
+                    plan.acclab
+                )))
+            }
             Ok(_) if !force => {
                 return Err(StudyError::Refused(format!(
                     "{} holds another sweep (its {PLAN_FILE} differs from this one's); choose \

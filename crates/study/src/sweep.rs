@@ -31,6 +31,7 @@ pub fn record(plan: &Plan, run: &PlannedRun, summary: &acclab_results::Summary) 
         .collect();
     json!({
         "id": run.id,
+        "acclab": acclab_results::provenance::build(),
         "scenario": plan.scenario,
         "seed": run.seed,
         "point": point,
@@ -46,7 +47,8 @@ pub fn run_one(
     run: &PlannedRun,
     keep_runs: bool,
 ) -> Result<(), StudyError> {
-    let sc = plan.scenario(base, run)?;
+    let def = plan.spec(base, run)?;
+    let sc = def.build()?;
     let staging = if keep_runs {
         Some(dir.staging_for(&run.id)?)
     } else {
@@ -56,7 +58,16 @@ pub fn run_one(
         let path = path.display().to_string();
         move |err| StudyError::Io { path, err }
     };
-    let done = crate::run_scenario(sc, staging.as_deref(), &mut |_| {})
+    let provenance = keep_runs.then(|| {
+        acclab_results::provenance::Provenance::new(
+            def.with_absolute_paths().to_toml(),
+            Some(run.seed),
+            std::env::args().collect(),
+            None,
+            &[],
+        )
+    });
+    let done = crate::run_scenario(sc, staging.as_deref(), provenance.as_ref(), &mut |_| {})
         .map_err(io(staging.as_deref().unwrap_or(dir.root())))?;
     if let Some(s) = &staging {
         dir.publish_run_files(&run.id, s)?;

@@ -29,7 +29,7 @@ count = 8
 window = ["150ms", "300ms"]
 "#;
     let sc = acclab_scenario::parse(text, "fat-tree-monaco").unwrap();
-    let done = acclab_study::run::run_scenario(sc, None, &mut |_| {}).unwrap();
+    let done = acclab_study::run::run_scenario(sc, None, None, &mut |_| {}).unwrap();
     assert_eq!(done.no_theory, None);
     let mut shares = std::collections::BTreeSet::new();
     for f in &done.summary.flows {

@@ -52,11 +52,12 @@ impl From<GroupingArg> for acclab_model::Grouping {
 
 pub fn model(model: ModelArgs) -> Result<()> {
     let args = &model.common;
-    let (sc, _) = load_with(&args.scenario, &args.set)?;
+    let loaded = load_with(&args.scenario, &args.set)?;
+    let sc = &loaded.scenario;
     let step_ns = match &model.step {
         None => None,
         Some(s) => {
-            Some(acclab_model::parse_step(&sc, s).map_err(|e| anyhow::anyhow!("--step {e}"))?)
+            Some(acclab_model::parse_step(sc, s).map_err(|e| anyhow::anyhow!("--step {e}"))?)
         }
     };
     let settings = acclab_model::Settings {
@@ -66,15 +67,17 @@ pub fn model(model: ModelArgs) -> Result<()> {
         ..Default::default()
     };
     // Refuse a scenario outside the domain before claiming a directory.
-    let probe = acclab_model::Model::new(&sc, settings)
+    let probe = acclab_model::Model::new(sc, settings)
         .with_context(|| format!("{}: no model run", args.scenario.display()))?;
     let step = probe.step_s();
     let classes = probe.classes();
     drop(probe);
     let out = output_dir(args.out.clone(), &format!("{}-model", sc.name), args.force)?;
     let dir = out.staging().to_path_buf();
-    let mut bar = TimeBar::new(&sc, "ms integrated", args.quiet);
-    let done = acclab_study::model_scenario(&sc, settings, &dir, &mut |t| bar.at(t));
+    let mut bar = TimeBar::new(sc, "ms integrated", args.quiet);
+    let provenance = loaded.provenance(sc.seed, &args.scenario, &args.set);
+    let done =
+        acclab_study::model_scenario(sc, settings, &dir, Some(&provenance), &mut |t| bar.at(t));
     bar.finish();
     let (summary, _) =
         done.map_err(|e| anyhow::anyhow!("cannot write results into {}: {e}", dir.display()))?;
@@ -82,7 +85,7 @@ pub fn model(model: ModelArgs) -> Result<()> {
         let options = acclab_results::plot::PlotOptions {
             smooth: args.smooth,
         };
-        acclab_results::plot::write_plots(&dir, &sc, Some(&summary), None, &options)
+        acclab_results::plot::write_plots(&dir, sc, Some(&summary), None, &options)
             .with_context(|| format!("cannot write plots into {}", dir.display()))?
     } else {
         Vec::new()

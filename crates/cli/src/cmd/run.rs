@@ -32,8 +32,9 @@ pub struct RunArgs {
 
 pub fn run(run: RunArgs) -> Result<()> {
     let args = &run.common;
-    let (mut sc, has_sweep) = load_with(&args.scenario, &args.set)?;
-    if !args.quiet && has_sweep {
+    let loaded = load_with(&args.scenario, &args.set)?;
+    let mut sc = loaded.scenario.clone();
+    if !args.quiet && loaded.has_sweep {
         println!(
             "note: {} has a [sweep] table; `acclab run` runs the scenario as written, `acclab sweep {}` runs the sweep",
             args.scenario.display(),
@@ -88,7 +89,8 @@ pub fn run(run: RunArgs) -> Result<()> {
     let plots = args.plots.then_some(acclab_results::plot::PlotOptions {
         smooth: args.smooth,
     });
-    simulate(sc, dir, plots, args.quiet, run.model)
+    let provenance = loaded.provenance(sc.seed, &args.scenario, &args.set);
+    simulate(sc, dir, plots, args.quiet, run.model, Some(provenance))
 }
 
 /// Hands a run with Python controllers to Python's acclab package (`python3 -m acclab run`, or
@@ -150,6 +152,7 @@ pub fn simulate(
     plots: Option<acclab_results::plot::PlotOptions>,
     quiet: bool,
     model: bool,
+    provenance: Option<acclab_results::provenance::Provenance>,
 ) -> Result<()> {
     let for_model = model.then(|| sc.clone());
     let dir = out.staging().to_path_buf();
@@ -157,7 +160,7 @@ pub fn simulate(
     let mut bar = TimeBar::new(&sc, "ms simulated", quiet);
     // Samples go to flows.csv / links.csv (and packets to the trace, if asked for) as they are
     // taken and are not kept: plots read them back from the files.
-    let done = acclab_study::run_scenario(sc, Some(dir), &mut |t| bar.at(t))
+    let done = acclab_study::run_scenario(sc, Some(dir), provenance.as_ref(), &mut |t| bar.at(t))
         .with_context(|| format!("cannot write results into {}", dir.display()))?;
     bar.finish();
     let mut summary = done.summary;
@@ -193,7 +196,7 @@ pub fn model_beside(
     let mdir = dir.join("model");
     std::fs::create_dir(&mdir).with_context(|| format!("cannot create {}", mdir.display()))?;
     let mut bar = TimeBar::new(sc, "ms integrated (model)", quiet);
-    let done = acclab_study::model_scenario(sc, settings, &mdir, &mut |t| bar.at(t));
+    let done = acclab_study::model_scenario(sc, settings, &mdir, None, &mut |t| bar.at(t));
     bar.finish();
     let (ms, _) = done.map_err(|e| {
         anyhow::anyhow!(

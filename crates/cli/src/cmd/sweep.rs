@@ -134,6 +134,13 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         PathBuf::from("results/sweeps").join(crate::outdir::safe_name(&plan.scenario))
     });
     let dir = SweepDir::open(&root, &plan, a.force)?;
+    // How the sweep was made, from its first invocation (a resumed sweep keeps it): the base
+    // scenario as the runs start from it, and the command line.
+    if !root.join(acclab_results::provenance::RECORD_FILE).exists() {
+        crate::load::provenance_of(&base, None, Some(&a.scenario), &a.set)
+            .write(&root)
+            .with_context(|| format!("cannot write into {}", root.display()))?;
+    }
     let which: Vec<usize> = match &a.only {
         Some(k) => match plan.find(k) {
             Some(r) => vec![r.index],

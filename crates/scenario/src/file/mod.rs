@@ -85,25 +85,36 @@ impl ScenarioSpec {
         let Some(dir) = dir.filter(|d| !d.as_os_str().is_empty()) else {
             return;
         };
+        self.map_relative_paths(|f| dir.join(f));
+    }
+
+    /// This scenario with the relative paths of the files it names made absolute (from the
+    /// current directory): what a run directory keeps as its effective scenario, which must
+    /// load from anywhere.
+    pub fn with_absolute_paths(&self) -> ScenarioSpec {
+        let mut def = self.clone();
+        def.map_relative_paths(|f| std::path::absolute(f).unwrap_or_else(|_| f.to_path_buf()));
+        def
+    }
+
+    /// Replaces each relative path of a file this scenario names (capacity and delay traces,
+    /// workload traffic files and size distributions) by `f` of it.
+    fn map_relative_paths(&mut self, f: impl Fn(&Path) -> std::path::PathBuf) {
         let traces = self
             .links
             .iter_mut()
             .flat_map(|l| [l.rate.trace_mut(), l.delay.trace_mut()])
             .flatten();
-        for f in traces {
-            if Path::new(f.as_str()).is_relative() {
-                *f = dir.join(&*f).display().to_string();
-            }
-        }
-        for w in &mut self.workloads {
+        let workloads = self.workloads.iter_mut().flat_map(|w| {
             let sizes = w
                 .sizes
                 .as_mut()
                 .filter(|s| crate::workload::is_path(s.as_str()));
-            for f in w.file.iter_mut().chain(sizes) {
-                if Path::new(f.as_str()).is_relative() {
-                    *f = dir.join(&*f).display().to_string();
-                }
+            w.file.iter_mut().chain(sizes)
+        });
+        for p in traces.chain(workloads) {
+            if Path::new(p.as_str()).is_relative() {
+                *p = f(Path::new(p.as_str())).display().to_string();
             }
         }
     }
