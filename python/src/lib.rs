@@ -476,7 +476,7 @@ fn run(
         def.seed = seed;
     }
     let mut sc = def.build().map_err(|e| scenario_error(py, e))?;
-    let provenance = out.as_ref().map(|_| provenance_of(&def, sc.seed));
+    let provenance = out.as_ref().map(|_| provenance_of(&def, Some(sc.seed)));
     let python = has_python_flows(&sc);
     if let (true, Some(make)) = (python, controllers) {
         sc.controllers = controller::Factory::controllers(make);
@@ -502,14 +502,12 @@ fn run(
     Ok((json, done.no_theory))
 }
 
-/// The provenance of a run of `def` made from Python (acclab_results::provenance): the
-/// effective scenario with `seed`, and the Python process's command line.
-fn provenance_of(def: &ScenarioSpec, seed: u64) -> acclab_results::provenance::Provenance {
-    let mut effective = def.with_absolute_paths();
-    effective.seed = Some(seed);
+/// The provenance of a run of `def` (with `seed`, if given; a sweep's base has none) made
+/// from Python: the Python process's command line.
+fn provenance_of(def: &ScenarioSpec, seed: Option<u64>) -> acclab_results::provenance::Provenance {
     let mut command: Vec<String> = std::env::args().collect();
     command.insert(0, "(acclab's Python package, in)".into());
-    acclab_results::provenance::Provenance::new(effective.to_toml(), Some(seed), command, None, &[])
+    acclab_results::provenance::Provenance::of_spec(def, seed, command, None, &[])
 }
 
 /// Whether a built scenario has flows whose controllers are written in Python.
@@ -535,7 +533,7 @@ fn model(
     progress: Option<Py<PyAny>>,
 ) -> PyResult<(String, Option<String>)> {
     let sc = scenario.def.build().map_err(|e| scenario_error(py, e))?;
-    let provenance = provenance_of(&scenario.def, sc.seed);
+    let provenance = provenance_of(&scenario.def, Some(sc.seed));
     let step_ns = step
         .map(|s| acclab_model::parse_step(&sc, s).map_err(|e| value_error(format!("step {e}"))))
         .transpose()?;
@@ -789,6 +787,16 @@ impl PySweepPlan {
                 std::thread::scope(|scope| {
                     let worker = scope.spawn(|| {
                         let dir = acclab_study::store::SweepDir::open(&out, &self.plan, false)?;
+                        // How the sweep was made (its first invocation's; a resumed one keeps it).
+                        let record = out.join(acclab_results::provenance::RECORD_FILE);
+                        if !record.exists() {
+                            provenance_of(&self.base, None).write(&out).map_err(|err| {
+                                acclab_study::StudyError::Io {
+                                    path: out.display().to_string(),
+                                    err,
+                                }
+                            })?;
+                        }
                         let all: Vec<usize> = (0..self.plan.runs.len()).collect();
                         let todo = acclab_study::sweep::pending(&self.plan, &dir, &all, keep_runs);
                         let total = todo.len();

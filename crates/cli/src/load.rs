@@ -82,20 +82,16 @@ impl Loaded {
 }
 
 /// The provenance of a run of `def` (with `seed`, if given), started by this command (from
-/// `path`, patched with `set`): the effective scenario with its seed and absolute file paths.
+/// `path`, patched with `set`).
 pub fn provenance_of(
     def: &acclab_scenario::ScenarioSpec,
     seed: Option<u64>,
     path: Option<&Path>,
     set: &[String],
 ) -> acclab_results::provenance::Provenance {
-    let mut effective = def.with_absolute_paths();
-    if seed.is_some() {
-        effective.seed = seed;
-    }
-    acclab_results::provenance::Provenance::new(
-        effective.to_toml(),
-        effective.seed,
+    acclab_results::provenance::Provenance::of_spec(
+        def,
+        seed,
         std::env::args().collect(),
         path,
         set,

@@ -78,6 +78,29 @@ impl Provenance {
         }
     }
 
+    /// The provenance of a run of `def` (with `seed`, if given; a sweep's base has none): the
+    /// effective scenario with its seed and the files it names made absolute, so that it
+    /// loads from anywhere.
+    pub fn of_spec(
+        def: &acclab_scenario::ScenarioSpec,
+        seed: Option<u64>,
+        command: Vec<String>,
+        scenario_file: Option<&Path>,
+        set: &[String],
+    ) -> Provenance {
+        let mut effective = def.with_absolute_paths();
+        if seed.is_some() {
+            effective.seed = seed;
+        }
+        Provenance::new(
+            effective.to_toml(),
+            effective.seed,
+            command,
+            scenario_file,
+            set,
+        )
+    }
+
     /// Writes scenario.toml and provenance.json into `dir`, each whole or not at all.
     pub fn write(&self, dir: &Path) -> std::io::Result<()> {
         let head = format!(

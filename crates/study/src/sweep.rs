@@ -59,8 +59,8 @@ pub fn run_one(
         move |err| StudyError::Io { path, err }
     };
     let provenance = keep_runs.then(|| {
-        acclab_results::provenance::Provenance::new(
-            def.with_absolute_paths().to_toml(),
+        acclab_results::provenance::Provenance::of_spec(
+            &def,
             Some(run.seed),
             std::env::args().collect(),
             None,
