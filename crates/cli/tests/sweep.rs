@@ -162,7 +162,8 @@ fn the_table_equals_the_runs_made_one_by_one() {
         .collect();
     assert_eq!(flow_a.len(), 4);
     assert_ne!(flow_a[0], flow_a[1]);
-    // … and the aggregate holds their mean and a confidence interval.
+    // … and the aggregate holds their mean and standard deviation; no interval from two
+    // seeds (issue 54 §2), which the note says.
     let agg = csv_rows(&tmp.path().join("s/aggregate.csv"));
     let h = &agg[0];
     let a = |name: &str| h.iter().position(|x| x == name).unwrap();
@@ -173,14 +174,16 @@ fn the_table_equals_the_runs_made_one_by_one() {
     let x: Vec<f64> = flow_a[..2].iter().map(|v| v.parse().unwrap()).collect();
     assert_eq!(row[a("n")], "2");
     assert_eq!(row[a("mean")].parse::<f64>().unwrap(), (x[0] + x[1]) / 2.0);
-    let (lo, hi): (f64, f64) = (
-        row[a("ci95_low")].parse().unwrap(),
-        row[a("ci95_high")].parse().unwrap(),
-    );
+    let std: f64 = row[a("std")].parse().unwrap();
     assert!(
-        lo < x[0].min(x[1]) && hi > x[0].max(x[1]),
-        "{lo} {hi} {x:?}"
+        (std - (x[0] - x[1]).abs() / 2f64.sqrt()).abs() < 1e-6 * std,
+        "{std} {x:?}"
     );
+    assert_eq!(
+        (row[a("ci95_low")].as_str(), row[a("ci95_high")].as_str()),
+        ("", "")
+    );
+    assert!(row[a("note")].contains("fewer than 3"), "{row:?}");
     assert!(tmp
         .path()
         .join("s/throughput_bps-vs-r-_d.rate.png")
@@ -578,4 +581,50 @@ fn a_sweep_made_by_another_acclab_is_not_resumed_silently() {
         said.contains("acclab 0.0.1+old") && said.contains(&build) && said.contains("--force"),
         "{said}"
     );
+}
+
+#[test]
+fn identical_replicates_get_no_interval_and_are_said() {
+    // Issue 54 §2: a scenario in which the seed draws nothing gives the same run for every
+    // seed; a zero-width interval would claim certainty no replicate tested.
+    let tmp = tempfile::tempdir().unwrap();
+    let src = std::fs::read_to_string(scenario(tmp.path(), "1s"))
+        .unwrap()
+        .replace("loss = 0.0005\n", "")
+        .replace("start_jitter = \"200ms\"\n", "");
+    let p = tmp.path().join("fixed.toml");
+    std::fs::write(&p, src).unwrap();
+    let out = ok(
+        tmp.path(),
+        &[
+            "sweep",
+            p.to_str().unwrap(),
+            "--set",
+            "link.\"r->d\".rate=10Mbps,20Mbps",
+            "--seeds",
+            "3",
+            "--out",
+            tmp.path().join("s").to_str().unwrap(),
+        ],
+    );
+    assert!(
+        out.contains("identical replicates") && out.contains("no interval is given"),
+        "{out}"
+    );
+    let agg = csv_rows(&tmp.path().join("s/aggregate.csv"));
+    let h = &agg[0];
+    let a = |name: &str| h.iter().position(|x| x == name).unwrap();
+    let rows: Vec<_> = agg[1..]
+        .iter()
+        .filter(|r| r[a("metric")] == "throughput_bps" && r[a("entity")] == "flow")
+        .collect();
+    assert_eq!(rows.len(), 4);
+    for r in rows {
+        assert_eq!(
+            (r[a("std")].as_str(), r[a("ci95_low")].as_str()),
+            ("0", ""),
+            "{r:?}"
+        );
+        assert_eq!(r[a("note")], "identical replicates");
+    }
 }

@@ -95,6 +95,7 @@ pub fn charts(plan: &Plan, agg: &[AggRow]) -> (Vec<(String, Chart)>, Vec<String>
             }
             // A line per entity and combination of the other keys' values, in first-seen order.
             let mut lines: Vec<Line> = Vec::new();
+            let (mut clipped, mut identical) = (false, false);
             for r in &rows {
                 let others: Vec<String> = plan
                     .keys
@@ -119,10 +120,17 @@ pub fn charts(plan: &Plan, agg: &[AggRow]) -> (Vec<(String, Chart)>, Vec<String>
                     }
                 };
                 let x = xs[r.point];
+                // An interval below zero of a non-negative metric is drawn from 0, and said.
+                let below_zero = r.note == Some(crate::table::BELOW_ZERO);
+                clipped |= below_zero;
+                identical |= r.note == Some(crate::table::IDENTICAL);
                 lines[line].1.push((
                     x,
                     r.mean * scale,
-                    r.ci95.map(|(lo, hi)| (lo * scale, hi * scale)),
+                    r.ci95.map(|(lo, hi)| {
+                        let lo = if below_zero { lo.max(0.0) } else { lo };
+                        (lo * scale, hi * scale)
+                    }),
                 ));
                 if let Some(t) = agg.iter().find(|t| {
                     t.point == r.point && t.entity == r.entity && t.id == r.id && t.metric == theory
@@ -167,20 +175,36 @@ pub fn charts(plan: &Plan, agg: &[AggRow]) -> (Vec<(String, Chart)>, Vec<String>
                     format!(" ({u})")
                 }
             };
+            let any_ci = series.iter().any(|s| !s.errors.is_empty());
+            let mut said = Vec::new();
+            if seeds == 2 {
+                said.push("2 seeds: no confidence interval from fewer than 3".to_string());
+            }
+            if identical {
+                said.push(
+                    "at some points every seed gave the same value: no interval there".to_string(),
+                );
+            }
+            if clipped {
+                said.push(
+                    "intervals below 0 drawn from 0 (a non-negative metric; aggregate.csv keeps them as computed)"
+                        .to_string(),
+                );
+            }
             let chart = Chart {
                 title: format!(
                     "{}: {metric} vs {} — mean of {seeds} seed{}{}",
                     plan.scenario,
                     short[k],
                     if seeds == 1 { "" } else { "s" },
-                    if seeds > 1 { ", 95% CI" } else { "" }
+                    if any_ci { ", 95% CI" } else { "" }
                 ),
                 x_label: format!("{key}{}", unit_label(&x_unit)),
                 y_label: format!("{metric}{}", unit_label(unit)),
                 series,
                 log_x: plan.log_keys.contains(key),
                 log_y: false,
-                note: None,
+                note: (!said.is_empty()).then(|| said.join("; ")),
             };
             out.push((
                 format!("{}-vs-{}", file_part(metric), file_part(&short[k])),

@@ -10,7 +10,12 @@
 //!
 //! `aggregate.csv` has a row per point, entity and metric over the point's seeds: `n`, `mean`,
 //! `std` (sample standard deviation) and the 95% confidence interval of the mean
-//! (`ci95_low`, `ci95_high`: mean ∓ t(0.975, n − 1)·std/√n, Student's t; empty for one seed).
+//! (`ci95_low`, `ci95_high`: mean ∓ t(0.975, n − 1)·std/√n, Student's t), then `note`, which
+//! says what makes the numbers worth less than they look: the interval is given only from
+//! three seeds on (`one seed`, `2 seeds: no interval from fewer than 3`), never for replicates
+//! that all gave the same value (`identical replicates`: the seeds drew nothing that changed
+//! the result), and an interval that reaches below zero for a metric that never does is kept
+//! as computed and said (`interval below 0 for a non-negative metric`).
 
 use serde_json::Value;
 use statrs::distribution::{ContinuousCDF, StudentsT};
@@ -48,7 +53,14 @@ pub struct AggRow {
     pub mean: f64,
     pub std: Option<f64>,
     pub ci95: Option<(f64, f64)>,
+    /// What makes these numbers worth less than they look (see the module's header).
+    pub note: Option<&'static str>,
 }
+
+/// [`AggRow::note`] of replicates that all gave the same value.
+pub const IDENTICAL: &str = "identical replicates";
+/// [`AggRow::note`] of an interval that reaches below zero for a non-negative metric.
+pub const BELOW_ZERO: &str = "interval below 0 for a non-negative metric";
 
 /// Numbers, nulls and booleans of `obj`, nested objects joined with `_`; strings and lists
 /// (names, the theory's notes) are not metrics.
@@ -219,7 +231,12 @@ impl Tidy {
                 if xs.is_empty() {
                     continue;
                 }
-                let (mean, std, ci95) = stats(&xs);
+                let Stats {
+                    mean,
+                    std,
+                    ci95,
+                    note,
+                } = stats(&xs);
                 out.push(AggRow {
                     point,
                     entity,
@@ -230,6 +247,7 @@ impl Tidy {
                     mean,
                     std,
                     ci95,
+                    note,
                 });
             }
         }
@@ -237,20 +255,53 @@ impl Tidy {
     }
 }
 
-/// Mean, sample standard deviation and the 95% confidence interval of the mean (Student's t).
-pub fn stats(xs: &[f64]) -> (f64, Option<f64>, Option<(f64, f64)>) {
+/// A metric over a point's seeds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stats {
+    pub mean: f64,
+    /// The sample standard deviation (from two values).
+    pub std: Option<f64>,
+    /// The 95% confidence interval of the mean (Student's t), from three values that differ.
+    pub ci95: Option<(f64, f64)>,
+    /// Why there is no interval, or what is odd about it.
+    pub note: Option<&'static str>,
+}
+
+/// Mean, sample standard deviation and the 95% confidence interval of the mean (Student's t),
+/// with the caveats of the module's header.
+pub fn stats(xs: &[f64]) -> Stats {
     let n = xs.len() as f64;
     let mean = xs.iter().sum::<f64>() / n;
+    let mut out = Stats {
+        mean,
+        std: None,
+        ci95: None,
+        note: None,
+    };
     if xs.len() < 2 {
-        return (mean, None, None);
+        out.note = Some("one seed");
+        return out;
     }
     let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
     let std = var.sqrt();
+    out.std = Some(std);
+    if xs.iter().all(|&x| x == xs[0]) {
+        out.note = Some(IDENTICAL);
+        return out;
+    }
+    if xs.len() < 3 {
+        out.note = Some("2 seeds: no interval from fewer than 3");
+        return out;
+    }
     let t = StudentsT::new(0.0, 1.0, n - 1.0)
         .map(|d| d.inverse_cdf(0.975))
         .unwrap_or(f64::NAN);
     let half = t * std / n.sqrt();
-    (mean, Some(std), Some((mean - half, mean + half)))
+    out.ci95 = Some((mean - half, mean + half));
+    if mean - half < 0.0 && xs.iter().all(|&x| x >= 0.0) {
+        out.note = Some(BELOW_ZERO);
+    }
+    out
 }
 
 /// aggregate.csv.
@@ -268,6 +319,7 @@ pub fn aggregate_csv(plan: &Plan, rows: &[AggRow]) -> Vec<u8> {
         "std",
         "ci95_low",
         "ci95_high",
+        "note",
     ]);
     w.write_record(&header).expect("writing to memory");
     let opt = |x: Option<f64>| x.map_or(String::new(), |v| v.to_string());
@@ -284,6 +336,7 @@ pub fn aggregate_csv(plan: &Plan, rows: &[AggRow]) -> Vec<u8> {
             opt(r.std),
             opt(r.ci95.map(|c| c.0)),
             opt(r.ci95.map(|c| c.1)),
+            r.note.unwrap_or("").to_string(),
         ]);
         w.write_record(&rec).expect("writing to memory");
     }
@@ -298,13 +351,42 @@ mod tests {
     fn confidence_interval_of_the_mean() {
         // Ten values 1..=10: mean 5.5, s = 3.02765, t(0.975, 9) = 2.26216.
         let xs: Vec<f64> = (1..=10).map(f64::from).collect();
-        let (mean, std, ci) = stats(&xs);
-        assert_eq!(mean, 5.5);
-        assert!((std.unwrap() - 3.0276503540974917).abs() < 1e-12);
+        let s = stats(&xs);
+        assert_eq!(s.mean, 5.5);
+        assert!((s.std.unwrap() - 3.0276503540974917).abs() < 1e-12);
         let half = 2.262157162798205 * 3.0276503540974917 / 10f64.sqrt();
-        let (lo, hi) = ci.unwrap();
+        let (lo, hi) = s.ci95.unwrap();
         assert!((lo - (5.5 - half)).abs() < 1e-9 && (hi - (5.5 + half)).abs() < 1e-9);
-        assert_eq!(stats(&[2.0]), (2.0, None, None));
+        assert_eq!(s.note, None);
+    }
+
+    #[test]
+    fn intervals_are_refused_or_flagged_where_they_would_mislead() {
+        let one = stats(&[2.0]);
+        assert_eq!(
+            (one.std, one.ci95, one.note),
+            (None, None, Some("one seed"))
+        );
+        // Two seeds: a standard deviation, no interval (t(0.975, 1) = 12.7 makes it useless).
+        let two = stats(&[1.0, 3.0]);
+        assert!(two.std.is_some() && two.ci95.is_none());
+        assert!(two.note.unwrap().contains("fewer than 3"));
+        // Identical replicates: a zero-width interval would claim certainty the seeds never
+        // tested.
+        let same = stats(&[5.0, 5.0, 5.0, 5.0]);
+        assert_eq!(
+            (same.std, same.ci95, same.note),
+            (Some(0.0), None, Some(IDENTICAL))
+        );
+        // A non-negative metric whose interval crosses zero: kept as computed, and said.
+        let low = stats(&[0.0, 0.0, 10.0]);
+        assert!(low.ci95.unwrap().0 < 0.0);
+        assert_eq!(low.note, Some(BELOW_ZERO));
+        assert_eq!(
+            stats(&[-1.0, 0.0, 5.0]).note,
+            None,
+            "a metric that can be negative"
+        );
     }
 
     #[test]

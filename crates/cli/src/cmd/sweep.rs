@@ -297,8 +297,9 @@ fn print_aggregate(plan: &Plan, agg: &[acclab_study::table::AggRow]) {
         let ci = r
             .ci95
             .map_or(String::new(), |(lo, hi)| format!(" [{lo:.6e}, {hi:.6e}]"));
+        let note = r.note.map_or(String::new(), |n| format!(" ({n})"));
         println!(
-            "  {} {} {}: {:.6e}{ci}",
+            "  {} {} {}: {:.6e}{ci}{note}",
             point.join(" "),
             r.entity,
             r.id,
@@ -307,5 +308,17 @@ fn print_aggregate(plan: &Plan, agg: &[acclab_study::table::AggRow]) {
     }
     if rows.len() > 40 {
         println!("  … {} more in aggregate.csv", rows.len() - 40);
+    }
+    let identical = rows
+        .iter()
+        .filter(|r| r.note == Some(acclab_study::table::IDENTICAL))
+        .count();
+    if identical > 0 && plan.seeds.len() > 1 {
+        println!(
+            "note: {identical} of {} rows had the same {metric} from every seed: nothing in the \
+             scenario that the seed draws (start jitter, random loss, workloads) changed it, so \
+             the seeds are not independent replicates there and no interval is given",
+            rows.len()
+        );
     }
 }
