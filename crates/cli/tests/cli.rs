@@ -731,3 +731,57 @@ fn bench_parallelism_reports_each_partition_count() {
         text(&o)
     );
 }
+
+#[test]
+fn plots_of_more_flows_than_colours_say_so_and_draw_the_mean_of_all() {
+    // Issue 54 §3: a 20-flow run drew reno0–reno11 and said nothing.
+    let tmp = tempfile::tempdir().unwrap();
+    let sc = tmp.path().join("many.toml");
+    std::fs::write(
+        &sc,
+        r#"
+name = "many"
+duration = "2s"
+[[link]]
+between = ["r1", "r2"]
+rate = "20Mbps"
+delay = "5ms"
+[[link]]
+count = 20
+between = ["s{i}", "r1"]
+rate = "1Gbps"
+delay = "1ms"
+[[link]]
+count = 20
+between = ["r2", "d{i}"]
+rate = "1Gbps"
+delay = "1ms"
+[[flow]]
+count = 20
+id = "reno{i}"
+kind = "reno"
+from = "s{i}"
+to = "d{i}"
+"#,
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    let o = acclab(
+        tmp.path(),
+        &[
+            "run",
+            sc.to_str().unwrap(),
+            "--plots",
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    for chart in ["throughput.svg", "cwnd.svg"] {
+        let svg = std::fs::read_to_string(out.join(chart)).unwrap();
+        assert!(svg.contains("12 of 20 flows drawn"), "{chart}");
+        assert!(svg.contains("mean of all 20 flows"), "{chart}");
+        assert!(svg.contains("reno11") && !svg.contains("reno12"), "{chart}");
+    }
+}

@@ -280,10 +280,11 @@ fn bounds(chart: &Chart) -> Bounds {
 fn colours(chart: &Chart) -> Vec<RGBAColor> {
     let mut next = 0;
     let mut last_data = None;
+    // Every series gets one (the callers bound how many there are: MAX_SERIES data series,
+    // each with its model and theory lines, a mean and the keys).
     chart
         .series
         .iter()
-        .take(MAX_SERIES * 3)
         .map(|s| {
             if let Some(c) = s.colour {
                 return c.to_rgba();
@@ -617,6 +618,38 @@ fn read_series(
     Ok(out)
 }
 
+/// The mean over every flow of a value in flows.csv at each sample time (the flows that have a
+/// row then: a finite flow's while it is open), every `stride`-th sample, read as a stream.
+fn mean_over_flows(
+    path: &Path,
+    stride: usize,
+    value: &dyn Fn(&csv::StringRecord) -> Option<f64>,
+) -> std::io::Result<Vec<(f64, f64)>> {
+    let mut out = Vec::new();
+    let (mut at, mut sum, mut n, mut sample) = (f64::NAN, 0.0, 0usize, 0usize);
+    let mut r = csv::Reader::from_path(path).map_err(std::io::Error::other)?;
+    let mut flush = |at: f64, sum: f64, n: usize, sample: usize| {
+        if n > 0 && (sample - 1).is_multiple_of(stride) {
+            out.push((at, sum / n as f64));
+        }
+    };
+    for row in r.records() {
+        let row = row.map_err(std::io::Error::other)?;
+        let Some(t) = num(&row, 0) else { continue };
+        if t != at {
+            flush(at, sum, n, sample);
+            (at, sum, n) = (t, 0.0, 0);
+            sample += 1;
+        }
+        if let Some(v) = value(&row) {
+            sum += v;
+            n += 1;
+        }
+    }
+    flush(at, sum, n, sample);
+    Ok(out)
+}
+
 /// A number in column `i` of `row`, if there is one.
 fn num(row: &csv::StringRecord, i: usize) -> Option<f64> {
     row.get(i).and_then(|v| v.parse().ok())
@@ -855,6 +888,27 @@ pub fn write_plots(
         &|_| None,
         1,
     )?;
+    // More flows than colours: the first MAX_SERIES are drawn, the mean of all of them beside
+    // them (black), and the figure says so — never a silent cut.
+    let (throughput, cwnd, flows_note) = if sc.flows.len() > MAX_SERIES {
+        let mean = |series: &mut Vec<Series>, value: &dyn Fn(&csv::StringRecord) -> Option<f64>| {
+            let pts = mean_over_flows(&flows_csv, stride, value)?;
+            let mut m = Series::new(format!("mean of all {} flows", sc.flows.len()), pts);
+            m.colour = Some(BLACK);
+            series.insert(0, m);
+            Ok::<_, std::io::Error>(())
+        };
+        let (mut t, mut c) = (throughput, cwnd);
+        mean(&mut t, &|r| num(r, 2).map(|b| b / 1e6))?;
+        mean(&mut c, &|r| num(r, 4).map(|w| w / 1e3))?;
+        let note = format!(
+            "{MAX_SERIES} of {} flows drawn (the first; every flow is in flows.csv), and in black the mean of all of them",
+            sc.flows.len()
+        );
+        (t, c, Some(note))
+    } else {
+        (throughput, cwnd, None)
+    };
     let with_keys = |mut series: Vec<Series>| {
         if keys.0 {
             series.push(Series::key("dashed: model tier", true, false));
@@ -876,11 +930,20 @@ pub fn write_plots(
         (
             "throughput",
             Chart {
-                note: above_received,
+                note: match (above_received, &flows_note) {
+                    (Some(a), Some(f)) => Some(format!("{a}; {f}")),
+                    (a, f) => a.or_else(|| f.clone()),
+                },
                 ..chart(goodput, "Mb/s", throughput)
             },
         ),
-        ("cwnd", chart("congestion window".into(), "KB", cwnd)),
+        (
+            "cwnd",
+            Chart {
+                note: flows_note.clone(),
+                ..chart("congestion window".into(), "KB", cwnd)
+            },
+        ),
         (
             "queue",
             chart(format!("queue at {which}"), "packets", queue),
