@@ -63,28 +63,34 @@ def test_an_episode_is_the_same_for_the_same_seed_and_differs_for_another():
     assert not (a.shape == c.shape and np.array_equal(a, c))
 
 
-@pytest.mark.parametrize("threads", [1, 2, None])
-def test_the_vector_environment_equals_stepping_each_copy_alone(threads):
-    kwargs = {"duration_s": 2.0, "competitors": (0, 1)}
-    vec = agym.DumbbellVecEnv(3, threads=threads, **kwargs)
-    singles = [agym.DumbbellEnv(**kwargs) for _ in range(3)]
-    vobs, _ = vec.reset(seed=5)
-    sobs = [e.reset(seed=5 + i)[0] for i, e in enumerate(singles)]
-    assert np.array_equal(vobs, np.stack(sobs))
-    rng = np.random.default_rng(1)
-    done = [False] * 3
-    ends = 0
-    for _ in range(250):
-        acts = rng.uniform(-1, 1, size=(3, 1)).astype(np.float32)
+def _vector_equals_singles(kwargs, copies, threads, seed, steps, action_shape) -> int:
+    """Steps a vector environment and `copies` single ones with the same random actions,
+    checking each step's observations, rewards and truncations are equal (the vector one
+    resets a finished copy on the next step, "next step" mode); returns how many episodes
+    ended."""
+    vec = agym.DumbbellVecEnv(copies, threads=threads, **kwargs)
+    singles = [agym.DumbbellEnv(**kwargs) for _ in range(copies)]
+    vobs, _ = vec.reset(seed=seed)
+    assert np.array_equal(vobs, np.stack([e.reset(seed=seed + i)[0] for i, e in enumerate(singles)]))
+    rng = np.random.default_rng(seed)
+    done, ends = [False] * copies, 0
+    for _ in range(steps):
+        acts = rng.uniform(-1, 1, size=(copies,) + action_shape).astype(np.float32)
         vo, vr, _, vt, _ = vec.step(acts)
         for i, e in enumerate(singles):
-            if done[i]:  # the vector environment resets it on this step ("next step" mode)
+            if done[i]:
                 o, r, t = e.reset()[0], 0.0, False
             else:
                 o, r, _, t, _ = e.step(acts[i])
             assert np.array_equal(vo[i], o) and vr[i] == r and vt[i] == t
             done[i] = t
             ends += t
+    return ends
+
+
+@pytest.mark.parametrize("threads", [1, 2, None])
+def test_the_vector_environment_equals_stepping_each_copy_alone(threads):
+    ends = _vector_equals_singles({"duration_s": 2.0, "competitors": (0, 1)}, 3, threads, 5, 250, (1,))
     assert ends >= 3, "every copy finished an episode and started another"
 
 
@@ -121,24 +127,8 @@ def test_several_agents_step_together_and_earn_their_num_shares():
 
 def test_the_vector_environment_steps_several_agents_as_the_single_one_does():
     kwargs = {"duration_s": 1.0, "agents": 2, "competitors": (0, 1)}
-    vec = agym.DumbbellVecEnv(2, threads=2, **kwargs)
-    singles = [agym.DumbbellEnv(**kwargs) for _ in range(2)]
-    vobs, _ = vec.reset(seed=8)
-    assert vobs.shape == (2, 2, len(agym.FEATURES) * 10)
-    assert np.array_equal(vobs, np.stack([e.reset(seed=8 + i)[0] for i, e in enumerate(singles)]))
-    rng = np.random.default_rng(2)
-    done, ends = [False, False], 0
-    for _ in range(80):
-        acts = rng.uniform(-1, 1, size=(2, 2)).astype(np.float32)
-        vo, vr, _, vt, _ = vec.step(acts)
-        for i, e in enumerate(singles):
-            if done[i]:
-                o, r, t = e.reset()[0], 0.0, False
-            else:
-                o, r, _, t, _ = e.step(acts[i])
-            assert np.array_equal(vo[i], o) and vr[i] == r and vt[i] == t
-            done[i] = t
-            ends += t
+    assert agym.DumbbellVecEnv(2, **kwargs).observation_space.shape == (2, 2, len(agym.FEATURES) * 10)
+    ends = _vector_equals_singles(kwargs, 2, 2, 8, 80, (2,))
     assert ends >= 2, "each copy finished an episode and started another"
 
 

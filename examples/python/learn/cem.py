@@ -29,24 +29,15 @@ import numpy as np
 import acclab.gym as agym
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from evaluate import episode, evaluate, hold, random_policy, report, score  # noqa: E402
+from evaluate import AURORA_FEATURES as FEATURES  # noqa: E402
+from evaluate import episode, evaluate, hold, random_policy, report, score, training_env  # noqa: E402
 
-FEATURES = ("latency_gradient", "latency_ratio", "send_ratio")
 HISTORY = 4
 
 
 def make_env(duration_s: float = 4.0) -> agym.DumbbellEnv:
-    """The training distribution: 10–50 Mb/s, 5–30 ms each way, 1–3 BDP of buffer."""
-    return agym.DumbbellEnv(
-        rate_mbps=(10.0, 50.0),
-        delay_ms=(5.0, 30.0),
-        buffer_bdp=(1.0, 3.0),
-        duration_s=duration_s,
-        features=FEATURES,
-        history=HISTORY,
-        action="rate-multiplier",
-        reward="aurora",
-    )
+    """The training distribution (evaluate.training_env) with a history of 4 intervals."""
+    return training_env(HISTORY, duration_s)
 
 
 class Linear:

@@ -14,6 +14,23 @@ import acclab
 import acclab.gym as agym
 
 SCHEMES = ("reno", "cubic", "bbr", "monaco")
+#: Aurora's observation (Jay et al., ICML 2019 §4.1).
+AURORA_FEATURES = ("latency_gradient", "latency_ratio", "send_ratio")
+
+
+def training_env(history: int, duration_s: float = 4.0) -> agym.DumbbellEnv:
+    """The examples' training distribution: 10–50 Mb/s, 5–30 ms each way, 1–3 BDP of buffer,
+    Aurora's features over `history` intervals, its rate multiplier and its reward."""
+    return agym.DumbbellEnv(
+        rate_mbps=(10.0, 50.0),
+        delay_ms=(5.0, 30.0),
+        buffer_bdp=(1.0, 3.0),
+        duration_s=duration_s,
+        features=AURORA_FEATURES,
+        history=history,
+        action="rate-multiplier",
+        reward="aurora",
+    )
 
 
 def episode(env: agym.DumbbellEnv, policy, seed: int) -> tuple[float, list[dict]]:

@@ -35,23 +35,11 @@ except ModuleNotFoundError as e:  # pragma: no cover - an optional extra
 import acclab.gym as agym
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from evaluate import evaluate, hold, random_policy, report, score  # noqa: E402
+from evaluate import evaluate, hold, random_policy, report, score, training_env  # noqa: E402
 
-FEATURES = ("latency_gradient", "latency_ratio", "send_ratio")
-
-
-def make_env(duration_s: float = 4.0) -> agym.DumbbellEnv:
-    """The training distribution (cem.py's): 10–50 Mb/s, 5–30 ms each way, 1–3 BDP of buffer."""
-    return agym.DumbbellEnv(
-        rate_mbps=(10.0, 50.0),
-        delay_ms=(5.0, 30.0),
-        buffer_bdp=(1.0, 3.0),
-        duration_s=duration_s,
-        features=FEATURES,
-        history=10,
-        action="rate-multiplier",
-        reward="aurora",
-    )
+def make_env() -> agym.DumbbellEnv:
+    """The training distribution (cem.py's, evaluate.training_env) with Aurora's history of 10."""
+    return training_env(10)
 
 
 def train(steps: int, seed: int = 0, envs: int = 8) -> PPO:
