@@ -1,6 +1,7 @@
 //! The `acclab` command.
 
 mod cmd;
+mod interrupt;
 mod load;
 mod outdir;
 mod progress;
@@ -114,7 +115,8 @@ fn main() {
     // own tools do when SIGPIPE ends them.
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        if !is_broken_pipe(info.payload()) {
+        // Neither a closed pipe nor an interrupted run is a bug to report.
+        if !is_broken_pipe(info.payload()) && !info.payload().is::<interrupt::Interrupted>() {
             hook(info)
         }
     }));

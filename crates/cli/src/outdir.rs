@@ -221,9 +221,44 @@ impl OutDir {
         Ok(out)
     }
 
+    /// Staging directories beside this one's that runs no longer alive left behind (killed or
+    /// interrupted): `.NAME.partial-PID` whose process is gone.
+    pub fn stale_partials(&self) -> Vec<PathBuf> {
+        let parent = match self.path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let Ok(entries) = std::fs::read_dir(parent) else {
+            return Vec::new();
+        };
+        let mut out: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let pid: u32 = name
+                    .strip_prefix('.')?
+                    .rsplit_once(".partial-")?
+                    .1
+                    .parse()
+                    .ok()?;
+                let gone = pid != std::process::id()
+                    && !Path::new(&format!("/proc/{pid}")).exists()
+                    && e.path().join(INCOMPLETE).is_file();
+                gone.then(|| e.path())
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
     /// The final directory.
     #[cfg(test)]
     pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Where the results go once published.
+    pub fn final_path(&self) -> &Path {
         &self.path
     }
 

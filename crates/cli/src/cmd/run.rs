@@ -157,11 +157,43 @@ pub fn simulate(
     let for_model = model.then(|| sc.clone());
     let dir = out.staging().to_path_buf();
     let dir = dir.as_path();
+    let stale = out.stale_partials();
+    if !stale.is_empty() && !quiet {
+        let names: Vec<String> = stale.iter().map(|p| p.display().to_string()).collect();
+        eprintln!(
+            "note: {} incomplete result director{} of runs that were interrupted or killed beside this one; remove with: rm -r {}",
+            stale.len(),
+            if stale.len() == 1 { "y" } else { "ies" },
+            names.join(" ")
+        );
+    }
+    let end = sc.duration;
     let mut bar = TimeBar::new(&sc, "ms simulated", quiet);
+    // Ctrl-C (or SIGTERM) stops the run at its next progress tick: nothing is published, and
+    // the staging directory, marked INCOMPLETE, keeps what was written so far.
+    let interrupted = crate::interrupt::Watch::start();
     // Samples go to flows.csv / links.csv (and packets to the trace, if asked for) as they are
     // taken and are not kept: plots read them back from the files.
-    let done = acclab_study::run_scenario(sc, Some(dir), provenance.as_ref(), &mut |t| bar.at(t))
-        .with_context(|| format!("cannot write results into {}", dir.display()))?;
+    let done = interrupted.run(|| {
+        acclab_study::run_scenario(sc, Some(dir), provenance.as_ref(), &mut |t| {
+            interrupted.check(t);
+            bar.at(t)
+        })
+    });
+    let done = match done {
+        Ok(done) => done,
+        Err(at) => {
+            bar.finish();
+            // (The output directory's own note then says where the partial files are.)
+            bail!(
+                "interrupted at {:.3} s of {:.3} s simulated: nothing was published to {}",
+                at.as_secs_f64(),
+                end.as_secs_f64(),
+                out.final_path().display()
+            );
+        }
+    }
+    .with_context(|| format!("cannot write results into {}", dir.display()))?;
     bar.finish();
     let mut summary = done.summary;
     let model_dir = match &for_model {
