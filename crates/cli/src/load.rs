@@ -22,14 +22,13 @@ pub struct ScenarioArgs {
     /// 'link."r1->r2".queue.kind=avq' (repeatable; checked as the file would be).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
-    /// Also write plots (PNG and SVG) of goodput, cwnd, queues and utilisation, with the
-    /// theory's equilibrium (dotted) and the model tier's trajectory (dashed) where there are.
+    /// Also write plots (PNG and SVG; see --preset and --formats) of goodput, cwnd, queues and
+    /// utilisation, with the theory's equilibrium (dotted) and the model tier's trajectory
+    /// (dashed) where there are (`acclab plot DIR` draws them again later).
     #[arg(long)]
     pub plots: bool,
-    /// The goodput plot's trailing mean: auto (1 s, or a twentieth of the run if shorter), none
-    /// (each sample as it is), or a window such as 500ms. The plot's title says which.
-    #[arg(long, value_name = "WINDOW", default_value = "auto", value_parser = acclab_results::plot::Smoothing::parse)]
-    pub smooth: acclab_results::plot::Smoothing,
+    #[command(flatten)]
+    pub figures: crate::cmd::plot::FigureArgs,
     /// Overwrite results already in the output directory.
     #[arg(long)]
     pub force: bool,

@@ -69,6 +69,9 @@ enum Command {
     /// Sweep a scenario's keys over values and seeds on all cores: one tidy table, aggregates
     /// with 95% confidence intervals, charts; resumable, and runnable as a Slurm array.
     Sweep(sweep::SweepArgs),
+    /// Draw a finished run's or sweep's figures again from its files: paper sizes (--preset
+    /// column|page), PDF, a time range, log axes, chosen flows and links; nothing is simulated.
+    Plot(cmd::plot::PlotArgs),
     /// Live mode: run a scenario over real UDP sockets through the router emulator.
     #[command(subcommand)]
     Live(live::LiveCommand),
@@ -150,6 +153,7 @@ fn command() {
         Some(Command::Theory { scenario, json }) => cmd::theory::theory(&scenario, json),
         Some(Command::Reproduce(args)) => cmd::reproduce::reproduce(args),
         Some(Command::Sweep(args)) => sweep::sweep(args),
+        Some(Command::Plot(args)) => cmd::plot::plot(args),
         Some(Command::Live(cmd)) => live::live(cmd),
         Some(Command::Params { kind, json }) => cmd::params::run(kind.as_deref(), json),
         Some(Command::Bench(args)) => bench::bench(args),

@@ -17,8 +17,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 /// The files whose presence means a directory holds results.
-pub const RESULT_FILES: [&str; 6] = [
+pub const RESULT_FILES: [&str; 7] = [
     "summary.json",
+    "figures.json",
     "flows.csv",
     "links.csv",
     "comparison.json",

@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::plot::{Chart, Series};
 
@@ -36,7 +36,7 @@ impl FctRecord<'_> {
 }
 
 /// The slowdowns of one size bucket.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct FctBucket {
     /// `"<10KB"`, `"10KB-100KB"`, …, `"all"`.
     pub sizes: String,
@@ -52,7 +52,7 @@ pub struct FctBucket {
 }
 
 /// The `fct` part of `summary.json`.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct FctSummary {
     /// One per size bucket, smallest first.
     pub buckets: Vec<FctBucket>,
@@ -291,9 +291,13 @@ pub fn charts<'a>(
     Some(vec![("slowdown", slowdown), ("fct-cdf", cdf)])
 }
 
-/// Writes the figures of [`charts`] into `dir` from its `fct.csv`, when it has one with a
+/// Writes the figures of [`charts`] into `out` from `dir`'s `fct.csv`, when it has one with a
 /// finished flow (`name`: the scenario's, for the titles); their file names.
-pub fn write_fct_plots(dir: &Path, name: &str) -> std::io::Result<Vec<String>> {
+pub fn write_fct_plots(
+    (dir, out): (&Path, &Path),
+    name: &str,
+    options: &crate::plot::PlotOptions,
+) -> std::io::Result<Vec<String>> {
     let mut files = Vec::new();
     if let Some(rows) = read_fct_csv(dir)? {
         let mut bad = None;
@@ -303,7 +307,7 @@ pub fn write_fct_plots(dir: &Path, name: &str) -> std::io::Result<Vec<String>> {
             return Err(e);
         }
         for (stem, c) in charts.unwrap_or_default() {
-            files.extend(crate::plot::write_chart(dir, stem, &c)?);
+            files.extend(options.write(out, stem, c)?);
         }
     }
     Ok(files)

@@ -14,12 +14,15 @@ use plotters::prelude::*;
 const MAX_SERIES: usize = 12;
 
 mod run;
-pub use run::{write_plots, PlotOptions, Smoothing};
+pub use run::{write_plots, write_run_figures, PlotOptions, Smoothing};
 
-/// Picture size and the strip on the right that holds the legend, outside the data.
-const WIDTH: u32 = 1100;
-const HEIGHT: u32 = 560;
-const LEGEND_WIDTH: u32 = 230;
+mod style;
+pub use style::{Formats, Preset, Style};
+use style::{Layout, Legend};
+
+/// Markers along a line that has no marker at each point: about this many, so that series
+/// are told apart in grey print too.
+const MARKS_PER_LINE: usize = 8;
 
 /// Colours of the data lines, in order: Tableau 10 (distinct in print and for the common
 /// colour-vision deficiencies); after ten, plotters' 99-colour palette.
@@ -124,6 +127,10 @@ pub struct Chart {
     /// A line written in the plot's top left corner (below the off-scale note, if any): what
     /// a reader must know to read the data right.
     pub note: Option<String>,
+    /// An x range shaded grey behind the data (a run's measurement window).
+    pub shade: Option<(f64, f64)>,
+    /// The x axis' range, instead of the data's.
+    pub x_range: Option<(f64, f64)>,
 }
 
 pub(crate) fn register_font() {
@@ -239,7 +246,9 @@ fn bounds(chart: &Chart) -> Bounds {
             }
         }
     };
-    let x = range(&xs, chart.log_x, 0.0, false);
+    let x = chart
+        .x_range
+        .unwrap_or_else(|| range(&xs, chart.log_x, 0.0, false));
     let mut y = range(&ys, chart.log_y, 0.08, true);
     let mut off_scale = None;
     let data: Vec<(f64, f64)> = chart
@@ -307,64 +316,100 @@ fn colours(chart: &Chart) -> Vec<RGBAColor> {
         .collect()
 }
 
-/// A short sample of a series' line style at (x, y), as the legend shows it.
+/// The marker shape of each series: data lines get one each, in turn (circle, triangle,
+/// square, cross, ring); other tiers' lines and reference lines none.
+fn shapes(chart: &Chart) -> Vec<Option<usize>> {
+    let mut next = 0;
+    chart
+        .series
+        .iter()
+        .map(|s| {
+            (!s.dashed && !s.reference && (!s.points.is_empty() || s.markers)).then(|| {
+                next += 1;
+                next - 1
+            })
+        })
+        .collect()
+}
+
+/// A marker of `shape` centred on pixel `at`.
+fn marker<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    shape: usize,
+    at: (i32, i32),
+    size: i32,
+    c: RGBAColor,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let (x, y) = at;
+    match shape % 5 {
+        0 => area.draw(&Circle::new(at, size, c.filled())),
+        1 => area.draw(&TriangleMarker::new(at, size + 1, c.filled())),
+        2 => area.draw(&Rectangle::new(
+            [(x - size, y - size), (x + size, y + size)],
+            c.filled(),
+        )),
+        3 => area.draw(&Cross::new(at, size + 1, c.stroke_width(2))),
+        _ => area.draw(&Circle::new(at, size + 1, c.stroke_width(1))),
+    }
+}
+
+/// A short sample of a series' line style and marker at (x, y), as the legend shows it.
 fn sample<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     s: &Series,
-    c: RGBAColor,
+    (c, shape): (RGBAColor, Option<usize>),
     (x, y): (i32, i32),
+    layout: &Layout,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    let line = vec![(x, y), (x + 26, y)];
+    let len = layout.row * 26 / 19;
+    let line = vec![(x, y), (x + len, y)];
+    let stroke = c.stroke_width(layout.stroke);
     if s.reference {
         area.draw(&plotters::element::DashedPathElement::new(
-            line,
-            2,
-            3,
-            c.stroke_width(2),
+            line, 2, 3, stroke,
         ))?;
     } else if s.dashed {
         area.draw(&plotters::element::DashedPathElement::new(
-            line,
-            6,
-            4,
-            c.stroke_width(2),
+            line, 6, 4, stroke,
         ))?;
     } else if !s.points.is_empty() || s.markers {
-        area.draw(&PathElement::new(line, c.stroke_width(2)))?;
+        area.draw(&PathElement::new(line, stroke))?;
     }
-    if s.markers {
-        area.draw(&Circle::new((x + 13, y), 3, c.filled()))?;
+    if let Some(shape) = shape {
+        marker(area, shape, (x + len / 2, y), layout.marker, c)?;
     }
     Ok(())
 }
 
-/// The legend, in its own strip beside the plot: nothing in it can cover a data point.
+/// The legend, in its own strip beside or below the plot: nothing in it can cover a data
+/// point. Beside: one entry per row; below: as many per row as fit.
 fn legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     chart: &Chart,
-    colours: &[RGBAColor],
+    looks: &[(RGBAColor, Option<usize>)],
+    layout: &Layout,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    let font: TextStyle = ("sans-serif", 13).into_font().into();
-    let entries: Vec<(&Series, RGBAColor)> = chart
-        .series
-        .iter()
-        .zip(colours)
-        .filter(|(s, _)| !s.no_legend && !s.name.is_empty())
-        .map(|(s, c)| (s, *c))
-        .collect();
+    let font: TextStyle = ("sans-serif", layout.key).into_font().into();
+    let entries: Vec<(&Series, (RGBAColor, Option<usize>))> = legend_entries(chart, looks);
     let (w, h) = area.dim_in_pixel();
-    let top = 46;
-    let row = 19;
-    let rows = ((h as i32 - top - 10) / row).max(1) as usize;
-    let width = w as i32 - 48;
-    for (i, (s, c)) in entries.iter().enumerate() {
-        let y = top + row * i as i32;
-        if i + 1 == rows && entries.len() > rows {
+    let row = layout.row;
+    let (top, columns, column_width) = match layout.legend {
+        Legend::Right(_) => (46.min(4 * row), 1, w as i32),
+        Legend::Below(cw) => (row / 2 + 2, (w / cw).max(1) as usize, cw as i32),
+    };
+    let rows = ((h as i32 - top - row / 2) / row).max(1) as usize;
+    let text_x = row * 40 / 19;
+    let width = column_width - text_x - 8;
+    for (i, (s, look)) in entries.iter().enumerate() {
+        let (r, col) = (i / columns, i % columns);
+        let x = col as i32 * column_width;
+        let y = top + row * r as i32;
+        if r + 1 == rows && entries.len() > rows * columns && col + 1 == columns {
             let more = format!("… and {} more", entries.len() - i);
-            area.draw(&Text::new(more, (8, y), font.clone()))?;
+            area.draw(&Text::new(more, (x + 8, y), font.clone()))?;
             break;
         }
-        sample(area, s, *c, (6, y + 8))?;
+        sample(area, s, *look, (x + 6, y + row * 8 / 19), layout)?;
         // Long names are cut to the strip's width.
         let mut name = s.name.clone();
         while name.chars().count() > 3
@@ -376,15 +421,30 @@ fn legend<DB: DrawingBackend>(
             name.pop();
             name.push('…');
         }
-        area.draw(&Text::new(name, (40, y), font.clone()))?;
+        area.draw(&Text::new(name, (x + text_x, y), font.clone()))?;
     }
     Ok(())
+}
+
+/// The series the legend lists, with their colour and marker.
+fn legend_entries<'a>(
+    chart: &'a Chart,
+    looks: &[(RGBAColor, Option<usize>)],
+) -> Vec<(&'a Series, (RGBAColor, Option<usize>))> {
+    chart
+        .series
+        .iter()
+        .zip(looks)
+        .filter(|(s, _)| !s.no_legend && !s.name.is_empty())
+        .map(|(s, l)| (s, *l))
+        .collect()
 }
 
 fn draw_on<DB, X, Y>(
     root: DrawingArea<DB, Shift>,
     chart: &Chart,
-    off_scale: Option<OffScale>,
+    layout: &Layout,
+    b: &Bounds,
     xr: X,
     yr: Y,
 ) -> Result<(), String>
@@ -397,27 +457,46 @@ where
 {
     let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
     root.fill(&WHITE).map_err(e)?;
-    let (w, _) = root.dim_in_pixel();
-    let (plot, side) = root.split_horizontally(w.saturating_sub(LEGEND_WIDTH));
-    let mut c = ChartBuilder::on(&plot)
-        .caption(&chart.title, ("sans-serif", 21))
-        .margin(12)
-        .x_label_area_size(44)
-        .y_label_area_size(80)
+    let (w, h) = root.dim_in_pixel();
+    let (plot, side) = match layout.legend {
+        Legend::Right(strip) => root.split_horizontally(w.saturating_sub(strip)),
+        Legend::Below(_) => root.split_vertically(layout.height.min(h)),
+    };
+    let mut builder = ChartBuilder::on(&plot);
+    if layout.title > 0.0 {
+        builder.caption(&chart.title, ("sans-serif", layout.title));
+    }
+    let mut c = builder
+        .margin(layout.margin)
+        .x_label_area_size(layout.x_area)
+        .y_label_area_size(layout.y_area)
         .build_cartesian_2d(xr, yr)
         .map_err(e)?;
     c.configure_mesh()
         .x_desc(chart.x_label.as_str())
         .y_desc(chart.y_label.as_str())
-        .label_style(("sans-serif", 14))
+        .label_style(("sans-serif", layout.ticks))
         .x_label_formatter(&|v| tick(*v))
         .y_label_formatter(&|v| tick(*v))
-        .axis_desc_style(("sans-serif", 15))
+        .axis_desc_style(("sans-serif", layout.axis))
         .light_line_style(WHITE.mix(0.0))
         .bold_line_style(BLACK.mix(0.08))
         .draw()
         .map_err(e)?;
+    if let Some((s0, s1)) = chart.shade {
+        let (x0, x1) = (s0.max(b.x.0), s1.min(b.x.1));
+        if x1 > x0 {
+            let area = [(x0, b.y.0), (x1, b.y.1)];
+            c.draw_series(std::iter::once(Rectangle::new(
+                area,
+                BLACK.mix(0.07).filled(),
+            )))
+            .map_err(e)?;
+        }
+    }
     let colours = colours(chart);
+    let shapes = shapes(chart);
+    let stroke = layout.stroke;
     // The parts of a series inside the axes: points a log axis cannot show are left out, and
     // a line is cut where it leaves a cut-off y axis.
     let visible = |s: &Series| -> Vec<Vec<(f64, f64)>> {
@@ -426,15 +505,16 @@ where
             .iter()
             .copied()
             .filter(|p| (!chart.log_x || p.0 > 0.0) && (!chart.log_y || p.1 > 0.0))
+            .filter(|p| chart.x_range.is_none_or(|(x0, x1)| p.0 >= x0 && p.0 <= x1))
             .collect();
-        match off_scale {
+        match b.off_scale {
             Some(o) => below(&pts, o.top),
             None => vec![pts],
         }
     };
     // Data and other tiers' lines first, reference lines over them, so that none is hidden.
     for pass_references in [false, true] {
-        for (s, &color) in chart.series.iter().zip(&colours) {
+        for ((s, &color), shape) in chart.series.iter().zip(&colours).zip(&shapes) {
             if s.reference != pass_references {
                 continue;
             }
@@ -442,30 +522,48 @@ where
             for pts in &parts {
                 let pts = pts.iter().copied();
                 if s.reference {
-                    c.draw_series(DashedLineSeries::new(pts, 2, 3, color.stroke_width(2)))
+                    c.draw_series(DashedLineSeries::new(pts, 2, 3, color.stroke_width(stroke)))
                 } else if s.dashed {
-                    c.draw_series(DashedLineSeries::new(pts, 6, 4, color.stroke_width(2)))
+                    c.draw_series(DashedLineSeries::new(pts, 6, 4, color.stroke_width(stroke)))
                 } else {
-                    c.draw_series(LineSeries::new(pts, color.stroke_width(2)))
+                    c.draw_series(LineSeries::new(pts, color.stroke_width(stroke)))
                 }
                 .map_err(e)?;
             }
-            if s.markers {
-                let dots = parts.iter().flatten();
-                c.draw_series(dots.map(|&p| Circle::new(p, 3, color.filled())))
-                    .map_err(e)?;
+            if let Some(shape) = *shape {
+                // Every point marked when the series asks; otherwise a few along the line,
+                // staggered between series so that they do not sit on each other.
+                let all: Vec<(f64, f64)> = parts.into_iter().flatten().collect();
+                let every = if s.markers {
+                    1
+                } else {
+                    all.len().div_ceil(MARKS_PER_LINE).max(1)
+                };
+                let first = (shape * every / 5) % every;
+                let area = c.plotting_area();
+                for &p in all.iter().skip(first).step_by(every) {
+                    marker(&root, shape, area.map_coordinate(&p), layout.marker, color)
+                        .map_err(e)?;
+                }
             }
             let bars = s.points.iter().zip(&s.errors).filter(|(p, b)| {
                 let ok = |y: f64| y.is_finite() && (!chart.log_y || y > 0.0);
                 p.0.is_finite() && (!chart.log_x || p.0 > 0.0) && ok(b.0) && ok(b.1)
             });
             c.draw_series(bars.map(|(p, b)| {
-                ErrorBar::new_vertical(p.0, b.0, p.1, b.1, color.stroke_width(1), 8)
+                ErrorBar::new_vertical(
+                    p.0,
+                    b.0,
+                    p.1,
+                    b.1,
+                    color.stroke_width(1),
+                    2 * layout.marker as u32 + 2,
+                )
             }))
             .map_err(e)?;
         }
     }
-    let cut = off_scale.map(|o| {
+    let cut = b.off_scale.map(|o| {
         format!(
             "axis cut at {}: the peak, {} at x = {}, is off scale",
             significant(o.top, 3),
@@ -473,17 +571,52 @@ where
             significant(o.at, 3)
         )
     });
+    let shaded = chart
+        .shade
+        .map(|_| "shaded: the measurement window".to_string());
     let area = c.plotting_area().strip_coord_spec();
-    for (k, note) in cut.iter().chain(&chart.note).enumerate() {
-        area.draw(&Text::new(
-            note.as_str(),
-            (8, 6 + 18 * k as i32),
-            ("sans-serif", 13).into_font().color(&BLACK.mix(0.7)),
-        ))
-        .map_err(e)?;
+    let line = (layout.key * 1.4) as i32;
+    let font = ("sans-serif", layout.key)
+        .into_font()
+        .color(&BLACK.mix(0.7));
+    let room = area.dim_in_pixel().0 as i32 - line;
+    let fits = |text: &str| {
+        area.estimate_text_size(text, &font)
+            .is_ok_and(|(w, _)| w as i32 <= room)
+    };
+    let notes = cut.iter().chain(&chart.note).chain(&shaded);
+    let lines: Vec<String> = notes.flat_map(|n| wrap(n, &fits)).collect();
+    for (k, text) in lines.iter().enumerate() {
+        let at = (line / 2 - 1, line / 3 + line * k as i32);
+        area.draw(&Text::new(text.as_str(), at, font.clone()))
+            .map_err(e)?;
     }
-    legend(&side, chart, &colours).map_err(e)?;
+    let looks: Vec<_> = colours.into_iter().zip(shapes).collect();
+    legend(&side, chart, &looks, layout).map_err(e)?;
     root.present().map_err(e)
+}
+
+/// `text` in lines that each `fit`, broken between words (a word too long for a line stands
+/// alone on its own).
+fn wrap(text: &str, fits: &dyn Fn(&str) -> bool) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for word in text.split(' ') {
+        let longer = if cur.is_empty() {
+            word.to_string()
+        } else {
+            format!("{cur} {word}")
+        };
+        if cur.is_empty() || fits(&longer) {
+            cur = longer;
+        } else {
+            lines.push(std::mem::replace(&mut cur, word.to_string()));
+        }
+    }
+    if !cur.is_empty() {
+        lines.push(cur);
+    }
+    lines
 }
 
 /// An axis label: at most six significant digits, no trailing zeros ("10", "0.25", "1e-5").
@@ -509,15 +642,45 @@ fn significant(v: f64, digits: i32) -> String {
     }
 }
 
-fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, chart: &Chart) -> Result<(), String> {
+fn draw<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    chart: &Chart,
+    layout: &Layout,
+) -> Result<(), String> {
     let b = bounds(chart);
     let ((x0, x1), (y0, y1)) = (b.x, b.y);
-    let o = b.off_scale;
+    let l = layout;
     match (chart.log_x, chart.log_y) {
-        (false, false) => draw_on(root, chart, o, x0..x1, y0..y1),
-        (true, false) => draw_on(root, chart, o, (x0..x1).log_scale(), y0..y1),
-        (false, true) => draw_on(root, chart, o, x0..x1, (y0..y1).log_scale()),
-        (true, true) => draw_on(root, chart, o, (x0..x1).log_scale(), (y0..y1).log_scale()),
+        (false, false) => draw_on(root, chart, l, &b, x0..x1, y0..y1),
+        (true, false) => draw_on(root, chart, l, &b, (x0..x1).log_scale(), y0..y1),
+        (false, true) => draw_on(root, chart, l, &b, x0..x1, (y0..y1).log_scale()),
+        (true, true) => draw_on(
+            root,
+            chart,
+            l,
+            &b,
+            (x0..x1).log_scale(),
+            (y0..y1).log_scale(),
+        ),
+    }
+}
+
+/// The picture's size: with the legend below, the axes' height and the legend's rows.
+fn picture_size(chart: &Chart, layout: &Layout) -> (u32, u32) {
+    match layout.legend {
+        Legend::Right(_) => (layout.width, layout.height),
+        Legend::Below(column) => {
+            let looks: Vec<_> = vec![(BLACK.to_rgba(), None); chart.series.len()];
+            let n = legend_entries(chart, &looks).len() as u32;
+            let per_row = (layout.width / column).max(1);
+            let rows = n.div_ceil(per_row);
+            let extra = if rows == 0 {
+                0
+            } else {
+                rows * layout.row as u32 + layout.row as u32 / 2 + 4
+            };
+            (layout.width, layout.height + extra)
+        }
     }
 }
 
@@ -538,15 +701,19 @@ fn fonts() -> std::sync::Arc<resvg::usvg::fontdb::Database> {
     .clone()
 }
 
-/// The PNG of an SVG picture, rendered by resvg (text shaped with the font's kerning; plotters'
-/// own bitmap text drops each glyph's side bearing, which opened gaps inside words).
-pub(crate) fn rasterise(svg: &str) -> Result<Vec<u8>, String> {
-    let options = resvg::usvg::Options {
+/// How the SVG pictures are read for PNG and PDF: text in the embedded font.
+fn usvg_options() -> resvg::usvg::Options<'static> {
+    resvg::usvg::Options {
         fontdb: fonts(),
         font_family: "DejaVu Sans".into(),
         ..Default::default()
-    };
-    let tree = resvg::usvg::Tree::from_str(svg, &options).map_err(|e| e.to_string())?;
+    }
+}
+
+/// The PNG of an SVG picture, rendered by resvg (text shaped with the font's kerning; plotters'
+/// own bitmap text drops each glyph's side bearing, which opened gaps inside words).
+pub(crate) fn rasterise(svg: &str) -> Result<Vec<u8>, String> {
+    let tree = resvg::usvg::Tree::from_str(svg, &usvg_options()).map_err(|e| e.to_string())?;
     let size = tree.size();
     let (w, h) = (
         (size.width() * PNG_SCALE).ceil() as u32,
@@ -563,17 +730,54 @@ pub(crate) fn rasterise(svg: &str) -> Result<Vec<u8>, String> {
 /// Writes `<stem>.svg` (for papers: vector, text as text) and `<stem>.png` (the same picture
 /// rendered at [`PNG_SCALE`]) into `dir` and returns their file names.
 pub fn write_chart(dir: &Path, stem: &str, chart: &Chart) -> std::io::Result<Vec<String>> {
+    write_figure(dir, stem, chart, &Style::default())
+}
+
+/// Writes the chart in `style`'s preset as each of its formats (`<stem>.svg`, `.png`,
+/// `.pdf`) into `dir` and returns the file names written.
+pub fn write_figure(
+    dir: &Path,
+    stem: &str,
+    chart: &Chart,
+    style: &Style,
+) -> std::io::Result<Vec<String>> {
     register_font();
+    let layout = style.preset.layout();
     let mut svg = String::new();
     draw(
-        SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area(),
+        SVGBackend::with_string(&mut svg, picture_size(chart, &layout)).into_drawing_area(),
         chart,
+        &layout,
     )
     .map_err(std::io::Error::other)?;
-    let png = rasterise(&svg).map_err(|e| std::io::Error::other(format!("{stem}.png: {e}")))?;
-    std::fs::write(dir.join(format!("{stem}.svg")), svg)?;
-    std::fs::write(dir.join(format!("{stem}.png")), png)?;
-    Ok(vec![format!("{stem}.png"), format!("{stem}.svg")])
+    let f = style.formats;
+    let mut files = Vec::new();
+    let mut out = |ext: &str, bytes: &[u8]| {
+        let name = format!("{stem}.{ext}");
+        std::fs::write(dir.join(&name), bytes)?;
+        files.push(name);
+        Ok::<_, std::io::Error>(())
+    };
+    let failed =
+        |ext: &'static str| move |e: String| std::io::Error::other(format!("{stem}.{ext}: {e}"));
+    if f.png {
+        out("png", &rasterise(&svg).map_err(failed("png"))?)?;
+    }
+    if f.svg {
+        out("svg", svg.as_bytes())?;
+    }
+    if f.pdf {
+        out("pdf", &to_pdf(&svg).map_err(failed("pdf"))?)?;
+    }
+    Ok(files)
+}
+
+/// The PDF of an SVG picture, one page its size at 96 px per inch (so a 3.5 in figure is a
+/// 3.5 in page), text kept as text in the embedded font.
+pub(crate) fn to_pdf(svg: &str) -> Result<Vec<u8>, String> {
+    let tree = resvg::usvg::Tree::from_str(svg, &usvg_options()).map_err(|e| e.to_string())?;
+    let page = svg2pdf::PageOptions { dpi: 96.0 };
+    svg2pdf::to_pdf(&tree, svg2pdf::ConversionOptions::default(), page).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -635,6 +839,17 @@ mod tests {
         assert_eq!(c[0], c[1]);
         assert!(c[2].0 < c[0].0 || c[2].1 < c[0].1);
         assert_ne!(c[3], c[0]);
+    }
+
+    #[test]
+    fn notes_wrap_between_words() {
+        let fits = |t: &str| t.len() <= 10;
+        assert_eq!(wrap("a bb ccc dddd", &fits), ["a bb ccc", "dddd"]);
+        assert_eq!(
+            wrap("averyveryverylongword x", &fits),
+            ["averyveryverylongword", "x"]
+        );
+        assert_eq!(wrap("short", &fits), ["short"]);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The effective scenario's file in a run directory.
 pub const SCENARIO_FILE: &str = "scenario.toml";
@@ -19,17 +19,17 @@ pub fn build() -> String {
 }
 
 /// What summary.json says about the run's provenance: where its files are.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct ProvenanceRef {
-    pub scenario: &'static str,
-    pub record: &'static str,
+    pub scenario: String,
+    pub record: String,
 }
 
 impl Default for ProvenanceRef {
     fn default() -> ProvenanceRef {
         ProvenanceRef {
-            scenario: SCENARIO_FILE,
-            record: RECORD_FILE,
+            scenario: SCENARIO_FILE.into(),
+            record: RECORD_FILE.into(),
         }
     }
 }

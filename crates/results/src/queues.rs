@@ -72,9 +72,13 @@ pub fn queue_cdf_chart(
     })
 }
 
-/// Writes `queue-cdf` (see [`queue_cdf_chart`]) into `dir` from its `links.csv`, when the
-/// scenario's links include fabric ports; the file names.
-pub fn write_queue_cdf(dir: &Path, sc: &Scenario) -> std::io::Result<Vec<String>> {
+/// Writes `queue-cdf` (see [`queue_cdf_chart`]) into `out` from `dir`'s `links.csv`, when
+/// the scenario's links include fabric ports; the file names.
+pub fn write_queue_cdf(
+    (dir, out): (&Path, &Path),
+    sc: &Scenario,
+    options: &crate::plot::PlotOptions,
+) -> std::io::Result<Vec<String>> {
     let mut r = csv::Reader::from_path(dir.join("links.csv")).map_err(std::io::Error::other)?;
     let mut samples = Vec::new();
     for row in r.records() {
@@ -92,7 +96,7 @@ pub fn write_queue_cdf(dir: &Path, sc: &Scenario) -> std::io::Result<Vec<String>
         &every,
         samples,
     ) {
-        Some(c) => crate::plot::write_chart(dir, "queue-cdf", &c),
+        Some(c) => options.write(out, "queue-cdf", c),
         None => Ok(Vec::new()),
     }
 }

@@ -9,10 +9,10 @@
 
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// `summary.json`.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Summary {
     pub scenario: String,
     /// "simulation", or "live" for a run over real sockets (`acclab live run`).
@@ -28,25 +28,25 @@ pub struct Summary {
     pub flows: Vec<FlowSummary>,
     pub links: Vec<LinkSummary>,
     /// The pools of the shared-buffer switches (`[[shared_buffer]]`), when there are any.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shared_buffers: Vec<SharedBufferSummary>,
     pub fairness: Fairness,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub theory: Option<TheorySummary>,
     /// How a live run went: its time scale and what its router and endpoints rejected.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub live: Option<LiveSummary>,
     /// Flow completion times and slowdowns by size, when the run has finite flows.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fct: Option<crate::fct::FctSummary>,
     /// Where the run's effective scenario and provenance record are, when it wrote files.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<crate::provenance::ProvenanceRef>,
 }
 
 /// The live-mode part of `summary.json`. In a live run every time in the file is scenario time:
 /// wall-clock time multiplied by `time_scale`.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct LiveSummary {
     /// Scenario seconds per wall-clock second.
     pub time_scale: f64,
@@ -92,7 +92,7 @@ pub struct LiveSummary {
     pub socket_drops_router: u64,
     pub socket_drops_endpoints: u64,
     /// Real stacks' IP packets (`kernel-tcp` and `command` flows), when the run had any.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ip: Option<LiveIpSummary>,
     /// Why the run's numbers may not be the emulated network's (empty when nothing was seen):
     /// see `acclab_live::run::degradation`.
@@ -100,7 +100,7 @@ pub struct LiveSummary {
 }
 
 /// What live mode's router did with real stacks' IP packets (`acclab_live::ipflows`).
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct LiveIpSummary {
     /// Packets read from the hosts' TUN devices into the emulated network, and written out.
     pub accepted: u64,
@@ -113,13 +113,13 @@ pub struct LiveIpSummary {
     pub write_failures: u64,
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct WindowSummary {
     pub from_s: f64,
     pub to_s: f64,
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct FlowSummary {
     pub id: String,
     /// The scheme and the end nodes, shared between the flows that have the same (a
@@ -156,19 +156,19 @@ pub struct FlowSummary {
     /// The one-way delay of its data packets (datagrams for CBR) delivered in the window:
     /// mean, p50, p99, RFC 3550 jitter. Absent where no tier measures it (the model tier) or
     /// no packet arrived in the window.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub one_way_delay: Option<crate::delay::DelayStats>,
     /// The theory's prediction for this flow, when it is in the theory's domain. (Boxed, as
     /// `model`: absent for nearly every flow of a workload, a million of them.)
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub theory: Option<Box<FlowTheory>>,
     /// The model tier's values over the same window (`acclab run --model`).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<Box<FlowModel>>,
 }
 
 /// A flow's window means in the model tier's run of the same scenario.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct FlowModel {
     pub throughput_bps: f64,
     pub mean_rtt_s: Option<f64>,
@@ -177,14 +177,14 @@ pub struct FlowModel {
 }
 
 /// A link's window means in the model tier's run.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct LinkModel {
     pub utilization: f64,
     pub mean_queue_pkts: f64,
 }
 
 /// Predicted equilibrium values of a flow, to set beside the measured ones.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct FlowTheory {
     pub throughput_bps: f64,
     pub rtt_s: f64,
@@ -194,7 +194,7 @@ pub struct FlowTheory {
 }
 
 /// Predicted equilibrium values of a link.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct LinkTheory {
     /// Link price: the equilibrium queueing delay, s.
     pub price_s: f64,
@@ -203,7 +203,7 @@ pub struct LinkTheory {
 }
 
 /// What the theory tier said about the run as a whole.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct TheorySummary {
     pub model: String,
     /// Flows outside the theory's domain, with the reason.
@@ -211,7 +211,7 @@ pub struct TheorySummary {
     pub notes: Vec<String>,
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct LinkSummary {
     pub id: String,
     pub rate_bps: u64,
@@ -225,14 +225,14 @@ pub struct LinkSummary {
     /// Packets the link lost at random (its `loss` probability), not counted in `drops`.
     pub random_losses: u64,
     pub transmitted_packets: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub theory: Option<LinkTheory>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<LinkModel>,
 }
 
 /// A shared-buffer switch's pool over the run.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct SharedBufferSummary {
     pub node: String,
     pub size_bytes: u64,
@@ -243,12 +243,12 @@ pub struct SharedBufferSummary {
     pub end_bytes: u64,
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Fairness {
     /// Jain's index over the throughputs of flows active in the window.
     pub jain: Option<f64>,
     /// 004 eq. (2) against the max-min fair allocation (filled in by the theory tier).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weighted_max_min: Option<f64>,
 }
 

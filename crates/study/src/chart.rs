@@ -205,6 +205,7 @@ pub fn charts(plan: &Plan, agg: &[AggRow]) -> (Vec<(String, Chart)>, Vec<String>
                 log_x: plan.log_keys.contains(key),
                 log_y: false,
                 note: (!said.is_empty()).then(|| said.join("; ")),
+                ..Chart::default()
             };
             out.push((
                 format!("{}-vs-{}", file_part(metric), file_part(&short[k])),

@@ -8,11 +8,11 @@
 
 use acclab_scenario::sweep_spec::{plain, Point, SweepSpec, MAX_RUNS};
 use acclab_scenario::{Scenario, ScenarioError, ScenarioSpec};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
 /// One run of a sweep.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PlannedRun {
     /// Position in the plan (what `--only K` takes).
     pub index: usize,
@@ -24,7 +24,7 @@ pub struct PlannedRun {
 }
 
 /// Every run of a sweep, point-major and seed-minor.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
     /// The base scenario's name.
     pub scenario: String,

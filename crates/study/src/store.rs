@@ -114,6 +114,20 @@ impl SweepDir {
         &self.root
     }
 
+    /// A finished sweep's directory and its plan, to read (its records, its tables) without
+    /// running anything.
+    pub fn read(root: &Path) -> Result<(SweepDir, Plan), StudyError> {
+        let path = root.join(PLAN_FILE);
+        let text = std::fs::read_to_string(&path).map_err(io(&path))?;
+        let plan = serde_json::from_str(&text).map_err(|e| {
+            StudyError::Refused(format!("{}: not a sweep plan ({e})", path.display()))
+        })?;
+        let dir = SweepDir {
+            root: root.to_path_buf(),
+        };
+        Ok((dir, plan))
+    }
+
     fn record_path(&self, id: &str) -> PathBuf {
         self.root.join("runs").join(format!("{id}.json"))
     }

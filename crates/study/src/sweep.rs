@@ -11,6 +11,7 @@ use crate::plan::{Plan, PlannedRun};
 use crate::store::SweepDir;
 use crate::table::{aggregate_csv, AggRow, Tidy};
 use crate::StudyError;
+use acclab_results::plot::Chart;
 
 /// The runs of `which` (plan indices) that are not finished in `dir`.
 pub fn pending(plan: &Plan, dir: &SweepDir, which: &[usize], keep_runs: bool) -> Vec<usize> {
@@ -130,13 +131,7 @@ pub fn collect(plan: &Plan, dir: &SweepDir) -> Result<Collected, StudyError> {
             if missing.len() > 10 { ", …" } else { "" }
         )));
     }
-    let mut runs = Vec::with_capacity(plan.runs.len());
-    for r in &plan.runs {
-        let mut rec = dir.load_record(&r.id)?;
-        runs.push((r.index, rec["summary"].take()));
-    }
-    let tidy = Tidy::of(&runs);
-    drop(runs);
+    let tidy = tidy(plan, dir)?;
     let aggregate = tidy.aggregate(plan);
     let (charts, notes) = crate::chart::charts(plan, &aggregate);
     let mut files = vec!["runs.csv".to_string(), "aggregate.csv".to_string()];
@@ -168,6 +163,25 @@ pub fn collect(plan: &Plan, dir: &SweepDir) -> Result<Collected, StudyError> {
         files,
         notes,
     })
+}
+
+/// The table of every run's record.
+fn tidy(plan: &Plan, dir: &SweepDir) -> Result<Tidy, StudyError> {
+    let mut runs = Vec::with_capacity(plan.runs.len());
+    for r in &plan.runs {
+        let mut rec = dir.load_record(&r.id)?;
+        runs.push((r.index, rec["summary"].take()));
+    }
+    Ok(Tidy::of(&runs))
+}
+
+/// The charts of a finished sweep in `root`, drawn again from its plan and records as
+/// [`collect`] drew them (file stem and chart), without running or writing anything.
+pub fn charts_of(root: &Path) -> Result<(Plan, Vec<(String, Chart)>), StudyError> {
+    let (dir, plan) = SweepDir::read(root)?;
+    let tidy = tidy(&plan, &dir)?;
+    let (charts, _) = crate::chart::charts(&plan, &tidy.aggregate(&plan));
+    Ok((plan, charts))
 }
 
 /// A fresh hidden directory inside `root`.

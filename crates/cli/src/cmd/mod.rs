@@ -7,6 +7,7 @@ pub mod demo;
 pub mod live;
 pub mod model;
 pub mod params;
+pub mod plot;
 pub mod reproduce;
 pub mod run;
 pub mod show;

@@ -72,6 +72,12 @@ pub fn model(model: ModelArgs) -> Result<()> {
     let step = probe.step_s();
     let classes = probe.classes();
     drop(probe);
+    if args.plots {
+        args.figures
+            .options()
+            .check(sc)
+            .map_err(anyhow::Error::msg)?;
+    }
     let out = output_dir(args.out.clone(), &format!("{}-model", sc.name), args.force)?;
     let dir = out.staging().to_path_buf();
     let mut bar = TimeBar::new(sc, "ms integrated", args.quiet);
@@ -82,10 +88,8 @@ pub fn model(model: ModelArgs) -> Result<()> {
     let (summary, _) =
         done.map_err(|e| anyhow::anyhow!("cannot write results into {}: {e}", dir.display()))?;
     let plot_files = if args.plots {
-        let options = acclab_results::plot::PlotOptions {
-            smooth: args.smooth,
-        };
-        acclab_results::plot::write_plots(&dir, sc, Some(&summary), None, &options)
+        let options = args.figures.options();
+        acclab_results::plot::write_run_figures((&dir, &dir), sc, Some(&summary), None, &options)
             .with_context(|| format!("cannot write plots into {}", dir.display()))?
     } else {
         Vec::new()

@@ -85,10 +85,11 @@ pub fn run(run: RunArgs) -> Result<()> {
     for w in sc.warnings() {
         eprintln!("warning: {w}");
     }
+    let plots = args.plots.then(|| args.figures.options());
+    if let Some(p) = &plots {
+        p.check(&sc).map_err(anyhow::Error::msg)?;
+    }
     let dir = output_dir(args.out.clone(), &sc.name, args.force)?;
-    let plots = args.plots.then_some(acclab_results::plot::PlotOptions {
-        smooth: args.smooth,
-    });
     let provenance = loaded.provenance(sc.seed, &args.scenario, &args.set);
     simulate(sc, dir, plots, args.quiet, run.model, Some(provenance))
 }
@@ -258,20 +259,14 @@ pub fn write_results(
         eprintln!("note: no theory prediction: {e}");
     }
     let plot_files = if let Some(options) = &plots {
-        let mut files =
-            acclab_results::plot::write_plots(dir, sim.scenario(), Some(summary), model, options)
-                .with_context(|| format!("cannot write plots into {}", dir.display()))?;
-        // With finite flows: the completion-time figures, from fct.csv.
-        files.extend(
-            acclab_results::fct::write_fct_plots(dir, &sim.scenario().name)
-                .with_context(|| format!("cannot write plots into {}", dir.display()))?,
-        );
-        // On a generated fabric: the queue occupancy per kind of port, from links.csv.
-        files.extend(
-            acclab_results::queues::write_queue_cdf(dir, sim.scenario())
-                .with_context(|| format!("cannot write plots into {}", dir.display()))?,
-        );
-        files
+        acclab_results::plot::write_run_figures(
+            (dir, dir),
+            sim.scenario(),
+            Some(summary),
+            model,
+            options,
+        )
+        .with_context(|| format!("cannot write plots into {}", dir.display()))?
     } else {
         Vec::new()
     };

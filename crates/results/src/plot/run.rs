@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
-use plotters::prelude::BLACK;
+use plotters::prelude::{RGBColor, BLACK};
 
-use super::{tick, write_chart, Chart, Series, MAX_SERIES};
+use super::{tick, write_figure, Chart, Series, Style, MAX_SERIES};
 use crate::samples::FLOW_COLUMNS;
 use acclab_scenario::Scenario;
 
@@ -20,6 +20,7 @@ fn read_series(
     key: usize,
     keys: &[String],
     stride: usize,
+    in_range: &dyn Fn(f64) -> bool,
     value: &dyn Fn(&csv::StringRecord) -> Option<f64>,
 ) -> std::io::Result<Vec<Series>> {
     let mut out: Vec<Series> = keys
@@ -38,6 +39,9 @@ fn read_series(
         let Some(&i) = row.get(key).and_then(|k| index.get(k)) else {
             continue;
         };
+        if !num(&row, 0).is_some_and(in_range) {
+            continue;
+        }
         seen[i] += 1;
         if !(seen[i] - 1).is_multiple_of(stride) {
             continue;
@@ -56,6 +60,7 @@ fn read_series(
 fn mean_over_flows(
     path: &Path,
     stride: usize,
+    in_range: &dyn Fn(f64) -> bool,
     value: &dyn Fn(&csv::StringRecord) -> Option<f64>,
 ) -> std::io::Result<Vec<(f64, f64)>> {
     let mut out = Vec::new();
@@ -68,7 +73,9 @@ fn mean_over_flows(
     };
     for row in r.records() {
         let row = row.map_err(std::io::Error::other)?;
-        let Some(t) = num(&row, 0) else { continue };
+        let Some(t) = num(&row, 0).filter(|&t| in_range(t)) else {
+            continue;
+        };
         if t != at {
             flush(at, sum, n, sample);
             (at, sum, n) = (t, 0.0, 0);
@@ -131,11 +138,96 @@ impl Smoothing {
     }
 }
 
-/// Options of the standard run plots.
-#[derive(Clone, Copy, Debug, Default)]
+/// Options of a run's figures.
+#[derive(Clone, Debug, Default)]
 pub struct PlotOptions {
     pub smooth: Smoothing,
+    /// Size preset and file formats.
+    pub style: Style,
+    /// Only this part of the run (s from the start), instead of all of it.
+    pub range: Option<(f64, f64)>,
+    /// The flows drawn (by id), instead of the first twelve.
+    pub flows: Vec<String>,
+    /// The links whose queue and utilisation are drawn, instead of `[output] plot_links` or
+    /// the bottlenecks.
+    pub links: Vec<String>,
+    /// Logarithmic axes on every figure (added to those that have them already).
+    pub log_x: bool,
+    pub log_y: bool,
 }
+
+impl PlotOptions {
+    /// Checks the chosen flows and links against the scenario: an unknown one is an error
+    /// that lists what there is.
+    pub fn check(&self, sc: &Scenario) -> Result<(), String> {
+        let unknown = |what: &str, picked: &[String], have: Vec<&str>| {
+            let missing: Vec<&str> = picked
+                .iter()
+                .map(String::as_str)
+                .filter(|p| !have.contains(p))
+                .collect();
+            if missing.is_empty() {
+                return Ok(());
+            }
+            let shown = have.iter().take(12).copied().collect::<Vec<_>>().join(", ");
+            let more = if have.len() > 12 {
+                format!(" and {} more", have.len() - 12)
+            } else {
+                String::new()
+            };
+            Err(format!(
+                "no {what} {} in scenario {:?}; it has {shown}{more}",
+                missing.join(", "),
+                sc.name
+            ))
+        };
+        unknown(
+            "flow",
+            &self.flows,
+            sc.flows.iter().map(|f| f.id.as_str()).collect(),
+        )?;
+        unknown(
+            "link",
+            &self.links,
+            sc.links.iter().map(|l| l.name.as_str()).collect(),
+        )?;
+        if let Some((a, b)) = self.range {
+            if !(a >= 0.0 && b > a) {
+                return Err(format!(
+                    "time range {a}..{b} s: it must start at 0 or later and end after it starts"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes `chart` into `out` in this style, with the log axes asked for.
+    pub fn write(&self, out: &Path, stem: &str, mut chart: Chart) -> std::io::Result<Vec<String>> {
+        chart.log_x |= self.log_x;
+        chart.log_y |= self.log_y;
+        write_figure(out, stem, &chart, &self.style)
+    }
+}
+
+/// Every figure of a run, drawn from its files in `dir` into `out` (the same directory, or
+/// another): the four standard plots ([`write_plots`]), with finite flows the
+/// completion-time figures (from fct.csv), on a generated fabric the queue occupancy per kind
+/// of port (from links.csv). Their file names.
+pub fn write_run_figures(
+    (dir, out): (&Path, &Path),
+    sc: &Scenario,
+    summary: Option<&crate::summary::Summary>,
+    model: Option<&Path>,
+    options: &PlotOptions,
+) -> std::io::Result<Vec<String>> {
+    let mut files = write_plots((dir, out), sc, summary, model, options)?;
+    files.extend(crate::fct::write_fct_plots((dir, out), &sc.name, options)?);
+    files.extend(crate::queues::write_queue_cdf((dir, out), sc, options)?);
+    Ok(files)
+}
+
+/// The buffer line's colour on queue plots.
+const BUFFER: RGBColor = RGBColor(110, 110, 110);
 
 /// Trailing means over `k` consecutive points (the first k − 1 over the points so far).
 fn trailing_mean(points: &mut [(f64, f64)], k: usize) {
@@ -212,29 +304,34 @@ fn links_to_plot(sc: &Scenario, links_csv: &Path) -> std::io::Result<(Vec<String
 }
 
 /// Writes the four standard plots of a run from its `flows.csv` and `links.csv` in `dir` (so
-/// that a run need not keep its samples in memory to be plotted) and returns their file names.
+/// that a run need not keep its samples in memory to be plotted) into `out` and returns their
+/// file names.
 /// With `summary`, every flow and link the theory predicts gets its equilibrium as a dotted
 /// line in its colour; with `model`, a directory holding the model tier's files of the same
 /// scenario, each series gets the model's trajectory beside it: same colour, dashed. Windows
 /// are in KB (1000 bytes), as in the terminal and the reproductions' figures.
 pub fn write_plots(
-    dir: &Path,
+    (dir, out): (&Path, &Path),
     sc: &Scenario,
     summary: Option<&crate::summary::Summary>,
     model: Option<&Path>,
     options: &PlotOptions,
 ) -> std::io::Result<Vec<String>> {
-    let samples = (sc.duration.0 / sc.output.sample_interval.0.max(1)) as usize;
+    options.check(sc).map_err(std::io::Error::other)?;
+    let end = sc.duration.as_secs_f64();
+    let shown = options.range.map_or(end, |(a, b)| b.min(end) - a);
+    let samples = (shown / sc.output.sample_interval.as_secs_f64().max(1e-9)) as usize;
     let stride = samples.div_ceil(MAX_POINTS).max(1);
     let flows_csv = dir.join("flows.csv");
     let links_csv = dir.join("links.csv");
-    let flow_ids: Vec<String> = sc
-        .flows
-        .iter()
-        .take(MAX_SERIES)
-        .map(|f| f.id.clone())
-        .collect();
-    let end = sc.duration.as_secs_f64();
+    let picked = !options.flows.is_empty();
+    let flow_ids: Vec<String> = if picked {
+        options.flows.clone()
+    } else {
+        let first = sc.flows.iter().take(MAX_SERIES);
+        first.map(|f| f.id.clone()).collect()
+    };
+    let in_range = |t: f64| options.range.is_none_or(|(a, b)| t >= a && t <= b);
     let mut keys = (false, false);
     // The run's series, each followed by the model's and the theory's, when there are.
     let mut beside = |csv: &Path,
@@ -243,9 +340,9 @@ pub fn write_plots(
                       value: &dyn Fn(&csv::StringRecord) -> Option<f64>,
                       theory: &dyn Fn(&str) -> Option<f64>,
                       smooth: usize| {
-        let mut ours = read_series(csv, 1, keys_of, stride, value)?;
+        let mut ours = read_series(csv, 1, keys_of, stride, &in_range, value)?;
         let mut theirs = match model {
-            Some(m) => read_series(&m.join(name), 1, keys_of, stride, value)?,
+            Some(m) => read_series(&m.join(name), 1, keys_of, stride, &in_range, value)?,
             None => vec![],
         };
         for s in ours.iter_mut().chain(theirs.iter_mut()) {
@@ -295,7 +392,7 @@ pub fn write_plots(
         &|id| flow_theory(id).map(|t| t.throughput_bps / 1e6),
         smooth,
     )?;
-    let above_received = goodput_above_received(&flows_csv, &flow_ids, stride, smooth)?;
+    let above_received = goodput_above_received(&flows_csv, &flow_ids, stride, &in_range, smooth)?;
     let cwnd = beside(
         &flows_csv,
         "flows.csv",
@@ -304,8 +401,12 @@ pub fn write_plots(
         &|id| flow_theory(id).map(|t| t.cwnd_bytes / 1e3),
         1,
     )?;
-    let (links, which) = links_to_plot(sc, &links_csv)?;
-    let queue = beside(
+    let (links, which) = if options.links.is_empty() {
+        links_to_plot(sc, &links_csv)?
+    } else {
+        (options.links.clone(), "the chosen links")
+    };
+    let mut queue = beside(
         &links_csv,
         "links.csv",
         &links,
@@ -323,9 +424,9 @@ pub fn write_plots(
     )?;
     // More flows than colours: the first MAX_SERIES are drawn, the mean of all of them beside
     // them (black), and the figure says so — never a silent cut.
-    let (throughput, cwnd, flows_note) = if sc.flows.len() > MAX_SERIES {
+    let (throughput, cwnd, flows_note) = if sc.flows.len() > MAX_SERIES && !picked {
         let mean = |series: &mut Vec<Series>, value: &dyn Fn(&csv::StringRecord) -> Option<f64>| {
-            let pts = mean_over_flows(&flows_csv, stride, value)?;
+            let pts = mean_over_flows(&flows_csv, stride, &in_range, value)?;
             let mut m = Series::new(format!("mean of all {} flows", sc.flows.len()), pts);
             m.colour = Some(BLACK);
             series.insert(0, m);
@@ -342,6 +443,7 @@ pub fn write_plots(
     } else {
         (throughput, cwnd, None)
     };
+    let buffer_note = buffer_lines(sc, &links, &mut queue, options.range.unwrap_or((0.0, end)));
     let with_keys = |mut series: Vec<Series>| {
         if keys.0 {
             series.push(Series::key("dashed: model tier", true, false));
@@ -351,11 +453,16 @@ pub fn write_plots(
         }
         series
     };
+    // The measurement window shaded when it is not the whole run.
+    let (w0, w1) = sc.output.window;
+    let window = (w0.0 > 0 || w1.0 < sc.duration.0).then(|| (w0.as_secs_f64(), w1.as_secs_f64()));
     let chart = |title: String, y: &str, series: Vec<Series>| Chart {
         title: format!("{}: {title}", sc.name),
         x_label: "time (s)".into(),
         y_label: y.into(),
         series: with_keys(series),
+        shade: window,
+        x_range: options.range.map(|(a, b)| (a, b.min(end))),
         ..Chart::default()
     };
     let mut files = Vec::new();
@@ -367,32 +474,95 @@ pub fn write_plots(
                     (Some(a), Some(f)) => Some(format!("{a}; {f}")),
                     (a, f) => a.or_else(|| f.clone()),
                 },
-                ..chart(goodput, "Mb/s", throughput)
+                ..chart(goodput, "goodput (Mb/s)", throughput)
             },
         ),
         (
             "cwnd",
             Chart {
                 note: flows_note.clone(),
-                ..chart("congestion window".into(), "KB", cwnd)
+                ..chart("congestion window".into(), "congestion window (KB)", cwnd)
             },
         ),
         (
             "queue",
-            chart(format!("queue at {which}"), "packets", queue),
+            Chart {
+                note: buffer_note,
+                ..chart(format!("queue at {which}"), "queue (packets)", queue)
+            },
         ),
         (
             "utilization",
             chart(
                 format!("utilisation of {which}"),
-                "fraction of capacity",
+                "utilisation (fraction of capacity)",
                 utilisation,
             ),
         ),
     ] {
-        files.extend(write_chart(dir, stem, &c)?);
+        files.extend(options.write(out, stem, c)?);
     }
     Ok(files)
+}
+
+/// Adds to a queue plot's series a grey line at each drawn link's buffer limit (in packets),
+/// when it is within four times the highest queue drawn; returns a note naming the limits
+/// left above the axis (and those in bytes, which a packet axis cannot place).
+fn buffer_lines(
+    sc: &Scenario,
+    links: &[String],
+    series: &mut Vec<Series>,
+    (x0, x1): (f64, f64),
+) -> Option<String> {
+    use acclab_core::units::Limit;
+    let top = series
+        .iter()
+        .filter(|s| !s.reference)
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .fold(0.0, f64::max);
+    let mut away = Vec::new();
+    let mut drawn: Vec<(u64, Vec<&str>)> = Vec::new();
+    for name in links {
+        let Some(link) = sc.links.iter().find(|l| &l.name == name) else {
+            continue;
+        };
+        let limits = link.queue.limits();
+        let packets: Option<u64> = limits
+            .iter()
+            .map(|l| match l {
+                Limit::Packets(n) => Some(*n),
+                _ => None,
+            })
+            .sum();
+        match (packets, limits.first()) {
+            (Some(n), _) if (n as f64) <= 4.0 * top.max(1.0) => {
+                match drawn.iter_mut().find(|d| d.0 == n) {
+                    Some(d) => d.1.push(name),
+                    None => drawn.push((n, vec![name])),
+                }
+            }
+            (Some(n), _) => away.push(format!("{name} {n} packets")),
+            (None, Some(Limit::Bytes(b))) => away.push(format!("{name} {b} bytes")),
+            _ => {}
+        }
+    }
+    // One line per limit: links with the same buffer share it.
+    for (n, names) in &drawn {
+        let whose = if drawn.len() == 1 {
+            String::new()
+        } else {
+            format!(" of {}", names.join(", "))
+        };
+        let mut line = Series::level(format!("buffer{whose}: {n} packets"), *n as f64, x0, x1);
+        line.colour = Some(BUFFER);
+        series.push(line);
+    }
+    (!away.is_empty()).then(|| {
+        format!(
+            "buffer limit not drawn (far above the queue, or in bytes): {}",
+            away.join(", ")
+        )
+    })
 }
 
 /// The goodput plot's note when a flow's goodput, as drawn, rises above the most its receiver
@@ -403,10 +573,14 @@ fn goodput_above_received(
     flows_csv: &Path,
     flow_ids: &[String],
     stride: usize,
+    in_range: &dyn Fn(f64) -> bool,
     smooth: usize,
 ) -> std::io::Result<Option<String>> {
     let column = |i: usize| {
-        read_series(flows_csv, 1, flow_ids, stride, &move |r| num(r, i)).map(|mut all| {
+        read_series(flows_csv, 1, flow_ids, stride, in_range, &move |r| {
+            num(r, i)
+        })
+        .map(|mut all| {
             for s in &mut all {
                 trailing_mean(&mut s.points, smooth.div_ceil(stride));
             }
