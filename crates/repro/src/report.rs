@@ -22,6 +22,10 @@ pub struct Row {
     /// run checks it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub full_run_only: Option<String>,
+    /// A value reported beside the checks, not a check: what it shows, and why there is nothing
+    /// to check it against (the paper draws it without a number, or the claim is another row).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub information: Option<String>,
 }
 
 impl Row {
@@ -46,6 +50,7 @@ impl Row {
             theory,
             model: None,
             full_run_only: None,
+            information: None,
             measured,
             tolerance: format!("±{}% of {name}", rel * 100.0),
             pass,
@@ -68,6 +73,7 @@ impl Row {
             theory: None,
             model: None,
             full_run_only: None,
+            information: None,
             measured,
             tolerance: format!("±{}% of {name} {}", rel * 100.0, fmt_num(reference)),
             pass,
@@ -83,17 +89,49 @@ impl Row {
         self
     }
 
-    /// Whether the row counts: it was checked (not left to the full run) and held.
-    pub fn checked(&self) -> bool {
-        self.full_run_only.is_none()
+    /// A value reported beside the checks and not checked, for `why` (what it shows; what
+    /// the claim about it is, if another row checks one).
+    pub fn information(
+        quantity: impl Into<String>,
+        paper: Option<f64>,
+        theory: Option<f64>,
+        measured: f64,
+        why: &str,
+    ) -> Row {
+        Row {
+            quantity: quantity.into(),
+            paper,
+            theory,
+            model: None,
+            full_run_only: None,
+            information: Some(why.into()),
+            measured,
+            tolerance: String::new(),
+            pass: true,
+        }
     }
 
-    /// The result column: pass, FAIL, or full run only (why).
+    /// The bound said with the claim it checks and where the claim comes from, when neither
+    /// the paper nor the theory gives the row a value: "≥ 1: Reno keeps retransmitting at every
+    /// buffer size (002 Fig. 8)".
+    pub fn because(mut self, claim: &str) -> Row {
+        self.tolerance = format!("{}: {claim}", self.tolerance);
+        self
+    }
+
+    /// Whether the row counts: it was checked (not left to the full run, not information) and
+    /// held.
+    pub fn checked(&self) -> bool {
+        self.full_run_only.is_none() && self.information.is_none()
+    }
+
+    /// The result column: pass, FAIL, full run only (why), or information (what it shows).
     pub fn verdict(&self) -> String {
-        match (&self.full_run_only, self.pass) {
-            (Some(why), _) => format!("full run only ({why})"),
-            (None, true) => "pass".into(),
-            (None, false) => "FAIL".into(),
+        match (&self.information, &self.full_run_only, self.pass) {
+            (Some(why), _, _) => format!("information ({why})"),
+            (None, Some(why), _) => format!("full run only ({why})"),
+            (None, None, true) => "pass".into(),
+            (None, None, false) => "FAIL".into(),
         }
     }
 
@@ -117,6 +155,7 @@ impl Row {
             theory,
             model: None,
             full_run_only: None,
+            information: None,
             measured,
             tolerance: format!("≤ {bound}"),
             pass: measured <= bound,
@@ -137,6 +176,7 @@ impl Row {
             theory,
             model: None,
             full_run_only: None,
+            information: None,
             measured,
             tolerance: format!("≥ {bound}"),
             pass: measured >= bound,
@@ -184,7 +224,10 @@ impl Report {
 
     /// Rows left to the full run.
     pub fn left_to_full_run(&self) -> usize {
-        self.rows.iter().filter(|r| !r.checked()).count()
+        self.rows
+            .iter()
+            .filter(|r| r.full_run_only.is_some())
+            .count()
     }
 
     /// Writes `comparison.csv` and `comparison.json` into `dir`.
@@ -207,9 +250,9 @@ impl Report {
             row.extend([
                 r.measured.to_string(),
                 r.tolerance.clone(),
-                match &r.full_run_only {
-                    Some(_) => r.verdict(),
-                    None => r.pass.to_string(),
+                match r.checked() {
+                    false => r.verdict(),
+                    true => r.pass.to_string(),
                 },
             ]);
             w.write_record(&row)?;
@@ -290,6 +333,20 @@ pub fn fmt_num(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn information_is_reported_and_never_counted() {
+        let mut r = Report::new("x", "x", true);
+        r.rows
+            .push(Row::at_least("a", None, None, 2.0, 1.0).because("a claim (000 Fig. 1)"));
+        r.rows
+            .push(Row::information("b", None, None, 0.0, "drawn, no value"));
+        assert_eq!(r.rows[0].tolerance, "≥ 1: a claim (000 Fig. 1)");
+        assert_eq!(r.score(), (1, 1));
+        assert_eq!(r.left_to_full_run(), 0);
+        assert_eq!(r.rows[1].verdict(), "information (drawn, no value)");
+        assert!(r.table().contains("information (drawn, no value)"));
+    }
 
     #[test]
     fn rows_check_against_theory_first() {

@@ -121,7 +121,12 @@ fn unroutable_flow() {
         "from = \"c\"\nto = \"b\"\nstart",
     );
     // The reverse path is missing: the key is the flow's source, where the ACKs must go.
-    expect(&e, 19, "flow[0].from", &["no route", "\"b\" to \"c\""]);
+    expect(
+        &e,
+        19,
+        "flow[0].from",
+        &["no route", "\"b\" to \"c\" for its acknowledgements", "its data has a route"],
+    );
 }
 
 #[test]

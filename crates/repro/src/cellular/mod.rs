@@ -438,12 +438,13 @@ fn claims(outcomes: &[Outcome], pairs: &[TracePair], report: &mut Report) {
     let on_every = |quantity: &str, holds: &dyn Fn(&str) -> bool| {
         let n = pairs.iter().filter(|p| holds(&p.name)).count() as f64;
         Row::at_least(
-            format!("{quantity} (trace pairs where it holds)"),
+            format!("{quantity} (trace pairs where it holds, of {total})"),
             None,
             None,
             n,
             total,
         )
+        .because("on every trace pair")
     };
     let mean = |trace: &str, s: &str, n: usize, f: &dyn Fn(&Outcome) -> f64| {
         let rs = runs(outcomes, trace, s, n);

@@ -99,7 +99,8 @@ fn clcc_fig7(e: &Exp) -> Result<Report, ReproError> {
         None,
         at(&dp, 45.0) / at(&dn, 45.0).max(1e-12),
         10.0,
-    ));
+    )
+    .because("without preemption D_UDP winds up while UDP sends below its allocation; an order of magnitude apart at 45 s (004 Fig. 7)"));
     let (rp, rn) = (
         recovery(&sp, 45.0, r_ref, 0.2),
         recovery(&sn, 45.0, r_ref, 0.2),
