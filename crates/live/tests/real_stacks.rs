@@ -410,7 +410,7 @@ fn ecn_marks_reach_linux_and_the_trace_holds_its_packets() {
         "kind = \"kernel-tcp\"\nparams = { cc = \"cubic\", ecn = true }",
         1,
         r#"{ kind = "step-ecn", limit = "100pkt", threshold = "20pkt" }"#,
-        r#"trace = { links = ["r1->r2", "r2->r1"], format = "pcap" }"#,
+        r#"trace = { links = ["r1->r2", "r2->r1"], format = "pcap", capture = "both" }"#,
     );
     let mut simulated = scenario_over(
         "kind = \"cubic\"\nparams = { ecn = true }",
@@ -482,32 +482,53 @@ fn ecn_marks_reach_linux_and_the_trace_holds_its_packets() {
         rows.iter().any(|r| r[col("ca_state")] == "cwr"),
         "never in CWR"
     );
-    assert!(!dir.path().join("trace.pcapng.part").exists());
-    let file = std::fs::File::open(dir.path().join("trace.pcapng")).expect("trace.pcapng");
-    let mut reader = pcap_file::pcapng::PcapNgReader::new(file).expect("a pcapng file");
+    // One file per link and capture point (the queue's arrivals, the wire's departures).
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(dir.path().join("pcap"))
+        .expect("pcap/")
+        .map(|e| e.expect("an entry").path())
+        .collect();
+    files.sort();
+    let names: Vec<String> = files
+        .iter()
+        .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "r1-to-r2.pcapng",
+            "r1-to-r2.queue.pcapng",
+            "r2-to-r1.pcapng",
+            "r2-to-r1.queue.pcapng"
+        ]
+    );
     let (mut records, mut ce_data, mut ece_acks, mut cwr_data) = (0u64, 0u64, 0u64, 0u64);
-    while let Some(block) = reader.next_block() {
-        let pcap_file::pcapng::Block::EnhancedPacket(epb) = block.expect("a readable block") else {
-            continue;
-        };
-        records += 1;
-        let bytes = &epb.data;
-        let ip = etherparse::Ipv4HeaderSlice::from_slice(bytes).expect("an IPv4 header");
-        let header = &bytes[..ip.slice().len()];
-        assert_eq!(acclab_live::ip::header_checksum(header), 0, "IP checksum");
-        assert_eq!(ip.source()[..2], [10, 201], "a host's address");
-        assert!(epb.original_len as usize >= bytes.len());
-        let tcp = etherparse::TcpHeaderSlice::from_slice(&bytes[ip.slice().len()..])
-            .expect("the kernel's TCP header, captured whole");
-        assert!(tcp.source_port() == 20_000 && tcp.destination_port() == 20_000);
-        let data = epb.original_len as usize > ip.slice().len() + tcp.slice().len();
-        ce_data += u64::from(data && ip.ecn() == etherparse::IpEcn::CongestionExperienced);
-        ece_acks += u64::from(!data && !tcp.syn() && tcp.ece());
-        cwr_data += u64::from(data && tcp.cwr());
+    for path in &files {
+        let file = std::fs::File::open(path).expect("a pcapng file");
+        let mut reader = pcap_file::pcapng::PcapNgReader::new(file).expect("a pcapng file");
+        while let Some(block) = reader.next_block() {
+            let pcap_file::pcapng::Block::EnhancedPacket(epb) = block.expect("a readable block")
+            else {
+                continue;
+            };
+            records += 1;
+            let bytes = &epb.data;
+            let ip = etherparse::Ipv4HeaderSlice::from_slice(bytes).expect("an IPv4 header");
+            let header = &bytes[..ip.slice().len()];
+            assert_eq!(acclab_live::ip::header_checksum(header), 0, "IP checksum");
+            assert_eq!(ip.source()[..2], [10, 201], "a host's address");
+            assert!(epb.original_len as usize >= bytes.len());
+            let tcp = etherparse::TcpHeaderSlice::from_slice(&bytes[ip.slice().len()..])
+                .expect("the kernel's TCP header, captured whole");
+            assert!(tcp.source_port() == 20_000 && tcp.destination_port() == 20_000);
+            let data = epb.original_len as usize > ip.slice().len() + tcp.slice().len();
+            ce_data += u64::from(data && ip.ecn() == etherparse::IpEcn::CongestionExperienced);
+            ece_acks += u64::from(!data && !tcp.syn() && tcp.ece());
+            cwr_data += u64::from(data && tcp.cwr());
+        }
     }
     eprintln!("trace: {records} records, {ce_data} CE data, {ece_acks} ECE ACKs, {cwr_data} CWR");
     assert!(records > 20_000, "{records} records");
-    // A marked packet's enqueue and dequeue both carry CE (and the mark has a record too).
+    // A marked packet's arrival (at the queue) and departure (at the wire) both carry CE.
     assert!(
         ce_data >= 2 * link.marks,
         "{ce_data} CE records for {} marks",

@@ -33,8 +33,8 @@ pub use file::{load, load_spec, parse, parse_spec};
 pub use patch::value_of;
 pub use routing::Ecmp;
 pub use scenario::{
-    CapacityTraceDef, EventAction, EventDef, FlowDef, LinkDef, LinkId, NodeId, OutputDef, Scenario,
-    SharedBufferDef, TraceDef, TraceFormat,
+    CapacityTraceDef, Capture, EventAction, EventDef, FlowDef, LinkDef, LinkId, NodeId, OutputDef,
+    Scenario, SharedBufferDef, TraceDef, TraceFormat,
 };
 pub use spec::{
     EventSpec, EventSpecAction, FlowSpec, LinkDelay, LinkRate, LinkSpec, OrTrace, OutputSpec,

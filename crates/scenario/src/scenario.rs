@@ -129,12 +129,35 @@ pub struct OutputDef {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TraceFormat {
-    /// pcapng with synthesised IPv4/TCP/UDP headers (`trace.pcapng`): Wireshark, tshark and
-    /// tcpdump read it.
+    /// pcapng with synthesised IPv4/TCP/UDP headers (`pcap/`, a file per link and capture
+    /// point): Wireshark, tshark and tcpdump read them.
     #[default]
     Pcap,
     /// One row per event (`trace.csv`).
     Csv,
+}
+
+/// Where a pcap trace captures a link's packets. Each capture point is a file of its own, so
+/// that a packet is recorded once per file, as one tcpdump would see it (Wireshark reads two
+/// records of one packet in a file as a retransmission).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Capture {
+    /// As packets leave onto the link (what tcpdump on the sending interface sees): one
+    /// record per transmission, CE set where the queue marked.
+    #[default]
+    Wire,
+    /// As packets arrive at the link's queue: one record per arrival, those dropped included
+    /// (the record's comment says why).
+    Queue,
+    /// Both points, each its own file.
+    Both,
+}
+
+impl Capture {
+    pub fn is_wire(&self) -> bool {
+        *self == Capture::Wire
+    }
 }
 
 /// What to trace: every enqueue, transmission, drop and mark at the chosen links, and of the
@@ -145,6 +168,8 @@ pub struct TraceDef {
     /// Flows by index.
     pub flows: Vec<u32>,
     pub format: TraceFormat,
+    /// A pcap trace's capture points (a CSV trace lists every event, named).
+    pub capture: Capture,
 }
 
 impl Scenario {

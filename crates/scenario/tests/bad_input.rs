@@ -125,7 +125,11 @@ fn unroutable_flow() {
         &e,
         19,
         "flow[0].from",
-        &["no route", "\"b\" to \"c\" for its acknowledgements", "its data has a route"],
+        &[
+            "no route",
+            "\"b\" to \"c\" for its acknowledgements",
+            "its data has a route",
+        ],
     );
 }
 
@@ -257,6 +261,18 @@ fn trace_names_what_it_cannot_find() {
         &["unknown flow \"g\""],
     );
     expect(&with("trace = {}"), 23, "output.trace", &["name the links"]);
+    expect(
+        &with(r#"trace = { links = ["a->b"], format = "csv", capture = "queue" }"#),
+        23,
+        "output.trace.capture",
+        &["a pcap trace's", "every event"],
+    );
+    expect(
+        &with(r#"trace = { links = ["a->b"], capture = "tap" }"#),
+        23,
+        "output.trace",
+        &["tap", "wire", "queue", "both"],
+    );
     expect(
         &with(r#"plot_links = ["a->b", "x->y"]"#),
         23,

@@ -3,10 +3,18 @@
 //! packets on every link. An [`Observer`] like the monitor, added only when a scenario asks for
 //! a trace, so that a run without one pays nothing for it.
 //!
-//! `trace.pcapng` (pcapng, read by Wireshark, tshark and tcpdump): one interface per link, named
-//! after it (`r1->r2`), timestamps in ns. Each event is one packet record with synthesised
-//! headers and no payload (the captured length is the headers; the original length is the
-//! packet's size on the wire):
+//! `pcap/` (pcapng, read by Wireshark, tshark and tcpdump): one file per link and capture point,
+//! as ns-3 writes one per device, so that each file holds a packet once, as one tcpdump would
+//! see it — Wireshark's TCP analysis reads a second record of the same segment in a file as a
+//! retransmission, and it does not tell a file's interfaces apart. `capture = "wire"` (the
+//! default): `pcap/<link>.pcapng`, every packet as it leaves onto the link; `"queue"`:
+//! `pcap/<link>.queue.pcapng`, every packet as it arrives at the link's queue, those dropped on
+//! arrival included; `"both"`: the two files. `<link>` is the link's name with `->` written
+//! `-to-` and anything but letters, digits, `-`, `_` and `.` as `_` (`r1->r2` →
+//! `r1-to-r2.pcapng`); a file is opened at its first packet. Each file has one interface, named
+//! after the link, timestamps in ns. Each record is one packet with synthesised headers and no
+//! payload (the captured length is the headers; the original length is the packet's size on
+//! the wire):
 //! - IPv4: node i of the scenario is 10.(i/65536).(i/256 mod 256).(i mod 256); forward packets
 //!   go from the flow's source to its destination, ACKs and reverse control packets back. ECN
 //!   bits: ECT(0) for ECN-capable packets, CE once marked. DSCP: CS6 for Monaco's out-of-band
@@ -17,14 +25,17 @@
 //!   Sequence numbers count payload bytes: segment n starts at n·MSS, with MSS the scenario's
 //!   packet size less 40 bytes of headers; an ACK of segment n acknowledges n·MSS; ACKs carry
 //!   ECE when they echo a mark.
-//! - The record's comment says what happened — `enqueue`, `dequeue sojourn_ns=…`,
-//!   `drop overflow|aqm|head-drop|link-loss`, `mark` — and its flags the direction (inbound for
-//!   an enqueue, outbound for a transmission), as a capture at the queue would.
+//! - The record's comment says what happened — at the wire `dequeue sojourn_ns=…` (and `mark`
+//!   when the queue marked it as it left), at the queue `enqueue` (`enqueue mark` when marked on
+//!   arrival) or `drop overflow|aqm|link-loss` — and its flags the direction (outbound at the
+//!   wire, inbound at the queue). A packet an AQM drops after it waited (`head-drop`: CoDel,
+//!   PIE) was recorded at the queue when it arrived and never reaches the wire: the CSV trace
+//!   lists its drop.
 //!
 //! `trace.csv`: one row per event: `time_s, event, link, flow, kind, conn, seq, ack, size, ecn,
 //! sojourn_s, queue_pkts, reason` (`ack`: the next segment an ACK expects, empty otherwise).
 //!
-//! Both are written as `….part` and renamed when the run finishes.
+//! Every file is written as `….part` and renamed when the run finishes.
 //!
 //! Packets that are real (live mode's IP packets of real stacks) carry bytes of their own: a
 //! [`PacketBytes`] source hands the tracer their headers, which the pcap records instead of
@@ -37,7 +48,7 @@ use std::path::{Path, PathBuf};
 
 use acclab_core::queue::{Backlog, DropReason};
 use acclab_core::{Packet, PacketKind, Time};
-use acclab_scenario::{LinkId, Scenario, TraceDef, TraceFormat};
+use acclab_scenario::{Capture, LinkId, Scenario, TraceDef, TraceFormat};
 use etherparse::{IpDscp, IpEcn, IpNumber, Ipv4Header, TcpHeader, UdpHeader};
 use pcap_file::pcapng::blocks::enhanced_packet::{EnhancedPacketBlock, EnhancedPacketOption};
 use pcap_file::pcapng::blocks::interface_description::{
@@ -51,15 +62,137 @@ use crate::observe::{Observer, Transmit};
 /// What happened to a packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum What {
-    Enqueue,
+    /// Whether the queue marked it on arrival.
+    Enqueue(bool),
     Dequeue(Transmit),
     Drop(DropReason),
     Mark,
 }
 
 enum Sink {
-    Pcap(PcapNgWriter<BufWriter<File>>),
+    Pcap(Box<Captures>),
     Csv(Box<csv::Writer<BufWriter<File>>>),
+}
+
+/// A link's capture points in a pcap trace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Point {
+    Wire = 0,
+    Queue = 1,
+}
+
+/// A pcap trace's files: one per link and capture point, each opened at its first packet.
+struct Captures {
+    dir: PathBuf,
+    capture: Capture,
+    /// Per link and point (`link · 2 + point`).
+    files: Vec<Option<PcapNgWriter<BufWriter<File>>>>,
+    /// Per link: its file name's stem and its rate (bit/s).
+    stems: Vec<String>,
+    rates: Vec<u64>,
+    link_names: Vec<String>,
+}
+
+impl Captures {
+    fn new(dir: PathBuf, sc: &Scenario, capture: Capture) -> Captures {
+        let mut stems: Vec<String> = Vec::with_capacity(sc.links.len());
+        for (i, l) in sc.links.iter().enumerate() {
+            let stem = file_stem(&l.name);
+            // Two names that read the same as files keep apart by the link's index.
+            let stem = if stems.contains(&stem) {
+                format!("{stem}-{i}")
+            } else {
+                stem
+            };
+            stems.push(stem);
+        }
+        Captures {
+            dir,
+            capture,
+            files: (0..2 * sc.links.len()).map(|_| None).collect(),
+            stems,
+            rates: sc.links.iter().map(|l| l.rate.bps()).collect(),
+            link_names: sc.links.iter().map(|l| l.name.clone()).collect(),
+        }
+    }
+
+    /// Whether packets are recorded at `point`.
+    fn records(&self, point: Point) -> bool {
+        match (self.capture, point) {
+            (Capture::Both, _) => true,
+            (Capture::Wire, Point::Wire) | (Capture::Queue, Point::Queue) => true,
+            _ => false,
+        }
+    }
+
+    fn path(&self, link: LinkId, point: Point) -> PathBuf {
+        let stem = &self.stems[link.0 as usize];
+        self.dir.join(match point {
+            Point::Wire => format!("{stem}.pcapng"),
+            Point::Queue => format!("{stem}.queue.pcapng"),
+        })
+    }
+
+    /// The file of `link`'s `point`, opened (with its one interface) at the first packet.
+    fn file(
+        &mut self,
+        link: LinkId,
+        point: Point,
+    ) -> std::io::Result<&mut PcapNgWriter<BufWriter<File>>> {
+        let i = 2 * link.0 as usize + point as usize;
+        if self.files[i].is_none() {
+            std::fs::create_dir_all(&self.dir)?;
+            let file = BufWriter::new(File::create(part(&self.path(link, point)))?);
+            let mut w = PcapNgWriter::new(file).map_err(std::io::Error::other)?;
+            let l = link.0 as usize;
+            let idb = InterfaceDescriptionBlock {
+                linktype: DataLink::IPV4,
+                snaplen: 0,
+                options: vec![
+                    InterfaceDescriptionOption::IfName(Cow::Owned(self.link_names[l].clone())),
+                    InterfaceDescriptionOption::IfSpeed(self.rates[l]),
+                    InterfaceDescriptionOption::IfTsResol(9),
+                ],
+            };
+            w.write_pcapng_block(idb).map_err(std::io::Error::other)?;
+            self.files[i] = Some(w);
+        }
+        Ok(self.files[i].as_mut().expect("opened"))
+    }
+
+    /// Flushes every file opened and moves it into place.
+    fn finish(&mut self) -> std::io::Result<()> {
+        for i in 0..self.files.len() {
+            if let Some(w) = &mut self.files[i] {
+                w.get_mut().flush()?;
+                let point = if i % 2 == 0 {
+                    Point::Wire
+                } else {
+                    Point::Queue
+                };
+                let path = self.path(LinkId((i / 2) as u32), point);
+                std::fs::rename(part(&path), &path)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A link's name as a file name: `->` as `-to-`, and anything but letters, digits, `-`, `_`
+/// and `.` as `_`.
+fn file_stem(name: &str) -> String {
+    let s = name.replace("->", "-to-");
+    let s: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    s.trim_start_matches('.').to_string()
 }
 
 /// Where a tracer finds the bytes of packets that have some (live mode's real IP packets).
@@ -118,30 +251,14 @@ impl Tracer {
         def: &TraceDef,
         bytes: Option<Box<dyn PacketBytes>>,
     ) -> std::io::Result<Tracer> {
-        let name = match def.format {
-            TraceFormat::Pcap => "trace.pcapng",
+        let path = dir.join(match def.format {
+            TraceFormat::Pcap => "pcap",
             TraceFormat::Csv => "trace.csv",
-        };
-        let path = dir.join(name);
-        let file = BufWriter::new(File::create(part(&path))?);
+        });
         let sink = match def.format {
-            TraceFormat::Pcap => {
-                let mut w = PcapNgWriter::new(file).map_err(std::io::Error::other)?;
-                for l in &sc.links {
-                    let idb = InterfaceDescriptionBlock {
-                        linktype: DataLink::IPV4,
-                        snaplen: 0,
-                        options: vec![
-                            InterfaceDescriptionOption::IfName(Cow::Owned(l.name.clone())),
-                            InterfaceDescriptionOption::IfSpeed(l.rate.bps()),
-                            InterfaceDescriptionOption::IfTsResol(9),
-                        ],
-                    };
-                    w.write_pcapng_block(idb).map_err(std::io::Error::other)?;
-                }
-                Sink::Pcap(w)
-            }
+            TraceFormat::Pcap => Sink::Pcap(Box::new(Captures::new(path.clone(), sc, def.capture))),
             TraceFormat::Csv => {
+                let file = BufWriter::new(File::create(part(&path))?);
                 let mut w = csv::Writer::from_writer(file);
                 w.write_record([
                     "time_s",
@@ -197,14 +314,14 @@ impl Tracer {
         }
     }
 
-    /// A packet the queue marked, and what it recorded on its way: the mark, then `then`.
-    fn marked(&mut self, now: Time, link: LinkId, p: &Packet, then: What, backlog: Backlog) {
+    /// A packet the queue marked on arrival: the mark, then its enqueue.
+    fn marked(&mut self, now: Time, link: LinkId, p: &Packet, backlog: Backlog) {
         let mut m = *p;
         if m.ecn.is_capable() {
             m.ecn.mark(); // an AVD stamp marks no ECN bit; an AQM marks only ECN-capable packets
         }
         self.record(now, link, &m, What::Mark, backlog);
-        self.record(now, link, &m, then, backlog);
+        self.record(now, link, &m, What::Enqueue(true), backlog);
     }
 
     fn write(
@@ -218,7 +335,7 @@ impl Tracer {
         match &mut self.sink {
             Sink::Csv(w) => {
                 let (event, sojourn, reason) = match what {
-                    What::Enqueue => ("enqueue", String::new(), ""),
+                    What::Enqueue(_) => ("enqueue", String::new(), ""),
                     What::Dequeue(tx) => ("dequeue", tx.sojourn.as_secs_f64().to_string(), ""),
                     What::Drop(r) => ("drop", String::new(), r.name()),
                     What::Mark => ("mark", String::new(), ""),
@@ -250,7 +367,18 @@ impl Tracer {
                 ])?;
                 Ok(())
             }
-            Sink::Pcap(_) => {
+            Sink::Pcap(c) => {
+                // Each packet once per capture point: marks are seen on the packet (CE) and
+                // said in its record's comment; a head drop was recorded when it arrived.
+                let point = match what {
+                    What::Dequeue(_) => Point::Wire,
+                    What::Enqueue(_) => Point::Queue,
+                    What::Drop(DropReason::HeadDrop) | What::Mark => return Ok(()),
+                    What::Drop(_) => Point::Queue,
+                };
+                if !c.records(point) {
+                    return Ok(());
+                }
                 let real = match &mut self.bytes {
                     Some(b) => b.capture(p, &mut self.buf),
                     None => None,
@@ -260,16 +388,21 @@ impl Tracer {
                     None => self.headers(p)?,
                 };
                 let (comment, flags) = match what {
-                    What::Enqueue => (Cow::Borrowed("enqueue"), 0b01),
+                    What::Enqueue(false) => (Cow::Borrowed("enqueue"), 0b01),
+                    What::Enqueue(true) => (Cow::Borrowed("enqueue mark"), 0b01),
                     What::Dequeue(tx) => (
-                        Cow::Owned(format!("dequeue sojourn_ns={}", tx.sojourn.0)),
+                        Cow::Owned(format!(
+                            "dequeue sojourn_ns={}{}",
+                            tx.sojourn.0,
+                            if tx.marked { " mark" } else { "" }
+                        )),
                         0b10,
                     ),
-                    What::Drop(r) => (Cow::Owned(format!("drop {}", r.name())), 0),
-                    What::Mark => (Cow::Borrowed("mark"), 0),
+                    What::Drop(r) => (Cow::Owned(format!("drop {}", r.name())), 0b01),
+                    What::Mark => unreachable!("marks are not records of their own in a pcap"),
                 };
                 let epb = EnhancedPacketBlock {
-                    interface_id: link.0,
+                    interface_id: 0,
                     timestamp: std::time::Duration::from_nanos(now.0),
                     original_len: orig,
                     data: Cow::Borrowed(&self.buf),
@@ -278,10 +411,12 @@ impl Tracer {
                         EnhancedPacketOption::Flags(flags),
                     ],
                 };
-                let Sink::Pcap(w) = &mut self.sink else {
+                let Sink::Pcap(c) = &mut self.sink else {
                     unreachable!()
                 };
-                w.write_pcapng_block(epb).map_err(std::io::Error::other)?;
+                c.file(link, point)?
+                    .write_pcapng_block(epb)
+                    .map_err(std::io::Error::other)?;
                 Ok(())
             }
         }
@@ -385,9 +520,9 @@ fn part(path: &Path) -> PathBuf {
 impl Observer for Tracer {
     fn on_enqueue(&mut self, now: Time, l: LinkId, p: &Packet, marked: bool, b: Backlog) {
         if marked {
-            self.marked(now, l, p, What::Enqueue, b);
+            self.marked(now, l, p, b);
         } else {
-            self.record(now, l, p, What::Enqueue, b);
+            self.record(now, l, p, What::Enqueue(false), b);
         }
     }
 
@@ -408,9 +543,11 @@ impl Observer for Tracer {
             return Err(e);
         }
         match &mut self.sink {
-            Sink::Pcap(w) => w.get_mut().flush()?,
-            Sink::Csv(w) => w.flush()?,
+            Sink::Pcap(c) => c.finish(),
+            Sink::Csv(w) => {
+                w.flush()?;
+                std::fs::rename(part(&self.path), &self.path)
+            }
         }
-        std::fs::rename(part(&self.path), &self.path)
     }
 }

@@ -1,4 +1,5 @@
-//! Packet traces: a pcapng trace read back by tshark (Debian's `tshark`) holds every enqueue,
+//! Packet traces: the pcapng files read back by tshark (Debian's `tshark`) hold each packet once
+//! per capture point (its arrival at the queue, its departure onto the wire), every enqueue,
 //! transmission, drop and mark the queue counted, with the TCP sequence numbers the CSV trace
 //! of the same run gives; a flow trace follows one flow over every link; a run without a trace
 //! writes none.
@@ -105,59 +106,99 @@ fn fields(path: &Path, fields: &[&str]) -> Vec<Vec<String>> {
 }
 
 #[test]
-fn tshark_reads_every_queue_event_with_its_tcp_sequence_number() {
+fn tshark_reads_each_packet_once_per_capture_point_with_its_tcp_sequence_number() {
+    // Issue 54 §6: one file with an enqueue and a dequeue record of every packet made
+    // Wireshark call each second copy a retransmission.
     let tmp = std::env::temp_dir().join(format!("acclab-trace-{}", std::process::id()));
-    let (pcap_dir, csv_dir) = (tmp.join("pcap"), tmp.join("csv"));
+    let (pcap_dir, csv_dir, wire_dir) = (tmp.join("pcap"), tmp.join("csv"), tmp.join("wire"));
     let sim = run(
-        &scenario(r#"trace = { links = ["r1->r2"], format = "pcap" }"#),
+        &scenario(r#"trace = { links = ["r1->r2"], format = "pcap", capture = "both" }"#),
         &pcap_dir,
     );
     run(
         &scenario(r#"trace = { links = ["r1->r2"], format = "csv" }"#),
         &csv_dir,
     );
-    assert!(!pcap_dir.join("trace.pcapng.part").exists());
-    let records = fields(
-        &pcap_dir.join("trace.pcapng"),
-        &[
-            "frame.interface_name",
-            "frame.comment",
-            "tcp.seq_raw",
-            "ip.dsfield.ecn",
-            "frame.len",
-        ],
+    run(
+        &scenario(r#"trace = { links = ["r1->r2"], format = "pcap" }"#),
+        &wire_dir,
     );
+    let names = |d: &Path| {
+        let mut n: Vec<String> = std::fs::read_dir(d.join("pcap"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        n.sort();
+        n
+    };
+    assert_eq!(
+        names(&pcap_dir),
+        ["r1-to-r2.pcapng", "r1-to-r2.queue.pcapng"]
+    );
+    // The default capture point is the wire, and it is the same file.
+    assert_eq!(names(&wire_dir), ["r1-to-r2.pcapng"]);
+    let read = |d: &Path, f: &str| {
+        fields(
+            &d.join("pcap").join(f),
+            &[
+                "frame.interface_name",
+                "frame.comment",
+                "tcp.seq_raw",
+                "ip.dsfield.ecn",
+                "frame.len",
+                "tcp.analysis.retransmission",
+                "tcp.srcport",
+            ],
+        )
+    };
+    let wire = read(&pcap_dir, "r1-to-r2.pcapng");
+    let queue = read(&pcap_dir, "r1-to-r2.queue.pcapng");
+    assert_eq!(wire, read(&wire_dir, "r1-to-r2.pcapng"));
     let event = |r: &Vec<String>| r[1].split(' ').next().unwrap().to_string();
-    let count = |e: &str| records.iter().filter(|r| event(r) == e).count() as u64;
+    let count = |rs: &[Vec<String>], e: &str| rs.iter().filter(|r| event(r) == e).count() as u64;
     let bottleneck = sim.network().queue(LinkId(0)).stats();
     assert_eq!(sim.scenario().links[0].name, "r1->r2");
-    assert!(records.iter().all(|r| r[0] == "r1->r2"));
-    assert_eq!(count("enqueue"), bottleneck.enqueued_packets);
-    assert_eq!(count("dequeue"), bottleneck.dequeued_packets);
-    assert_eq!(count("drop"), bottleneck.dropped_packets);
-    assert_eq!(count("mark"), bottleneck.marked_packets);
+    assert!(wire.iter().chain(&queue).all(|r| r[0] == "r1->r2"));
+    // One record per packet at each point: every transmission at the wire, every arrival at
+    // the queue (dropped ones too; RED drops only on arrival).
+    assert_eq!(wire.len() as u64, bottleneck.dequeued_packets);
+    assert_eq!(count(&wire, "dequeue"), bottleneck.dequeued_packets);
+    assert_eq!(count(&queue, "enqueue"), bottleneck.enqueued_packets);
+    assert_eq!(count(&queue, "drop"), bottleneck.dropped_packets);
+    assert_eq!(
+        queue.len() as u64,
+        bottleneck.enqueued_packets + bottleneck.dropped_packets
+    );
     assert!(bottleneck.marked_packets > 0 && bottleneck.dropped_packets > 0);
-    // Marked packets carry CE (ECN field 3); transmissions are the packet's full size.
-    assert!(records
-        .iter()
-        .filter(|r| event(r) == "mark")
-        .all(|r| r[3] == "3"));
-    assert!(records
-        .iter()
-        .filter(|r| event(r) == "dequeue")
-        .all(|r| r[4] == "1000"));
+    // RED marks on arrival: those records say so and carry CE (ECN field 3), as do the same
+    // packets when they leave; transmissions are the packet's full size.
+    let marked = queue.iter().filter(|r| r[1] == "enqueue mark");
+    assert_eq!(marked.clone().count() as u64, bottleneck.marked_packets);
+    assert!(marked.clone().all(|r| r[3] == "3"));
+    let ce_out = wire.iter().filter(|r| r[3] == "3").count() as u64;
+    assert!(ce_out > 0 && ce_out <= bottleneck.marked_packets);
+    assert!(wire.iter().all(|r| r[4] == "1000"));
+    // What Wireshark calls a retransmission at the wire is one: no more are flagged than the
+    // senders retransmitted (with two records of every packet in one file, about half were).
+    let flagged = wire.iter().filter(|r| r[5] == "1").count() as u64;
+    let resent: u64 = (0..2).map(|f| sim.endpoint_stats(f).0.retransmits).sum();
+    assert!(
+        flagged <= resent,
+        "{flagged} flagged, {resent} retransmitted"
+    );
 
-    // The CSV trace of the same run lists the same events in the same order; its segment
-    // numbers times the MSS (1000 − 40 bytes) are the pcap's TCP sequence numbers.
+    // The CSV trace of the same run lists the same transmissions in the same order; its
+    // segment numbers times the MSS (1000 − 40 bytes) are the pcap's TCP sequence numbers.
     let mut csv = csv::Reader::from_path(csv_dir.join("trace.csv")).unwrap();
     let rows: Vec<csv::StringRecord> = csv.records().map(Result::unwrap).collect();
-    assert_eq!(rows.len(), records.len());
-    for (row, rec) in rows.iter().zip(&records) {
-        assert_eq!(&row[1], event(rec).as_str());
+    let sent: Vec<&csv::StringRecord> = rows.iter().filter(|r| &r[1] == "dequeue").collect();
+    assert_eq!(sent.len(), wire.len());
+    for (row, rec) in sent.iter().zip(&wire) {
         assert_eq!(&row[4], "data");
         let seq: u64 = row[6].parse().unwrap();
         assert_eq!(rec[2], (seq * 960).to_string(), "{row:?}");
     }
+    assert!(!pcap_dir.join("pcap/r1-to-r2.pcapng.part").exists());
     std::fs::remove_dir_all(&tmp).unwrap();
 }
 
@@ -184,6 +225,6 @@ fn a_flow_trace_follows_the_flow_over_every_link_and_no_trace_writes_nothing() {
         ["d1->r2", "r1->r2", "r1->s1", "r2->d1", "r2->r1", "s1->r1"]
     );
     run(&scenario(""), &tmp.join("none"));
-    assert!(!tmp.join("none/trace.csv").exists() && !tmp.join("none/trace.pcapng").exists());
+    assert!(!tmp.join("none/trace.csv").exists() && !tmp.join("none/pcap").exists());
     std::fs::remove_dir_all(&tmp).unwrap();
 }

@@ -190,19 +190,21 @@ pub(super) fn resolve_flow(
                 .ok_or_else(|| unroutable("to", &f.from, &f.to))?;
             // The data's way exists; a missing way back is the acknowledgements', and says so.
             let rev = match feedback {
-                true => route.path(router, dst, src, feedback, false).ok_or_else(|| {
-                    fault(
-                        item,
-                        "from",
-                        format!(
-                            "flow {id:?}: no route from {:?} to {:?} for its acknowledgements \
+                true => route
+                    .path(router, dst, src, feedback, false)
+                    .ok_or_else(|| {
+                        fault(
+                            item,
+                            "from",
+                            format!(
+                                "flow {id:?}: no route from {:?} to {:?} for its acknowledgements \
                              (its data has a route from {:?} to {:?}; links declared with \
                              `from`/`to` carry one direction: add the way back, or declare the \
                              link with `between`, which makes both)",
-                            f.to, f.from, f.from, f.to
-                        ),
-                    )
-                })?,
+                                f.to, f.from, f.from, f.to
+                            ),
+                        )
+                    })?,
                 false => Vec::new(),
             };
             (fwd, rev)

@@ -12,7 +12,7 @@ use acclab_core::{Bytes, Duration, Rate};
 use serde::Serialize;
 
 use crate::routing::Ecmp;
-use crate::scenario::TraceFormat;
+use crate::scenario::{Capture, TraceFormat};
 use crate::workload::WorkloadSpec;
 
 mod flows;
@@ -314,6 +314,8 @@ pub struct TraceSpec {
     pub flows: Vec<String>,
     #[serde(default)]
     pub format: TraceFormat,
+    #[serde(default, skip_serializing_if = "Capture::is_wire")]
+    pub capture: Capture,
 }
 
 impl OutputSpec {

@@ -7,7 +7,8 @@ use acclab_core::{Bytes, Duration, Time};
 
 use crate::routing;
 use crate::scenario::{
-    EventAction, EventDef, LinkId, OutputDef, Scenario, SharedBufferDef, TraceDef,
+    Capture, EventAction, EventDef, LinkId, OutputDef, Scenario, SharedBufferDef, TraceDef,
+    TraceFormat,
 };
 
 use super::flows::{resolve_flow, workload_hosts, Route};
@@ -369,9 +370,17 @@ fn resolve_trace(topo: &Topology, flows: &[FlowSpec], t: &TraceSpec) -> Result<T
                 })
         })
         .collect::<Result<_, _>>()?;
+    if t.format == TraceFormat::Csv && t.capture != Capture::Wire {
+        return Err(fault(
+            Item::Top,
+            "output.trace.capture",
+            "capture points are a pcap trace's: a CSV trace lists every event (enqueue, dequeue, drop, mark) by name",
+        ));
+    }
     Ok(TraceDef {
         links,
         flows,
         format: t.format,
+        capture: t.capture,
     })
 }
