@@ -118,11 +118,10 @@ impl Captures {
 
     /// Whether packets are recorded at `point`.
     fn records(&self, point: Point) -> bool {
-        match (self.capture, point) {
-            (Capture::Both, _) => true,
-            (Capture::Wire, Point::Wire) | (Capture::Queue, Point::Queue) => true,
-            _ => false,
-        }
+        matches!(
+            (self.capture, point),
+            (Capture::Both, _) | (Capture::Wire, Point::Wire) | (Capture::Queue, Point::Queue)
+        )
     }
 
     fn path(&self, link: LinkId, point: Point) -> PathBuf {

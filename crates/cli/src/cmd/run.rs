@@ -281,7 +281,9 @@ pub fn write_results(
             );
         }
         let trace = match sim.scenario().output.trace.as_ref().map(|t| t.format) {
-            Some(acclab_scenario::TraceFormat::Pcap) => ", pcap/ (a pcapng per link and capture point)",
+            Some(acclab_scenario::TraceFormat::Pcap) => {
+                ", pcap/ (a pcapng per link and capture point)"
+            }
             Some(acclab_scenario::TraceFormat::Csv) => ", trace.csv",
             None => "",
         };
