@@ -123,13 +123,14 @@ pub fn print_summary(s: &Summary) {
         .collect();
     links.sort_by(|a, b| b.utilization.total_cmp(&a.utilization));
     println!(
-        "\n{:<20} {:>10} {:>8} {:>12} {:>10} {:>8}{}",
+        "\n{:<20} {:>10} {:>8} {:>12} {:>10} {:>8} {:>13}{}",
         "busiest links",
         "rate Mb/s",
         "util",
         "mean queue",
         "max queue",
         "drops",
+        "q-delay p99",
         if model {
             "   model: util  mean queue"
         } else {
@@ -140,14 +141,18 @@ pub fn print_summary(s: &Summary) {
         let modelled = l.model.as_ref().map_or(String::new(), |m| {
             format!("   {:>11.3} {:>11.1}", m.utilization, m.mean_queue_pkts)
         });
+        let p99 = l
+            .queueing_delay
+            .map_or("-".to_string(), |q| format!("{:.3} ms", q.p99_s * 1e3));
         println!(
-            "{:<20} {:>10.1} {:>8.3} {:>12.1} {:>10} {:>8}{}",
+            "{:<20} {:>10.1} {:>8.3} {:>12.1} {:>10} {:>8} {:>13}{}",
             l.id,
             l.rate_bps as f64 / 1e6,
             l.utilization,
             l.mean_queue_pkts,
             l.max_queue_pkts,
             l.drops,
+            p99,
             modelled
         );
     }

@@ -85,6 +85,7 @@ pub fn summary(m: &Model, wall_time_s: f64) -> Summary {
             drops_in_window: t.dropped_in_window.round() as u64,
             marks_in_window: t.marked_in_window.round() as u64,
             random_losses: 0,
+            queueing_delay: None,
             transmitted_packets: t.served.round() as u64,
             theory: None,
             model: None,

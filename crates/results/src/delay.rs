@@ -50,6 +50,28 @@ fn value(i: u16) -> f64 {
     (((1 << SUB_BITS) + sub) * width) as f64 + width as f64 / 2.0
 }
 
+/// A link's queueing delays (its packets' sojourn times) over the measurement window, seconds.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+pub struct QueueingStats {
+    /// Packets transmitted in the window.
+    pub packets: u64,
+    /// Those of them that found the link idle and waited not at all.
+    pub unqueued: u64,
+    pub mean_s: f64,
+    pub p50_s: f64,
+    pub p95_s: f64,
+    pub p99_s: f64,
+}
+
+/// The sparse log-linear histogram both recorders keep.
+#[derive(Clone, Debug, Default)]
+struct Histogram {
+    /// (bucket, packets), by bucket.
+    buckets: Vec<(u16, u32)>,
+    /// Where the last packet's bucket is in `buckets`.
+    last_bucket: usize,
+}
+
 /// A flow's delays as they come: count, sum, jitter and the sparse histogram.
 #[derive(Clone, Debug, Default)]
 pub struct DelayRecorder {
@@ -57,23 +79,59 @@ pub struct DelayRecorder {
     sum_ns: u128,
     jitter_ns: f64,
     last_ns: Option<u64>,
-    /// (bucket, packets), by bucket.
-    buckets: Vec<(u16, u32)>,
-    /// Where the last packet's bucket is in `buckets`.
-    last_bucket: usize,
+    histogram: Histogram,
 }
 
-impl DelayRecorder {
-    /// A packet arrived `ns` after it was sent.
+/// A link's sojourn times as its packets leave: count, sum, the packets that did not wait,
+/// and the histogram of the others (no jitter: a queue's successive sojourns are not a path's
+/// transit times). On every transmission, so kept cheap: a packet that found its link idle is
+/// a count, the others an increment of a dense histogram (grown to the longest sojourn seen:
+/// 2 KB for sojourns up to 10 µs, 6 KB up to 100 ms).
+#[derive(Clone, Debug, Default)]
+pub struct SojournRecorder {
+    /// Packets that waited, and how long together.
+    waited: u64,
+    sum_ns: u64,
+    /// Packets per bucket, by bucket.
+    counts: Vec<u32>,
+}
+
+impl SojournRecorder {
+    /// A packet waited `ns` (> 0) before its transmission started; those that did not wait
+    /// are not recorded, but counted in [`stats`](Self::stats)' `transmitted`.
+    #[inline]
     pub fn record(&mut self, ns: u64) {
-        self.packets += 1;
-        self.sum_ns += u128::from(ns);
-        if let Some(last) = self.last_ns {
-            // RFC 3550 §6.4.1: J = J + (|D(i−1, i)| − J)/16.
-            let d = ns.abs_diff(last) as f64;
-            self.jitter_ns += (d - self.jitter_ns) / 16.0;
+        self.waited += 1;
+        self.sum_ns += ns;
+        let b = usize::from(bucket(ns));
+        if b >= self.counts.len() {
+            self.counts.resize(b + 1, 0);
         }
-        self.last_ns = Some(ns);
+        self.counts[b] = self.counts[b].saturating_add(1);
+    }
+
+    /// The statistics of `transmitted` packets, those recorded and the others that did not
+    /// wait; `None` if none was transmitted.
+    pub fn stats(&self, transmitted: u64) -> Option<QueueingStats> {
+        let packets = transmitted.max(self.waited);
+        let unqueued = packets - self.waited;
+        let occupied = self.counts.iter().enumerate().filter(|(_, &n)| n > 0);
+        let buckets: Vec<(u16, u32)> = occupied.map(|(b, &n)| (b as u16, n)).collect();
+        let q = |q: f64| quantile(&buckets, q, unqueued) * 1e-9;
+        (packets > 0).then(|| QueueingStats {
+            packets,
+            unqueued,
+            mean_s: self.sum_ns as f64 / packets as f64 * 1e-9,
+            p50_s: q(0.50),
+            p95_s: q(0.95),
+            p99_s: q(0.99),
+        })
+    }
+}
+
+impl Histogram {
+    #[inline]
+    fn add(&mut self, ns: u64) {
         let b = bucket(ns);
         // Successive packets mostly fall in the bucket of the one before.
         if let Some(hit) = self
@@ -95,29 +153,49 @@ impl DelayRecorder {
             }
         }
     }
+}
 
-    /// The delay at quantile `q` by the nearest-rank rule (as `fct::percentile`), ns.
-    fn quantile(&self, q: f64) -> f64 {
-        let total: u64 = self.buckets.iter().map(|&(_, n)| u64::from(n)).sum();
-        let rank = ((q * total as f64).ceil() as u64).clamp(1, total.max(1));
-        let mut seen = 0;
-        for &(i, n) in &self.buckets {
-            seen += u64::from(n);
-            if seen >= rank {
-                return value(i);
-            }
+/// The delay at quantile `q` by the nearest-rank rule (as `fct::percentile`) of the delays
+/// counted in `buckets` ((bucket, count) by bucket) and `zeros` more of 0 ns, ns.
+fn quantile(buckets: &[(u16, u32)], q: f64, zeros: u64) -> f64 {
+    let total: u64 = zeros + buckets.iter().map(|&(_, n)| u64::from(n)).sum::<u64>();
+    let rank = ((q * total as f64).ceil() as u64).clamp(1, total.max(1));
+    if rank <= zeros {
+        return 0.0;
+    }
+    let mut seen = zeros;
+    for &(i, n) in buckets {
+        seen += u64::from(n);
+        if seen >= rank {
+            return value(i);
         }
-        self.buckets.last().map_or(0.0, |&(i, _)| value(i))
+    }
+    buckets.last().map_or(0.0, |&(i, _)| value(i))
+}
+
+impl DelayRecorder {
+    /// A packet arrived `ns` after it was sent.
+    pub fn record(&mut self, ns: u64) {
+        self.packets += 1;
+        self.sum_ns += u128::from(ns);
+        if let Some(last) = self.last_ns {
+            // RFC 3550 §6.4.1: J = J + (|D(i−1, i)| − J)/16.
+            let d = ns.abs_diff(last) as f64;
+            self.jitter_ns += (d - self.jitter_ns) / 16.0;
+        }
+        self.last_ns = Some(ns);
+        self.histogram.add(ns);
     }
 
     /// The statistics so far; `None` if no packet was measured.
     pub fn stats(&self) -> Option<DelayStats> {
+        let q = |q: f64| quantile(&self.histogram.buckets, q, 0) * 1e-9;
         (self.packets > 0).then(|| DelayStats {
             packets: self.packets,
             mean_s: self.sum_ns as f64 / self.packets as f64 * 1e-9,
-            p50_s: self.quantile(0.50) * 1e-9,
-            p95_s: self.quantile(0.95) * 1e-9,
-            p99_s: self.quantile(0.99) * 1e-9,
+            p50_s: q(0.50),
+            p95_s: q(0.95),
+            p99_s: q(0.99),
             jitter_s: self.jitter_ns * 1e-9,
         })
     }
@@ -126,6 +204,23 @@ impl DelayRecorder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A link's sojourns: those that did not wait count as 0 in the percentiles and the mean.
+    #[test]
+    fn sojourns_count_the_packets_that_did_not_wait() {
+        let mut r = SojournRecorder::default();
+        assert!(r.stats(0).is_none());
+        (0..40).for_each(|i| r.record(1_000 * (i + 1)));
+        // 100 transmitted: 60 did not wait.
+        let s = r.stats(100).unwrap();
+        assert_eq!((s.packets, s.unqueued), (100, 60));
+        assert_eq!(s.p50_s, 0.0);
+        // The 95th of 100: the 35th of the 40 that waited, 35 µs (within the bucket).
+        assert!((s.p95_s / 35e-6 - 1.0).abs() < 0.008, "{}", s.p95_s);
+        assert!((s.p99_s / 39e-6 - 1.0).abs() < 0.008, "{}", s.p99_s);
+        let mean = (1..=40).map(|i| i as f64 * 1e-6).sum::<f64>() / 100.0;
+        assert!((s.mean_s - mean).abs() < 1e-15);
+    }
 
     #[test]
     fn buckets_are_exact_below_128_ns_and_within_one_64th_above() {

@@ -225,6 +225,11 @@ pub struct LinkSummary {
     /// Packets the link lost at random (its `loss` probability), not counted in `drops`.
     pub random_losses: u64,
     pub transmitted_packets: u64,
+    /// How long the packets it transmitted in the window waited in its queue (their sojourn:
+    /// arrival at the queue to the start of their transmission): mean, median, 95th and 99th
+    /// percentiles, and how many did not wait.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queueing_delay: Option<crate::delay::QueueingStats>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub theory: Option<LinkTheory>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -18,7 +18,7 @@ use acclab_core::transport::EndpointStats;
 use acclab_core::{Packet, PacketKind, Rate, Time};
 
 use crate::observe::{NetworkView, Observer, Transmit};
-use acclab_results::delay::{DelayRecorder, DelayStats};
+use acclab_results::delay::{DelayRecorder, DelayStats, QueueingStats, SojournRecorder};
 use acclab_results::samples::{FlowSample, LinkSample, SampleSink};
 use acclab_scenario::{LinkId, Scenario};
 
@@ -36,8 +36,9 @@ struct FlowSnap {
 #[derive(Clone, Copy, Debug, Default)]
 struct LinkSnap {
     pub busy_ns: u64,
-    /// Bytes the link's queue has let go to the transmitter.
+    /// Bytes the link's queue has let go to the transmitter, and packets.
     pub bytes: u64,
+    pub packets: u64,
     pub queue_area: u128,
     pub drops: u64,
     pub marks: u64,
@@ -106,8 +107,9 @@ pub struct FlowWindow {
 pub struct LinkWindow {
     /// Time spent transmitting, ns.
     pub busy_ns: u64,
-    /// Bytes that began their transmission.
+    /// Bytes that began their transmission, and packets.
     pub transmitted_bytes: u64,
+    pub transmitted_packets: u64,
     /// ∫ queue length dt, packet·ns.
     pub queue_area: u128,
     pub drops: u64,
@@ -157,6 +159,8 @@ pub struct Monitor {
     tracks: Vec<LinkTrack>,
     /// Packets each link lost at random.
     random_losses: Vec<u64>,
+    /// The time each link's packets transmitted in the window waited in its queue.
+    queueing: Vec<SojournRecorder>,
     /// Data packets of each flow lost so far (at queues or on lossy links).
     lost_data: Vec<u64>,
     /// Data bytes of each flow that reached its receiver so far.
@@ -250,6 +254,7 @@ impl Monitor {
             window_max_queue: vec![0; nl],
             tracks: vec![LinkTrack::default(); nl],
             random_losses: vec![0; nl],
+            queueing: vec![SojournRecorder::default(); nl],
             lost_data: vec![0; nf],
             received: vec![0; nf],
             delays: vec![Delays::Recording(DelayRecorder::default()); nf],
@@ -325,6 +330,7 @@ impl Monitor {
         LinkWindow {
             busy_ns: b.busy_ns - a.busy_ns,
             transmitted_bytes: b.bytes - a.bytes,
+            transmitted_packets: b.packets - a.packets,
             queue_area: b.queue_area - a.queue_area,
             drops: b.drops - a.drops,
             marks: b.marks - a.marks,
@@ -343,6 +349,21 @@ impl Monitor {
         match &self.delays[f] {
             Delays::Recording(r) => r.stats(),
             Delays::Done(s) => *s,
+        }
+    }
+
+    /// The queueing delays (sojourn times) at link `l` of the packets it transmitted in the
+    /// window; `None` if it transmitted none there.
+    pub fn queueing_delay(&self, l: usize) -> Option<QueueingStats> {
+        self.queueing[l].stats(self.link_window(l).transmitted_packets)
+    }
+
+    /// A packet that waited `ns` (> 0) left link `l` at `now`: recorded in the window. Out of
+    /// line: only packets that queued come here, and inlined it made every transmission dearer.
+    #[inline(never)]
+    fn waited(&mut self, now: Time, l: usize, ns: u64) {
+        if now >= self.window.0 && now <= self.window.1 {
+            self.queueing[l].record(ns);
         }
     }
 
@@ -479,6 +500,7 @@ impl Monitor {
             self.win_links[k][i] = LinkSnap {
                 busy_ns: t.busy_ns(now),
                 bytes: st.dequeued_bytes,
+                packets: st.dequeued_packets,
                 queue_area: t.area(now),
                 drops: st.dropped_packets,
                 marks: st.marked_packets,
@@ -497,11 +519,17 @@ impl Observer for Monitor {
         t.window_max = t.window_max.max(t.backlog);
     }
 
+    /// A transmission: the link's busy time, and the packet's sojourn when it waited (one
+    /// branch for the packets that did not: the window's count of transmissions gives them).
     fn on_transmit(&mut self, now: Time, link: LinkId, _: &Packet, tx: Transmit, b: Backlog) {
-        let t = &mut self.tracks[link.0 as usize];
+        let l = link.0 as usize;
+        let t = &mut self.tracks[l];
         t.backlog_is(now, b);
         t.busy_done += (t.tx_end - t.tx_start).0;
         (t.tx_start, t.tx_end) = (now, tx.done);
+        if tx.sojourn.0 != 0 {
+            self.waited(now, l, tx.sojourn.0);
+        }
     }
 
     /// A data packet (a datagram for CBR) delivered: its bytes, and in the window its one-way

@@ -107,6 +107,7 @@ pub fn summary(sim: &Simulator, wall_time_s: f64) -> Summary {
                 marks_in_window: w.marks,
                 random_losses: m.random_losses(i),
                 transmitted_packets: st.dequeued_packets,
+                queueing_delay: m.queueing_delay(i),
                 theory: None,
                 model: None,
             }

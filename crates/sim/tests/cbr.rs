@@ -52,6 +52,20 @@ params = {{ rate = "10Mbps" }}
     let full = (1_000_000 + (buffer + 1) * service) as f64 * 1e-9;
     assert!((d.p99_s / full - 1.0).abs() < 0.01, "{} vs {full}", d.p99_s);
     assert!((d.p50_s / full - 1.0).abs() < 0.02, "{} vs {full}", d.p50_s);
+    // The link's own view (issue 54 §5): each packet it sent waited for the 20 ahead of it,
+    // less what the one in service had left, so its sojourn is 20 services at most and above 19.
+    let q = s.links[0].queueing_delay.expect("sojourns measured");
+    let (most, least) = (20 * service, 19 * service);
+    // Busy from the first arrival, the link starts its k-th transmission at k services: the
+    // window (6–12 s) holds those from ⌈6 s / service⌉ to the last accepted.
+    assert_eq!(q.packets, accepted - 6_000_000_000u64.div_ceil(service));
+    assert_eq!(q.unqueued, 0);
+    for p in [q.p50_s, q.p95_s, q.p99_s, q.mean_s] {
+        assert!(
+            p <= most as f64 * 1e-9 * 1.008 && p > least as f64 * 1e-9,
+            "{p}"
+        );
+    }
 }
 
 /// Alone on an idle path, every datagram takes the same time: the links' delays plus its
@@ -84,4 +98,16 @@ params = { rate = "2Mbps" }
         assert!((p / 5.4e-3 - 1.0).abs() < 0.008, "{p}");
     }
     assert_eq!(d.jitter_s, 0.0);
+    // Nothing queues on an idle path: every packet sent in the window left at once.
+    for l in &s.links {
+        if let Some(q) = l.queueing_delay {
+            assert_eq!(
+                (q.unqueued, q.p99_s, q.mean_s),
+                (q.packets, 0.0, 0.0),
+                "{}",
+                l.id
+            );
+        }
+    }
+    assert!(s.links[0].queueing_delay.is_some_and(|q| q.packets > 100));
 }
