@@ -26,6 +26,9 @@ pub struct FlowSample<N = u64> {
     pub accumulation_bytes: Option<f64>,
     /// Data packets of the flow lost so far.
     pub lost_packets: N,
+    /// Its sender's congestion-control state, one value (or none) per column of
+    /// [`Names::cc_columns`]; empty where there are none.
+    pub cc: Vec<Option<f64>>,
 }
 
 /// One row of `links.csv`.
@@ -85,9 +88,17 @@ pub const FLOW_COLUMNS: [&str; 9] = [
     "received_bps",
 ];
 
-/// A row of `flows.csv`, the flow named `id`.
-pub fn flow_record<N: Display>(s: &FlowSample<N>, id: &str) -> [String; 9] {
-    [
+/// The columns of `flows.csv` with these controller-state columns.
+pub fn flow_columns(cc_columns: &[String]) -> Vec<String> {
+    let mut header: Vec<String> = FLOW_COLUMNS.map(String::from).to_vec();
+    header.extend(cc_columns.iter().cloned());
+    header
+}
+
+/// A row of `flows.csv`, the flow named `id`; `cc_columns` cells of controller state after the
+/// common ones (empty where the flow's sender has none).
+pub fn flow_record<N: Display>(s: &FlowSample<N>, id: &str, cc_columns: usize) -> Vec<String> {
+    let mut row = vec![
         s.t_s.to_string(),
         id.to_string(),
         s.throughput_bps.to_string(),
@@ -97,7 +108,9 @@ pub fn flow_record<N: Display>(s: &FlowSample<N>, id: &str) -> [String; 9] {
         opt(&s.accumulation_bytes),
         s.lost_packets.to_string(),
         s.received_bps.to_string(),
-    ]
+    ];
+    row.extend((0..cc_columns).map(|k| opt(&s.cc.get(k).copied().flatten())));
+    row
 }
 
 /// The columns of `links.csv` with these AQM columns.
@@ -170,6 +183,8 @@ pub struct Names {
     pub flows: Vec<String>,
     pub links: Vec<String>,
     pub aqm_columns: Vec<String>,
+    /// The controller-state columns of `flows.csv` (after the flows' own).
+    pub cc_columns: Vec<String>,
 }
 
 /// `flows.csv` and `links.csv` being written: as `flows.csv.part` and `links.csv.part`, which
@@ -188,7 +203,7 @@ impl CsvSamples {
     /// Opens both files in `dir` with their headers.
     pub fn create(dir: &Path, names: &Names) -> std::io::Result<CsvSamples> {
         let mut flows = csv::Writer::from_path(dir.join("flows.csv.part"))?;
-        flows.write_record(FLOW_COLUMNS)?;
+        flows.write_record(flow_columns(&names.cc_columns))?;
         let mut links = csv::Writer::from_path(dir.join("links.csv.part"))?;
         links.write_record(link_columns(&names.aqm_columns))?;
         Ok(CsvSamples {
@@ -215,7 +230,8 @@ impl CsvSamples {
 
 impl<N: Display> SampleSink<N> for CsvSamples {
     fn flow(&mut self, s: &FlowSample<N>) {
-        let row = flow_record(s, &self.names.flows[s.flow as usize]);
+        let cc = self.names.cc_columns.len();
+        let row = flow_record(s, &self.names.flows[s.flow as usize], cc);
         CsvSamples::write(&mut self.error, &mut self.flows, row);
     }
 
@@ -249,6 +265,7 @@ mod tests {
             flows: vec!["f".into()],
             links: vec!["l".into()],
             aqm_columns: vec!["p".into()],
+            cc_columns: vec!["alpha".into()],
         };
         let int = FlowSample::<u64> {
             t_s: 0.5,
@@ -260,6 +277,7 @@ mod tests {
             srtt_s: None,
             accumulation_bytes: Some(1.5),
             lost_packets: 2,
+            cc: vec![Some(0.25)],
         };
         let frac = FlowSample::<f64> {
             cwnd_bytes: Some(3000.0),
@@ -271,9 +289,17 @@ mod tests {
             send_rate_bps: int.send_rate_bps,
             srtt_s: None,
             accumulation_bytes: int.accumulation_bytes,
+            cc: vec![Some(0.25)],
         };
         // A whole number prints the same from either type.
-        assert_eq!(flow_record(&int, "f"), flow_record(&frac, "f"));
+        assert_eq!(flow_record(&int, "f", 1), flow_record(&frac, "f", 1));
+        assert_eq!(flow_record(&int, "f", 1).last().unwrap(), "0.25");
+        // No state: an empty cell per column.
+        let none = FlowSample {
+            cc: vec![],
+            ..int.clone()
+        };
+        assert_eq!(flow_record(&none, "f", 2)[9..], ["", ""]);
         let link = LinkSample::<f64> {
             t_s: 0.5,
             link: 0,

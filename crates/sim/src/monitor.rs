@@ -141,6 +141,8 @@ pub struct Monitor {
     pub link_samples: Vec<LinkSample>,
     /// Names of the AQM state columns, in order of first appearance over the links.
     pub aqm_columns: Vec<String>,
+    /// The congestion-control state columns of `flows.csv`, in order ([`cc_columns`]).
+    pub cc_columns: Vec<String>,
     window: (Time, Time),
     last_sample: Time,
     prev_flows: Vec<FlowSnap>,
@@ -202,7 +204,49 @@ fn merged(tx: &EndpointStats, rx: &EndpointStats, received: u64) -> FlowSnap {
     }
 }
 
+/// The controller-state columns of flows.csv: the variables of every scheme's senders, in the
+/// order first met (a TCP sender's `ssthresh_bytes` and `pacing_rate_bps`, then its
+/// controller's own), read from one sender of each scheme built for the purpose; a Python or
+/// agent controller's from its flows' senders that exist when the run starts (building one
+/// would run Python code).
+fn cc_columns(scenario: &Scenario, net: &dyn NetworkView) -> Vec<String> {
+    let mut columns: Vec<String> = Vec::new();
+    let mut add = |s: acclab_core::transport::CcState| {
+        for (name, _) in s.iter() {
+            if !columns.iter().any(|c| c == name) {
+                columns.push(name.to_string());
+            }
+        }
+    };
+    let mut kinds: Vec<&str> = Vec::new();
+    for (i, f) in scenario.flows.iter().enumerate() {
+        let kind = f.scheme.kind();
+        if matches!(kind, "python" | "agent") {
+            add(net.cc_state(i));
+        } else if !kinds.contains(&kind) {
+            kinds.push(kind);
+            add(scenario.build_flow_endpoints(i).0.cc_state());
+        }
+    }
+    columns
+}
+
 impl Monitor {
+    /// A sender's state as flows.csv's columns: none when there are no columns, else one value
+    /// (or none) per column.
+    fn cc_values(&self, s: acclab_core::transport::CcState) -> Vec<Option<f64>> {
+        if self.cc_columns.is_empty() {
+            return Vec::new();
+        }
+        let mut row = vec![None; self.cc_columns.len()];
+        for (name, v) in s.iter() {
+            if let Some(k) = self.cc_columns.iter().position(|c| c == name) {
+                row[k] = v;
+            }
+        }
+        row
+    }
+
     /// Fetches link `l`'s track into cache, ahead of a packet's arrival there.
     #[inline(always)]
     pub fn prefetch_link(&self, l: usize) {
@@ -223,6 +267,7 @@ impl Monitor {
                 }
             }
         }
+        let cc_columns = cc_columns(scenario, net);
         let nf = scenario.flows.len();
         let nl = net.link_count();
         let finite: Vec<bool> = scenario
@@ -237,6 +282,7 @@ impl Monitor {
             flow_samples: Vec::new(),
             link_samples: Vec::new(),
             aqm_columns,
+            cc_columns,
             window: scenario.output.window,
             last_sample: Time::ZERO,
             prev_flows: vec![FlowSnap::default(); nf],
@@ -424,6 +470,7 @@ impl Monitor {
             srtt_s: tx.srtt.map(|d| d.as_secs_f64()),
             accumulation_bytes: tx.accumulation_bytes,
             lost_packets: self.lost_data[i],
+            cc: self.cc_values(net.cc_state(i)),
         });
         true
     }

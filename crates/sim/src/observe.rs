@@ -27,6 +27,10 @@ pub trait NetworkView {
     fn flow_times(&self, f: usize) -> (Time, Option<Time>);
     /// The statistics of flow `f`'s sender and receiver.
     fn endpoint_stats(&self, f: usize) -> (EndpointStats, EndpointStats);
+    /// Flow `f`'s sender's congestion-control state. (Default: none.)
+    fn cc_state(&self, _f: usize) -> acclab_core::transport::CcState {
+        acclab_core::transport::CcState::default()
+    }
 }
 
 /// A packet leaving a queue for the wire.

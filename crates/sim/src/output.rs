@@ -182,6 +182,7 @@ pub fn names(sim: &Simulator) -> Names {
         flows: sc.flows.iter().map(|f| f.id.clone()).collect(),
         links: sc.links.iter().map(|l| l.name.clone()).collect(),
         aqm_columns: sim.monitor().aqm_columns.clone(),
+        cc_columns: sim.monitor().cc_columns.clone(),
     }
 }
 

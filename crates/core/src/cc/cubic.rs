@@ -245,6 +245,12 @@ impl CongestionController for Cubic {
     fn ssthresh(&self) -> Option<u64> {
         Some(self.ssthresh)
     }
+
+    /// W_max (RFC 9438 §4.1), bytes; none before the first congestion event.
+    fn state(&self, out: &mut crate::transport::CcState) {
+        let mss = self.cfg.mss as f64;
+        out.push("w_max_bytes", self.w_max.map(|w| w * mss));
+    }
 }
 
 /// Linux's BICTCP_BETA_SCALE: β is 717/1024 there.

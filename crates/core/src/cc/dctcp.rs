@@ -105,6 +105,11 @@ impl CongestionController for Dctcp {
     fn ssthresh(&self) -> Option<u64> {
         self.reno.ssthresh()
     }
+
+    /// α, the estimate of the fraction of marked bytes (DCTCP eq. (1)).
+    fn state(&self, out: &mut crate::transport::CcState) {
+        out.push("alpha", Some(self.alpha));
+    }
 }
 
 tcp_scheme_params! {

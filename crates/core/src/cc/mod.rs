@@ -179,6 +179,10 @@ pub trait CongestionController: Send {
     }
     /// Its timer expired; after this, `timer` must be later than `now` or `None`.
     fn on_timer(&mut self, _now: Time) {}
+    /// Its own state variables for flows.csv, beside the slow-start threshold and pacing rate
+    /// every TCP sender reports (CUBIC's W_max, DCTCP's α, BBR's state): the same names at
+    /// every call, from the first.
+    fn state(&self, _out: &mut crate::transport::CcState) {}
 }
 
 /// A boxed controller is a controller: a transport holds its controller by value
@@ -208,6 +212,9 @@ impl<T: CongestionController + ?Sized> CongestionController for Box<T> {
     }
     fn pacing_rate(&self) -> Option<Rate> {
         (**self).pacing_rate()
+    }
+    fn state(&self, out: &mut crate::transport::CcState) {
+        (**self).state(out)
     }
     fn wants_rate_samples(&self) -> bool {
         (**self).wants_rate_samples()

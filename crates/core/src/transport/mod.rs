@@ -44,6 +44,11 @@ pub trait Endpoint: Send {
     fn handle_stop(&mut self, _now: Time) {}
     /// Counters and state for monitors. Cheap; called at every sample.
     fn stats(&self) -> EndpointStats;
+    /// The congestion controller's state variables, for senders that have a controller
+    /// (flows.csv's columns after the common ones). Called at every sample. (Default: none.)
+    fn cc_state(&self) -> CcState {
+        CcState::default()
+    }
     /// The in-band telemetry of the data packet the ACK about to be handled echoes (its
     /// queues' records, [`crate::telemetry`]), for a flow whose scheme asks for it
     /// ([`SchemeParams::telemetry`](crate::params::SchemeParams::telemetry)). Called just
@@ -173,6 +178,33 @@ impl Outbox {
             sent_bytes: self.sent_bytes,
             ..stats
         }
+    }
+}
+
+/// A sender's congestion-control state for flows.csv: up to [`CcState::MAX`] named variables
+/// (`ssthresh_bytes`, `pacing_rate_bps`, CUBIC's `w_max_bytes`, DCTCP's `alpha`, BBR's state),
+/// each with its value now, or none (an empty cell: no slow-start threshold yet, unpaced).
+/// Fixed-size, so that a sample allocates nothing.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CcState {
+    vars: [(&'static str, Option<f64>); CcState::MAX],
+    len: usize,
+}
+
+impl CcState {
+    pub const MAX: usize = 6;
+
+    /// Adds variable `name` (beyond [`MAX`](Self::MAX), nothing: a controller lists fewer).
+    pub fn push(&mut self, name: &'static str, value: Option<f64>) {
+        if self.len < Self::MAX {
+            self.vars[self.len] = (name, value);
+            self.len += 1;
+        }
+    }
+
+    /// The variables, in the order pushed.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, Option<f64>)> + '_ {
+        self.vars[..self.len].iter().copied()
     }
 }
 

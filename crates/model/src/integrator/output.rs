@@ -12,6 +12,7 @@ impl Model<'_> {
             flows: self.net.flows.iter().map(|f| f.id.clone()).collect(),
             links: self.net.links.iter().map(|l| l.name.clone()).collect(),
             aqm_columns: self.columns.clone(),
+            cc_columns: Vec::new(),
         }
     }
 
@@ -49,6 +50,7 @@ impl Model<'_> {
                 srtt_s: (active && window.is_some()).then(|| self.seen[r].rtt()),
                 accumulation_bytes: accumulation_of(&f.source).map(|a| a * self.net.packet_size),
                 lost_packets: tot.lost,
+                cc: Vec::new(), // the fluid sources keep no controller state of a packet sender
             });
             self.last_sample.0[i] = (tot.sent, tot.delivered);
         }

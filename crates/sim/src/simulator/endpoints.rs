@@ -163,6 +163,12 @@ impl Endpoints {
         )
     }
 
+    /// Flow `f`'s sender's congestion-control state (none once retired or before a lazy flow
+    /// starts).
+    pub(super) fn cc_state(&self, f: FlowId) -> acclab_core::transport::CcState {
+        self.slots[EndpointSlot::sender(f).index()].cc_state()
+    }
+
     /// Endpoints alive now.
     pub(super) fn live(&self) -> usize {
         self.live

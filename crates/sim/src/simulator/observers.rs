@@ -34,6 +34,9 @@ impl NetworkView for View<'_> {
     fn endpoint_stats(&self, f: usize) -> (EndpointStats, EndpointStats) {
         self.endpoints.stats(FlowId(f as u32))
     }
+    fn cc_state(&self, f: usize) -> acclab_core::transport::CcState {
+        self.endpoints.cc_state(FlowId(f as u32))
+    }
 }
 
 /// Whom the simulator reports to: the monitor, then every observer added, in order.

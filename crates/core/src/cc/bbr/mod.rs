@@ -398,6 +398,18 @@ impl CongestionController for Bbr {
         Some(self.pacing_rate)
     }
 
+    /// The state (§4.3) as a number — 0 Startup, 1 Drain, 2 ProbeBW, 3 ProbeRTT — and BtlBw.
+    fn state(&self, out: &mut crate::transport::CcState) {
+        let mode = match self.mode {
+            Mode::Startup => 0.0,
+            Mode::Drain => 1.0,
+            Mode::ProbeBw => 2.0,
+            Mode::ProbeRtt => 3.0,
+        };
+        out.push("bbr_state", Some(mode));
+        out.push("btl_bw_bps", Some(self.model.btl_bw().bps() as f64));
+    }
+
     fn wants_rate_samples(&self) -> bool {
         true
     }

@@ -724,6 +724,23 @@ impl CongestionController for Bbr3 {
         Some(self.pacing_rate)
     }
 
+    /// The state (§4.3) as a number — 0 Startup, 1 Drain, 2 ProbeBW_DOWN, 3 ProbeBW_CRUISE,
+    /// 4 ProbeBW_REFILL, 5 ProbeBW_UP, 6 ProbeRTT — the model's bw and inflight_hi.
+    fn state(&self, out: &mut crate::transport::CcState) {
+        let state = match self.state {
+            State::Startup => 0.0,
+            State::Drain => 1.0,
+            State::ProbeBwDown => 2.0,
+            State::ProbeBwCruise => 3.0,
+            State::ProbeBwRefill => 4.0,
+            State::ProbeBwUp => 5.0,
+            State::ProbeRtt => 6.0,
+        };
+        out.push("bbr3_state", Some(state));
+        out.push("bw_bps", Some(self.bw() as f64));
+        out.push("inflight_hi_bytes", self.inflight_hi().map(|b| b as f64));
+    }
+
     fn wants_rate_samples(&self) -> bool {
         true
     }

@@ -8,7 +8,7 @@ use crate::rtt::RttEstimator;
 use crate::transport::pacer::Pacer;
 use crate::transport::rate_sample::RateSampler;
 use crate::transport::sack::Scoreboard;
-use crate::transport::{Endpoint, EndpointStats};
+use crate::transport::{CcState, Endpoint, EndpointStats};
 use crate::units::{Duration, Time};
 use rand::RngExt;
 
@@ -693,6 +693,21 @@ impl<C: CongestionController> Endpoint for TcpSender<C> {
             base_rtt: self.cc.base_rtt(),
             completed_at: c.completed_at,
         }
+    }
+
+    /// The slow-start threshold and the pacing rate (none while infinite, or unpaced: a rate
+    /// of 1 Pb/s and more stands for no pacing), then the controller's own variables.
+    fn cc_state(&self) -> CcState {
+        let mut s = CcState::default();
+        let ssthresh = self.cc.ssthresh().filter(|&t| t < u64::MAX / 2);
+        s.push("ssthresh_bytes", ssthresh.map(|t| t as f64));
+        let pacing = self
+            .cc
+            .pacing_rate()
+            .filter(|r| r.bps() < 1_000_000_000_000_000);
+        s.push("pacing_rate_bps", pacing.map(|r| r.bps() as f64));
+        self.cc.state(&mut s);
+        s
     }
 }
 
