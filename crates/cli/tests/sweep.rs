@@ -129,9 +129,9 @@ fn the_table_equals_the_runs_made_one_by_one() {
                     .clone(),
             };
             for (i, name) in header.iter().enumerate().skip(metrics_from) {
-                // summary.json nests theory, fairness and one_way_delay; the table joins them
+                // summary.json nests theory, fairness and the delays; the table joins them
                 // with `_`.
-                let value = ["theory", "fairness", "one_way_delay"]
+                let value = ["theory", "fairness", "one_way_delay", "queueing_delay"]
                     .iter()
                     .find_map(|head| {
                         let rest = name.strip_prefix(head)?.strip_prefix('_')?;

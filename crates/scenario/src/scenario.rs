@@ -207,6 +207,39 @@ impl Scenario {
         })
     }
 
+    /// The controller-state columns of flows.csv: the variables of every scheme's senders
+    /// (`Endpoint::cc_state`), in the order first met (a TCP sender's `ssthresh_bytes` and
+    /// `pacing_rate_bps`, then its controller's own), read from one sender of each scheme built
+    /// for the purpose — but for Python and agent controllers, whose construction runs Python
+    /// code: theirs are a TCP sender's (their own state is Python's). Every tier writes these
+    /// columns, so that its flows.csv has the simulator's shape.
+    pub fn cc_columns(&self) -> Vec<String> {
+        let mut columns: Vec<String> = Vec::new();
+        let mut add = |name: &str| {
+            if !columns.iter().any(|c| c == name) {
+                columns.push(name.to_string());
+            }
+        };
+        let mut kinds: Vec<&str> = Vec::new();
+        for (i, f) in self.flows.iter().enumerate() {
+            let kind = f.scheme.kind();
+            if kinds.contains(&kind) {
+                continue;
+            }
+            kinds.push(kind);
+            if matches!(kind, "python" | "agent") {
+                acclab_core::transport::tcp::TCP_STATE
+                    .iter()
+                    .for_each(|n| add(n));
+                continue;
+            }
+            for (name, _) in self.build_flow_endpoints(i).0.cc_state().iter() {
+                add(name);
+            }
+        }
+        columns
+    }
+
     /// When flow `i` starts (its start jitter drawn from the run's seed) and stops: every tier
     /// starts it then.
     pub fn flow_times(&self, i: usize) -> (Time, Option<Time>) {

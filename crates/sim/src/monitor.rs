@@ -204,33 +204,6 @@ fn merged(tx: &EndpointStats, rx: &EndpointStats, received: u64) -> FlowSnap {
     }
 }
 
-/// The controller-state columns of flows.csv: the variables of every scheme's senders, in the
-/// order first met (a TCP sender's `ssthresh_bytes` and `pacing_rate_bps`, then its
-/// controller's own), read from one sender of each scheme built for the purpose; a Python or
-/// agent controller's from its flows' senders that exist when the run starts (building one
-/// would run Python code).
-fn cc_columns(scenario: &Scenario, net: &dyn NetworkView) -> Vec<String> {
-    let mut columns: Vec<String> = Vec::new();
-    let mut add = |s: acclab_core::transport::CcState| {
-        for (name, _) in s.iter() {
-            if !columns.iter().any(|c| c == name) {
-                columns.push(name.to_string());
-            }
-        }
-    };
-    let mut kinds: Vec<&str> = Vec::new();
-    for (i, f) in scenario.flows.iter().enumerate() {
-        let kind = f.scheme.kind();
-        if matches!(kind, "python" | "agent") {
-            add(net.cc_state(i));
-        } else if !kinds.contains(&kind) {
-            kinds.push(kind);
-            add(scenario.build_flow_endpoints(i).0.cc_state());
-        }
-    }
-    columns
-}
-
 impl Monitor {
     /// A sender's state as flows.csv's columns: none when there are no columns, else one value
     /// (or none) per column.
@@ -267,7 +240,7 @@ impl Monitor {
                 }
             }
         }
-        let cc_columns = cc_columns(scenario, net);
+        let cc_columns = scenario.cc_columns();
         let nf = scenario.flows.len();
         let nl = net.link_count();
         let finite: Vec<bool> = scenario
@@ -470,7 +443,11 @@ impl Monitor {
             srtt_s: tx.srtt.map(|d| d.as_secs_f64()),
             accumulation_bytes: tx.accumulation_bytes,
             lost_packets: self.lost_data[i],
-            cc: self.cc_values(net.cc_state(i)),
+            // A completed transfer's sender reports no state: it may be retired already.
+            cc: match tx.completed_at {
+                Some(_) => self.cc_values(Default::default()),
+                None => self.cc_values(net.cc_state(i)),
+            },
         });
         true
     }

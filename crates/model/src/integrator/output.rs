@@ -12,7 +12,8 @@ impl Model<'_> {
             flows: self.net.flows.iter().map(|f| f.id.clone()).collect(),
             links: self.net.links.iter().map(|l| l.name.clone()).collect(),
             aqm_columns: self.columns.clone(),
-            cc_columns: Vec::new(),
+            // The simulator's columns, empty: the fluid sources keep no such state.
+            cc_columns: self.sc.cc_columns(),
         }
     }
 

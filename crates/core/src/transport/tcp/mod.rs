@@ -49,4 +49,4 @@ pub use options::{
     MAX_SEND_OVERHEAD,
 };
 pub use receiver::TcpReceiver;
-pub use sender::{TcpSender, TcpSettings};
+pub use sender::{TcpSender, TcpSettings, TCP_STATE};

@@ -699,17 +699,22 @@ impl<C: CongestionController> Endpoint for TcpSender<C> {
     /// of 1 Pb/s and more stands for no pacing), then the controller's own variables.
     fn cc_state(&self) -> CcState {
         let mut s = CcState::default();
+        let [ssthresh_bytes, pacing_rate_bps] = TCP_STATE;
         let ssthresh = self.cc.ssthresh().filter(|&t| t < u64::MAX / 2);
-        s.push("ssthresh_bytes", ssthresh.map(|t| t as f64));
+        s.push(ssthresh_bytes, ssthresh.map(|t| t as f64));
         let pacing = self
             .cc
             .pacing_rate()
             .filter(|r| r.bps() < 1_000_000_000_000_000);
-        s.push("pacing_rate_bps", pacing.map(|r| r.bps() as f64));
+        s.push(pacing_rate_bps, pacing.map(|r| r.bps() as f64));
         self.cc.state(&mut s);
         s
     }
 }
+
+/// The state every TCP sender reports first, whatever its controller: the slow-start threshold
+/// and the pacing rate.
+pub const TCP_STATE: [&str; 2] = ["ssthresh_bytes", "pacing_rate_bps"];
 
 /// A rate sampler if controller `cc` wants delivery-rate samples.
 fn cc_rates(cc: &impl CongestionController) -> Option<Box<RateSampler>> {
