@@ -33,7 +33,7 @@ fn quick_leaving_to_the_full_run(id: &str, full_only: &[&str]) {
     let left: Vec<&str> = report
         .rows
         .iter()
-        .filter(|r| !r.checked())
+        .filter(|r| r.full_run_only.is_some())
         .map(|r| r.quantity.as_str())
         .collect();
     assert_eq!(

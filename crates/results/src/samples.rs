@@ -315,7 +315,7 @@ mod tests {
         assert_eq!(
             flows,
             "time_s,flow,throughput_bps,send_rate_bps,cwnd_bytes,srtt_s,accumulation_bytes,\
-             lost_packets,received_bps\n0.5,f,1000000,2000000,3000,,1.5,2,900000\n"
+             lost_packets,received_bps,alpha\n0.5,f,1000000,2000000,3000,,1.5,2,900000,0.25\n"
         );
         let links = std::fs::read_to_string(dir.path().join("links.csv")).unwrap();
         assert_eq!(
