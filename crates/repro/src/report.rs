@@ -29,6 +29,28 @@ pub struct Row {
 }
 
 impl Row {
+    /// A checked row: the paper's and the theory's values, what was measured, the check in
+    /// words and its outcome (no model value, not left to the full run, not information).
+    fn of(
+        quantity: String,
+        (paper, theory): (Option<f64>, Option<f64>),
+        measured: f64,
+        tolerance: String,
+        pass: bool,
+    ) -> Row {
+        Row {
+            quantity,
+            paper,
+            theory,
+            model: None,
+            full_run_only: None,
+            information: None,
+            measured,
+            tolerance,
+            pass,
+        }
+    }
+
     /// Measured within `rel` (relative) of the theory value, or of the paper's when the theory
     /// has none.
     pub fn close(
@@ -44,17 +66,13 @@ impl Row {
             (None, None) => (f64::NAN, "nothing"),
         };
         let pass = measured.is_finite() && (measured - reference).abs() <= rel * reference.abs();
-        Row {
-            quantity: quantity.into(),
-            paper,
-            theory,
-            model: None,
-            full_run_only: None,
-            information: None,
+        Row::of(
+            quantity.into(),
+            (paper, theory),
             measured,
-            tolerance: format!("±{}% of {name}", rel * 100.0),
+            format!("±{}% of {name}", rel * 100.0),
             pass,
-        }
+        )
     }
 
     /// Measured within `rel` (relative) of `reference`, a value of the experiment's own (another
@@ -67,17 +85,8 @@ impl Row {
         rel: f64,
     ) -> Row {
         let pass = measured.is_finite() && (measured - reference).abs() <= rel * reference.abs();
-        Row {
-            quantity: quantity.into(),
-            paper: None,
-            theory: None,
-            model: None,
-            full_run_only: None,
-            information: None,
-            measured,
-            tolerance: format!("±{}% of {name} {}", rel * 100.0, fmt_num(reference)),
-            pass,
-        }
+        let tolerance = format!("±{}% of {name} {}", rel * 100.0, fmt_num(reference));
+        Row::of(quantity.into(), (None, None), measured, tolerance, pass)
     }
 
     /// In a quick run (`quick`), the row is reported but not checked, for `reason`: what only
@@ -99,15 +108,14 @@ impl Row {
         why: &str,
     ) -> Row {
         Row {
-            quantity: quantity.into(),
-            paper,
-            theory,
-            model: None,
-            full_run_only: None,
             information: Some(why.into()),
-            measured,
-            tolerance: String::new(),
-            pass: true,
+            ..Row::of(
+                quantity.into(),
+                (paper, theory),
+                measured,
+                String::new(),
+                true,
+            )
         }
     }
 
@@ -149,17 +157,14 @@ impl Row {
         measured: f64,
         bound: f64,
     ) -> Row {
-        Row {
-            quantity: quantity.into(),
-            paper,
-            theory,
-            model: None,
-            full_run_only: None,
-            information: None,
+        let pass = measured <= bound;
+        Row::of(
+            quantity.into(),
+            (paper, theory),
             measured,
-            tolerance: format!("≤ {bound}"),
-            pass: measured <= bound,
-        }
+            format!("≤ {bound}"),
+            pass,
+        )
     }
 
     /// Measured at least `bound`.
@@ -170,17 +175,14 @@ impl Row {
         measured: f64,
         bound: f64,
     ) -> Row {
-        Row {
-            quantity: quantity.into(),
-            paper,
-            theory,
-            model: None,
-            full_run_only: None,
-            information: None,
+        let pass = measured >= bound;
+        Row::of(
+            quantity.into(),
+            (paper, theory),
             measured,
-            tolerance: format!("≥ {bound}"),
-            pass: measured >= bound,
-        }
+            format!("≥ {bound}"),
+            pass,
+        )
     }
 }
 
