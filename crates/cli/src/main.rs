@@ -72,6 +72,10 @@ enum Command {
     /// Draw a finished run's or sweep's figures again from its files: paper sizes (--preset
     /// column|page), PDF, a time range, log axes, chosen flows and links; nothing is simulated.
     Plot(cmd::plot::PlotArgs),
+    /// Write a static HTML page of a finished run, sweep or reproduction, or of a directory of
+    /// them (results/repro): comparison tables with pass/fail, theory and model beside the
+    /// measurement, every figure, the provenance — to publish as it is.
+    Report(cmd::report::ReportArgs),
     /// Live mode: run a scenario over real UDP sockets through the router emulator.
     #[command(subcommand)]
     Live(live::LiveCommand),
@@ -154,6 +158,7 @@ fn command() {
         Some(Command::Reproduce(args)) => cmd::reproduce::reproduce(args),
         Some(Command::Sweep(args)) => sweep::sweep(args),
         Some(Command::Plot(args)) => cmd::plot::plot(args),
+        Some(Command::Report(args)) => cmd::report::report(args),
         Some(Command::Live(cmd)) => live::live(cmd),
         Some(Command::Params { kind, json }) => cmd::params::run(kind.as_deref(), json),
         Some(Command::Bench(args)) => bench::bench(args),

@@ -17,9 +17,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 /// The files whose presence means a directory holds results.
-pub const RESULT_FILES: [&str; 7] = [
+pub const RESULT_FILES: [&str; 8] = [
     "summary.json",
     "figures.json",
+    "report.json",
     "flows.csv",
     "links.csv",
     "comparison.json",

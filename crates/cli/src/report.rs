@@ -1,5 +1,7 @@
-//! The terminal summary of a run.
+//! The summary of a run: its tables, printed on the terminal and shown on `acclab report`'s
+//! page alike.
 
+use acclab_results::table::{Align, Table};
 use acclab_results::Summary;
 
 const MAX_ROWS: usize = 20;
@@ -53,10 +55,48 @@ pub fn print_summary(s: &Summary) {
         s.window.from_s * scale,
         s.window.to_s * scale
     );
+    let flows = flow_table(s);
+    print!("\n{}", flows.text(MAX_ROWS));
+    if flows.len() > MAX_ROWS {
+        println!(
+            "… and {} more flows (see summary.json)",
+            flows.len() - MAX_ROWS
+        );
+    }
+    if let Some(note) = goodput_above_received(s) {
+        println!("{note}");
+    }
+    print!("\n{}", link_table(s).text(MAX_ROWS.min(8)));
+    if let Some(j) = s.fairness.jain {
+        println!("\nJain's fairness index over the window: {j:.4}");
+    }
+    if let Some(fct) = fct_table(s) {
+        print!("\n{}", fct.text(usize::MAX));
+    }
+    let notes = theory_notes(s);
+    let outside = notes.iter().filter(|n| n.starts_with("no theory")).count();
+    for n in notes
+        .iter()
+        .filter(|n| !n.starts_with("no theory"))
+        .chain(notes.iter().filter(|n| n.starts_with("no theory")).take(8))
+    {
+        println!("{n}");
+    }
+    if outside > 8 {
+        println!(
+            "… and {} more flows outside the theory (summary.json)",
+            outside - 8
+        );
+    }
+}
+
+/// The flows over the measurement window: goodput, what the receiver got, losses,
+/// retransmissions, mean RTT and window, with the theory's and the model tier's values beside
+/// where the run has them.
+pub fn flow_table(s: &Summary) -> Table {
     let theory = s.flows.iter().any(|f| f.theory.is_some());
     let model = s.flows.iter().any(|f| f.model.is_some());
-    println!(
-        "\n{:<20} {:<6} {:>12} {:>10} {:>9} {:>9} {:>12} {:>8}{}{}",
+    let mut columns = vec![
         "flow",
         "kind",
         "goodput Mb/s",
@@ -65,65 +105,61 @@ pub fn print_summary(s: &Summary) {
         "rexmit",
         "mean RTT ms",
         "cwnd KB",
-        if theory {
-            "   theory: thr   RTT ms  cwnd KB"
-        } else {
-            ""
-        },
-        if model {
-            "    model: thr   RTT ms  cwnd KB"
-        } else {
-            ""
-        }
-    );
-    for f in s.flows.iter().take(MAX_ROWS) {
-        let predicted = f.theory.as_ref().map_or(String::new(), |t| {
-            format!(
-                "   {:>11.3} {:>8.2} {:>8.1}",
-                t.throughput_bps / 1e6,
-                t.rtt_s * 1e3,
-                t.cwnd_bytes * 1e-3
-            )
-        });
-        let modelled = f.model.as_ref().map_or(String::new(), |m| {
-            format!(
-                "   {:>11.3} {:>8} {:>8}",
-                m.throughput_bps / 1e6,
-                opt(m.mean_rtt_s, 1e3, 2),
-                opt(m.mean_cwnd_bytes, 1e-3, 1)
-            )
-        });
-        println!(
-            "{:<20} {:<6} {:>12.3} {:>10.3} {:>9} {:>9} {:>12} {:>8}{}{}",
-            f.id,
-            f.kind,
-            f.throughput_bps / 1e6,
-            f.received_bps / 1e6,
-            f.lost_packets,
-            f.retransmits,
+    ];
+    if theory {
+        columns.extend(["theory: thr", "RTT ms", "cwnd KB"]);
+    }
+    if model {
+        columns.extend(["model: thr", "RTT ms", "cwnd KB"]);
+    }
+    let mut t = Table::new(columns).align(1, Align::Left);
+    for f in &s.flows {
+        let mut cells = vec![
+            f.id.clone(),
+            f.kind.to_string(),
+            format!("{:.3}", f.throughput_bps / 1e6),
+            format!("{:.3}", f.received_bps / 1e6),
+            f.lost_packets.to_string(),
+            f.retransmits.to_string(),
             opt(f.mean_rtt_s, 1e3, 2),
             opt(f.mean_cwnd_bytes, 1e-3, 1),
-            predicted,
-            modelled
-        );
+        ];
+        if theory {
+            match &f.theory {
+                Some(p) => cells.extend([
+                    format!("{:.3}", p.throughput_bps / 1e6),
+                    format!("{:.2}", p.rtt_s * 1e3),
+                    format!("{:.1}", p.cwnd_bytes * 1e-3),
+                ]),
+                None => cells.extend(["-".into(), "-".into(), "-".into()]),
+            }
+        }
+        if model {
+            match &f.model {
+                Some(m) => cells.extend([
+                    format!("{:.3}", m.throughput_bps / 1e6),
+                    opt(m.mean_rtt_s, 1e3, 2),
+                    opt(m.mean_cwnd_bytes, 1e-3, 1),
+                ]),
+                None => cells.extend(["-".into(), "-".into(), "-".into()]),
+            }
+        }
+        t.push(cells);
     }
-    if s.flows.len() > MAX_ROWS {
-        println!(
-            "… and {} more flows (see summary.json)",
-            s.flows.len() - MAX_ROWS
-        );
-    }
-    if let Some(note) = goodput_above_received(s) {
-        println!("{note}");
-    }
+    t
+}
+
+/// The links that carried packets, busiest first: rate, utilisation, queue, drops and the
+/// 99th percentile of the queueing delay, with the model tier's values beside where it has them.
+pub fn link_table(s: &Summary) -> Table {
+    let model = s.flows.iter().any(|f| f.model.is_some());
     let mut links: Vec<_> = s
         .links
         .iter()
         .filter(|l| l.transmitted_packets > 0)
         .collect();
     links.sort_by(|a, b| b.utilization.total_cmp(&a.utilization));
-    println!(
-        "\n{:<20} {:>10} {:>8} {:>12} {:>10} {:>8} {:>13}{}",
+    let mut columns = vec![
         "busiest links",
         "rate Mb/s",
         "util",
@@ -131,75 +167,81 @@ pub fn print_summary(s: &Summary) {
         "max queue",
         "drops",
         "q-delay p99",
+    ];
+    if model {
+        columns.extend(["model: util", "mean queue"]);
+    }
+    let mut t = Table::new(columns);
+    for l in links {
+        let mut cells = vec![
+            l.id.clone(),
+            format!("{:.1}", l.rate_bps as f64 / 1e6),
+            format!("{:.3}", l.utilization),
+            format!("{:.1}", l.mean_queue_pkts),
+            l.max_queue_pkts.to_string(),
+            l.drops.to_string(),
+            l.queueing_delay
+                .map_or("-".to_string(), |q| format!("{:.3} ms", q.p99_s * 1e3)),
+        ];
         if model {
-            "   model: util  mean queue"
-        } else {
-            ""
+            match &l.model {
+                Some(m) => cells.extend([
+                    format!("{:.3}", m.utilization),
+                    format!("{:.1}", m.mean_queue_pkts),
+                ]),
+                None => cells.extend(["-".into(), "-".into()]),
+            }
         }
-    );
-    for l in links.iter().take(MAX_ROWS.min(8)) {
-        let modelled = l.model.as_ref().map_or(String::new(), |m| {
-            format!("   {:>11.3} {:>11.1}", m.utilization, m.mean_queue_pkts)
-        });
-        let p99 = l
-            .queueing_delay
-            .map_or("-".to_string(), |q| format!("{:.3} ms", q.p99_s * 1e3));
-        println!(
-            "{:<20} {:>10.1} {:>8.3} {:>12.1} {:>10} {:>8} {:>13}{}",
-            l.id,
-            l.rate_bps as f64 / 1e6,
-            l.utilization,
-            l.mean_queue_pkts,
-            l.max_queue_pkts,
-            l.drops,
-            p99,
-            modelled
-        );
+        t.push(cells);
     }
-    if let Some(j) = s.fairness.jain {
-        println!("\nJain's fairness index over the window: {j:.4}");
+    t
+}
+
+/// The flow-completion-time slowdowns by flow size and overall, where the run has them.
+pub fn fct_table(s: &Summary) -> Option<Table> {
+    let fct = s.fct.as_ref()?;
+    let x = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
+    let mut t = Table::new([
+        "FCT slowdown",
+        "flows",
+        "unfinished",
+        "p50",
+        "p95",
+        "p99",
+        "mean FCT ms",
+    ]);
+    for b in fct.buckets.iter().chain(std::iter::once(&fct.overall)) {
+        t.push(vec![
+            b.sizes.clone(),
+            b.flows.to_string(),
+            b.unfinished.to_string(),
+            x(b.slowdown_p50),
+            x(b.slowdown_p95),
+            x(b.slowdown_p99),
+            b.mean_fct_s
+                .map_or("-".to_string(), |v| format!("{:.3}", v * 1e3)),
+        ]);
     }
-    if let Some(fct) = &s.fct {
-        let x = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
-        println!(
-            "\n{:<20} {:>8} {:>10} {:>10} {:>10} {:>10} {:>12}",
-            "FCT slowdown", "flows", "unfinished", "p50", "p95", "p99", "mean FCT ms"
-        );
-        for b in fct.buckets.iter().chain(std::iter::once(&fct.overall)) {
-            println!(
-                "{:<20} {:>8} {:>10} {:>10} {:>10} {:>10} {:>12}",
-                b.sizes,
-                b.flows,
-                b.unfinished,
-                x(b.slowdown_p50),
-                x(b.slowdown_p95),
-                x(b.slowdown_p99),
-                b.mean_fct_s
-                    .map_or("-".to_string(), |v| format!("{:.3}", v * 1e3))
-            );
-        }
-    }
-    if let Some(t) = &s.theory {
-        // Why a flow has no prediction beside it — except inelastic CBR flows, which the
-        // theory does take into account (off the capacities).
-        let why: Vec<_> = t
-            .outside
-            .iter()
-            .filter(|(_, w)| !w.starts_with("inelastic"))
-            .collect();
-        for (id, w) in why.iter().take(MAX_ROWS.min(8)) {
-            println!("no theory for {id}: {w}");
-        }
-        if why.len() > 8 {
-            println!(
-                "… and {} more flows outside the theory (summary.json)",
-                why.len() - 8
-            );
-        }
-        for n in &t.notes {
-            println!("theory note: {n}");
-        }
-    }
+    Some(t)
+}
+
+/// What the theory says beside the tables: why a flow has no prediction ("no theory for …") —
+/// except inelastic CBR flows, which the theory does take into account (off the capacities) —
+/// and its notes ("theory note: …").
+pub fn theory_notes(s: &Summary) -> Vec<String> {
+    let Some(t) = &s.theory else {
+        return Vec::new();
+    };
+    t.notes
+        .iter()
+        .map(|n| format!("theory note: {n}"))
+        .chain(
+            t.outside
+                .iter()
+                .filter(|(_, w)| !w.starts_with("inelastic"))
+                .map(|(id, w)| format!("no theory for {id}: {w}")),
+        )
+        .collect()
 }
 
 /// Prints a predicted equilibrium.

@@ -4,61 +4,7 @@
 
 mod common;
 
-use std::path::Path;
-
-use common::{acclab, text};
-
-fn ok(cwd: &Path, args: &[&str]) -> String {
-    let o = acclab(cwd, args);
-    assert!(o.status.success(), "acclab {args:?}:\n{}", text(&o));
-    text(&o)
-}
-
-fn failed(cwd: &Path, args: &[&str]) -> String {
-    let o = acclab(cwd, args);
-    assert_eq!(o.status.code(), Some(1), "acclab {args:?}:\n{}", text(&o));
-    text(&o)
-}
-
-/// Two Reno flows over a 50-packet bottleneck, measured over the last second.
-fn scenario(dir: &Path) -> String {
-    let p = dir.join("two.toml");
-    std::fs::write(
-        &p,
-        r#"
-name = "two"
-duration = "3s"
-[output]
-window = ["2s", "3s"]
-[[link]]
-between = ["s", "r"]
-rate = "1Gbps"
-delay = "1ms"
-[[link]]
-between = ["r", "d"]
-rate = "20Mbps"
-delay = "10ms"
-queue = { kind = "droptail", limit = "50pkt" }
-[[flow]]
-id = "alpha"
-kind = "reno"
-from = "s"
-to = "d"
-[[flow]]
-id = "beta"
-kind = "reno"
-from = "s"
-to = "d"
-start = "500ms"
-[sweep]
-seeds = [1]
-[sweep.set]
-"flow.beta.start" = ["0s", "1s"]
-"#,
-    )
-    .unwrap();
-    p.display().to_string()
-}
+use common::{acclab, failed, ok, text, two_flows as scenario};
 
 const RUN_FIGURES: [&str; 4] = ["throughput", "cwnd", "queue", "utilization"];
 

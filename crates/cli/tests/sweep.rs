@@ -7,13 +7,7 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use common::{acclab, text};
-
-fn ok(cwd: &Path, args: &[&str]) -> String {
-    let o = acclab(cwd, args);
-    assert!(o.status.success(), "acclab {args:?}:\n{}", text(&o));
-    text(&o)
-}
+use common::{acclab, ok, text};
 
 /// Two Reno flows with jittered starts over a lossy bottleneck, so seeds differ.
 fn scenario(dir: &Path, duration: &str) -> String {

@@ -1,12 +1,12 @@
 //! Comparison tables: quantity, paper value, theory value, measured value, tolerance, pass/fail.
 
-use std::fmt::Write as _;
 use std::path::Path;
 
-use serde::Serialize;
+use acclab_results::table::{Align, Mark, Table};
+use serde::{Deserialize, Serialize};
 
 /// One line of a comparison.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Row {
     pub quantity: String,
     pub paper: Option<f64>,
@@ -187,7 +187,7 @@ impl Row {
 }
 
 /// The outcome of one reproduction.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Report {
     pub id: String,
     pub title: String,
@@ -266,47 +266,37 @@ impl Report {
 
     /// The comparison as a text table.
     pub fn table(&self) -> String {
+        self.comparison().text(usize::MAX)
+    }
+
+    /// The comparison: quantity, paper, theory, model (where a row has one), measured,
+    /// tolerance and result, each row marked with its outcome.
+    pub fn comparison(&self) -> Table {
         let num = |x: Option<f64>| x.map_or("-".to_string(), fmt_num);
-        let width = self
-            .rows
-            .iter()
-            .map(|r| r.quantity.chars().count())
-            .max()
-            .unwrap_or(8)
-            .max(8);
-        let mut s = String::new();
         let model = self.rows.iter().any(|r| r.model.is_some());
-        let model_col = |x: String| {
-            if model {
-                format!(" {x:>12}")
-            } else {
-                String::new()
-            }
-        };
-        let _ = writeln!(
-            s,
-            "{:<width$}  {:>12} {:>12}{} {:>12}  {:<18} result",
-            "quantity",
-            "paper",
-            "theory",
-            model_col("model".into()),
-            "measured",
-            "tolerance"
-        );
-        for r in &self.rows {
-            let _ = writeln!(
-                s,
-                "{:<width$}  {:>12} {:>12}{} {:>12}  {:<18} {}",
-                r.quantity,
-                num(r.paper),
-                num(r.theory),
-                model_col(num(r.model)),
-                fmt_num(r.measured),
-                r.tolerance,
-                r.verdict()
-            );
+        let mut columns = vec!["quantity", "paper", "theory"];
+        if model {
+            columns.push("model");
         }
-        s
+        columns.extend(["measured", "tolerance", "result"]);
+        let n = columns.len();
+        let mut t = Table::new(columns)
+            .align(n - 2, Align::Left)
+            .align(n - 1, Align::Left);
+        for r in &self.rows {
+            let mut cells = vec![r.quantity.clone(), num(r.paper), num(r.theory)];
+            if model {
+                cells.push(num(r.model));
+            }
+            cells.extend([fmt_num(r.measured), r.tolerance.clone(), r.verdict()]);
+            let mark = match (r.checked(), r.pass) {
+                (false, _) => Mark::Unchecked,
+                (true, true) => Mark::Pass,
+                (true, false) => Mark::Fail,
+            };
+            t.push_marked(cells, Some(mark));
+        }
+        t
     }
 }
 

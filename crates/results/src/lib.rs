@@ -10,16 +10,20 @@
 //! - [`fct`]: flow completion times (`fct.csv`) and slowdowns by flow size;
 //! - [`delay`]: one-way delay statistics per flow (mean, percentiles, jitter);
 //! - [`network`]: a picture of a scenario's network;
-//! - [`files`]: files written whole or not at all.
+//! - [`files`]: files written whole or not at all;
+//! - [`table`]: tables shown as terminal text and as HTML alike;
+//! - [`html`]: the static page of `acclab report`.
 
 pub mod delay;
 pub mod fct;
 pub mod files;
+pub mod html;
 pub mod network;
 pub mod plot;
 pub mod provenance;
 pub mod queues;
 pub mod samples;
 pub mod summary;
+pub mod table;
 
 pub use summary::Summary;

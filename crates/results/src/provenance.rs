@@ -55,23 +55,20 @@ impl Provenance {
         scenario_file: Option<&Path>,
         set: &[String],
     ) -> Provenance {
-        let started = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0.0, |d| d.as_secs_f64());
-        let record = serde_json::json!({
-            "acclab": {
-                "version": env!("CARGO_PKG_VERSION"),
-                "commit": env!("ACCLAB_COMMIT"),
-            },
-            "command": command,
-            "cwd": std::env::current_dir().ok().map(|d| d.display().to_string()),
-            "scenario_file": scenario_file.map(|p| p.display().to_string()),
-            "set": set,
-            "seed": seed,
-            "effective_scenario": SCENARIO_FILE,
-            "started_unix_s": started,
-            "machine": machine(),
-        });
+        let mut record = record(command);
+        record.extend([
+            (
+                "scenario_file".into(),
+                serde_json::json!(scenario_file.map(|p| p.display().to_string())),
+            ),
+            ("set".into(), serde_json::json!(set)),
+            ("seed".into(), serde_json::json!(seed)),
+            (
+                "effective_scenario".into(),
+                serde_json::json!(SCENARIO_FILE),
+            ),
+        ]);
+        let record = serde_json::Value::Object(record);
         Provenance {
             scenario_toml,
             record,
@@ -112,9 +109,37 @@ impl Provenance {
             &dir.join(SCENARIO_FILE),
             format!("{head}{}", self.scenario_toml).as_bytes(),
         )?;
-        let text = serde_json::to_string_pretty(&self.record).map_err(std::io::Error::other)?;
-        crate::files::write_atomic(&dir.join(RECORD_FILE), format!("{text}\n").as_bytes())
+        write_record(dir, &self.record)
     }
+}
+
+/// What every provenance record holds: acclab's version and commit, the command (the
+/// program's arguments, or a description of the API call), the working directory, when it
+/// started and the machine. A run's record adds its scenario, seed and patches; a
+/// reproduction's, the experiment.
+pub fn record(command: Vec<String>) -> serde_json::Map<String, serde_json::Value> {
+    let started = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    let serde_json::Value::Object(map) = serde_json::json!({
+        "acclab": {
+            "version": env!("CARGO_PKG_VERSION"),
+            "commit": env!("ACCLAB_COMMIT"),
+        },
+        "command": command,
+        "cwd": std::env::current_dir().ok().map(|d| d.display().to_string()),
+        "started_unix_s": started,
+        "machine": machine(),
+    }) else {
+        unreachable!("a JSON object literal")
+    };
+    map
+}
+
+/// Writes a provenance record as `provenance.json` into `dir`, whole or not at all.
+pub fn write_record(dir: &Path, record: &serde_json::Value) -> std::io::Result<()> {
+    let text = serde_json::to_string_pretty(record).map_err(std::io::Error::other)?;
+    crate::files::write_atomic(&dir.join(RECORD_FILE), format!("{text}\n").as_bytes())
 }
 
 /// The machine: host name, OS, architecture, logical CPUs, CPU model and memory (from /proc

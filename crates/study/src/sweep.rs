@@ -175,13 +175,26 @@ fn tidy(plan: &Plan, dir: &SweepDir) -> Result<Tidy, StudyError> {
     Ok(Tidy::of(&runs))
 }
 
-/// The charts of a finished sweep in `root`, drawn again from its plan and records as
-/// [`collect`] drew them (file stem and chart), without running or writing anything.
-pub fn charts_of(root: &Path) -> Result<(Plan, Vec<(String, Chart)>), StudyError> {
+/// A finished sweep in `root` read again from its plan and run records, without running or
+/// writing anything: the plan, the aggregate over seeds and the charts as [`collect`] drew
+/// them (file stem and chart).
+pub struct SweepResults {
+    pub plan: Plan,
+    pub aggregate: Vec<crate::table::AggRow>,
+    pub charts: Vec<(String, Chart)>,
+}
+
+/// Reads the finished sweep in `root` (see [`SweepResults`]).
+pub fn results_of(root: &Path) -> Result<SweepResults, StudyError> {
     let (dir, plan) = SweepDir::read(root)?;
     let tidy = tidy(&plan, &dir)?;
-    let (charts, _) = crate::chart::charts(&plan, &tidy.aggregate(&plan));
-    Ok((plan, charts))
+    let aggregate = tidy.aggregate(&plan);
+    let (charts, _) = crate::chart::charts(&plan, &aggregate);
+    Ok(SweepResults {
+        plan,
+        aggregate,
+        charts,
+    })
 }
 
 /// A fresh hidden directory inside `root`.

@@ -8,6 +8,7 @@ pub mod live;
 pub mod model;
 pub mod params;
 pub mod plot;
+pub mod report;
 pub mod reproduce;
 pub mod run;
 pub mod show;

@@ -185,7 +185,7 @@ pub fn plot(args: PlotArgs) -> Result<()> {
 
 /// A run's figures from its flows.csv, links.csv, fct.csv, summary.json and scenario.toml;
 /// the model tier's trajectories beside them when the run has a model/ directory.
-fn run_figures(dir: &Path, out: &Path, options: &PlotOptions) -> Result<Vec<String>> {
+pub(crate) fn run_figures(dir: &Path, out: &Path, options: &PlotOptions) -> Result<Vec<String>> {
     let scenario = dir.join(acclab_results::provenance::SCENARIO_FILE);
     if !scenario.is_file() {
         bail!(
@@ -214,8 +214,8 @@ fn run_figures(dir: &Path, out: &Path, options: &PlotOptions) -> Result<Vec<Stri
 }
 
 /// A sweep's charts from its plan and run records, as the sweep drew them.
-fn sweep_figures(dir: &Path, out: &Path, options: &PlotOptions) -> Result<Vec<String>> {
-    let (_, charts) = acclab_study::sweep::charts_of(dir)?;
+pub(crate) fn sweep_figures(dir: &Path, out: &Path, options: &PlotOptions) -> Result<Vec<String>> {
+    let charts = acclab_study::sweep::results_of(dir)?.charts;
     let mut files = Vec::new();
     for (stem, chart) in charts {
         files.extend(

@@ -110,6 +110,17 @@ pub fn reproduce(args: ReproduceArgs) -> Result<()> {
         };
         report.wall_time_s = t0.elapsed().as_secs_f64();
         report.write(&dir)?;
+        // How the reproduction was made (issue 54 §1), beside its comparison.
+        let mut record = acclab_results::provenance::record(std::env::args().collect());
+        record.extend([
+            ("experiment".into(), serde_json::json!(e.id())),
+            ("quick".into(), serde_json::json!(args.quick)),
+            (
+                "traces".into(),
+                serde_json::json!(args.traces.as_ref().map(|t| t.display().to_string())),
+            ),
+        ]);
+        acclab_results::provenance::write_record(&dir, &serde_json::Value::Object(record))?;
         let dir = out.publish()?;
         print!("{}", report.table());
         for n in &report.notes {
