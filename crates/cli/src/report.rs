@@ -367,7 +367,7 @@ pub fn print_stability(st: &acclab_model::stability::Stability) {
         ),
     };
     println!(
-        "  with the delays a packet sender measures a queue with (the queueing its report waited out too): stable for {packets} — where packet runs change (README){}",
+        "  with the delays a packet sender measures a queue with (the queueing its report waited out too): stable for {packets} — where packet runs change (docs/reference.md, the model tier){}",
         if st.scale_max_measured < 1.0 {
             "; the scenario's gains are above it: expect the packet run's queues to oscillate"
         } else {

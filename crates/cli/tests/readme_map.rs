@@ -1,18 +1,18 @@
-//! The README's "Where things live" cannot drift from the code: every source file and folder it
-//! names exists in the crate it is listed under, and every source file of every crate is named
-//! there (lib.rs, main.rs, mod.rs and a folder's tests.rs aside: a folder stands for them).
+//! docs/architecture.md's "Where things live" (linked from the README) cannot drift from the
+//! code: every source file and folder it names exists in the crate it is listed under, and
+//! every source file of every crate is named there (lib.rs, main.rs, mod.rs and a folder's tests.rs aside: a folder stands for them).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// The map: the fenced block under the heading.
 fn map() -> String {
-    let readme = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
+    let readme = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/architecture.md");
     let text = std::fs::read_to_string(readme).unwrap();
     let section = text
         .split("## Where things live")
         .nth(1)
-        .expect("README has a \"Where things live\" section");
+        .expect("docs/architecture.md has a \"Where things live\" section");
     section
         .split("```")
         .nth(1)
@@ -93,7 +93,7 @@ fn the_readme_map_names_every_source_file_and_only_files_that_exist() {
     }
     assert!(
         problems.is_empty(),
-        "README.md's \"Where things live\" is out of date:\n{}",
+        "docs/architecture.md's \"Where things live\" is out of date:\n{}",
         problems.join("\n")
     );
 }

@@ -1,5 +1,5 @@
 //! In-band network telemetry (INT) as HPCC uses it (Li et al., "HPCC: High Precision Congestion
-//! Control", SIGCOMM 2019 — short key `hpcc` in the README's references — §3.1 and Figure 4):
+//! Control", SIGCOMM 2019 — short key `hpcc` in docs/references.md — §3.1 and Figure 4):
 //! every queue a data packet leaves writes a record of itself into the packet — its link's rate
 //! B, the time ts, the bytes txBytes it has transmitted so far and its queue length qLen — and
 //! the receiver copies the records of the data packet into its ACK, so that the sender sees

@@ -849,7 +849,7 @@ to = "d"
 
 /// Issue 55 §7, the other laws: Vegas+REM over REM queues follows the packet run's transient on
 /// the two-bottleneck line as Vegas does (mean window gap within 25%; measured 8.8% and 11.9%).
-/// Reno's law does not (see the README's model-tier section: over 400-packet tail drop, 246% and
+/// Reno's law does not (see docs/reference.md's model-tier section: over 400-packet tail drop, 246% and
 /// 816%; over RED 74% and 157%; over AVQ 462% and 421%) — not held here to a bound it misses.
 #[test]
 fn vegas_rem_follows_the_packet_runs_transient_on_two_bottlenecks() {

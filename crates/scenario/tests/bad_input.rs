@@ -393,7 +393,7 @@ fn inputs_accepted_by_mistake_are_refused() {
         let e = error_with(from, &to);
         expect(&e, line, key, &[words]);
     }
-    // Accepted on purpose (README, "Units" and the ranges): microseconds written µs or μs, a
+    // Accepted on purpose (docs/reference.md, "Units" and the ranges): microseconds written µs or μs, a
     // link at the top rate beside slow ones, the largest seed, a byte threshold of one packet.
     for (from, to) in [
         ("delay = \"2ms\"", "delay = \"10\u{b5}s\""),

@@ -133,7 +133,7 @@ fn bbr_fills_a_deep_buffer_with_a_bounded_queue_and_shares_it() {
     );
 }
 
-/// ns-2's send overhead against a deterministic phase lock (README, real-stacks, simulated
+/// ns-2's send overhead against a deterministic phase lock (docs/reference.md, real-stacks, simulated
 /// with tail drop): Monaco, CUBIC and BBR over a 20 Mb/s bottleneck with a 200-packet (6-BDP)
 /// buffer and no receive window. With exact timing a few dozen BBR segments were retransmitted
 /// at the same point of every round trip into the full buffer for seconds — 15,127 BBR losses

@@ -33,7 +33,7 @@ pub fn demo(out: Option<PathBuf>) -> Result<()> {
         "acclab"
     };
     println!(
-        "\nNext: {acclab} run scenarios/examples/dumbbell-reno.toml --plots   (see README.md)"
+        "\nNext: {acclab} run scenarios/examples/dumbbell-reno.toml --plots   (see docs/tutorial.md)"
     );
     Ok(())
 }

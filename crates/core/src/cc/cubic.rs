@@ -27,7 +27,7 @@
 //! ssthresh = ⌊cwnd·717/1024⌋, the window one segment per `cnt` acknowledged segments, W_est
 //! (`tcp_cwnd`) at α_cubic throughout — Linux never switches to α = 1 as §4.3 does — and the
 //! cubic curve from the minimum RTT. At the small windows of a shared 20 Mb/s link these make
-//! Linux's sawtooth slower than the RFC's (README, real stacks: 4 flows, 0.53 s against
+//! Linux's sawtooth slower than the RFC's (docs/reference.md, real stacks: 4 flows, 0.53 s against
 //! 0.42 s between reductions). Not modelled of Linux: the once-per-jiffy recomputation of the
 //! curve (`cnt` is recomputed on every ACK but for the 1/32-s hold below), HyStart (its own,
 //! not HyStart++), the application-limited epoch shift, and PRR's window during recovery.

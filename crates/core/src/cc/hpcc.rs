@@ -1,5 +1,5 @@
 //! HPCC (Li et al., "HPCC: High Precision Congestion Control", SIGCOMM 2019 — short key `hpcc`
-//! in the README's references): a window set from in-band telemetry. Every queue a data packet
+//! in docs/references.md): a window set from in-band telemetry. Every queue a data packet
 //! leaves writes its rate, the time, its transmitted bytes and its queue length into the packet
 //! ([`crate::telemetry`]); the ACK brings them back. From two successive records of each link
 //! the sender estimates the link's normalised inflight bytes u_j = min(qLen, qLen′)/(B·T) +

@@ -1,5 +1,5 @@
 //! Swift (Kumar et al., "Swift: Delay is Simple and Effective for Congestion Control in the
-//! Datacenter", SIGCOMM 2020 — short key `swift` in the README's references): AIMD on the
+//! Datacenter", SIGCOMM 2020 — short key `swift` in docs/references.md): AIMD on the
 //! window against a target delay. Below the target the window grows by `ai` segments per RTT;
 //! above it, at most once per RTT, it shrinks in proportion to how far the delay is past the
 //! target, by at most `max_mdf` (Algorithm 1). The target is a base, plus a per-hop part
