@@ -840,3 +840,93 @@ fn an_interrupted_run_says_so_and_where_its_partial_files_are() {
         "{said}"
     );
 }
+
+/// Starts `acclab args…` (writing into `tmp/NAME`), waits until its staging directory has a
+/// file (on a busy machine too), interrupts it and returns what it said on stderr after
+/// checking that it failed, published nothing and left its staging directory marked.
+fn interrupt(tmp: &Path, name: &str, args: &[&str], file: &str) -> String {
+    let out = tmp.join(name);
+    let child = Command::new(env!("CARGO_BIN_EXE_acclab"))
+        .current_dir(tmp)
+        .args(args)
+        .args(["--out", out.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let staging = tmp.join(format!(".{name}.partial-{}", child.id()));
+    let t0 = std::time::Instant::now();
+    while !staging.join(file).exists() {
+        assert!(
+            t0.elapsed().as_secs() < 60,
+            "{args:?} never started writing"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(!o.status.success(), "{err}");
+    assert!(err.contains("nothing was published"), "{err}");
+    assert!(err.contains(&staging.display().to_string()), "{err}");
+    assert!(staging.join("INCOMPLETE").is_file(), "{err}");
+    assert!(!out.join("summary.json").exists() && !out.join("comparison.json").exists());
+    err
+}
+
+#[test]
+fn an_interrupted_model_or_reproduction_says_so_too() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sc = example("dumbbell-reno.toml");
+    let err = interrupt(
+        tmp.path(),
+        "m",
+        &["model", &sc, "--set", "duration=3000s", "--quiet"],
+        "flows.csv.part",
+    );
+    assert!(err.contains("s integrated: nothing was published"), "{err}");
+    // A full reproduction runs long enough to be interrupted while its runs go.
+    let err = interrupt(tmp.path(), "r", &["reproduce", "vegas-fig8"], "INCOMPLETE");
+    assert!(err.contains("interrupted: nothing was published"), "{err}");
+}
+
+/// A live run keeps its provenance as a simulated one does (issue 54 §1), and its page can be
+/// written.
+#[test]
+fn a_live_run_keeps_how_it_was_made() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = acclab(
+        tmp.path(),
+        &[
+            "live",
+            "run",
+            &example("live-dumbbell.toml"),
+            "--time-scale",
+            "24",
+            "--quiet",
+            "--out",
+            "lv",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let dir = tmp.path().join("lv");
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("provenance.json")).unwrap())
+            .unwrap();
+    assert_eq!(record["command"][1], "live");
+    assert!(std::fs::read_to_string(dir.join("scenario.toml"))
+        .unwrap()
+        .contains("name = \"live-dumbbell\""));
+    let summary = std::fs::read_to_string(dir.join("summary.json")).unwrap();
+    assert!(
+        summary.contains("\"record\": \"provenance.json\""),
+        "{summary}"
+    );
+    let o = acclab(tmp.path(), &["report", "lv", "-q"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(dir.join("report/index.html").is_file());
+}

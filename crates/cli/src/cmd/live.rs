@@ -158,7 +158,8 @@ pub fn live(cmd: LiveCommand) -> Result<()> {
 
 fn run(a: RunArgs) -> Result<()> {
     acclab_live::run::check_scale(a.time_scale)?;
-    let mut sc = scenario::load(&a.scenario)?;
+    let loaded = crate::load::load_with(&a.scenario, &[])?;
+    let mut sc = loaded.scenario.clone();
     acclab_live::run::check_live_scenario(&sc)?;
     if let Some(seed) = a.seed {
         sc.seed = seed;
@@ -167,6 +168,11 @@ fn run(a: RunArgs) -> Result<()> {
         eprintln!("warning: {w}");
     }
     let dir = crate::load::output_dir(a.out, &format!("{}-live", sc.name), a.force)?;
+    // How the run was made (issue 54 §1), as a simulated run keeps it.
+    loaded
+        .provenance(sc.seed, &a.scenario, &[])
+        .write(dir.staging())
+        .with_context(|| format!("cannot write into {}", dir.staging().display()))?;
     let wall = sc.duration.as_secs_f64() / a.time_scale;
     if !a.quiet {
         println!(
@@ -248,6 +254,7 @@ fn run(a: RunArgs) -> Result<()> {
         Err(e) => (None, Some(e.to_string())),
     };
     let mut summary = summary;
+    summary.provenance = Some(Default::default());
     acclab_study::attach_theory(sim.scenario(), eq, &mut summary);
     acclab_sim::output::write_files(dir.staging(), &sim, &summary)
         .with_context(|| format!("cannot write results into {}", dir.staging().display()))?;

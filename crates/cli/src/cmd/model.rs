@@ -82,9 +82,16 @@ pub fn model(model: ModelArgs) -> Result<()> {
     let dir = out.staging().to_path_buf();
     let mut bar = TimeBar::new(sc, "ms integrated", args.quiet);
     let provenance = loaded.provenance(sc.seed, &args.scenario, &args.set);
-    let done =
-        acclab_study::model_scenario(sc, settings, &dir, Some(&provenance), &mut |t| bar.at(t));
+    // Ctrl-C (or SIGTERM) stops the integration at its next tick, as it does a run.
+    let interrupted = crate::interrupt::Watch::start();
+    let done = interrupted.guard((Some(sc.duration), "integrated"), out.final_path(), || {
+        acclab_study::model_scenario(sc, settings, &dir, Some(&provenance), &mut |t| {
+            interrupted.check(t);
+            bar.at(t)
+        })
+    });
     bar.finish();
+    let done = done?;
     let (summary, _) =
         done.map_err(|e| anyhow::anyhow!("cannot write results into {}: {e}", dir.display()))?;
     let plot_files = if args.plots {

@@ -61,6 +61,7 @@ pub fn reproduce(args: ReproduceArgs) -> Result<()> {
     // (id, checks passed, checks, seconds, passed) of each experiment, for the final table.
     let mut done: Vec<(String, usize, usize, usize, f64, bool)> = Vec::new();
     let several = chosen.len() > 1;
+    let interrupted = crate::interrupt::Watch::start();
     for e in chosen {
         let name = if args.quick {
             format!("{}-quick", e.id())
@@ -82,6 +83,7 @@ pub fn reproduce(args: ReproduceArgs) -> Result<()> {
         );
         let bar = progress_bar(100);
         let progress = |label: &str, fraction: f64| {
+            interrupted.check_any();
             if let Some(b) = &bar {
                 b.set_message(label.to_string());
                 b.set_position((fraction * 100.0) as u64);
@@ -94,10 +96,12 @@ pub fn reproduce(args: ReproduceArgs) -> Result<()> {
             progress: &progress,
             traces: args.traces.clone(),
         };
-        let outcome = e.run(&ctx);
+        // Ctrl-C (or SIGTERM) stops the experiment's runs at their next progress tick.
+        let outcome = interrupted.guard((None, ""), out.final_path(), || e.run(&ctx));
         if let Some(b) = &bar {
             b.finish_and_clear();
         }
+        let outcome = outcome?;
         let mut report = match outcome {
             // With "all", an experiment this machine cannot run (live in namespaces, without
             // root) is skipped, said so, and listed; asked for by name, it is an error.

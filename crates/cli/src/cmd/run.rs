@@ -175,7 +175,7 @@ pub fn simulate(
     let interrupted = crate::interrupt::Watch::start();
     // Samples go to flows.csv / links.csv (and packets to the trace, if asked for) as they are
     // taken and are not kept: plots read them back from the files.
-    let done = interrupted.run(|| {
+    let done = interrupted.guard((Some(end), "simulated"), out.final_path(), || {
         acclab_study::run_scenario(sc, Some(dir), provenance.as_ref(), &mut |t| {
             interrupted.check(t);
             bar.at(t)
@@ -183,15 +183,9 @@ pub fn simulate(
     });
     let done = match done {
         Ok(done) => done,
-        Err(at) => {
+        Err(e) => {
             bar.finish();
-            // (The output directory's own note then says where the partial files are.)
-            bail!(
-                "interrupted at {:.3} s of {:.3} s simulated: nothing was published to {}",
-                at.as_secs_f64(),
-                end.as_secs_f64(),
-                out.final_path().display()
-            );
+            return Err(e);
         }
     }
     .with_context(|| format!("cannot write results into {}", dir.display()))?;
