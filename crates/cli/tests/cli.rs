@@ -926,7 +926,72 @@ fn a_live_run_keeps_how_it_was_made() {
         summary.contains("\"record\": \"provenance.json\""),
         "{summary}"
     );
+    // Its files are written from memory at the end, the delay histograms too.
+    let delays = std::fs::read_to_string(dir.join("delays.csv")).unwrap();
+    assert!(
+        delays.starts_with("flow,delay_from_s,delay_to_s,packets\n"),
+        "{delays}"
+    );
     let o = acclab(tmp.path(), &["report", "lv", "-q"]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(dir.join("report/index.html").is_file());
+}
+
+/// delays.csv (issue 54 §5): every flow's one-way delay histogram over the window, streamed as
+/// a run goes; on an idle path every datagram of a CBR flow takes 1 ms + 0.8 ms + 2 ms + 1.6 ms
+/// (propagation and store-and-forward serialisation of 1000 B at 10 and 5 Mb/s), so one bucket
+/// holds them all, as many as summary.json counts.
+#[test]
+fn delay_histograms_are_written_for_every_flow() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("owd.toml"),
+        r#"name = "owd"
+duration = "2s"
+[[link]]
+between = ["a", "r"]
+rate = "10Mbps"
+delay = "1ms"
+[[link]]
+between = ["r", "b"]
+rate = "5Mbps"
+delay = "2ms"
+[[flow]]
+id = "udp"
+kind = "cbr"
+from = "a"
+to = "b"
+params = { rate = "2Mbps" }
+[[flow]]
+id = "tcp"
+kind = "reno"
+from = "a"
+to = "b"
+start = "1s"
+"#,
+    )
+    .unwrap();
+    let o = acclab(tmp.path(), &["run", "owd.toml", "--out", "o", "-q"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("o/summary.json")).unwrap())
+            .unwrap();
+    let delays = std::fs::read_to_string(tmp.path().join("o/delays.csv")).unwrap();
+    let mut lines = delays.lines();
+    assert_eq!(lines.next(), Some("flow,delay_from_s,delay_to_s,packets"));
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    for (i, flow) in ["udp", "tcp"].iter().enumerate() {
+        let mine: Vec<&Vec<&str>> = rows.iter().filter(|r| r[0] == *flow).collect();
+        let packets: u64 = mine.iter().map(|r| r[3].parse::<u64>().unwrap()).sum();
+        assert_eq!(
+            serde_json::json!(packets),
+            summary["flows"][i]["one_way_delay"]["packets"],
+            "{flow}"
+        );
+    }
+    let udp: Vec<&Vec<&str>> = rows.iter().filter(|r| r[0] == "udp").collect();
+    // Alone until the TCP flow starts at 1 s, then queued behind it: the first bucket is the
+    // idle path's 5.4 ms.
+    let (from, to): (f64, f64) = (udp[0][1].parse().unwrap(), udp[0][2].parse().unwrap());
+    assert!(from <= 5.4e-3 && 5.4e-3 < to, "{:?}", udp[0]);
 }

@@ -50,6 +50,38 @@ fn value(i: u16) -> f64 {
     (((1 << SUB_BITS) + sub) * width) as f64 + width as f64 / 2.0
 }
 
+/// The delays bucket `i` holds, ns: [from, to).
+fn bounds(i: u16) -> (u64, u64) {
+    let i = u64::from(i);
+    if i < 2 << SUB_BITS {
+        return (i, i + 1);
+    }
+    let e = (i >> SUB_BITS) + u64::from(SUB_BITS) - 1;
+    let sub = i & ((1 << SUB_BITS) - 1);
+    let width = 1u64 << (e - u64::from(SUB_BITS));
+    let from = ((1 << SUB_BITS) + sub) * width;
+    (from, from.saturating_add(width))
+}
+
+/// One bucket of a delay histogram: the delays in [from_ns, to_ns) and how many packets had
+/// one.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HistogramBin {
+    pub from_ns: u64,
+    pub to_ns: u64,
+    pub packets: u32,
+}
+
+/// `ns` as seconds, exactly, in decimal: 12058624 → "0.012058624", 2000000000 → "2".
+pub fn exact_seconds(ns: u64) -> String {
+    let (s, frac) = (ns / 1_000_000_000, ns % 1_000_000_000);
+    if frac == 0 {
+        return s.to_string();
+    }
+    let digits = format!("{frac:09}");
+    format!("{s}.{}", digits.trim_end_matches('0'))
+}
+
 /// A link's queueing delays (its packets' sojourn times) over the measurement window, seconds.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
 pub struct QueueingStats {
@@ -187,6 +219,19 @@ impl DelayRecorder {
         self.histogram.add(ns);
     }
 
+    /// The histogram so far: the buckets that hold a packet, by delay (below 128 ns one per
+    /// nanosecond, above 64 per power of two: each at most 1/64 of its delays wide).
+    pub fn histogram(&self) -> impl Iterator<Item = HistogramBin> + '_ {
+        self.histogram.buckets.iter().map(|&(i, n)| {
+            let (from_ns, to_ns) = bounds(i);
+            HistogramBin {
+                from_ns,
+                to_ns,
+                packets: n,
+            }
+        })
+    }
+
     /// The statistics so far; `None` if no packet was measured.
     pub fn stats(&self) -> Option<DelayStats> {
         let q = |q: f64| quantile(&self.histogram.buckets, q, 0) * 1e-9;
@@ -237,6 +282,39 @@ mod tests {
                 (v - ns as f64).abs() <= ns as f64 / 128.0 + 0.5,
                 "{ns} → {v}"
             );
+        }
+    }
+
+    /// The histogram's buckets hold every packet once, each delay inside its bucket's bounds,
+    /// the buckets in order and contiguous with their values inside them.
+    #[test]
+    fn the_histogram_holds_each_delay_in_its_bucket() {
+        let mut r = DelayRecorder::default();
+        let delays = [5u64, 5, 127, 128, 129, 200, 10_000, 10_050, 3_000_000];
+        delays.iter().for_each(|&d| r.record(d));
+        let bins: Vec<HistogramBin> = r.histogram().collect();
+        assert_eq!(
+            bins.iter().map(|b| b.packets).sum::<u32>(),
+            delays.len() as u32
+        );
+        for d in delays {
+            let n = bins
+                .iter()
+                .filter(|b| b.from_ns <= d && d < b.to_ns)
+                .count();
+            assert_eq!(n, 1, "{d} ns in one bucket");
+        }
+        assert_eq!((bins[0].from_ns, bins[0].to_ns, bins[0].packets), (5, 6, 2));
+        assert!(bins.windows(2).all(|w| w[0].to_ns <= w[1].from_ns));
+        assert_eq!(exact_seconds(12_058_624), "0.012058624");
+        assert_eq!(exact_seconds(2_000_000_000), "2");
+        assert_eq!(exact_seconds(2_500_000_000), "2.5");
+        assert_eq!(exact_seconds(5), "0.000000005");
+        for i in [0u16, 127, 128, 500, 1000] {
+            let (from, to) = bounds(i);
+            assert!(from as f64 <= value(i) && value(i) < to as f64);
+            assert_eq!(bucket(from), i);
+            assert_eq!(bucket(to - 1), i);
         }
     }
 

@@ -60,6 +60,9 @@ pub trait SampleSink<N = u64>: Send {
     fn wants_rows(&self) -> bool {
         true
     }
+    /// Flow `flow`'s one-way delays over the window, final (the flow is done, or the run is):
+    /// `delays.csv`'s rows.
+    fn delays(&mut self, _flow: u32, _bins: &mut dyn Iterator<Item = crate::delay::HistogramBin>) {}
 }
 
 /// Samples dropped.
@@ -196,6 +199,9 @@ pub struct CsvSamples {
     names: Names,
     flows: csv::Writer<std::fs::File>,
     links: csv::Writer<std::fs::File>,
+    /// delays.csv, opened with the first flow that has delays (the model tier's fluid has
+    /// none).
+    delays: Option<csv::Writer<std::fs::File>>,
     error: Option<csv::Error>,
 }
 
@@ -211,6 +217,7 @@ impl CsvSamples {
             names: names.clone(),
             flows,
             links,
+            delays: None,
             error: None,
         })
     }
@@ -240,17 +247,92 @@ impl<N: Display> SampleSink<N> for CsvSamples {
         CsvSamples::write(&mut self.error, &mut self.links, row);
     }
 
-    /// Flushes both files and gives them their names.
+    fn delays(&mut self, flow: u32, bins: &mut dyn Iterator<Item = crate::delay::HistogramBin>) {
+        let name = &self.names.flows[flow as usize];
+        for b in bins {
+            let w = match &mut self.delays {
+                Some(w) => w,
+                None => match open_delays(&self.dir.join("delays.csv.part")) {
+                    Ok(w) => self.delays.insert(w),
+                    Err(e) => {
+                        self.error.get_or_insert(e);
+                        return;
+                    }
+                },
+            };
+            let row = delay_record(name, &b);
+            CsvSamples::write(&mut self.error, w, row);
+        }
+    }
+
+    /// Flushes the files and gives them their names.
     fn finish(&mut self) -> std::io::Result<()> {
         if let Some(e) = self.error.take() {
             return Err(std::io::Error::other(e));
         }
         self.flows.flush()?;
         self.links.flush()?;
-        for f in ["flows.csv", "links.csv"] {
+        let mut files = vec!["flows.csv", "links.csv"];
+        if let Some(d) = &mut self.delays {
+            d.flush()?;
+            files.push(DELAYS_FILE);
+        }
+        for f in files {
             std::fs::rename(self.dir.join(format!("{f}.part")), self.dir.join(f))?;
         }
         Ok(())
+    }
+}
+
+/// The file of every flow's one-way delay histogram over the measurement window.
+pub const DELAYS_FILE: &str = "delays.csv";
+
+/// delays.csv's columns: the flow, a bucket's bounds (s) and its packets.
+const DELAY_COLUMNS: [&str; 4] = ["flow", "delay_from_s", "delay_to_s", "packets"];
+
+fn open_delays(path: &Path) -> Result<csv::Writer<std::fs::File>, csv::Error> {
+    let mut w = csv::Writer::from_path(path)?;
+    w.write_record(DELAY_COLUMNS)?;
+    Ok(w)
+}
+
+fn delay_record(flow: &str, b: &crate::delay::HistogramBin) -> [String; 4] {
+    [
+        flow.to_string(),
+        crate::delay::exact_seconds(b.from_ns),
+        crate::delay::exact_seconds(b.to_ns),
+        b.packets.to_string(),
+    ]
+}
+
+/// Writes delays.csv whole into `dir` from (flow name, its histogram) pairs, in their order;
+/// nothing if no flow has a delay.
+pub fn write_delays_csv<'a>(
+    dir: &Path,
+    flows: impl Iterator<Item = (&'a str, Vec<crate::delay::HistogramBin>)>,
+) -> std::io::Result<()> {
+    let mut w: Option<csv::Writer<Vec<u8>>> = None;
+    for (name, bins) in flows {
+        for b in &bins {
+            let w = match &mut w {
+                Some(w) => w,
+                None => {
+                    let mut n = csv::Writer::from_writer(Vec::new());
+                    n.write_record(DELAY_COLUMNS)?;
+                    w.insert(n)
+                }
+            };
+            w.write_record(delay_record(name, b))?;
+        }
+    }
+    match w {
+        Some(w) => {
+            let bytes = w
+                .into_inner()
+                .map_err(|e| std::io::Error::other(e.to_string()))?;
+            crate::files::write_atomic(&dir.join(DELAYS_FILE), &bytes)
+        }
+        None => Ok(()),
     }
 }
 

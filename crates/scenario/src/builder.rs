@@ -282,6 +282,13 @@ impl ScenarioBuilder {
         self
     }
 
+    /// Whether delays.csv holds every flow's one-way delay histogram (`[output]
+    /// delay_histograms`).
+    pub fn delay_histograms(mut self, on: bool) -> Self {
+        self.def.output.delay_histograms = Some(on);
+        self
+    }
+
     /// The flow-size buckets of the completion-time percentiles (`[output] fct_buckets`).
     pub fn fct_buckets(mut self, edges: &[Bytes]) -> Self {
         self.def.output.fct_buckets = Some(edges.to_vec());

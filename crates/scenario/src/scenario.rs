@@ -123,6 +123,9 @@ pub struct OutputDef {
     /// Upper edges (bytes, increasing) of the flow-size buckets of the completion-time
     /// percentiles.
     pub fct_buckets: Vec<u64>,
+    /// Whether delays.csv holds every flow's one-way delay histogram (`[output]
+    /// delay_histograms`; by default on, off with `[[workload]]` tables).
+    pub delay_histograms: bool,
 }
 
 /// A packet trace's file format.

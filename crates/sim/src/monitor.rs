@@ -179,17 +179,22 @@ pub struct Monitor {
     /// The finite flows not yet started, the one that starts first last.
     waiting: Vec<u32>,
     scratch: Vec<(String, f64)>,
+    /// Whether delays.csv gets every flow's delay histogram (`[output] delay_histograms`).
+    histograms: bool,
     /// Where samples stream to, if anywhere.
     sink: Option<Box<dyn SampleSink>>,
     /// Whether samples are also kept in `flow_samples` / `link_samples`.
     keep: bool,
 }
 
-/// A flow's one-way delays: recorded as its packets arrive, or, once it is done, their
-/// statistics alone (a million finished flows keep no histograms).
+/// A flow's one-way delays: recorded as its packets arrive; once it is done, their statistics
+/// alone when its histogram went to the stream's delays.csv (a million finished flows keep no
+/// histograms), or the finished recorder when there is no stream (the run's files are written
+/// from memory at the end).
 #[derive(Clone, Debug)]
 enum Delays {
     Recording(DelayRecorder),
+    Finished(DelayRecorder),
     Done(Option<DelayStats>),
 }
 
@@ -277,6 +282,7 @@ impl Monitor {
             lost_data: vec![0; nf],
             received: vec![0; nf],
             delays: vec![Delays::Recording(DelayRecorder::default()); nf],
+            histograms: scenario.output.delay_histograms,
             finite,
             sampled,
             waiting,
@@ -297,11 +303,33 @@ impl Monitor {
         self.sink.is_some()
     }
 
-    /// Ends the stream: the sink writes out what it buffered.
+    /// Ends the stream: the delays of the flows still going go to delays.csv, then the sink
+    /// writes out what it buffered.
     pub(crate) fn finish_stream(&mut self) -> std::io::Result<()> {
         match &mut self.sink {
-            Some(s) => s.finish(),
+            Some(s) => {
+                for (f, d) in self.delays.iter().enumerate() {
+                    match d {
+                        Delays::Recording(r) if self.histograms => {
+                            s.delays(f as u32, &mut r.histogram())
+                        }
+                        _ => {}
+                    }
+                }
+                s.finish()
+            }
             None => Ok(()),
+        }
+    }
+
+    /// Flow `f`'s one-way delay histogram over the window, when the run keeps it in memory
+    /// (no stream: [`crate::output::write_files`] writes delays.csv from it); empty otherwise.
+    pub fn delay_histogram(&self, f: usize) -> Vec<acclab_results::delay::HistogramBin> {
+        match &self.delays[f] {
+            Delays::Recording(r) | Delays::Finished(r) if self.histograms => {
+                r.histogram().collect()
+            }
+            _ => Vec::new(),
         }
     }
 
@@ -366,7 +394,7 @@ impl Monitor {
     /// send times to their arrivals); `None` if none arrived in it.
     pub fn one_way_delay(&self, f: usize) -> Option<DelayStats> {
         match &self.delays[f] {
-            Delays::Recording(r) => r.stats(),
+            Delays::Recording(r) | Delays::Finished(r) => r.stats(),
             Delays::Done(s) => *s,
         }
     }
@@ -582,10 +610,20 @@ impl Observer for Monitor {
     }
 
     fn on_flow_done(&mut self, _now: Time, flow: u32) {
-        // Its delays are final: their statistics are kept, the histogram freed.
+        // Its delays are final: streamed, the histogram goes to delays.csv and is freed, the
+        // statistics kept; otherwise the recorder stays for the files written at the end.
         let d = &mut self.delays[flow as usize];
         if let Delays::Recording(r) = d {
-            *d = Delays::Done(r.stats());
+            *d = match &mut self.sink {
+                Some(sink) => {
+                    if self.histograms {
+                        sink.delays(flow, &mut r.histogram());
+                    }
+                    Delays::Done(r.stats())
+                }
+                None if self.histograms => Delays::Finished(std::mem::take(r)),
+                None => Delays::Done(r.stats()),
+            };
         }
     }
 

@@ -201,7 +201,16 @@ pub fn write_files(dir: &Path, sim: &Simulator, summary: &Summary) -> std::io::R
         return Ok(());
     }
     let m = sim.monitor();
-    write_csvs(dir, &names(sim), &m.flow_samples, &m.link_samples)
+    let names = names(sim);
+    acclab_results::samples::write_delays_csv(
+        dir,
+        names
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(f, name)| (name.as_str(), m.delay_histogram(f))),
+    )?;
+    write_csvs(dir, &names, &m.flow_samples, &m.link_samples)
 }
 
 /// Writes `links.csv` alone into `dir` (the live router, which has no flow results of its own).

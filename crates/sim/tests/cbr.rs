@@ -90,9 +90,14 @@ from = "a"
 to = "b"
 params = { rate = "2Mbps" }
 "#;
-    let (_, s) = acclab_sim::run(parse(src, "owd").unwrap(), &mut |_| {});
+    let (sim, s) = acclab_sim::run(parse(src, "owd").unwrap(), &mut |_| {});
     let d = s.flows[0].one_way_delay.expect("delays measured");
     assert!(d.packets > 100);
+    // The histogram (delays.csv's rows): every packet in the one bucket that holds 5.4 ms.
+    let bins = sim.monitor().delay_histogram(0);
+    assert_eq!(bins.len(), 1, "{bins:?}");
+    assert!(bins[0].from_ns <= 5_400_000 && 5_400_000 < bins[0].to_ns);
+    assert_eq!(u64::from(bins[0].packets), d.packets);
     assert!((d.mean_s - 5.4e-3).abs() < 1e-12, "{}", d.mean_s);
     for p in [d.p50_s, d.p99_s] {
         assert!((p / 5.4e-3 - 1.0).abs() < 0.008, "{p}");

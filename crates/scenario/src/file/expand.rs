@@ -280,6 +280,7 @@ pub(super) fn expand(raw: RawScenario) -> Result<(ScenarioSpec, Origins), Findin
             trace: raw.output.trace,
             plot_links: raw.output.plot_links,
             fct_buckets: raw.output.fct_buckets,
+            delay_histograms: raw.output.delay_histograms,
         },
     };
     Ok((def, origins))

@@ -180,4 +180,5 @@ pub(super) struct RawOutput {
     #[serde(default)]
     pub(super) plot_links: Vec<String>,
     pub(super) fct_buckets: Option<Vec<Bytes>>,
+    pub(super) delay_histograms: Option<bool>,
 }

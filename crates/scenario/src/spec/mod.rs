@@ -296,6 +296,11 @@ pub struct OutputSpec {
     /// buckets the completion-time percentiles are given for; `None`: those three.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fct_buckets: Option<Vec<Bytes>>,
+    /// `[output] delay_histograms = true`: every flow's one-way delay histogram in delays.csv;
+    /// `None`: on, but for scenarios with `[[workload]]` tables (thousands of generated flows,
+    /// about 2 KB of histogram each).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delay_histograms: Option<bool>,
 }
 
 /// The default flow-size buckets' upper edges, bytes: < 10 KB, 10–100 KB, 100 KB–1 MB, ≥ 1 MB.

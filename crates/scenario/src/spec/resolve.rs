@@ -124,7 +124,7 @@ impl ScenarioSpec {
             .collect::<Result<Vec<_>, _>>()?;
         // The delay traces' changes follow the events written (whose indices errors name).
         events.append(&mut topo.delay_events);
-        let mut output = resolve_output(&self.output, duration)?;
+        let mut output = resolve_output(&self.output, duration, !self.workloads.is_empty())?;
         if let Some(t) = &self.output.trace {
             output.trace = Some(resolve_trace(&topo, &self.flows, t)?);
         }
@@ -264,7 +264,7 @@ fn resolve_event(
     })
 }
 
-fn resolve_output(o: &OutputSpec, duration: Duration) -> Result<OutputDef, Fault> {
+fn resolve_output(o: &OutputSpec, duration: Duration, workloads: bool) -> Result<OutputDef, Fault> {
     let window = match o.window {
         None => (Time(duration.0 / 2), Time(duration.0)),
         Some([a, b]) if a >= b || b > duration => {
@@ -323,6 +323,7 @@ fn resolve_output(o: &OutputSpec, duration: Duration) -> Result<OutputDef, Fault
         trace: None,
         plot_links: vec![],
         fct_buckets,
+        delay_histograms: o.delay_histograms.unwrap_or(!workloads),
     })
 }
 
