@@ -42,7 +42,7 @@ fn dynamic_demands(e: &Exp) -> Result<(Run, usize, Report), ReproError> {
         &chart(
             format!("{id}: mean throughput per set"),
             "time (s)",
-            "Mb/s",
+            "throughput (Mb/s)",
             sets,
         ),
     )?);
@@ -52,7 +52,7 @@ fn dynamic_demands(e: &Exp) -> Result<(Run, usize, Report), ReproError> {
         &chart(
             format!("{id}: bottleneck queue"),
             "time (s)",
-            "packets",
+            "queue (packets)",
             vec![Series::new("r1->r2", queue_series(&run.sim, bottleneck))],
         ),
     )?);
@@ -88,7 +88,12 @@ fn dynamic_demands(e: &Exp) -> Result<(Run, usize, Report), ReproError> {
     report.files.extend(write_chart(
         &ctx.out,
         "cwnd",
-        &chart(format!("{id}: mean window per set"), "time (s)", "KB", cwnd),
+        &chart(
+            format!("{id}: mean window per set"),
+            "time (s)",
+            "mean window (KB)",
+            cwnd,
+        ),
     )?);
     Ok((run, bottleneck, report))
 }

@@ -47,7 +47,7 @@ fn acc_fig10(e: &Exp) -> Result<Report, ReproError> {
         &chart(
             "acc-fig10: throughput (per flow)".into(),
             "time (s)",
-            "Mb/s",
+            "throughput (Mb/s)",
             series,
         ),
     )?);
@@ -61,7 +61,7 @@ fn acc_fig10(e: &Exp) -> Result<Report, ReproError> {
         &chart(
             "acc-fig10: bottleneck queues".into(),
             "time (s)",
-            "packets",
+            "queue (packets)",
             vec![
                 Series::new("R1->R2 (AVD)", qa.clone()),
                 Series::new("R2->R3 (DropTail)", qd.clone()),
@@ -363,7 +363,7 @@ fn acc_fig9(e: &Exp) -> Result<Report, ReproError> {
                 e.id()
             ),
             "bottlenecks N",
-            "Mb/s",
+            "mean throughput (Mb/s)",
             vec![
                 Series::new("long flows, DropTail", long_pts).with_markers(),
                 Series::new("long flows, DropTail/AVD mix", long_mix).with_markers(),

@@ -107,7 +107,7 @@ fn acc_fig2(e: &Exp) -> Result<Report, ReproError> {
                 run.sim.scenario().output.sample_interval
             ),
             "time (s)",
-            "Mb/s",
+            "goodput (Mb/s)",
             series,
         )?;
     }

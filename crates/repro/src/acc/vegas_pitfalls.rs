@@ -251,7 +251,7 @@ fn acc_fig5(e: &Exp) -> Result<Report, ReproError> {
         "queue",
         "bottleneck queue",
         "time (s)",
-        "packets",
+        "queue (packets)",
         vec![
             Series::new("Vegas", queue_series(&vegas.sim, bottleneck)),
             Series::new("Vegas-k", kq),

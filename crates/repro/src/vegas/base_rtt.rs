@@ -130,7 +130,7 @@ fn vegas_table5(e: &Exp) -> Result<Report, ReproError> {
             &common::chart(
                 format!("{}: queue, {what} (Fig. 6)", e.id()),
                 "time (s)",
-                "packets",
+                "queue (packets)",
                 vec![Series::new("queue at router 1", q)],
             ),
         )
@@ -158,7 +158,7 @@ fn vegas_table5(e: &Exp) -> Result<Report, ReproError> {
         "rates-discovered",
         "rates with discovered baseRTT",
         "time (s)",
-        "KB/s",
+        "sending rate (KB/s)",
         rates,
     )?;
     report.notes.push(format!(

@@ -175,23 +175,25 @@ fn vegas_fig8(e: &Exp) -> Result<Report, ReproError> {
     report.files.extend(write_chart(
         &ctx.out,
         "retransmissions",
-        &chart("retransmissions per flow", "packets per flow", &|p| {
-            p.retransmits
-        }),
+        &chart(
+            "retransmissions per flow",
+            "retransmissions (packets per flow)",
+            &|p| p.retransmits,
+        ),
     )?);
     report.files.extend(write_chart(
         &ctx.out,
         "retransmissions-steady",
         &chart(
             "retransmissions after the start-up transient",
-            "packets per flow",
+            "retransmissions (packets per flow)",
             &|p| p.retransmits_steady,
         ),
     )?);
     report.files.extend(write_chart(
         &ctx.out,
         "goodput",
-        &chart("total goodput", "KB/s", &|p| p.goodput_kbps),
+        &chart("total goodput", "total goodput (KB/s)", &|p| p.goodput_kbps),
     )?);
     let mut w = csv::Writer::from_path(ctx.out.join("sweep.csv")).map_err(std::io::Error::other)?;
     w.write_record([

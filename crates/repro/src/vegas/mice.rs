@@ -113,7 +113,7 @@ fn vegas_fig5(e: &Exp) -> Result<Report, ReproError> {
         "rates",
         "average sending rate of persistent flows",
         "time (s)",
-        "KB/s",
+        "mean sending rate (KB/s)",
         rates,
     )?;
     e.draw(
@@ -121,7 +121,7 @@ fn vegas_fig5(e: &Exp) -> Result<Report, ReproError> {
         "queue",
         "queue at router 1",
         "time (s)",
-        "packets",
+        "queue (packets)",
         vec![Series::new("queue", q)],
     )?;
     Ok(report)

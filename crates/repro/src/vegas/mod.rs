@@ -20,5 +20,8 @@ pub(super) const BOTTLENECK: &str = "r1->r2";
 /// The y label of a window plot: KB, as every window people read in acclab, with what a packet
 /// is (002's tables count windows in packets).
 pub(super) fn window_kb(packet_bytes: f64) -> String {
-    format!("KB (one packet = {} KB)", packet_bytes / 1e3)
+    format!(
+        "congestion window (KB; one packet = {} KB)",
+        packet_bytes / 1e3
+    )
 }

@@ -125,7 +125,7 @@ fn vegas_rem_fig7(e: &Exp) -> Result<Report, ReproError> {
         "queue",
         "queue at router 1",
         "time (s)",
-        "packets",
+        "queue (packets)",
         vec![Series::new("queue", q)],
     )?;
     Ok(report)

@@ -121,7 +121,7 @@ fn single_link(e: &Exp, paper: &PaperTable) -> Result<Report, ReproError> {
     report.files.extend(write_chart(
         &ctx.out,
         "rates",
-        &chart("sending rate", "KB/s", rates),
+        &chart("sending rate", "sending rate (KB/s)", rates),
     )?);
     report.files.extend(write_chart(
         &ctx.out,
@@ -134,7 +134,7 @@ fn single_link(e: &Exp, paper: &PaperTable) -> Result<Report, ReproError> {
         &common::chart(
             format!("{id}: queue at router 1"),
             "time (s)",
-            "packets",
+            "queue (packets)",
             vec![Series::new("queue", queue_series(&run.sim, bottleneck))],
         ),
     )?);
