@@ -88,6 +88,9 @@ struct Outcome {
     max_queue: u64,
     drops: u64,
     timeouts: u64,
+    /// The CDF of the ToR downlinks' (edge→host) queue samples in the window: (packets,
+    /// fraction of samples at or below).
+    tor_queue: Vec<(f64, f64)>,
 }
 
 impl Outcome {
@@ -133,6 +136,7 @@ fn dc_comparison(e: &Exp) -> Result<Report, ReproError> {
             let fct = summarise(ws, &run.sim.scenario().output.fct_buckets);
             let incast = summarise(incast, &[]).overall;
             let busy: Vec<_> = sum.links.iter().filter(|l| l.utilization > 0.0).collect();
+            let tor_queue = tor_queue_cdf(&run.sim);
             Ok(Outcome {
                 scheme: s,
                 load,
@@ -152,6 +156,7 @@ fn dc_comparison(e: &Exp) -> Result<Report, ReproError> {
                     .unwrap_or(0),
                 drops: sum.links.iter().map(|l| l.drops).sum(),
                 timeouts: sum.flows.iter().map(|f| f.timeouts).sum(),
+                tor_queue,
             })
         })
         .collect();
@@ -160,6 +165,7 @@ fn dc_comparison(e: &Exp) -> Result<Report, ReproError> {
     write_tables(e, &outcomes, &mut report)?;
     for load in LOADS {
         draw(e, &outcomes, load, &mut report)?;
+        draw_tor_queues(e, &outcomes, load, &mut report)?;
     }
     claims(&outcomes, &mut report);
     Ok(report)
@@ -319,6 +325,82 @@ fn write_tables(e: &Exp, outcomes: &[Outcome], report: &mut Report) -> Result<()
 
 /// `slowdown-<load>.svg`: p99 slowdown by size bucket (the buckets' indices on x, named in the
 /// axis label), one series per scheme.
+/// The ToR downlinks' queue occupancy CDF of a run: its edge→host series of the fabric's
+/// queue CDF (acclab_results::queues), from the link samples in the window.
+fn tor_queue_cdf(sim: &acclab_sim::Simulator) -> Vec<(f64, f64)> {
+    let sc = sim.scenario();
+    let (from, to) = sc.output.window;
+    let samples = sim.monitor().link_samples.iter().map(|s| {
+        (
+            sc.links[s.link as usize].name.clone(),
+            s.t_s,
+            s.queue_pkts as f64,
+        )
+    });
+    acclab_results::queues::queue_cdf_chart(
+        &sc.name,
+        (from.as_secs_f64(), to.as_secs_f64()),
+        &sc.output.sample_interval.to_string(),
+        samples,
+    )
+    .and_then(|c| {
+        c.series
+            .into_iter()
+            .find(|s| s.name.starts_with("edge→host"))
+            .map(|s| s.points)
+    })
+    .unwrap_or_default()
+}
+
+/// The ToR downlinks' queue occupancy CDF at `load`, a line per scheme: where incasts and
+/// many-to-one web-search traffic queue. Most samples find a port empty, so the figure is the
+/// distribution of the non-empty ones on a log axis, each scheme's legend saying how often its
+/// ports were non-empty.
+fn draw_tor_queues(
+    e: &Exp,
+    outcomes: &[Outcome],
+    load: f64,
+    report: &mut Report,
+) -> Result<(), ReproError> {
+    let series = SCHEMES
+        .iter()
+        .map(|&s| {
+            let cdf = &outcome(outcomes, s, load).tor_queue;
+            let empty = cdf
+                .iter()
+                .take_while(|p| p.0 == 0.0)
+                .last()
+                .map_or(0.0, |p| p.1);
+            let busy = 1.0 - empty;
+            let points = cdf
+                .iter()
+                .filter(|p| p.0 > 0.0 && busy > 0.0)
+                .map(|&(q, f)| (q, (f - empty) / busy))
+                .collect();
+            Series::new(format!("{s} (non-empty {:.1}%)", busy * 100.0), points)
+        })
+        .collect();
+    let percent = (load * 100.0).round();
+    let chart = acclab_results::plot::Chart {
+        log_x: true,
+        ..crate::common::chart(
+            format!(
+                "{}: ToR downlink (edge→host) queues when non-empty, {percent}% load, sampled every 100 µs",
+                e.id()
+            ),
+            "queue (packets, log)",
+            "fraction of non-empty samples at or below",
+            series,
+        )
+    };
+    report.files.extend(acclab_results::plot::write_chart(
+        &e.ctx.out,
+        &format!("queue-cdf-{percent}"),
+        &chart,
+    )?);
+    Ok(())
+}
+
 fn draw(e: &Exp, outcomes: &[Outcome], load: f64, report: &mut Report) -> Result<(), ReproError> {
     let labels: Vec<String> = outcome(outcomes, SCHEMES[0], load)
         .buckets
