@@ -791,43 +791,20 @@ fn an_interrupted_run_says_so_and_where_its_partial_files_are() {
     // Issue 54 §8: Ctrl-C stops the run, publishes nothing and says where the partial files
     // are; the next run beside it reports them as stale.
     let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("long");
-    let child = Command::new(env!("CARGO_BIN_EXE_acclab"))
-        .current_dir(tmp.path())
-        .args([
+    let err = interrupt(
+        tmp.path(),
+        "long",
+        &[
             "run",
             &example("dumbbell-reno.toml"),
             "--set",
             "duration=3600s",
             "--allow-large",
             "--quiet",
-            "--out",
-            out.to_str().unwrap(),
-        ])
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Wait (on a busy machine too) until the run is writing its samples.
-    let staging = tmp.path().join(format!(".long.partial-{}", child.id()));
-    let t0 = std::time::Instant::now();
-    while !staging.join("flows.csv.part").is_file() {
-        assert!(t0.elapsed().as_secs() < 60, "the run never started writing");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let killed = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let o = child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success(), "{err}");
-    assert!(
-        err.contains("interrupted at") && err.contains("nothing was published"),
-        "{err}"
+        ],
+        "flows.csv.part",
     );
-    assert!(err.contains(&staging.display().to_string()), "{err}");
-    assert!(staging.join("INCOMPLETE").is_file() && !out.join("summary.json").exists());
+    assert!(err.contains("interrupted at"), "{err}");
     // The next run here names the stale directory and how to remove it.
     let o = acclab(
         tmp.path(),
