@@ -626,6 +626,32 @@ stop = "10ms"
     for name in ["fct.csv", "traffic.txt"] {
         assert!(tmp.path().join("out").join(name).is_file(), "{name}");
     }
+    // The topology's own keys patched: the fabric is generated again (k = 6: 54 hosts).
+    let o = acclab(
+        tmp.path(),
+        &[
+            "run",
+            f,
+            "--set",
+            "topology.k=6",
+            "--set",
+            "duration=5ms",
+            "--out",
+            "k6",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let effective = std::fs::read_to_string(tmp.path().join("k6/scenario.toml")).unwrap();
+    assert!(effective.contains("\"h53\"") && effective.contains("\"edge5_2\""));
+    let o = acclab(
+        tmp.path(),
+        &["run", f, "--set", "topology.k=7", "--out", "k7"],
+    );
+    assert!(
+        !o.status.success() && text(&o).contains("topology.k"),
+        "{}",
+        text(&o)
+    );
 }
 
 /// `acclab capacity`: a synthetic trace written in Mahimahi's format, never over a file

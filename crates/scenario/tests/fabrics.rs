@@ -226,11 +226,6 @@ fn generated_links_are_patched_by_name_and_the_builder_makes_the_same_fabric() {
     let mut spec = acclab_scenario::parse_spec(&text, "ft.toml").unwrap();
     spec.set_str("link.\"agg0_1->core2\".rate", "100Gbps")
         .unwrap();
-    // The generator's own keys are gone once it has run: a patch of one is refused, naming
-    // the key and what to do instead (it used to fail on a missing `topology.kind`).
-    let e = spec.clone().set_str("topology.k", "6").unwrap_err();
-    assert_eq!(e.key, "topology.k", "{e}");
-    assert!(e.to_string().contains("cannot be patched"), "{e}");
     let sc = spec.build().unwrap();
     let l = sc.links.iter().find(|l| l.name == "agg0_1->core2").unwrap();
     assert_eq!(l.rate, Rate::from_mbps(100_000));
@@ -265,6 +260,109 @@ fn generated_links_are_patched_by_name_and_the_builder_makes_the_same_fabric() {
     assert_eq!(built.links, file.links);
     assert_eq!(built.nodes, file.nodes);
     assert_eq!(built.flows[0].forward.len(), 6);
+}
+
+/// A patch of a `[topology]` key generates the fabric again: the other tiers keep their own
+/// values, links patched by name keep their patches, and everything else stays.
+#[test]
+fn topology_keys_are_patched_and_the_fabric_generated_again() {
+    let flows = "[[flow]]\nid = \"f\"\nkind = \"reno\"\nfrom = \"h0\"\nto = \"h15\"\n";
+    let text = fat_tree(4, "[routing]\necmp = \"flow\"", flows);
+    let mut spec = acclab_scenario::parse_spec(&text, "ft.toml").unwrap();
+    spec.set_str("link.\"agg0_0->core1\".rate", "100Gbps")
+        .unwrap();
+    spec.set_str("link.\"h3->edge0_1\".queue.limit", "\"50pkt\"")
+        .unwrap();
+    let link = |sc: &Scenario, n: &str| sc.links.iter().find(|l| l.name == n).unwrap().clone();
+    let mut k6 = spec.clone();
+    k6.set_str("topology.k", "6").unwrap();
+    let sc = k6.build().unwrap();
+    // k = 6: 54 hosts, 45 switches; 162 cables.
+    assert_eq!(sc.nodes.len(), 54 + 45);
+    assert_eq!(sc.links.len(), 2 * 162);
+    assert_eq!(link(&sc, "agg0_0->core1").rate, Rate::from_mbps(100_000));
+    assert_eq!(link(&sc, "agg0_0->core2").rate, Rate::from_mbps(40_000));
+    assert_eq!(link(&sc, "h53->edge5_2").rate, Rate::from_mbps(10_000));
+    let limit = |sc: &Scenario, n: &str| format!("{:?}", link(sc, n).queue);
+    assert!(
+        limit(&sc, "h3->edge0_1").contains("50"),
+        "{}",
+        limit(&sc, "h3->edge0_1")
+    );
+    assert!(
+        limit(&sc, "h5->edge0_1").contains("200"),
+        "{}",
+        limit(&sc, "h5->edge0_1")
+    );
+    assert_eq!(sc.flows.len(), 1);
+    // The base rate moves every link of a tier without its own; the core keeps its 40 Gb/s, and
+    // a patched core link its 100.
+    let mut fast = spec.clone();
+    fast.set_all(&[
+        ("topology.link_rate".into(), "25Gbps".into()),
+        (
+            "topology.aggregation".into(),
+            toml::from_str::<toml::Table>("delay = \"2us\"")
+                .unwrap()
+                .into(),
+        ),
+    ])
+    .unwrap();
+    let sc = fast.build().unwrap();
+    assert_eq!(sc.links.len(), 2 * 48);
+    assert_eq!(link(&sc, "h0->edge0_0").rate, Rate::from_mbps(25_000));
+    assert_eq!(link(&sc, "edge0_0->agg0_1").delay, Duration::from_micros(2));
+    assert_eq!(link(&sc, "agg0_1->core2").rate, Rate::from_mbps(40_000));
+    assert_eq!(link(&sc, "agg0_0->core1").rate, Rate::from_mbps(100_000));
+    // Patched twice: from the table as patched the first time.
+    k6.set_str("topology.link_rate", "40Gbps").unwrap();
+    let sc = k6.build().unwrap();
+    assert_eq!(sc.links.len(), 2 * 162);
+    assert_eq!(link(&sc, "h53->edge5_2").rate, Rate::from_mbps(40_000));
+
+    // Mistakes name the topology's key; a rejected patch changes nothing.
+    for (key, value, says) in [
+        ("topology.k", "5", "even"),
+        ("topology.k", "\"four\"", "expected u32"),
+        ("topology.leaves", "4", "not a key of kind"),
+        ("topology.core.rate", "\"fast\"", ""),
+    ] {
+        let before = spec.clone();
+        let e = spec.set_str(key, value).unwrap_err();
+        assert!(e.key.starts_with(key), "{key}: {e}");
+        assert!(e.to_string().contains(says), "{key}: {e}");
+        assert_eq!(spec, before);
+    }
+    // A patched link the new fabric does not have; a flow's host it does not have.
+    let e = spec.clone().set_str("topology.k", "2").unwrap_err();
+    assert_eq!(e.key, "topology.k", "{e}");
+    assert!(e.to_string().contains("h3->edge0_1"), "{e}");
+    let mut plain = acclab_scenario::parse_spec(&text, "ft.toml").unwrap();
+    let e = plain.set_str("topology.k", "2").unwrap_err();
+    assert!(e.key.starts_with("flow.f"), "{e}");
+    assert!(e.to_string().contains("h15"), "{e}");
+    // A scenario written out link by link has no [topology] left to patch.
+    let mut written = acclab_scenario::parse_spec(&spec.to_toml(), "ft.toml").unwrap();
+    let e = written.set_str("topology.k", "6").unwrap_err();
+    assert_eq!(e.key, "topology.k", "{e}");
+    assert!(e.to_string().contains("no [topology]"), "{e}");
+}
+
+/// The pool of `[topology] shared_buffer` follows the switches of the fabric generated again.
+#[test]
+fn a_fabric_generated_again_gives_its_new_switches_the_pool() {
+    let text =
+        fat_tree(4, "", "").replace("core = {", "shared_buffer = { size = \"4MB\" }\ncore = {");
+    let mut spec = acclab_scenario::parse_spec(&text, "ft.toml").unwrap();
+    spec.set_str("shared_buffer[0].alpha", "0.5").unwrap();
+    spec.set_str("topology.k", "6").unwrap();
+    let sc = spec.build().unwrap();
+    // 18 edge, 18 aggregation and 9 core switches.
+    assert_eq!(sc.shared_buffers.len(), 45);
+    assert!(sc.shared_buffers.iter().all(|b| b.params.alpha == 0.5));
+    spec.set_str("topology.shared_buffer.alpha", "2").unwrap();
+    let sc = spec.build().unwrap();
+    assert!(sc.shared_buffers.iter().all(|b| b.params.alpha == 2.0));
 }
 
 #[test]

@@ -11,7 +11,7 @@ use crate::spec::{
     DefaultsSpec, EventSpec, EventSpecAction, FlowSpec, LinkSpec, OutputSpec, RoutingSpec,
     ScenarioSpec, SharedBufferSpec,
 };
-use crate::topology::Tier;
+use crate::spec::{FabricSource, Generated};
 use crate::workload::WorkloadSpec;
 use acclab_core::queue::shared_buffer::SharedBufferParams;
 
@@ -54,32 +54,23 @@ pub(super) fn expand(raw: RawScenario) -> Result<(ScenarioSpec, Origins), Findin
             },
         })
         .collect();
-    let fabric = match raw.topology {
-        Some(mut t) => {
-            let pool = t.shared_buffer.take();
-            let links = fabric(t, &default_queue)?;
-            if let Some(params) = pool {
-                // Every switch: every node with a link of the fabric's inner tiers leaving it.
-                let mut seen = std::collections::BTreeSet::new();
-                let mut nodes: Vec<String> = Vec::new();
-                for (origin, l) in &links {
-                    let inner = !matches!(
-                        origin,
-                        LinkOrigin::Topology {
-                            tier: Tier::Host,
-                            ..
-                        }
-                    );
-                    if inner && seen.insert(l.from.as_str()) {
-                        nodes.push(l.from.clone());
-                    }
-                }
-                shared_buffers.push(SharedBufferSpec { nodes, params });
+    let (fabric, source) = match raw.topology {
+        Some(t) => {
+            let table = toml::Table::try_from(&t).expect("a [topology] read from TOML writes back");
+            let fabric = fabric(t, &default_queue)?;
+            let pool = fabric.pool.map(|p| {
+                shared_buffers.push(p);
                 origins.fabric_buffer = true;
-            }
-            links
+                shared_buffers.len() - 1
+            });
+            let source = Generated {
+                table,
+                links: fabric.links.len(),
+                pool,
+            };
+            (fabric.links, FabricSource(Some(source)))
         }
-        None => Vec::new(),
+        None => (Vec::new(), FabricSource::default()),
     };
     origins.buffers = shared_buffers.len();
     // The group at which the members pass the bound is the one named (`flow[3].count`).
@@ -274,6 +265,7 @@ pub(super) fn expand(raw: RawScenario) -> Result<(ScenarioSpec, Origins), Findin
         flows,
         workloads,
         events,
+        fabric: source,
         output: OutputSpec {
             window,
             sample_interval: raw.output.sample_interval,

@@ -1,18 +1,51 @@
-//! `[topology]` read into its generated links (see [`crate::topology`]).
+//! `[topology]` read into its generated links (see [`crate::topology`]), when the file is read
+//! and again when one of its keys is patched ([`regenerate`]).
 
 use acclab_core::config::QueueConfig;
+use serde::Deserialize;
 
 use super::origins::LinkOrigin;
 use super::raw::RawTopology;
 use super::tables::{queue_config, Finding, MAX_MEMBERS};
-use crate::spec::LinkSpec;
+use crate::spec::{LinkSpec, SharedBufferSpec};
 use crate::topology::{Shape, Tier, TierLinks};
 
-/// `[topology]` into its links (see [`crate::topology`]), each with its origin.
-pub(super) fn fabric(
-    t: RawTopology,
+/// What a `[topology]` makes: its links (both directions of every cable), each with its origin,
+/// and the pool every switch shares if it asks for one (`shared_buffer`).
+pub(super) struct Fabric {
+    pub(super) links: Vec<(LinkOrigin, LinkSpec)>,
+    pub(super) pool: Option<SharedBufferSpec>,
+}
+
+/// The fabric of `table`, a `[topology]` as a file writes it (patched: `topology.k = 8`), with
+/// `default_queue` for links that name no queue. A mistake names its key (`topology.k`).
+pub(crate) fn regenerate(
+    table: toml::Table,
     default_queue: &Option<QueueConfig>,
-) -> Result<Vec<(LinkOrigin, LinkSpec)>, Finding> {
+) -> Result<(Vec<LinkSpec>, Option<SharedBufferSpec>), Finding> {
+    #[derive(Deserialize)]
+    struct Wrapped {
+        topology: RawTopology,
+    }
+    let wrapped = toml::Table::from_iter([("topology".to_string(), toml::Value::Table(table))]);
+    let raw: Wrapped =
+        serde_path_to_error::deserialize(toml::Value::Table(wrapped)).map_err(|e| {
+            let message = e.inner().message().trim().to_string();
+            (
+                super::locate::with_missing_field(&e.path().to_string(), &message),
+                message,
+            )
+        })?;
+    let f = fabric(raw.topology, default_queue)?;
+    Ok((f.links.into_iter().map(|(_, l)| l).collect(), f.pool))
+}
+
+/// `[topology]` into its [`Fabric`] (see [`crate::topology`]).
+pub(super) fn fabric(
+    mut t: RawTopology,
+    default_queue: &Option<QueueConfig>,
+) -> Result<Fabric, Finding> {
+    let pool = t.shared_buffer.take();
     let key = |k: &str| format!("topology.{k}");
     let sizes = [
         ("k", t.k),
@@ -114,15 +147,34 @@ pub(super) fn fabric(
             ),
         ));
     }
-    let links = shape.generate(&|tier| match tiers.get(&tier) {
-        Some((l, _)) => l.clone(),
-        None => base.clone(),
-    });
-    Ok(links
+    let links: Vec<(LinkOrigin, LinkSpec)> = shape
+        .generate(&|tier| match tiers.get(&tier) {
+            Some((l, _)) => l.clone(),
+            None => base.clone(),
+        })
         .into_iter()
         .map(|(tier, l)| {
             let own = tiers.get(&tier).map_or([false; 3], |(_, own)| *own);
             (LinkOrigin::Topology { tier, own }, l)
         })
-        .collect())
+        .collect();
+    // Every switch: every node with a link of the fabric's inner tiers leaving it.
+    let pool = pool.map(|params| {
+        let mut seen = std::collections::BTreeSet::new();
+        let mut nodes: Vec<String> = Vec::new();
+        for (origin, l) in &links {
+            let inner = !matches!(
+                origin,
+                LinkOrigin::Topology {
+                    tier: Tier::Host,
+                    ..
+                }
+            );
+            if inner && seen.insert(l.from.as_str()) {
+                nodes.push(l.from.clone());
+            }
+        }
+        SharedBufferSpec { nodes, params }
+    });
+    Ok(Fabric { links, pool })
 }

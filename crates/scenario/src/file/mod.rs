@@ -25,6 +25,7 @@ use crate::error::ScenarioError;
 use crate::scenario::Scenario;
 use crate::spec::ScenarioSpec;
 use expand::expand;
+pub(crate) use fabric::regenerate;
 use locate::{first_datetime, located, serde_error, syntax_error};
 pub(crate) use locate::{line_of_key, located_error};
 use origins::Origins;

@@ -4,7 +4,7 @@
 use acclab_core::link::{Jitter, LossModel};
 use acclab_core::queue::shared_buffer::SharedBufferParams;
 use acclab_core::{Bytes, Duration, Rate};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::routing::Ecmp;
 use crate::spec::{LinkDelay, LinkRate, TraceSpec};
@@ -72,23 +72,37 @@ pub(super) struct RawRouting {
 
 /// `[topology]`: a fabric's shape (the keys of its kind), its links' rate, delay and queue, and
 /// per-tier overrides (`host = { rate = "25Gbps" }`).
-#[derive(Deserialize)]
+///
+/// Written back (`Serialize`) as the spec's [`crate::spec::FabricSource`], the table its keys'
+/// patches edit.
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawTopology {
     pub(super) kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) k: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) oversubscription: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) leaves: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) spines: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) hosts_per_leaf: Option<u32>,
     pub(super) link_rate: Rate,
     pub(super) link_delay: Duration,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) queue: Option<toml::Table>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) host: Option<RawTier>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) aggregation: Option<RawTier>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) core: Option<RawTier>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) spine: Option<RawTier>,
     /// Every switch of the fabric has a pool of this size shared by its output queues.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) shared_buffer: Option<SharedBufferParams>,
 }
 
@@ -101,11 +115,14 @@ pub(super) struct RawSharedBuffer {
     pub(super) alpha: Option<f64>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawTier {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) rate: Option<Rate>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) delay: Option<Duration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) queue: Option<toml::Table>,
 }
 

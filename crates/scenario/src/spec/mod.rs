@@ -63,6 +63,36 @@ pub struct ScenarioSpec {
     pub events: Vec<EventSpec>,
     #[serde(skip_serializing_if = "OutputSpec::is_empty")]
     pub output: OutputSpec,
+    /// The `[topology]` the first links were generated from, when read from a file: what a
+    /// patch of `topology.*` edits. Not written back: [`to_toml`](Self::to_toml) lists every
+    /// link.
+    #[serde(skip)]
+    pub(crate) fabric: FabricSource,
+}
+
+/// Where the generated links came from: a file's `[topology]`, or nothing (no fabric, or one
+/// the builder made, whose tiers are a function).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct FabricSource(pub(crate) Option<Generated>);
+
+/// How a file's `[topology]` was written, so that a patch of one of its keys (`topology.k`,
+/// `topology.link_rate`) generates the fabric again ([`ScenarioSpec::set_all`]).
+#[derive(Clone, Debug)]
+pub(crate) struct Generated {
+    /// The `[topology]` table, as written and patched.
+    pub(crate) table: toml::Table,
+    /// How many links it made: the spec's first.
+    pub(crate) links: usize,
+    /// Which of the spec's shared buffers is its `shared_buffer`, if it has one.
+    pub(crate) pool: Option<usize>,
+}
+
+/// How the links were made is not part of what they are: a scenario read from a file with a
+/// `[topology]`, the same written back link by link, and the same made by the builder are equal.
+impl PartialEq for FabricSource {
+    fn eq(&self, _: &FabricSource) -> bool {
+        true
+    }
 }
 
 /// `[defaults]`: packet sizes, and the queue of links that do not set their own.
@@ -373,6 +403,7 @@ impl ScenarioSpec {
             workloads: Vec::new(),
             events: Vec::new(),
             output: OutputSpec::default(),
+            fabric: FabricSource::default(),
         }
     }
 
