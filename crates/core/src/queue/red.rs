@@ -2,7 +2,10 @@
 //!
 //! On each arrival avg ← (1 − w_q)·avg + w_q·q, with the idle-time correction of the paper
 //! (after an idle spell avg decays as if m small packets had arrived, m = idle time / the
-//! transmission time of a packet). Between min_th and max_th the base probability is
+//! transmission time of a packet); a packet dropped on arrival at an empty queue leaves it idle,
+//! so the idle spell goes on from that arrival (otherwise an average left above max_th by a
+//! burst never decays again: every later packet is dropped at the empty queue and none is ever
+//! dequeued to start a spell — a Reno flow starved for good on a fat-tree). Between min_th and max_th the base probability is
 //! p_b = max_p·(avg − min_th)/(max_th − min_th), spread by the count since the last drop:
 //! p_a = p_b / (1 − count·p_b). Gentle mode ramps p_b from max_p to 1 between max_th and
 //! 2·max_th instead of dropping everything above max_th. In byte mode (thresholds in bytes)
@@ -138,7 +141,13 @@ impl Aqm for Red {
                 pkt.ecn.mark();
                 Verdict::Marked
             }
-            Some(false) => Verdict::Drop,
+            Some(false) => {
+                // Dropped at an empty queue: it stays idle, from now.
+                if data.is_empty() {
+                    self.idle_since = Some(now);
+                }
+                Verdict::Drop
+            }
             None => Verdict::Pass,
         }
     }
@@ -286,6 +295,29 @@ mod tests {
             "{} vs {expected}",
             r.average()
         );
+    }
+
+    /// An average left high by a burst decays over the idle spell that follows, even when
+    /// the first packets after it are dropped at the empty queue (before, a drop at an empty
+    /// queue ended the spell for good: no dequeue came to start the next one, the average
+    /// stayed above max_th and every later packet was dropped).
+    #[test]
+    fn drops_at_an_empty_queue_do_not_end_its_idle_spell() {
+        let mut r = red(false);
+        r.avg = 40.0; // above max_th: every arrival dropped
+        let fifo = Fifo::new(Limit::Unlimited);
+        let mut pkt = Packet::new(FlowId(0), PacketKind::Data, 1000);
+        // The queue went idle at 0 (as `Red::new` starts). A packet at 1 ms finds the average
+        // still far above max_th and is dropped; then one packet a second, each into the empty
+        // queue (1 s = 1,250 packet times at 10 Mb/s: the average falls by 0.998^1250 ≈ 0.08
+        // a second).
+        let mut verdicts = vec![r.on_arrival(Time(1_000_000), &mut pkt, true, &fifo)];
+        for s in 1..4 {
+            verdicts.push(r.on_arrival(Time(s * 1_000_000_000), &mut pkt, true, &fifo));
+        }
+        assert_eq!(verdicts[0], Verdict::Drop);
+        assert!(r.average() < 5.0, "{}", r.average());
+        assert_eq!(verdicts[3], Verdict::Pass, "{verdicts:?}");
     }
 
     #[test]
