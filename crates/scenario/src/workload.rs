@@ -29,10 +29,11 @@ pub struct SizeCdf {
 }
 
 /// The built-in distributions: name and data (each file cites its source).
-const BUILTIN: [(&str, &str); 3] = [
+const BUILTIN: [(&str, &str); 4] = [
     ("websearch", include_str!("../data/websearch.cdf")),
     ("datamining", include_str!("../data/datamining.cdf")),
     ("hadoop", include_str!("../data/hadoop.cdf")),
+    ("rpc", include_str!("../data/rpc.cdf")),
 ];
 
 impl SizeCdf {
@@ -637,6 +638,11 @@ mod tests {
         let dm = SizeCdf::builtin("datamining").unwrap();
         assert!((dm.quantile(0.55) - 1100.0).abs() < 1e-6);
         assert!((dm.mean() - 5_036_535.175).abs() < 1.0, "{}", dm.mean());
+        // RPCs (Homa's W3): half within 256 B, a mean of 3.34 KB, over half of it from the 0.3% above 128 KB.
+        let rpc = SizeCdf::builtin("rpc").unwrap();
+        assert!((rpc.quantile(0.49786) - 256.0).abs() < 1e-6);
+        assert_eq!(rpc.sample(0.01), 3); // the atom at 3 bytes
+        assert!((rpc.mean() - 3340.74).abs() < 0.01, "{}", rpc.mean());
     }
 
     #[test]
