@@ -348,6 +348,38 @@ fn topology_keys_are_patched_and_the_fabric_generated_again() {
     assert!(e.to_string().contains("no [topology]"), "{e}");
 }
 
+/// HPCC over packet spraying is refused, naming the flow's or the workload's kind: its sender
+/// keeps each hop's telemetry by the hop's place on one path.
+#[test]
+fn hpcc_flows_are_not_sprayed() {
+    let flow = "[[flow]]\nid = \"f\"\nkind = \"hpcc\"\nfrom = \"h0\"\nto = \"h15\"\n";
+    let e = parse(
+        &fat_tree(4, "[routing]\necmp = \"packet\"", flow),
+        "ft.toml",
+    )
+    .unwrap_err();
+    assert_eq!(e.key, "flow[0].kind", "{e}");
+    assert!(
+        e.to_string().contains("ecmp = \"flow\"") && e.line.is_some(),
+        "{e}"
+    );
+    let wl =
+        "[[workload]]\nid = \"w\"\nkind = \"hpcc\"\nsizes = \"rpc\"\nload = 0.1\nstop = \"1ms\"\n";
+    let e = parse(&fat_tree(4, "[routing]\necmp = \"packet\"", wl), "ft.toml").unwrap_err();
+    assert_eq!(e.key, "workload[0].kind", "{e}");
+    // Per-flow ECMP, and spraying of other schemes, stand.
+    parse(&fat_tree(4, "[routing]\necmp = \"flow\"", flow), "ft.toml").unwrap();
+    parse(
+        &fat_tree(
+            4,
+            "[routing]\necmp = \"packet\"",
+            &flow.replace("hpcc", "dctcp"),
+        ),
+        "ft.toml",
+    )
+    .unwrap();
+}
+
 /// The pool of `[topology] shared_buffer` follows the switches of the fabric generated again.
 #[test]
 fn a_fabric_generated_again_gives_its_new_switches_the_pool() {

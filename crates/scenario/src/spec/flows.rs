@@ -3,6 +3,7 @@
 
 use std::collections::BTreeSet;
 
+use acclab_core::config::SchemeConfig;
 use acclab_core::{Duration, Time};
 
 use super::network::Topology;
@@ -120,6 +121,20 @@ pub(super) fn resolve_flow(
         let e = e.within("params");
         fault(item, &e.key, format!("flow {id:?}: {}", e.message))
     })?;
+    // HPCC (Li et al. 2019 §3.2) keeps the last telemetry record of each hop by the hop's
+    // place on the flow's path, and compares the next with it: packets sprayed over several
+    // paths would compare one link's counters with another's.
+    if matches!(scheme, SchemeConfig::Hpcc(_)) && route.ecmp == Ecmp::Packet && f.path.is_none() {
+        return Err(fault(
+            item,
+            "kind",
+            format!(
+                "flow {id:?}: HPCC keeps each hop's telemetry by its place on one path, and \
+                 [routing] ecmp = \"packet\" sprays its packets over several: use ecmp = \"flow\" \
+                 (as the HPCC paper does) or give the flow a `path`"
+            ),
+        ));
+    }
     let start = Time(f.start.unwrap_or(Duration::ZERO).0);
     if start >= Time(duration.0) {
         return Err(fault(
