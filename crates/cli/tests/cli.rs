@@ -641,8 +641,15 @@ stop = "10ms"
         ],
     );
     assert!(o.status.success(), "{}", text(&o));
+    // The effective scenario keeps the fabric as its [topology], patched.
     let effective = std::fs::read_to_string(tmp.path().join("k6/scenario.toml")).unwrap();
-    assert!(effective.contains("\"h53\"") && effective.contains("\"edge5_2\""));
+    assert!(
+        effective.contains("[topology]") && effective.contains("k = 6"),
+        "{effective}"
+    );
+    assert!(!effective.contains("[[link]]"), "{effective}");
+    let o = acclab(tmp.path(), &["check", "k6/scenario.toml"]);
+    assert!(text(&o).contains("topology: 54 hosts"), "{}", text(&o));
     let o = acclab(
         tmp.path(),
         &["run", f, "--set", "topology.k=7", "--out", "k7"],

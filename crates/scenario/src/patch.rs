@@ -8,15 +8,16 @@
 //! message the file would give, naming the patched key path. A rejected patch leaves the
 //! scenario as it was.
 //!
-//! A patch of a `[topology]`'s key (`topology.k = 8`, `topology.link_rate = "40Gbps"`,
-//! `topology.core.queue.limit`) generates the fabric again from the table as the file wrote it,
-//! patched; the generated links patched by name before keep those patches (a patched link
-//! the new fabric does not have is an error), and so does everything else the scenario holds.
+//! A fabric read from a `[topology]` is written back as that table ([`ScenarioSpec::to_toml`]),
+//! so a patch of one of its keys (`topology.k = 8`, `topology.link_rate = "40Gbps"`,
+//! `topology.core.queue.limit`) generates it again; a generated link patched by name keeps its
+//! patch as the fabric's `[topology.links."a->b"]` (one the new fabric does not have is an
+//! error naming it).
 
 use crate::error::ScenarioError;
 use crate::file::def_from_table;
 use crate::scenario::Scenario;
-use crate::spec::{key_segments, quote_key, FabricSource, Fault, Generated, Item, ScenarioSpec};
+use crate::spec::{key_segments, Fault, Item, ScenarioSpec};
 
 /// The items a key path names by kind and name or index: `flow.ID`, `link."a->b"`, `event[N]`,
 /// `shared_buffer[N]`.
@@ -47,119 +48,29 @@ impl ScenarioSpec {
     /// values that only fit together (a shorter `duration` and its `output.window`) can be set
     /// together. A rejected patch leaves the scenario as it was.
     pub fn set_all(&mut self, values: &[(String, toml::Value)]) -> Result<(), ScenarioError> {
-        // The fabric first, so that the other patches apply to the links it makes.
-        let (fabric, others): (Vec<_>, Vec<_>) = values
-            .iter()
-            .partition(|(key, _)| key_segments(key).first().is_some_and(|k| k == "topology"));
-        let mut patched = self.clone();
-        let carried = if fabric.is_empty() {
-            Vec::new()
-        } else {
-            patched.generate_again(&fabric)?
-        };
-        let mut table = patched.to_table();
-        for (key, value) in carried.iter().chain(others) {
-            patched.put_at(&mut table, key, value.clone())?;
+        let mut table = self.to_table();
+        for (key, value) in values {
+            self.put_at(&mut table, key, value.clone())?;
         }
-        let mut def = def_from_table(table, &self.name).map_err(|e| ScenarioError {
-            key: patched.rename_indices(&e.key),
-            ..e
+        let fabric_patch = values.iter().find(|(k, _)| k.starts_with("topology"));
+        let def = def_from_table(table, &self.name).map_err(|e| match fabric_patch {
+            // A link patched before that the fabric patched now does not make.
+            Some((key, _)) if e.key.starts_with("topology.links.") => ScenarioError {
+                key: key.clone(),
+                message: format!(
+                    "{} was patched before, and the fabric patched this way does not make it",
+                    self.rename_indices(&e.key)
+                ),
+                ..e
+            },
+            _ => ScenarioError {
+                key: self.rename_indices(&e.key),
+                ..e
+            },
         })?;
-        def.fabric = patched.fabric;
         def.resolve().map_err(|f| def.named_error(f))?;
         *self = def;
         Ok(())
-    }
-
-    /// Generates the fabric again from its `[topology]` with the patches `fabric` (keys
-    /// `topology.…`), in place of the links it made before. Returns the patches of those links
-    /// made since they were generated, by name, for the caller to apply to the new ones.
-    fn generate_again(
-        &mut self,
-        fabric: &[&(String, toml::Value)],
-    ) -> Result<Vec<(String, toml::Value)>, ScenarioError> {
-        let first = &fabric[0].0;
-        let err = |key: &str, message: String| ScenarioError {
-            file: self.name.clone(),
-            line: None,
-            key: key.to_string(),
-            message,
-        };
-        let Some(was) = self.fabric.0.clone() else {
-            return Err(err(
-                first,
-                "the scenario has no [topology] to patch: its links are listed one by one (as \
-                 in a scenario acclab wrote out, e.g. a run's scenario.toml, or one made by the \
-                 builder); patch them by name (`link.\"edge0_0->h0\".rate`) or edit the file"
-                    .into(),
-            ));
-        };
-        let mut table = toml::Value::Table(was.table.clone());
-        for (key, value) in fabric {
-            put(&mut table, &key_segments(key)[1..], value.clone()).map_err(|m| err(key, m))?;
-        }
-        let toml::Value::Table(table) = table else {
-            unreachable!("a table patched inside stays a table")
-        };
-        let (links, pool) = crate::file::regenerate(table.clone(), &self.defaults.queue)
-            .map_err(|(key, message)| err(&key, message))?;
-        let (before, made_pool) = crate::file::regenerate(was.table.clone(), &self.defaults.queue)
-            .expect("the fabric was generated from this table before");
-        // What was patched in the links since: every key whose value is not the generated one.
-        let mut carried = Vec::new();
-        for (made, now) in before.iter().zip(&self.links[..was.links]) {
-            if made == now {
-                continue;
-            }
-            let name = now.name();
-            let as_table = |l| match toml::Value::try_from(l) {
-                Ok(toml::Value::Table(t)) => t,
-                _ => unreachable!("a link writes as a table"),
-            };
-            let (made, now) = (as_table(made), as_table(now));
-            let keys: Vec<&String> = now.keys().filter(|k| made.get(*k) != now.get(*k)).collect();
-            if !links.iter().any(|l| l.name() == name) {
-                return Err(err(
-                    first,
-                    format!(
-                        "link {name:?} was patched ({}), and the fabric patched this way has no such link",
-                        keys.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", ")
-                    ),
-                ));
-            }
-            for k in keys {
-                carried.push((format!("link.{}.{k}", quote_key(&name)), now[k].clone()));
-            }
-        }
-        let count = links.len();
-        self.links.splice(..was.links, links);
-        let pool = match (was.pool, pool) {
-            (Some(i), Some(mut p)) => {
-                // A pool patched by index since (`shared_buffer[N].alpha`) keeps that, unless
-                // these patches set the pool's own keys.
-                let now = &self.shared_buffers[i].params;
-                if made_pool.is_some_and(|m| m.params != *now && m.params == p.params) {
-                    p.params = self.shared_buffers[i].params.clone();
-                }
-                self.shared_buffers[i] = p;
-                Some(i)
-            }
-            (None, Some(p)) => {
-                self.shared_buffers.push(p);
-                Some(self.shared_buffers.len() - 1)
-            }
-            (Some(i), None) => {
-                self.shared_buffers.remove(i);
-                None
-            }
-            (None, None) => None,
-        };
-        self.fabric = FabricSource(Some(Generated {
-            table,
-            links: count,
-            pool,
-        }));
-        Ok(carried)
     }
 
     /// Puts `value` at `key` in `table` (this scenario as a table).
@@ -177,13 +88,46 @@ impl ScenarioSpec {
         };
         let segments = key_segments(key);
         let (item, rest) = self.item_of(&segments).map_err(err)?;
+        let generated = self.fabric.0.as_ref().map_or(0, |g| g.links);
         let target: &mut toml::Value = match item {
             Item::Top => table
                 .entry(segments[0].clone())
                 .or_insert_with(|| toml::Value::Table(Default::default())),
-            Item::Link(i) => &mut table["link"][i],
+            // A generated link's values are its fabric's `[topology.links."a->b"]`; a key
+            // patched there starts from the link's whole value (a queue's kind with its limit).
+            Item::Link(i) if i < generated => {
+                let name = self.links[i].name();
+                let head = rest.first().cloned().unwrap_or_default();
+                let toml::Value::Table(now) =
+                    toml::Value::try_from(&self.links[i]).expect("a link always writes")
+                else {
+                    unreachable!("a link writes as a table")
+                };
+                let values = table["topology"]
+                    .as_table_mut()
+                    .expect("a fabric writes its [topology]")
+                    .entry("links")
+                    .or_insert_with(|| toml::Value::Table(Default::default()))
+                    .as_table_mut()
+                    .expect("links is a table")
+                    .entry(name)
+                    .or_insert_with(|| toml::Value::Table(Default::default()));
+                if let (Some(t), Some(v)) = (values.as_table_mut(), now.get(&head)) {
+                    t.entry(head.clone()).or_insert_with(|| v.clone());
+                }
+                values
+            }
+            Item::Link(i) => &mut table["link"][i - generated],
             Item::Flow(i) => &mut table["flow"][i],
             Item::Event(i) => &mut table["event"][i],
+            Item::SharedBuffer(i) if self.fabric.0.as_ref().and_then(|g| g.pool) == Some(i) => {
+                if rest.first().is_some_and(|k| k == "nodes") {
+                    return Err(err(
+                        "the fabric's pool is every switch's: its nodes are the fabric's".into(),
+                    ));
+                }
+                &mut table["topology"]["shared_buffer"]
+            }
             Item::SharedBuffer(i) => &mut table["shared_buffer"][i],
         };
         let rest = match item {
@@ -209,6 +153,13 @@ impl ScenarioSpec {
         let (kind, name) = match segments {
             [] => return Err("empty key".into()),
             [kind, name, ..] if ITEMS.contains(&kind.as_str()) => (kind, name),
+            [kind, ..] if kind == "topology" && self.fabric.0.is_none() => {
+                return Err(
+                    "the scenario has no [topology] to patch: its links are listed one by one \
+                     (as in one the builder made); patch them by name (`link.\"edge0_0->h0\".rate`)"
+                        .into(),
+                )
+            }
             [kind] if ITEMS.contains(&kind.as_str()) => {
                 return Err(format!(
                     "name the {kind}: `flow.ID.key`, `link.\"a->b\".key`, `event[N].key` or `shared_buffer[N].key`"
@@ -246,13 +197,21 @@ impl ScenarioSpec {
         Ok((item, rest))
     }
 
-    /// `flow[3].params.x` (the file's index form) → `flow.f3.params.x` (the patch's).
+    /// `flow[3].params.x` (the file's index form) → `flow.f3.params.x` (the patch's);
+    /// `topology.links."a->b".rate` → `link."a->b".rate`.
     fn rename_indices(&self, key: &str) -> String {
+        if let Some(link) = key.strip_prefix("topology.links.") {
+            return format!("link.{link}");
+        }
+        let generated = self.fabric.0.as_ref().map_or(0, |g| g.links);
         let segments = key_segments(key);
         let named = match segments.as_slice() {
             [kind, i, ..] => match (kind.as_str(), i.parse::<usize>()) {
                 ("flow", Ok(i)) if i < self.flows.len() => Some(Item::Flow(i)),
-                ("link", Ok(i)) if i < self.links.len() => Some(Item::Link(i)),
+                // The written links are those after the fabric's.
+                ("link", Ok(i)) if i + generated < self.links.len() => {
+                    Some(Item::Link(i + generated))
+                }
                 _ => None,
             },
             _ => None,

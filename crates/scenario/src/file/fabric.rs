@@ -7,7 +7,7 @@ use serde::Deserialize;
 use super::origins::LinkOrigin;
 use super::raw::RawTopology;
 use super::tables::{queue_config, Finding, MAX_MEMBERS};
-use crate::spec::{LinkSpec, SharedBufferSpec};
+use crate::spec::{quote_key, LinkSpec, SharedBufferSpec};
 use crate::topology::{Shape, Tier, TierLinks};
 
 /// What a `[topology]` makes: its links (both directions of every cable), each with its origin,
@@ -46,6 +46,7 @@ pub(super) fn fabric(
     default_queue: &Option<QueueConfig>,
 ) -> Result<Fabric, Finding> {
     let pool = t.shared_buffer.take();
+    let values = std::mem::take(&mut t.links);
     let key = |k: &str| format!("topology.{k}");
     let sizes = [
         ("k", t.k),
@@ -155,9 +156,52 @@ pub(super) fn fabric(
         .into_iter()
         .map(|(tier, l)| {
             let own = tiers.get(&tier).map_or([false; 3], |(_, own)| *own);
-            (LinkOrigin::Topology { tier, own }, l)
+            (
+                LinkOrigin::Topology {
+                    tier,
+                    own,
+                    values: None,
+                },
+                l,
+            )
         })
         .collect();
+    let mut links = links;
+    for (name, v) in values {
+        let key = |k: &str| format!("topology.links.{}{k}", quote_key(&name));
+        let Some((origin, l)) = links.iter_mut().find(|(_, l)| l.name() == name) else {
+            return Err((
+                key(""),
+                format!(
+                    "the fabric has no link {name:?} (its links join its nodes: \"h0->edge0_0\", …)"
+                ),
+            ));
+        };
+        let mut set = Vec::new();
+        if let Some(r) = v.rate {
+            l.rate = r;
+            set.push("rate");
+        }
+        if let Some(d) = v.delay {
+            l.delay = d;
+            set.push("delay");
+        }
+        if let Some(q) = v.queue {
+            l.queue = queue_config(q, &key(".queue"))?;
+            set.push("queue");
+        }
+        if let Some(loss) = v.loss {
+            l.loss = loss;
+            set.push("loss");
+        }
+        if let Some(j) = v.jitter {
+            l.jitter = Some(j);
+            set.push("jitter");
+        }
+        if let LinkOrigin::Topology { values, .. } = origin {
+            *values = Some((name.clone(), set));
+        }
+    }
     // Every switch: every node with a link of the fabric's inner tiers leaving it.
     let pool = pool.map(|params| {
         let mut seen = std::collections::BTreeSet::new();

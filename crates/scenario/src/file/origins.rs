@@ -1,6 +1,6 @@
 //! Where each entry of a spec read from a file came from, to name its keys in errors.
 
-use crate::spec::{join_key, key_segments, Item};
+use crate::spec::{join_key, key_segments, quote_key, Item};
 use crate::topology::Tier;
 
 /// Where each entry of a [`ScenarioSpec`] made from a file came from, to name its keys.
@@ -16,29 +16,38 @@ pub(super) struct Origins {
 }
 
 /// Where a link came from.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub(super) enum LinkOrigin {
     /// The `[[link]]` at this index, and whether it used `between`.
     Table(usize, bool),
     /// `[topology]`, tier `tier`; `own[0..3]`: whether the tier's table sets its own rate, delay,
-    /// queue.
-    Topology { tier: Tier, own: [bool; 3] },
+    /// queue; `values`: the keys `[topology.links."a->b"]` sets for this link, and its name.
+    Topology {
+        tier: Tier,
+        own: [bool; 3],
+        values: Option<(String, Vec<&'static str>)>,
+    },
 }
 
 impl Origins {
     pub(super) fn file_key(&self, item: Item, key: &str) -> String {
         match item {
             Item::Top => key.to_string(),
-            Item::Link(i) => match self.links[i] {
-                LinkOrigin::Table(n, between) => {
+            Item::Link(i) => match &self.links[i] {
+                &LinkOrigin::Table(n, between) => {
                     let key = match key {
                         "from" | "to" if between => "between",
                         k => k,
                     };
                     join_key(&format!("link[{n}]"), key)
                 }
-                LinkOrigin::Topology { tier, own } => {
+                LinkOrigin::Topology { tier, own, values } => {
                     let head = key_segments(key).first().cloned().unwrap_or_default();
+                    if let Some((name, _)) =
+                        values.as_ref().filter(|(_, k)| k.contains(&head.as_str()))
+                    {
+                        return join_key(&format!("topology.links.{}", quote_key(name)), key);
+                    }
                     let (at, top) = match head.as_str() {
                         "rate" => (own[0], "link_rate"),
                         "delay" => (own[1], "link_delay"),

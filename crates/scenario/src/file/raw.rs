@@ -104,6 +104,26 @@ pub(super) struct RawTopology {
     /// Every switch of the fabric has a pool of this size shared by its output queues.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) shared_buffer: Option<SharedBufferParams>,
+    /// `[topology.links."a->b"]`: generated links' own values, in place of their tier's.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub(super) links: std::collections::BTreeMap<String, RawLinkValues>,
+}
+
+/// A generated link's own values (`[topology.links."agg0_1->core2"]`): what a patch of the
+/// link (`link."agg0_1->core2".rate`) writes back, and what a file may set by hand.
+#[derive(Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawLinkValues {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) rate: Option<LinkRate>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) delay: Option<LinkDelay>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) queue: Option<toml::Table>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) loss: Option<LossModel>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) jitter: Option<Jitter>,
 }
 
 /// `[[shared_buffer]]`: see [`crate::spec::SharedBufferSpec`].

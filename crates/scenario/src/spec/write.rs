@@ -47,7 +47,66 @@ impl ScenarioSpec {
                 memo.strip_queue(q);
             }
         }
+        self.fabric_to_table(&mut t);
         t
+    }
+
+    /// A fabric read from a `[topology]` is written back as that table, not link by link: its
+    /// links that differ from what it generates (patched since) as `[topology.links."a->b"]`
+    /// with the keys that differ, its pool (patched since, maybe) as its `shared_buffer`.
+    fn fabric_to_table(&self, t: &mut toml::Table) {
+        let Some(g) = &self.fabric.0 else {
+            return;
+        };
+        let (made, _) = crate::file::regenerate(g.table.clone(), &self.defaults.queue)
+            .expect("the fabric was generated from this table");
+        let mut topology = g.table.clone();
+        let Some(toml::Value::Array(mut written)) = t.remove("link") else {
+            unreachable!("a fabric has links")
+        };
+        let rest = written.split_off(g.links);
+        let as_table = |v: toml::Value| match v {
+            toml::Value::Table(t) => t,
+            _ => unreachable!("a link writes as a table"),
+        };
+        for ((made, now), table) in made.iter().zip(&self.links).zip(written) {
+            if made == now {
+                continue;
+            }
+            let written = |l: &super::LinkSpec| {
+                as_table(toml::Value::try_from(l).expect("a link always writes"))
+            };
+            let (made, now_table) = (written(made), written(now));
+            let values = topology
+                .entry("links")
+                .or_insert_with(|| toml::Value::Table(Default::default()))
+                .as_table_mut()
+                .expect("links is a table")
+                .entry(now.name())
+                .or_insert_with(|| toml::Value::Table(Default::default()))
+                .as_table_mut()
+                .expect("a link's values are a table");
+            for (k, v) in as_table(table) {
+                if !matches!(k.as_str(), "from" | "to") && made.get(&k) != now_table.get(&k) {
+                    values.insert(k, v);
+                }
+            }
+        }
+        if !rest.is_empty() {
+            t.insert("link".into(), toml::Value::Array(rest));
+        }
+        if let Some(i) = g.pool {
+            let params = toml::Value::try_from(&self.shared_buffers[i].params)
+                .expect("a pool's parameters write");
+            topology.insert("shared_buffer".into(), params);
+            if let Some(toml::Value::Array(pools)) = t.get_mut("shared_buffer") {
+                pools.remove(i);
+                if pools.is_empty() {
+                    t.remove("shared_buffer");
+                }
+            }
+        }
+        t.insert("topology".into(), toml::Value::Table(topology));
     }
 }
 
