@@ -246,3 +246,39 @@ def test_a_run_from_python_keeps_its_effective_scenario(small_file: Path, tmp_pa
     acclab.run(again, out=tmp_path / "b", progress=False)
     for name in ["flows.csv", "links.csv"]:
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+
+
+FABRIC = """
+name = "ft"
+duration = "5ms"
+[routing]
+ecmp = "flow"
+[topology]
+kind = "fat-tree"
+k = 4
+link_rate = "10Gbps"
+link_delay = "1us"
+[[flow]]
+id = "f"
+kind = "dctcp"
+from = "h0"
+to = "h15"
+"""
+
+
+def test_topology_keys_patch_and_survive_pickling():
+    sc = acclab.parse(FABRIC)
+    assert len(sc.links) == 96
+    sc.set('link."h0->edge0_0".rate', "25Gbps")
+    sc.set("topology.k", 6)
+    assert len(sc.links) == 2 * 162 and "h53->edge5_2" in sc.links
+    # A Scenario travels as its text (Dask, subprocesses): the fabric goes as its
+    # [topology], so the copy patches the same way.
+    copy = pickle.loads(pickle.dumps(sc))
+    assert "[topology]" in copy.to_toml() and "[[link]]" not in copy.to_toml()
+    copy.set("topology.k", 8)
+    assert len(copy.links) == 2 * 384
+    assert 'rate = "25Gbps"' in copy.to_toml()
+    with pytest.raises(acclab.ScenarioError) as e:
+        copy.set("topology.k", 7)
+    assert e.value.key == "topology.k" and "even" in e.value.message
