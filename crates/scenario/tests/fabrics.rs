@@ -365,6 +365,37 @@ fn topology_keys_are_patched_and_the_fabric_generated_again() {
     assert!(e.to_string().contains("no [topology]"), "{e}");
 }
 
+/// `[topology.links."a->b"]` gives one generated link values of its own; mistakes in it name
+/// the key and the line.
+#[test]
+fn a_generated_link_takes_values_of_its_own() {
+    let own = "[topology.links.\"agg0_0->core1\"]\nrate = \"1Gbps\"\nloss = 0.01\n";
+    let sc = parse(&fat_tree(4, "", own), "ft.toml").unwrap();
+    let l = sc.links.iter().find(|l| l.name == "agg0_0->core1").unwrap();
+    assert_eq!(l.rate, Rate::from_mbps(1_000));
+    assert!(!l.loss.is_none());
+    let back = sc.links.iter().find(|l| l.name == "core1->agg0_0").unwrap();
+    assert_eq!(back.rate, Rate::from_mbps(40_000));
+    for (text, key) in [
+        (
+            "[topology.links.\"x->y\"]\nrate = \"1Gbps\"\n",
+            "topology.links.\"x->y\"",
+        ),
+        (
+            "[topology.links.\"h0->edge0_0\"]\nqueue = { kind = \"droptail\", limit = \"-1pkt\" }\n",
+            "topology.links.\"h0->edge0_0\".queue.limit",
+        ),
+        (
+            "[topology.links.\"h0->edge0_0\"]\nspeed = \"1Gbps\"\n",
+            "topology.links.\"h0->edge0_0\".speed",
+        ),
+    ] {
+        let e = parse(&fat_tree(4, "", text), "ft.toml").unwrap_err();
+        assert_eq!(e.key, key, "{e}");
+        assert!(e.line.is_some(), "{e}");
+    }
+}
+
 /// HPCC over packet spraying is refused, naming the flow's or the workload's kind: its sender
 /// keeps each hop's telemetry by the hop's place on one path.
 #[test]

@@ -46,7 +46,7 @@ pub(super) fn serde_error(
         p if p == "." => String::new(),
         p => p,
     };
-    let key = with_missing_field(&key, &message);
+    let key = quote_generated_link(&with_missing_field(&key, &message));
     if src.is_empty() {
         return ScenarioError {
             file: file.to_string(),
@@ -56,6 +56,19 @@ pub(super) fn serde_error(
         };
     }
     located(src, file, span, key, message)
+}
+
+/// serde's path through `[topology.links."a->b"]` names the link bare (`topology.links.a->b.x`);
+/// quoted, as every other key path names a link. (A generated link's name has no dots.)
+fn quote_generated_link(key: &str) -> String {
+    let Some(rest) = key.strip_prefix("topology.links.") else {
+        return key.to_string();
+    };
+    let (name, tail) = rest.split_once('.').unwrap_or((rest, ""));
+    join_key(
+        &format!("topology.links.{}", crate::spec::quote_key(name)),
+        tail,
+    )
 }
 
 /// `key`, or for a "missing field `x`" message the key of the missing field, `key.x`.
