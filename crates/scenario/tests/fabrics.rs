@@ -365,6 +365,51 @@ fn topology_keys_are_patched_and_the_fabric_generated_again() {
     assert!(e.to_string().contains("no [topology]"), "{e}");
 }
 
+/// A fabric beside links and pools of its own: patches reach the right ones, and the scenario
+/// written back reads the same (the fabric's links first, then the `[[link]]`s; the fabric's
+/// pool after the `[[shared_buffer]]`s).
+#[test]
+fn patches_reach_a_fabrics_links_and_the_links_beside_it() {
+    let extra = "[[link]]\nbetween = [\"h0\", \"x\"]\nrate = \"1Gbps\"\ndelay = \"1ms\"\n\
+                 [[shared_buffer]]\nnodes = [\"x\"]\nsize = \"1MB\"\n";
+    let text =
+        fat_tree(4, "", extra).replace("core = {", "shared_buffer = { size = \"4MB\" }\ncore = {");
+    let mut spec = acclab_scenario::parse_spec(&text, "ft.toml").unwrap();
+    spec.set_all(&[
+        ("link.\"h0->x\".rate".into(), "2Gbps".into()),
+        ("link.\"x->h0\".delay".into(), "3ms".into()),
+        ("link.\"h1->edge0_0\".rate".into(), "5Gbps".into()),
+        ("shared_buffer[0].alpha".into(), toml::Value::Float(0.5)),
+        ("shared_buffer[1].alpha".into(), toml::Value::Float(2.0)),
+    ])
+    .unwrap();
+    let check = |spec: &acclab_scenario::ScenarioSpec| {
+        let sc = spec.build().unwrap();
+        let link = |n: &str| sc.links.iter().find(|l| l.name == n).unwrap().clone();
+        assert_eq!(link("h0->x").rate, Rate::from_mbps(2_000));
+        assert_eq!(link("x->h0").delay, Duration::from_millis(3));
+        assert_eq!(link("h1->edge0_0").rate, Rate::from_mbps(5_000));
+        assert_eq!(link("h0->edge0_0").rate, Rate::from_mbps(10_000));
+        let x = sc.nodes.iter().position(|n| n == "x").unwrap();
+        for b in &sc.shared_buffers {
+            let alpha = if b.node.0 as usize == x { 0.5 } else { 2.0 };
+            assert_eq!(b.params.alpha, alpha, "{:?}", b.node);
+        }
+        assert_eq!(sc.shared_buffers.len(), 21);
+        sc
+    };
+    let sc = check(&spec);
+    let again = acclab_scenario::parse_spec(&spec.to_toml(), "ft.toml").unwrap();
+    assert_eq!(again.build().unwrap().links, sc.links);
+    check(&again);
+    // Patched again after the round trip, by index and by name, and the fabric regenerated.
+    let mut again = again;
+    again.set_str("topology.k", "6").unwrap();
+    let sc = again.build().unwrap();
+    assert_eq!(sc.links.len(), 2 * 162 + 2);
+    assert_eq!(sc.shared_buffers.len(), 1 + 45);
+}
+
 /// `[topology.links."a->b"]` gives one generated link values of its own; mistakes in it name
 /// the key and the line.
 #[test]
