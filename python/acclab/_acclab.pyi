@@ -69,6 +69,20 @@ class Builder:
         class_: str | None = None,
         path: Sequence[str] | None = None,
     ) -> Builder: ...
+    def topology(
+        self,
+        kind: str,
+        rate_: str,
+        delay: str,
+        queue_: Mapping[str, Any] | None = None,
+        k: int | None = None,
+        oversubscription: int | None = None,
+        leaves: int | None = None,
+        spines: int | None = None,
+        hosts_per_leaf: int | None = None,
+        tiers: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> Builder: ...
+    def ecmp(self, mode: str) -> Builder: ...
     def window(self, start: str, end: str) -> Builder: ...
     def sample_interval(self, every: str) -> Builder: ...
     def set_rate(self, at: str, link: str, rate_: str) -> Builder: ...

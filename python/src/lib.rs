@@ -410,6 +410,118 @@ impl PyBuilder {
         })
     }
 
+    /// A generated fabric, as a file's `[topology]`: `kind` `"fat-tree"` (with `k` and
+    /// `oversubscription`) or `"leaf-spine"` (`leaves`, `spines`, `hosts_per_leaf`); every link at
+    /// `rate_` and `delay` with `queue_` (default: the default queue), and `tiers` overriding them
+    /// per tier (`{"core": {"rate": "40Gbps"}}`; tiers `host`, `aggregation`, `core`, `spine`).
+    #[pyo3(signature = (kind, rate_, delay, queue_ = None, k = None, oversubscription = None, leaves = None, spines = None, hosts_per_leaf = None, tiers = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn topology<'p>(
+        slf: PyRefMut<'p, Self>,
+        kind: &str,
+        rate_: &str,
+        delay: &str,
+        queue_: Option<&Bound<'_, PyDict>>,
+        k: Option<u32>,
+        oversubscription: Option<u32>,
+        leaves: Option<u32>,
+        spines: Option<u32>,
+        hosts_per_leaf: Option<u32>,
+        tiers: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<PyRefMut<'p, Self>> {
+        use acclab_scenario::{Shape, Tier, TierLinks};
+        let need = |v: Option<u32>, key: &str| {
+            v.ok_or_else(|| value_error(format!("topology: a {kind} needs `{key}`")))
+        };
+        let (shape, unused) = match kind {
+            "fat-tree" => (
+                Shape::FatTree {
+                    k: need(k, "k")?,
+                    oversubscription: oversubscription.unwrap_or(1),
+                },
+                [
+                    ("leaves", leaves),
+                    ("spines", spines),
+                    ("hosts_per_leaf", hosts_per_leaf),
+                ],
+            ),
+            "leaf-spine" => (
+                Shape::LeafSpine {
+                    leaves: need(leaves, "leaves")?,
+                    spines: need(spines, "spines")?,
+                    hosts_per_leaf: need(hosts_per_leaf, "hosts_per_leaf")?,
+                },
+                [("k", k), ("oversubscription", oversubscription), ("", None)],
+            ),
+            other => {
+                return Err(value_error(format!(
+                    "topology: unknown kind {other:?}; one of fat-tree, leaf-spine"
+                )))
+            }
+        };
+        if let Some((key, _)) = unused.iter().find(|(_, v)| v.is_some()) {
+            return Err(value_error(format!(
+                "topology: `{key}` is not a key of a {kind}"
+            )));
+        }
+        let base = TierLinks {
+            rate: rate(rate_, "rate")?,
+            delay: duration(delay, "delay")?,
+            queue: match queue_ {
+                Some(q) => queue(q)?,
+                None => slf
+                    .inner
+                    .as_ref()
+                    .map(|b| b.link_queue())
+                    .unwrap_or_else(acclab_core::config::QueueConfig::default_queue),
+            },
+        };
+        let mut own: Vec<(Tier, TierLinks)> = Vec::new();
+        for (name, d) in tiers.map(|t| t.iter()).into_iter().flatten() {
+            let name: String = name.extract()?;
+            let tier = *shape
+                .tiers()
+                .iter()
+                .find(|t| t.key() == name)
+                .ok_or_else(|| {
+                    let names: Vec<&str> = shape.tiers().iter().map(|t| t.key()).collect();
+                    value_error(format!(
+                        "topology: a {kind} has no tier {name:?} (its tiers: {})",
+                        names.join(", ")
+                    ))
+                })?;
+            let d = d.cast::<PyDict>()?;
+            let mut links = base.clone();
+            for (key, v) in d.iter() {
+                let key: String = key.extract()?;
+                let at = format!("topology tier {name}: {key}");
+                match key.as_str() {
+                    "rate" => links.rate = rate(&v.extract::<String>()?, &at)?,
+                    "delay" => links.delay = duration(&v.extract::<String>()?, &at)?,
+                    "queue" => links.queue = queue(v.cast::<PyDict>()?)?,
+                    _ => return Err(value_error(format!("{at}: not a key (rate, delay, queue)"))),
+                }
+            }
+            own.push((tier, links));
+        }
+        Self::with(slf, |b| {
+            Ok(b.topology(shape, |tier| {
+                own.iter()
+                    .find(|(t, _)| *t == tier)
+                    .map_or_else(|| base.clone(), |(_, l)| l.clone())
+            }))
+        })
+    }
+
+    /// Multipath routing of the flows without a path: `"none"` (one shortest path, the
+    /// default), `"flow"` (per-flow ECMP) or `"packet"` (packet spraying).
+    fn ecmp<'p>(slf: PyRefMut<'p, Self>, mode: &str) -> PyResult<PyRefMut<'p, Self>> {
+        let ecmp: acclab_scenario::Ecmp = toml::Value::String(mode.to_string())
+            .try_into()
+            .map_err(|_| value_error(format!("ecmp: {mode:?} is not one of none, flow, packet")))?;
+        Self::with(slf, |b| Ok(b.ecmp(ecmp)))
+    }
+
     /// The measurement window (`"20s"`, `"60s"`).
     fn window<'p>(slf: PyRefMut<'p, Self>, start: &str, end: &str) -> PyResult<PyRefMut<'p, Self>> {
         let (a, b) = (duration(start, "window")?, duration(end, "window")?);

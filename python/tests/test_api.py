@@ -282,3 +282,43 @@ def test_topology_keys_patch_and_survive_pickling():
     with pytest.raises(acclab.ScenarioError) as e:
         copy.set("topology.k", 7)
     assert e.value.key == "topology.k" and "even" in e.value.message
+
+
+def test_builder_makes_the_fabric_the_file_makes():
+    built = (
+        acclab.Builder("ft", "5ms")
+        .topology(
+            "fat-tree",
+            "10Gbps",
+            "1us",
+            {"kind": "droptail", "limit": "200pkt"},
+            k=4,
+            tiers={"core": {"rate": "40Gbps"}},
+        )
+        .ecmp("flow")
+        .flow("f", "dctcp", "h0", "h15")
+        .build()
+    )
+    text = FABRIC.replace(
+        'link_delay = "1us"',
+        'link_delay = "1us"\nqueue = { kind = "droptail", limit = "200pkt" }\ncore = { rate = "40Gbps" }',
+    )
+    parsed = acclab.parse(text)
+    assert built.links == parsed.links and len(built.links) == 96
+    # The same links, rates included: the builder's scenario lists them, the file's keeps its
+    # [topology]; both read as the same scenario.
+    assert acclab.parse(built.to_toml()).to_toml() == built.to_toml()
+    assert 'rate = "40Gbps"' in built.to_toml()
+    for bad, says in [
+        ({"kind": "fat-tree", "rate_": "1Gbps", "delay": "1us"}, "needs `k`"),
+        ({"kind": "ring", "rate_": "1Gbps", "delay": "1us"}, "unknown kind"),
+        ({"kind": "fat-tree", "rate_": "1Gbps", "delay": "1us", "k": 4, "leaves": 2}, "not a key"),
+        (
+            {"kind": "fat-tree", "rate_": "1Gbps", "delay": "1us", "k": 4, "tiers": {"spine": {}}},
+            "no tier",
+        ),
+    ]:
+        with pytest.raises(ValueError, match=says):
+            acclab.Builder("b", "1s").topology(**bad)
+    with pytest.raises(ValueError, match="not one of"):
+        acclab.Builder("b", "1s").ecmp("sometimes")

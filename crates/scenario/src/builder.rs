@@ -89,6 +89,12 @@ impl ScenarioBuilder {
         self
     }
 
+    /// The queue a link added now gets when it sets none (`default_queue`'s, or DropTail of
+    /// 1000 packets).
+    pub fn link_queue(&self) -> QueueConfig {
+        self.def.defaults.link_queue()
+    }
+
     /// A link from `from` to `to`.
     pub fn link(self, from: &str, to: &str, rate: Rate, delay: Duration) -> Self {
         self.links(&[(from, to)], rate, delay)
