@@ -11,6 +11,28 @@ import pytest
 import acclab
 from conftest import ROOT, SMALL
 
+# A k = 4 fat-tree without traffic, and with one flow across it.
+FABRIC_TOPOLOGY = """
+name = "ft"
+duration = "5ms"
+[routing]
+ecmp = "flow"
+[topology]
+kind = "fat-tree"
+k = 4
+link_rate = "10Gbps"
+link_delay = "1us"
+"""
+FABRIC = (
+    FABRIC_TOPOLOGY
+    + """[[flow]]
+id = "f"
+kind = "dctcp"
+from = "h0"
+to = "h15"
+"""
+)
+
 
 def test_load_set_and_round_trip(small_file: Path):
     sc = acclab.load(small_file)
@@ -201,17 +223,8 @@ def test_the_example_script_runs(tmp_path: Path):
 
 def test_a_workload_run_gives_its_completion_times():
     sc = acclab.parse(
-        """
-name = "ft"
-duration = "20ms"
-[routing]
-ecmp = "flow"
-[topology]
-kind = "fat-tree"
-k = 4
-link_rate = "10Gbps"
-link_delay = "1us"
-queue = { kind = "step-ecn", limit = "200pkt", threshold = "20pkt" }
+        FABRIC_TOPOLOGY.replace('duration = "5ms"', 'duration = "20ms"')
+        + """queue = { kind = "step-ecn", limit = "200pkt", threshold = "20pkt" }
 [[workload]]
 id = "ws"
 kind = "dctcp"
@@ -247,23 +260,6 @@ def test_a_run_from_python_keeps_its_effective_scenario(small_file: Path, tmp_pa
     for name in ["flows.csv", "links.csv"]:
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
 
-
-FABRIC = """
-name = "ft"
-duration = "5ms"
-[routing]
-ecmp = "flow"
-[topology]
-kind = "fat-tree"
-k = 4
-link_rate = "10Gbps"
-link_delay = "1us"
-[[flow]]
-id = "f"
-kind = "dctcp"
-from = "h0"
-to = "h15"
-"""
 
 
 def test_topology_keys_patch_and_survive_pickling():
