@@ -30,11 +30,8 @@ pub(crate) fn regenerate(
     let wrapped = toml::Table::from_iter([("topology".to_string(), toml::Value::Table(table))]);
     let raw: Wrapped =
         serde_path_to_error::deserialize(toml::Value::Table(wrapped)).map_err(|e| {
-            let message = e.inner().message().trim().to_string();
-            (
-                super::locate::with_missing_field(&e.path().to_string(), &message),
-                message,
-            )
+            let e = super::locate::serde_error(e, "", "", None);
+            (e.key, e.message)
         })?;
     let f = fabric(raw.topology, default_queue)?;
     Ok((f.links.into_iter().map(|(_, l)| l).collect(), f.pool))
@@ -148,7 +145,7 @@ pub(super) fn fabric(
             ),
         ));
     }
-    let links: Vec<(LinkOrigin, LinkSpec)> = shape
+    let mut links: Vec<(LinkOrigin, LinkSpec)> = shape
         .generate(&|tier| match tiers.get(&tier) {
             Some((l, _)) => l.clone(),
             None => base.clone(),
@@ -166,7 +163,6 @@ pub(super) fn fabric(
             )
         })
         .collect();
-    let mut links = links;
     for (name, v) in values {
         let key = |k: &str| format!("topology.links.{}{k}", quote_key(&name));
         let Some((origin, l)) = links.iter_mut().find(|(_, l)| l.name() == name) else {

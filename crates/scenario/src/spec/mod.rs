@@ -64,8 +64,8 @@ pub struct ScenarioSpec {
     #[serde(skip_serializing_if = "OutputSpec::is_empty")]
     pub output: OutputSpec,
     /// The `[topology]` the first links were generated from, when read from a file: what a
-    /// patch of `topology.*` edits. Not written back: [`to_toml`](Self::to_toml) lists every
-    /// link.
+    /// patch of `topology.*` edits, and what [`to_toml`](Self::to_toml) writes in place of
+    /// those links.
     #[serde(skip)]
     pub(crate) fabric: FabricSource,
 }
@@ -88,7 +88,7 @@ pub(crate) struct Generated {
 }
 
 /// How the links were made is not part of what they are: a scenario read from a file with a
-/// `[topology]`, the same written back link by link, and the same made by the builder are equal.
+/// `[topology]` and the same fabric made by the builder (which lists its links) are equal.
 impl PartialEq for FabricSource {
     fn eq(&self, _: &FabricSource) -> bool {
         true
