@@ -82,10 +82,12 @@ fn busy<'a>(model: &'a Summary, packet: &'a Summary) -> Vec<(&'a LinkSummary, &'
 /// Vegas (α = β = 3) over tail drop, the flows starting within a millisecond, so that each
 /// measures its base RTT over empty queues and the equilibrium is the NUM one (proportionally
 /// fair over the paths ECMP chose): on every seed each flow's throughput in the model within
-/// 12% of the packet run's and the median within 5% (measured: at most 8.6%, medians 1.5–3.4%),
+/// 12% of the packet run's and the median within 5% (measured: at most 8.9%, medians 1.2–4.8%),
 /// the packet run within 15% of the theory's allocation for each flow (measured: at most
-/// 4.6–11.2% per seed; a Vegas window moves a packet at a time around α = β, as on the
-/// dumbbells), and every link the packet run saturates saturated in the model too. (With starts spread over 500 ms, later flows take
+/// 5.0–10.6% per seed; a Vegas window moves a packet at a time around α = β, as on the
+/// dumbbells), and every link the theory saturates (its price positive) busy in both, at least
+/// 98% (measured: 98.6% and more; a link both runs keep at 98.8–99.0%, with queues of 4–5
+/// packets, is why not 99%). (With starts spread over 500 ms, later flows take
 /// standing queues for their base RTT — Vegas's persistent congestion — and model and packet
 /// run land apart by up to 40% per flow, the model's fluid queues having built up differently:
 /// the allocation is then a matter of start order, not of the law.)
@@ -114,23 +116,29 @@ fn vegas_on_a_fat_tree_with_ecmp_follows_the_packet_run_and_the_theory() {
         );
         assert!(worst < 0.12 && median < 0.05, "seed {seed}: {mp:?}");
         assert!(theory_worst < 0.15, "seed {seed}: {tp:?}");
-        for (m, p) in busy(&model, &packet) {
-            if p.utilization > 0.99 {
-                assert!(
-                    m.utilization > 0.99,
-                    "seed {seed}: {}: {}",
-                    p.id,
-                    m.utilization
-                );
-            }
+        busy(&model, &packet);
+        for (l, t) in eq.links.iter().enumerate().filter(|(_, t)| t.price_s > 0.0) {
+            let (m, p) = (&model.links[l], &packet.links[l]);
+            assert_eq!((&m.id, &p.id), (&t.id, &t.id));
+            eprintln!(
+                "  theory saturates {}: utilisation model {:.4} packet {:.4}",
+                t.id, m.utilization, p.utilization
+            );
+            assert!(
+                m.utilization > 0.98 && p.utilization > 0.98,
+                "seed {seed}: {}: model {} packet {}",
+                t.id,
+                m.utilization,
+                p.utilization
+            );
         }
     }
 }
 
 /// Reno over RED (min_th 50, max_th 150 packets, as the dumbbell test's), starts spread over
 /// 500 ms: on every seed each flow's throughput within 25% of the packet run's and the median
-/// within 8% (measured: at most 19%, medians 2.1–6.1%), and every busy link's utilisation within
-/// 0.08 (measured: at most 0.065; the packet run loses some to timeouts, which the model has
+/// within 8% (measured: at most 17%, medians 3.6–6.9%), and every busy link's utilisation within
+/// 0.08 (measured, before the tie rule of 2026-11-28: at most 0.065; the packet run loses some to timeouts, which the model has
 /// none of). Queues are not held: on the dumbbell the model's mean queue is within 15% of the
 /// packet run's, on the fabric it is 1.1–1.9 times it on links in tandem behind another
 /// saturated link — a packet leaves the first at most at the rate of the next, so the later

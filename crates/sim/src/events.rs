@@ -1,9 +1,26 @@
-//! The event queue: events in (time, insertion sequence) order.
+//! The event queue: events in (time, time scheduled, scheduling entity, event) order.
 //!
-//! The sequence number makes equal-time events come out in the order they were scheduled, so a
-//! run never depends on how the queue breaks ties. Entries are 32 bytes, aligned to 32 so that
-//! none straddles two cache lines; cancelled timers are not removed but carry a generation
-//! number that the simulator checks when they come out.
+//! **The tie rule.** Of events due at the same time, the one scheduled earlier comes first;
+//! of those scheduled at the same instant, the one whose scheduling entity comes first — the
+//! run itself (its samples, measurement window, scenario events and flow starts), then the
+//! links by id (each link's sending side, then its receiving side), then the endpoints by
+//! slot —; of one entity's, the lesser event (by kind, then payload: `Event`'s order). Two
+//! events equal in all of that are the same event, whichever comes first. Every part of the
+//! key is known to the entity that schedules the event, so the order is a function of what
+//! each entity did, never of how different entities' work interleaved: a parallel engine whose
+//! partitions each hold whole entities orders them the same way with any partitioning (issue
+//! 56). Until 2026-11 ties were broken by one global insertion sequence, which a partition
+//! cannot know of another's; docs/performance.md, "The tie rule", says what changed. The
+//! simulator says which entity is handling an event and when ([`EventQueue::by`]); every event
+//! scheduled meanwhile is that entity's.
+//!
+//! The time scheduled is kept as how long before its time the event was scheduled, in 32
+//! bits: events scheduled more than 4.29 s ahead (flow starts, a long backed-off timer) count
+//! as scheduled 4.29 s ahead, and among those the entity and the event decide.
+//!
+//! Entries are 32 bytes, aligned to 32 so that none straddles two cache lines; cancelled
+//! timers are not removed but carry a generation number that the simulator checks when they
+//! come out.
 //!
 //! Three parts (a timing wheel after Varghese and Lauck, SOSP 1987, with exact order within a
 //! slot):
@@ -40,8 +57,58 @@
 
 use acclab_core::Time;
 
-/// What happens at an event. Payloads are dense indices into the simulator's tables.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Who schedules an event, for the tie rule (see the module's header): the run, a link's
+/// sending or receiving side, an endpoint. Its number is its place in the order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Entity(u32);
+
+impl Entity {
+    /// The run itself: samples, the measurement window, scenario events, flow starts.
+    pub const RUN: Entity = Entity(0);
+
+    /// Link `l`'s sending side (its queue and transmitter).
+    #[inline(always)]
+    pub fn sender(l: usize) -> Entity {
+        Entity(1 + 2 * l as u32)
+    }
+
+    /// Link `l`'s receiving side (its far end, where a packet arrives).
+    #[inline(always)]
+    pub fn receiver(l: usize) -> Entity {
+        Entity(2 + 2 * l as u32)
+    }
+}
+
+/// The entities of a run: the endpoints' numbers follow the links'.
+#[derive(Clone, Copy, Debug)]
+pub struct Entities {
+    links: u32,
+}
+
+impl Entities {
+    /// The entities of a run with `links` links and `endpoints` endpoint slots. (Links and
+    /// flows are numbered in 32 bits; a scenario with a billion flows, the fewest that would
+    /// not fit, could not be held in memory.)
+    pub fn new(links: usize, endpoints: usize) -> Entities {
+        assert!(
+            1 + 2 * links as u64 + endpoints as u64 <= u64::from(u32::MAX),
+            "{links} links and {endpoints} endpoints: more entities than 2^32"
+        );
+        Entities {
+            links: links as u32,
+        }
+    }
+
+    /// Endpoint slot `e`.
+    #[inline(always)]
+    pub fn endpoint(&self, e: usize) -> Entity {
+        Entity(1 + 2 * self.links + e as u32)
+    }
+}
+
+/// What happens at an event. Payloads are dense indices into the simulator's tables. (The
+/// order, by kind then payload, is the tie rule's last part.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Event {
     /// A link finished serialising its head packet.
     TxDone(u32),
@@ -74,9 +141,10 @@ pub enum Event {
     WindowEnd,
 }
 
-/// A pending event. `key` is the time in its high 64 bits and the insertion sequence in its low
-/// 64 bits, so that one branch-free 128-bit comparison orders entries (a `(time, seq)` tuple
-/// compares in two steps; the heap's sift-down does little else).
+/// A pending event. `key` is the time in its high 64 bits and the tie below (how long before
+/// the time it was scheduled, inverted so that longer comes first, in the next 32, the
+/// scheduling entity in the low 32), so that one branch-free 128-bit comparison orders entries
+/// but for the rare equal keys, where the events decide ([`Entry::before`]).
 #[derive(Clone, Copy, Debug)]
 #[repr(align(32))]
 struct Entry {
@@ -85,11 +153,11 @@ struct Entry {
 }
 
 impl Entry {
-    /// The entry of `event`, due at `time`, scheduled `seq`-th.
+    /// The entry of `event`, due at `time`, with tie `tie` (see [`EventQueue::schedule`]).
     #[inline(always)]
-    fn new(time: Time, seq: u64, event: Event) -> Entry {
+    fn new(time: Time, tie: u64, event: Event) -> Entry {
         Entry {
-            key: (u128::from(time.0) << 64) | u128::from(seq),
+            key: (u128::from(time.0) << 64) | u128::from(tie),
             event,
         }
     }
@@ -98,8 +166,14 @@ impl Entry {
         Time((self.key >> 64) as u64)
     }
 
-    fn seq(&self) -> u64 {
+    fn tie(&self) -> u64 {
         self.key as u64
+    }
+
+    /// Whether this entry comes before `other` (the tie rule).
+    #[inline(always)]
+    fn before(&self, other: &Entry) -> bool {
+        self.key < other.key || (self.key == other.key && self.event < other.event)
     }
 }
 
@@ -117,7 +191,7 @@ impl Heap {
         self.heap.push(e);
         while i > 0 {
             let parent = (i - 1) / 2;
-            if self.heap[parent].key <= e.key {
+            if !e.before(&self.heap[parent]) {
                 break;
             }
             self.heap[i] = self.heap[parent];
@@ -143,12 +217,12 @@ impl Heap {
                     break;
                 }
                 let right = left + 1;
-                let child = if right < n && self.heap[right].key < self.heap[left].key {
+                let child = if right < n && self.heap[right].before(&self.heap[left]) {
                     right
                 } else {
                     left
                 };
-                if last.key <= self.heap[child].key {
+                if !self.heap[child].before(&last) {
                     break;
                 }
                 self.heap[i] = self.heap[child];
@@ -201,11 +275,11 @@ const NO_WHEEL: u64 = u64::MAX;
 
 /// A pending event in a ring slot's list (32 bytes, as an [`Entry`]). Every event in ring
 /// slot `s` is due in slot `s`, so of its time the node keeps only the offset in the slot
-/// (the rest is the cursor's when the slot becomes current), and of its key the sequence.
+/// (the rest is the cursor's when the slot becomes current), and of its key the tie.
 #[derive(Clone, Copy)]
 #[repr(align(32))]
 struct Node {
-    seq: u64,
+    tie: u64,
     offset: u32,
     next: u32,
     event: Event,
@@ -216,7 +290,7 @@ impl Node {
     #[inline(always)]
     fn entry(&self, slot: u64, slot_bits: u32) -> Entry {
         let time = Time((slot << slot_bits) | u64::from(self.offset));
-        Entry::new(time, self.seq, self.event)
+        Entry::new(time, self.tie, self.event)
     }
 }
 
@@ -255,7 +329,9 @@ pub struct EventQueue {
     /// Events of slot `cursor + RING` or later.
     far: Heap,
     len: usize,
-    next_seq: u64,
+    /// The entity whose events are scheduled now, and when (the tie rule).
+    by: Entity,
+    at: Time,
     /// The cursor moved to a new slot since [`take_refilled`](Self::take_refilled) last said.
     refilled: bool,
 }
@@ -275,7 +351,8 @@ impl Default for EventQueue {
             free: NIL,
             far: Heap::default(),
             len: 0,
-            next_seq: 0,
+            by: Entity::RUN,
+            at: Time::ZERO,
             refilled: false,
         }
     }
@@ -290,11 +367,19 @@ impl EventQueue {
         ((key >> 64) as u64) >> self.slot_bits
     }
 
+    /// The events scheduled from now on are `entity`'s, scheduled at `now` (it is handling
+    /// an event then).
+    #[inline(always)]
+    pub fn by(&mut self, entity: Entity, now: Time) {
+        (self.by, self.at) = (entity, now);
+    }
+
+    /// Schedules `event` at `time`, for the entity and instant [`by`](Self::by) last named.
     pub fn schedule(&mut self, time: Time, event: Event) {
-        let seq = self.next_seq;
-        self.next_seq += 1;
+        let ahead = time.0.saturating_sub(self.at.0).min(u64::from(u32::MAX));
+        let tie = ((u64::from(u32::MAX) - ahead) << 32) | u64::from(self.by.0);
         self.len += 1;
-        let e = Entry::new(time, seq, event);
+        let e = Entry::new(time, tie, event);
         if self.cursor == NO_WHEEL {
             self.current.push(e);
             if self.len >= LARGE {
@@ -349,7 +434,7 @@ impl EventQueue {
         } else if slot - self.cursor < RING {
             let i = (slot % RING) as usize;
             let node = Node {
-                seq: e.seq(),
+                tie: e.tie(),
                 offset: (e.time().0 & ((1 << self.slot_bits) - 1)) as u32,
                 next: self.heads[i],
                 event: e.event,
@@ -535,22 +620,67 @@ mod tests {
     use super::*;
 
     #[test]
-    fn earliest_first_and_fifo_among_equals() {
+    fn earliest_first_then_the_tie_rule() {
+        let l = Entities::new(4, 2);
         let mut q = EventQueue::default();
+        // Scheduled at 0 by the run; at 2 by an endpoint, link 3's receiver and link 1's sender.
         q.schedule(Time(5), Event::Sample);
         q.schedule(Time(1), Event::TxDone(1));
+        q.by(l.endpoint(0), Time(2));
         q.schedule(Time(5), Event::TxDone(2));
-        q.schedule(Time(1), Event::TxDone(3));
+        q.by(Entity::receiver(3), Time(2));
+        q.schedule(Time(5), Event::TxDone(9));
+        q.schedule(Time(5), Event::TxDone(7));
+        q.by(Entity::sender(1), Time(2));
+        q.schedule(Time(5), Event::Arrive(1, 0, 0));
         let out: Vec<_> = std::iter::from_fn(|| q.pop_until(Time(10))).collect();
         assert_eq!(
             out,
             vec![
                 (Time(1), Event::TxDone(1)),
-                (Time(1), Event::TxDone(3)),
+                // Scheduled earliest.
                 (Time(5), Event::Sample),
+                // Scheduled at 2: link 1's sender, link 3's receiver (its two by the events'
+                // order, not the order it scheduled them in), the endpoint.
+                (Time(5), Event::Arrive(1, 0, 0)),
+                (Time(5), Event::TxDone(7)),
+                (Time(5), Event::TxDone(9)),
                 (Time(5), Event::TxDone(2)),
             ]
         );
+    }
+
+    proptest::proptest! {
+        /// What a parallel engine relies on: the order depends on what each entity scheduled
+        /// and when, never on how different entities' scheduling interleaved. Each entity's
+        /// events, scheduled in its own order, are interleaved with the others' two ways (the
+        /// instants of scheduling staying in order, as they do in any run); both queues pop the
+        /// same sequence.
+        #[test]
+        fn the_order_does_not_depend_on_how_entities_interleave(
+            raw in proptest::collection::vec((0u64..4, 0u32..5, 0u64..6, 0u32..3), 1..60),
+            shuffle in proptest::collection::vec(0u64..1_000, 60),
+        ) {
+            // (instant of scheduling, entity, delay, event)
+            let mut evs: Vec<(Time, Entity, Time, Event)> = raw
+                .iter()
+                .map(|&(at, e, d, k)| (Time(at), Entity(e), Time(at + d), Event::TxDone(k)))
+                .collect();
+            evs.sort_by_key(|e| e.0);
+            let run = |order: &[(Time, Entity, Time, Event)]| {
+                let mut q = EventQueue::default();
+                for &(at, e, t, ev) in order {
+                    q.by(e, at);
+                    q.schedule(t, ev);
+                }
+                std::iter::from_fn(|| q.pop_until(Time(100))).collect::<Vec<_>>()
+            };
+            // The same events, each instant's interleaved differently across entities (each
+            // entity's own order kept: a stable sort by a random key per entity).
+            let mut other = evs.clone();
+            other.sort_by_key(|e| (e.0, shuffle[e.1 .0 as usize % shuffle.len()]));
+            proptest::prop_assert_eq!(run(&evs), run(&other));
+        }
     }
 
     #[test]

@@ -11,7 +11,7 @@ use super::endpoints::Endpoints;
 use super::link::{Discipline, Extra, Held, Link};
 use super::observers::{Observers, View};
 use super::Simulator;
-use crate::events::{Event, EventQueue};
+use crate::events::{Entities, Event, EventQueue};
 use crate::monitor::Monitor;
 use crate::pipes::{Pipe, Slab};
 use crate::routes::Routes;
@@ -86,6 +86,10 @@ impl Simulator {
         let mut flows = Vec::with_capacity(scenario.flows.len());
         let mut books = Vec::with_capacity(scenario.flows.len());
         let mut routes = Routes::default();
+        let entities = Entities::new(
+            scenario.links.len(),
+            EndpointSlot::count(scenario.flows.len()),
+        );
         let mut events = EventQueue::default();
         for (i, f) in scenario.flows.iter().enumerate() {
             let (start, _) = scenario.flow_times(i);
@@ -158,6 +162,7 @@ impl Simulator {
             scenario,
             now: Time::ZERO,
             events,
+            entities,
             links,
             pools,
             slab: Slab::new(),

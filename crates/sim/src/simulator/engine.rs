@@ -11,7 +11,7 @@ use acclab_core::{Duration, FlowId, Packet, Time};
 use super::books::Books;
 use super::observers::View;
 use super::Simulator;
-use crate::events::Event;
+use crate::events::{Entity, Event};
 use crate::observe::{Observer, Transmit};
 use crate::pipes::{prefetch, prefetch_bytes};
 use crate::routes::Routes;
@@ -71,6 +71,7 @@ impl Simulator {
     }
 
     pub(super) fn dispatch(&mut self, ev: Event) {
+        self.events.by(self.handler(ev), self.now);
         match ev {
             Event::TxDone(l) => self.tx_done(l as usize),
             Event::TxStart(l) => self.start_due(l as usize, self.now),
@@ -114,6 +115,25 @@ impl Simulator {
             Event::WindowEnd => {
                 self.start_all_due(self.now);
                 self.observers.on_window_end(self.now, &view!(self))
+            }
+        }
+    }
+
+    /// The entity that handles `ev`, whose the events scheduled meanwhile are (the event
+    /// queue's tie rule): a transmission its link's sending side, an arrival its link's
+    /// receiving side, an endpoint's timer, start, stop or retirement that endpoint (a flow's
+    /// start, stop and retirement its sender's), the rest the run.
+    #[inline(always)]
+    fn handler(&self, ev: Event) -> Entity {
+        match ev {
+            Event::TxDone(l) | Event::TxStart(l) => Entity::sender(l as usize),
+            Event::Arrive(l, _, _) | Event::Land(l) => Entity::receiver(l as usize),
+            Event::Timer { endpoint, .. } => self.entities.endpoint(endpoint as usize),
+            Event::FlowStart(f) | Event::FlowStop(f) | Event::Retire(f) => self
+                .entities
+                .endpoint(EndpointSlot::sender(FlowId(f)).index()),
+            Event::Scheduled(_) | Event::Sample | Event::WindowStart | Event::WindowEnd => {
+                Entity::RUN
             }
         }
     }
@@ -379,12 +399,16 @@ impl Simulator {
     }
 
     /// [`start_due`](Self::start_due) on every link that departs at enqueue.
+    /// (Called by the run's own events and at the end of a stretch: each link's work is its
+    /// sending side's, and what follows the run's.)
     pub(super) fn start_all_due(&mut self, t: Time) {
         for l in 0..self.links.len() {
             if self.links[l].eager() {
+                self.events.by(Entity::sender(l), self.now);
                 self.start_due(l, t);
             }
         }
+        self.events.by(Entity::RUN, self.now);
     }
 
     /// `p` is lost at link `l`: counted for conservation, reported to the observers.

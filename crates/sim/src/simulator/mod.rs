@@ -14,8 +14,8 @@
 //!   started taken out, each transmission reported at its start) whenever it is read: before
 //!   an arrival at the link, a sample, the window's edges and the end. The tie rule this
 //!   implies: on such a link, a transmission that starts at time t is taken from the queue
-//!   before anything else that happens at t is let in (elsewhere equal-time events keep the
-//!   order they were scheduled in).
+//!   before anything else that happens at t is let in (elsewhere equal-time events follow the
+//!   event queue's tie rule, `events.rs`).
 //! - Packets are `Copy` values stored inline in queues (ring buffers that keep their capacity)
 //!   and, while they propagate, in one slab shared by every link's pipe whose freed slots are
 //!   reused first (`pipes.rs`), so the hot path never allocates and writes where it just read.
@@ -39,7 +39,7 @@ use acclab_core::transport::EndpointStats;
 use acclab_core::{Packet, Time};
 use endpoints::Endpoints;
 
-use crate::events::EventQueue;
+use crate::events::{Entities, Entity, EventQueue};
 use crate::monitor::Monitor;
 use crate::observe::{NetworkView, Observer};
 use crate::pipes::Slab;
@@ -77,6 +77,8 @@ pub struct Simulator {
     now: Time,
     end: Time,
     events: EventQueue,
+    /// Who schedules, for the event queue's tie rule.
+    entities: Entities,
     links: Vec<Link>,
     /// The pools of the shared-buffer switches, in the scenario's order.
     pools: Vec<SharedBuffer>,
@@ -144,6 +146,7 @@ impl Simulator {
     /// A packet an endpoint outside the simulator sent (live mode) enters its flow's route now.
     /// The caller has checked that `pkt.flow` is a flow of this scenario.
     pub fn inject_external(&mut self, pkt: Packet) {
+        self.events.by(Entity::RUN, self.now);
         self.inject(pkt);
     }
 
