@@ -137,7 +137,7 @@ fn vegas_on_a_fat_tree_with_ecmp_follows_the_packet_run_and_the_theory() {
 
 /// Reno over RED (min_th 50, max_th 150 packets, as the dumbbell test's), starts spread over
 /// 500 ms: on every seed each flow's throughput within 25% of the packet run's and the median
-/// within 8% (measured: at most 17%, medians 3.6–6.9%), and every busy link's utilisation within
+/// within 8% (measured: at most 16%, medians 2.6–6.6%), and every busy link's utilisation within
 /// 0.08 (measured, before the tie rule of 2026-11-28: at most 0.065; the packet run loses some to timeouts, which the model has
 /// none of). Queues are not held: on the dumbbell the model's mean queue is within 15% of the
 /// packet run's, on the fabric it is 1.1–1.9 times it on links in tandem behind another

@@ -1,22 +1,27 @@
-//! The event queue: events in (time, time scheduled, scheduling entity, event) order.
+//! The event queue: events in (time, time scheduled, scheduling entity, that entity's order)
+//! order.
 //!
 //! **The tie rule.** Of events due at the same time, the one scheduled earlier comes first;
 //! of those scheduled at the same instant, the one whose scheduling entity comes first — the
-//! run itself (its samples, measurement window, scenario events and flow starts), then the
-//! links by id (each link's sending side, then its receiving side), then the endpoints by
-//! slot —; of one entity's, the lesser event (by kind, then payload: `Event`'s order). Two
-//! events equal in all of that are the same event, whichever comes first. Every part of the
-//! key is known to the entity that schedules the event, so the order is a function of what
-//! each entity did, never of how different entities' work interleaved: a parallel engine whose
+//! run itself (its samples, measurement window and scenario events), then the links by id (each
+//! link's sending side, then its receiving side), then the endpoints by slot (a flow's start and
+//! stop are its sender's) —; of one entity's, the one it scheduled first. Every part of the key
+//! is known to the entity that schedules the event, so the order is a function of what each
+//! entity did, never of how different entities' work interleaved: a parallel engine whose
 //! partitions each hold whole entities orders them the same way with any partitioning (issue
 //! 56). Until 2026-11 ties were broken by one global insertion sequence, which a partition
 //! cannot know of another's; docs/performance.md, "The tie rule", says what changed. The
 //! simulator says which entity is handling an event and when ([`EventQueue::by`]); every event
 //! scheduled meanwhile is that entity's.
 //!
-//! The time scheduled is kept as how long before its time the event was scheduled, in 32
-//! bits: events scheduled more than 4.29 s ahead (flow starts, a long backed-off timer) count
-//! as scheduled 4.29 s ahead, and among those the entity and the event decide.
+//! The key is one 128-bit word, so that one comparison orders entries: the time (64 bits); how
+//! long before it the event was scheduled, inverted so that longer comes first (24 bits,
+//! saturating: events scheduled more than 16.8 ms ahead — flow starts, retransmission timers,
+//! samples — count as scheduled 16.8 ms ahead, and among those the entity decides); the entity
+//! (28 bits); the entity's count of the events it has scheduled at this instant (12 bits). So
+//! keys are distinct and in the entity's order unless it schedules more than 4,096 events at
+//! one instant (none does: a handler schedules a few; flow starts are each flow's own) — past
+//! that its count wraps, still a function of its own work alone.
 //!
 //! Entries are 32 bytes, aligned to 32 so that none straddles two cache lines; cancelled
 //! timers are not removed but carry a generation number that the simulator checks when they
@@ -79,24 +84,38 @@ impl Entity {
     }
 }
 
-/// The entities of a run: the endpoints' numbers follow the links'.
+/// The entities of a run: the endpoints' numbers follow the links'. At most 2^28.
 #[derive(Clone, Copy, Debug)]
 pub struct Entities {
     links: u32,
+    count: u32,
 }
 
+/// The key's bits below the time: how long ahead, the entity, its count (module header).
+const AHEAD_BITS: u32 = 24;
+const ENTITY_BITS: u32 = 28;
+const COUNT_BITS: u32 = 12;
+const _: () = assert!(AHEAD_BITS + ENTITY_BITS + COUNT_BITS == 64);
+
 impl Entities {
-    /// The entities of a run with `links` links and `endpoints` endpoint slots. (Links and
-    /// flows are numbered in 32 bits; a scenario with a billion flows, the fewest that would
-    /// not fit, could not be held in memory.)
+    /// The entities of a run with `links` links and `endpoints` endpoint slots. (A scenario
+    /// with 134 million flows, about the fewest that would not fit, could not be held in
+    /// memory: each flow's routes, books and endpoints take hundreds of bytes.)
     pub fn new(links: usize, endpoints: usize) -> Entities {
+        let count = 1 + 2 * links as u64 + endpoints as u64;
         assert!(
-            1 + 2 * links as u64 + endpoints as u64 <= u64::from(u32::MAX),
-            "{links} links and {endpoints} endpoints: more entities than 2^32"
+            count <= 1 << ENTITY_BITS,
+            "{links} links and {endpoints} endpoints: more entities than 2^{ENTITY_BITS}"
         );
         Entities {
             links: links as u32,
+            count: count as u32,
         }
+    }
+
+    /// How many there are.
+    pub fn count(&self) -> usize {
+        self.count as usize
     }
 
     /// Endpoint slot `e`.
@@ -106,9 +125,8 @@ impl Entities {
     }
 }
 
-/// What happens at an event. Payloads are dense indices into the simulator's tables. (The
-/// order, by kind then payload, is the tie rule's last part.)
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// What happens at an event. Payloads are dense indices into the simulator's tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
     /// A link finished serialising its head packet.
     TxDone(u32),
@@ -141,10 +159,9 @@ pub enum Event {
     WindowEnd,
 }
 
-/// A pending event. `key` is the time in its high 64 bits and the tie below (how long before
-/// the time it was scheduled, inverted so that longer comes first, in the next 32, the
-/// scheduling entity in the low 32), so that one branch-free 128-bit comparison orders entries
-/// but for the rare equal keys, where the events decide ([`Entry::before`]).
+/// A pending event. `key` is the time in its high 64 bits and the tie below (see the module's
+/// header), so that one branch-free 128-bit comparison orders entries (a tuple compares in
+/// several steps; the heap's sift-down does little else).
 #[derive(Clone, Copy, Debug)]
 #[repr(align(32))]
 struct Entry {
@@ -169,12 +186,6 @@ impl Entry {
     fn tie(&self) -> u64 {
         self.key as u64
     }
-
-    /// Whether this entry comes before `other` (the tie rule).
-    #[inline(always)]
-    fn before(&self, other: &Entry) -> bool {
-        self.key < other.key || (self.key == other.key && self.event < other.event)
-    }
 }
 
 /// A binary min-heap of entries by key (`heap[0]` is the earliest).
@@ -191,7 +202,7 @@ impl Heap {
         self.heap.push(e);
         while i > 0 {
             let parent = (i - 1) / 2;
-            if !e.before(&self.heap[parent]) {
+            if self.heap[parent].key <= e.key {
                 break;
             }
             self.heap[i] = self.heap[parent];
@@ -217,12 +228,12 @@ impl Heap {
                     break;
                 }
                 let right = left + 1;
-                let child = if right < n && self.heap[right].before(&self.heap[left]) {
+                let child = if right < n && self.heap[right].key < self.heap[left].key {
                     right
                 } else {
                     left
                 };
-                if !self.heap[child].before(&last) {
+                if last.key <= self.heap[child].key {
                     break;
                 }
                 self.heap[i] = self.heap[child];
@@ -329,9 +340,12 @@ pub struct EventQueue {
     /// Events of slot `cursor + RING` or later.
     far: Heap,
     len: usize,
-    /// The entity whose events are scheduled now, and when (the tie rule).
+    /// The entity whose events are scheduled now, and when (the tie rule); for each entity,
+    /// the instant it last scheduled at (its low 32 bits: enough to tell the next instant from
+    /// it) and how many events it has scheduled then.
     by: Entity,
     at: Time,
+    counts: Vec<(u32, u32)>,
     /// The cursor moved to a new slot since [`take_refilled`](Self::take_refilled) last said.
     refilled: bool,
 }
@@ -353,6 +367,7 @@ impl Default for EventQueue {
             len: 0,
             by: Entity::RUN,
             at: Time::ZERO,
+            counts: vec![(0, 0)],
             refilled: false,
         }
     }
@@ -367,6 +382,14 @@ impl EventQueue {
         ((key >> 64) as u64) >> self.slot_bits
     }
 
+    /// A queue for a run with these entities.
+    pub fn new(entities: &Entities) -> EventQueue {
+        EventQueue {
+            counts: vec![(0, 0); entities.count()],
+            ..EventQueue::default()
+        }
+    }
+
     /// The events scheduled from now on are `entity`'s, scheduled at `now` (it is handling
     /// an event then).
     #[inline(always)]
@@ -376,8 +399,20 @@ impl EventQueue {
 
     /// Schedules `event` at `time`, for the entity and instant [`by`](Self::by) last named.
     pub fn schedule(&mut self, time: Time, event: Event) {
-        let ahead = time.0.saturating_sub(self.at.0).min(u64::from(u32::MAX));
-        let tie = ((u64::from(u32::MAX) - ahead) << 32) | u64::from(self.by.0);
+        const AHEAD_MAX: u64 = (1 << AHEAD_BITS) - 1;
+        // AHEAD_MAX - min(time - at, AHEAD_MAX), for time ≥ at (an event is never scheduled
+        // in the past; if it were, it would count as scheduled at its time).
+        let inverse = (self.at.0 + AHEAD_MAX)
+            .saturating_sub(time.0)
+            .min(AHEAD_MAX);
+        let (at, count) = &mut self.counts[self.by.0 as usize];
+        if *at != self.at.0 as u32 {
+            (*at, *count) = (self.at.0 as u32, 0);
+        }
+        let tie = (inverse << (ENTITY_BITS + COUNT_BITS))
+            | (u64::from(self.by.0) << COUNT_BITS)
+            | u64::from(*count & ((1 << COUNT_BITS) - 1));
+        *count = count.wrapping_add(1);
         self.len += 1;
         let e = Entry::new(time, tie, event);
         if self.cursor == NO_WHEEL {
@@ -619,10 +654,22 @@ impl EventQueue {
 mod tests {
     use super::*;
 
+    /// A queue for the tests below: a million entities.
+    fn queue() -> EventQueue {
+        EventQueue::new(&Entities::new(0, 1 << 20))
+    }
+
+    /// Schedules `Scheduled(n)` at `t` as the `n`-th entity's (at instant 0), so that equal-time
+    /// events come out in `n`'s order: the models below sort by (time, n).
+    fn schedule_nth(q: &mut EventQueue, t: Time, n: u64) {
+        q.by(Entity(1 + n as u32), Time::ZERO);
+        q.schedule(t, Event::Scheduled(n as u32));
+    }
+
     #[test]
     fn earliest_first_then_the_tie_rule() {
         let l = Entities::new(4, 2);
-        let mut q = EventQueue::default();
+        let mut q = queue();
         // Scheduled at 0 by the run; at 2 by an endpoint, link 3's receiver and link 1's sender.
         q.schedule(Time(5), Event::Sample);
         q.schedule(Time(1), Event::TxDone(1));
@@ -640,11 +687,11 @@ mod tests {
                 (Time(1), Event::TxDone(1)),
                 // Scheduled earliest.
                 (Time(5), Event::Sample),
-                // Scheduled at 2: link 1's sender, link 3's receiver (its two by the events'
-                // order, not the order it scheduled them in), the endpoint.
+                // Scheduled at 2: link 1's sender, link 3's receiver (its two in the order it
+                // scheduled them), the endpoint.
                 (Time(5), Event::Arrive(1, 0, 0)),
-                (Time(5), Event::TxDone(7)),
                 (Time(5), Event::TxDone(9)),
+                (Time(5), Event::TxDone(7)),
                 (Time(5), Event::TxDone(2)),
             ]
         );
@@ -668,7 +715,7 @@ mod tests {
                 .collect();
             evs.sort_by_key(|e| e.0);
             let run = |order: &[(Time, Entity, Time, Event)]| {
-                let mut q = EventQueue::default();
+                let mut q = queue();
                 for &(at, e, t, ev) in order {
                     q.by(e, at);
                     q.schedule(t, ev);
@@ -685,7 +732,7 @@ mod tests {
 
     #[test]
     fn stops_at_the_limit() {
-        let mut q = EventQueue::default();
+        let mut q = queue();
         q.schedule(Time(7), Event::Sample);
         assert_eq!(q.pop_until(Time(6)), None);
         assert_eq!(q.len(), 1);
@@ -694,7 +741,7 @@ mod tests {
     #[test]
     fn pops_in_key_order_whatever_the_schedule() {
         // Pseudo-random times with many ties, interleaved pushes and pops, against a sort.
-        let mut q = EventQueue::default();
+        let mut q = queue();
         let mut model: Vec<(u64, u64)> = Vec::new();
         let mut x = 12345u64;
         let mut out = Vec::new();
@@ -705,7 +752,7 @@ mod tests {
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             let t = (x >> 33) % 50 + round / 10;
-            q.schedule(Time(t), Event::Scheduled(seq as u32));
+            schedule_nth(&mut q, Time(t), seq);
             model.push((t, seq));
             if x.is_multiple_of(3) {
                 model.sort();
@@ -728,7 +775,7 @@ mod tests {
     /// them), against a sorted model.
     #[test]
     fn pops_in_key_order_at_every_time_scale() {
-        let mut q = EventQueue::default();
+        let mut q = queue();
         let mut model: Vec<(u64, u64)> = Vec::new();
         let mut x = 12345u64;
         let mut next = || {
@@ -741,7 +788,7 @@ mod tests {
         for seq in 0..20_000u64 {
             let r = next();
             let t = now + ((r >> 8) & ((1 << (r % 41)) - 1));
-            q.schedule(Time(t), Event::Scheduled(seq as u32));
+            schedule_nth(&mut q, Time(t), seq);
             model.push((t, seq));
             assert_eq!(q.len(), model.len());
             model.sort();
@@ -773,12 +820,12 @@ mod tests {
     /// beyond), with the ring wrapping round several times, come out in key order.
     #[test]
     fn order_holds_across_the_rings_reach() {
-        let mut q = EventQueue::default();
+        let mut q = queue();
         let mut model = std::collections::BTreeSet::new();
         let slot = 1u64 << MAX_SLOT_BITS;
         let mut seq = 0u64;
         let mut add = |q: &mut EventQueue, t: u64| {
-            q.schedule(Time(t), Event::Scheduled(seq as u32));
+            schedule_nth(q, Time(t), seq);
             model.insert((t, seq));
             seq += 1;
         };
@@ -810,7 +857,7 @@ mod tests {
             popped += 1;
             if popped < 3000 && q.len() < SMALL * 2 {
                 for d in [1, 3 * slot, RING * slot] {
-                    q.schedule(Time(t + d), Event::Scheduled(seq as u32));
+                    schedule_nth(&mut q, Time(t + d), seq);
                     model.insert((t + d, seq));
                     seq += 1;
                 }
@@ -823,7 +870,7 @@ mod tests {
     /// pending ones (live mode schedules at the wall clock between its calls).
     #[test]
     fn an_event_before_the_pending_ones_after_a_pop_that_found_none() {
-        let mut q = EventQueue::default();
+        let mut q = queue();
         q.schedule(Time(10), Event::TxDone(0));
         q.schedule(Time(1_000), Event::TxDone(1));
         assert_eq!(q.pop_until(Time(10)), Some((Time(10), Event::TxDone(0))));
@@ -840,7 +887,7 @@ mod tests {
     /// with events pending at every scale), against a sorted model.
     #[test]
     fn order_holds_as_the_wheel_starts_and_stops() {
-        let mut q = EventQueue::default();
+        let mut q = queue();
         let mut model = std::collections::BTreeSet::new();
         let (mut x, mut now, mut seq) = (99u64, 0u64, 0u64);
         let (mut started, mut stopped) = (0, 0);
@@ -849,7 +896,7 @@ mod tests {
                 x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
                 let t = now + ((x >> 20) & ((1 << ((x >> 8) % 36)) - 1));
                 let was = q.cursor;
-                q.schedule(Time(t), Event::Scheduled(seq as u32));
+                schedule_nth(&mut q, Time(t), seq);
                 started += usize::from(was == NO_WHEEL && q.cursor != NO_WHEEL);
                 model.insert((t, seq));
                 seq += 1;
@@ -873,7 +920,7 @@ mod tests {
     /// 40 µs) widen them again, and the order holds throughout, against a sorted model.
     #[test]
     fn the_slots_narrow_where_events_are_dense_and_widen_where_sparse() {
-        let mut q = EventQueue::default();
+        let mut q = queue();
         let mut model = std::collections::BTreeSet::new();
         let (mut x, mut seq) = (7u64, 0u64);
         let mut widths = vec![q.slot_bits];
@@ -884,7 +931,7 @@ mod tests {
                 while q.len() < 2_000 {
                     x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
                     let t = now + (x >> 33) % (4_000 * mean_gap);
-                    q.schedule(Time(t), Event::Scheduled(seq as u32));
+                    schedule_nth(q, Time(t), seq);
                     model.insert((t, seq));
                     seq += 1;
                 }

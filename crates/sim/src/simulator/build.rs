@@ -11,7 +11,7 @@ use super::endpoints::Endpoints;
 use super::link::{Discipline, Extra, Held, Link};
 use super::observers::{Observers, View};
 use super::Simulator;
-use crate::events::{Entities, Event, EventQueue};
+use crate::events::{Entities, Entity, Event, EventQueue};
 use crate::monitor::Monitor;
 use crate::pipes::{Pipe, Slab};
 use crate::routes::Routes;
@@ -90,9 +90,12 @@ impl Simulator {
             scenario.links.len(),
             EndpointSlot::count(scenario.flows.len()),
         );
-        let mut events = EventQueue::default();
+        let mut events = EventQueue::new(&entities);
         for (i, f) in scenario.flows.iter().enumerate() {
             let (start, _) = scenario.flow_times(i);
+            // A flow's start and stop are its sender's (the tie rule: `events.rs`).
+            let sender = EndpointSlot::sender(FlowId(i as u32)).index();
+            events.by(entities.endpoint(sender), Time::ZERO);
             events.schedule(start, Event::FlowStart(i as u32));
             if let Some(stop) = f.stop {
                 events.schedule(stop.max(start), Event::FlowStop(i as u32));
@@ -131,6 +134,7 @@ impl Simulator {
                 dropped: [(0, 0); 2],
             });
         }
+        events.by(Entity::RUN, Time::ZERO);
         for (i, e) in scenario.events.iter().enumerate() {
             events.schedule(e.at, Event::Scheduled(i as u32));
         }
