@@ -68,7 +68,8 @@ use acclab_core::Time;
 pub struct Entity(u32);
 
 impl Entity {
-    /// The run itself: samples, the measurement window, scenario events, flow starts.
+    /// The run itself: samples, the measurement window, scenario events (a flow's start and
+    /// stop are its sender's).
     pub const RUN: Entity = Entity(0);
 
     /// Link `l`'s sending side (its queue and transmitter).

@@ -119,7 +119,7 @@ impl Simulator {
         }
     }
 
-    /// The entity that handles `ev`, whose the events scheduled meanwhile are (the event
+    /// The entity that handles `ev`, to which the events scheduled meanwhile belong (the event
     /// queue's tie rule): a transmission its link's sending side, an arrival its link's
     /// receiving side, an endpoint's timer, start, stop or retirement that endpoint (a flow's
     /// start, stop and retirement its sender's), the rest the run.
