@@ -14,14 +14,32 @@
 //! simulator says which entity is handling an event and when ([`EventQueue::by`]); every event
 //! scheduled meanwhile is that entity's.
 //!
+//! Two kinds of event have keys of their own, for a partition must be able to place them
+//! without knowing what another did (2026-11-28, issue 56):
+//! - **An arrival** (a link's first packet in its pipe reaching the far end) counts as
+//!   scheduled long ahead by its link's receiving side: arrivals due at a time come before
+//!   everything else then except what the run and lower-numbered links scheduled long ahead
+//!   (samples, scenario events), in link order. Who scheduled it — the sending side, when the
+//!   packet found the pipe empty, or the receiving side at the arrival ahead of it — and when
+//!   do not enter, so the receiving partition places an arrival from the packet's arrival time
+//!   alone.
+//! - **A retirement check** (`Endpoints`) is its flow's sender's, at the instant it was
+//!   scheduled.
+//!
+//! Both take a count reserved for them, and neither moves the count of the entity handling an
+//! event then: whether one is scheduled (whether a pipe was empty; whether a flow was found
+//! quiet) depends on another partition's state, and must not shift the keys of the events that
+//! entity schedules after it.
+//!
 //! The key is one 128-bit word, so that one comparison orders entries: the time (64 bits); how
 //! long before it the event was scheduled, inverted so that longer comes first (24 bits,
 //! saturating: events scheduled more than 16.8 ms ahead — flow starts, retransmission timers,
 //! samples — count as scheduled 16.8 ms ahead, and among those the entity decides); the entity
-//! (28 bits); the entity's count of the events it has scheduled at this instant (12 bits). So
-//! keys are distinct and in the entity's order unless it schedules more than 4,096 events at
-//! one instant (none does: a handler schedules a few; flow starts are each flow's own) — past
-//! that its count wraps, still a function of its own work alone.
+//! (28 bits); the entity's count of the events it has scheduled at this instant (12 bits, of
+//! which an entity's own events take the lower half; arrivals and retirement checks have two
+//! reserved counts). So keys are distinct and in the entity's order unless it schedules more
+//! than 2,048 events at one instant (none does: a handler schedules a few; flow starts are each
+//! flow's own) — past that its count wraps, still a function of its own work alone.
 //!
 //! Entries are 32 bytes, aligned to 32 so that none straddles two cache lines; cancelled
 //! timers are not removed but carry a generation number that the simulator checks when they
@@ -97,6 +115,21 @@ const AHEAD_BITS: u32 = 24;
 const ENTITY_BITS: u32 = 28;
 const COUNT_BITS: u32 = 12;
 const _: () = assert!(AHEAD_BITS + ENTITY_BITS + COUNT_BITS == 64);
+/// The counts an entity's own events take (11 bits, wrapping); the counts above are reserved.
+const COUNT_MASK: u32 = (1 << (COUNT_BITS - 1)) - 1;
+/// The count of every arrival ([`EventQueue::schedule_arrival`]).
+const ARRIVAL: u64 = (1 << COUNT_BITS) - 1;
+/// The count of every retirement check ([`EventQueue::schedule_retire`]).
+const RETIREMENT: u64 = (1 << COUNT_BITS) - 2;
+
+/// How long before `time` an event scheduled at `at` is, saturating at 2^24 − 1 ns, inverted:
+/// AHEAD_MAX − min(time − at, AHEAD_MAX), for time ≥ at (an event is never scheduled in the
+/// past; if it were, it would count as scheduled at its time).
+#[inline(always)]
+fn inverse_ahead(at: Time, time: Time) -> u64 {
+    const AHEAD_MAX: u64 = (1 << AHEAD_BITS) - 1;
+    (at.0 + AHEAD_MAX).saturating_sub(time.0).min(AHEAD_MAX)
+}
 
 impl Entities {
     /// The entities of a run with `links` links and `endpoints` endpoint slots. (A scenario
@@ -158,6 +191,18 @@ pub enum Event {
     /// The measurement window opens or closes.
     WindowStart,
     WindowEnd,
+}
+
+impl Event {
+    /// Whether it is one of the run's own events (a sample, the measurement window's edges, a
+    /// scenario event), which see or change the whole network.
+    #[inline(always)]
+    pub fn is_run(&self) -> bool {
+        matches!(
+            self,
+            Event::Scheduled(_) | Event::Sample | Event::WindowStart | Event::WindowEnd
+        )
+    }
 }
 
 /// A pending event. `key` is the time in its high 64 bits and the tie below (see the module's
@@ -400,22 +445,44 @@ impl EventQueue {
 
     /// Schedules `event` at `time`, for the entity and instant [`by`](Self::by) last named.
     pub fn schedule(&mut self, time: Time, event: Event) {
-        const AHEAD_MAX: u64 = (1 << AHEAD_BITS) - 1;
-        // AHEAD_MAX - min(time - at, AHEAD_MAX), for time ≥ at (an event is never scheduled
-        // in the past; if it were, it would count as scheduled at its time).
-        let inverse = (self.at.0 + AHEAD_MAX)
-            .saturating_sub(time.0)
-            .min(AHEAD_MAX);
+        let inverse = inverse_ahead(self.at, time);
         let (at, count) = &mut self.counts[self.by.0 as usize];
         if *at != self.at.0 as u32 {
             (*at, *count) = (self.at.0 as u32, 0);
         }
         let tie = (inverse << (ENTITY_BITS + COUNT_BITS))
             | (u64::from(self.by.0) << COUNT_BITS)
-            | u64::from(*count & ((1 << COUNT_BITS) - 1));
+            | u64::from(*count & COUNT_MASK);
         *count = count.wrapping_add(1);
+        self.insert(Entry::new(time, tie, event));
+    }
+
+    /// Schedules the arrival of the first packet in link `l`'s pipe at `time` (`head`, `then`:
+    /// [`Event::Arrive`]'s hints), with the key every arrival has, whoever schedules it and
+    /// when: as if its link's receiving side had scheduled it long ahead, with the count
+    /// reserved for arrivals. So an arrival's place depends on its time and link alone — the
+    /// receiving side knows it without knowing when the sending side put the packet in the pipe
+    /// (issue 56) — and it moves no entity's count. Distinct: a link has one pending arrival.
+    #[inline(always)]
+    pub fn schedule_arrival(&mut self, time: Time, l: u32, head: u32, then: u32) {
+        let tie = (u64::from(Entity::receiver(l as usize).0) << COUNT_BITS) | ARRIVAL;
+        self.insert(Entry::new(time, tie, Event::Arrive(l, head, then)));
+    }
+
+    /// Schedules flow `flow`'s retirement check at `time`, as its sender `sender` schedules it
+    /// at the instant last named, with the count reserved for retirements: whether a check is
+    /// scheduled, which depends on packets in other partitions, moves no entity's count.
+    /// Distinct: a flow has one pending check.
+    pub fn schedule_retire(&mut self, time: Time, sender: Entity, flow: u32) {
+        let tie = (inverse_ahead(self.at, time) << (ENTITY_BITS + COUNT_BITS))
+            | (u64::from(sender.0) << COUNT_BITS)
+            | RETIREMENT;
+        self.insert(Entry::new(time, tie, Event::Retire(flow)));
+    }
+
+    #[inline(always)]
+    fn insert(&mut self, e: Entry) {
         self.len += 1;
-        let e = Entry::new(time, tie, event);
         if self.cursor == NO_WHEEL {
             self.current.push(e);
             if self.len >= LARGE {
@@ -644,6 +711,19 @@ impl EventQueue {
 
     pub fn len(&self) -> usize {
         self.len
+    }
+
+    /// Keeps only the pending events `keep` accepts, their keys unchanged (a partition of a
+    /// parallel run leaves the fixed events of the entities it does not hold).
+    pub fn retain(&mut self, mut keep: impl FnMut(&Event) -> bool) {
+        if self.cursor != NO_WHEEL {
+            self.stop_wheel();
+        }
+        let entries = std::mem::take(&mut self.current.heap);
+        self.len = 0;
+        for e in entries.into_iter().filter(|e| keep(&e.event)) {
+            self.insert(e);
+        }
     }
 
     pub fn is_empty(&self) -> bool {

@@ -333,6 +333,51 @@ impl Monitor {
         }
     }
 
+    /// A partition's monitor in a parallel run: it counts what its partition sees, and keeps
+    /// and streams no sample (the run's own monitor takes its counts: [`pull`](Self::pull)).
+    pub(crate) fn counts_only(&mut self) {
+        self.sink = None;
+        self.keep = false;
+    }
+
+    /// Takes what the partitions' monitors `parts` counted (parallel runs): each link's
+    /// integrals and losses from `sender[l]`'s (the partition of its sending side, which saw
+    /// its queue), each flow's bytes received from `receiver[f]`'s (its receiver's), its lost
+    /// packets summed over all (a packet is lost where it is dropped). With `last`, the
+    /// queueing-delay recorders and the one-way delays of the flows not yet done too.
+    pub(crate) fn pull(
+        &mut self,
+        parts: &mut [&mut Monitor],
+        sender: &[u32],
+        receiver: &[u32],
+        last: bool,
+    ) {
+        for (l, &p) in sender.iter().enumerate() {
+            let from = &mut *parts[p as usize];
+            self.tracks[l] = from.tracks[l];
+            self.random_losses[l] = from.random_losses[l];
+            if last {
+                self.queueing[l] = std::mem::take(&mut from.queueing[l]);
+            }
+        }
+        for (f, &p) in receiver.iter().enumerate() {
+            self.received[f] = parts[p as usize].received[f];
+            self.lost_data[f] = parts.iter().map(|m| m.lost_data[f]).sum();
+            if last {
+                self.take_delays(parts, receiver, f);
+            }
+        }
+    }
+
+    /// Flow `f`'s one-way delays, recorded by its receiver's partition's monitor, become this
+    /// one's (before it is done, in a parallel run), unless it has them already.
+    pub(crate) fn take_delays(&mut self, parts: &mut [&mut Monitor], receiver: &[u32], f: usize) {
+        if let Delays::Recording(_) = self.delays[f] {
+            let from = &mut parts[receiver[f] as usize].delays[f];
+            self.delays[f] = std::mem::replace(from, Delays::Done(None));
+        }
+    }
+
     fn record_flow(&mut self, s: FlowSample) {
         if let Some(sink) = &mut self.sink {
             sink.flow(&s);

@@ -137,7 +137,7 @@ impl Slab {
     }
 
     /// When the first packet of `pipe` arrives, if it holds any.
-    #[cfg(test)]
+    #[inline(always)]
     pub fn front_arrival(&self, pipe: &Pipe) -> Option<Time> {
         (pipe.head != NIL).then(|| self.slots[pipe.head as usize].arrival)
     }

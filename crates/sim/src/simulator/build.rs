@@ -184,6 +184,7 @@ impl Simulator {
             head_drops: Vec::new(),
             telemetry,
             probe: None,
+            part: None,
         }
     }
 }

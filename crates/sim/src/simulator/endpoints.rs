@@ -44,6 +44,8 @@ pub(super) struct Endpoints {
     retired: Vec<Option<Box<Kept>>>,
     /// Endpoints alive now (for the memory test and the run's record).
     live: usize,
+    /// Whether the endpoints were given (live mode's stand-ins).
+    outside: bool,
 }
 
 impl Endpoints {
@@ -55,6 +57,7 @@ impl Endpoints {
             slots: endpoints,
             life: vec![Life::Always; flows],
             retired: Vec::new(),
+            outside: true,
         }
     }
 
@@ -67,6 +70,7 @@ impl Endpoints {
             life: Vec::with_capacity(n),
             retired: Vec::new(),
             live: 0,
+            outside: false,
         };
         for (i, f) in scenario.flows.iter().enumerate() {
             if f.scheme.size().is_some() {
@@ -130,15 +134,37 @@ impl Endpoints {
     /// Whether closing flow `f`'s endpoints are both without a timer (the caller knows no
     /// packet of it is in the network).
     pub(super) fn idle(&self, f: FlowId) -> bool {
-        [EndpointSlot::sender(f), EndpointSlot::receiver(f)]
-            .iter()
-            .all(|s| self.slots[s.index()].poll_timeout().is_none())
+        self.idle_at(EndpointSlot::sender(f)) && self.idle_at(EndpointSlot::receiver(f))
+    }
+
+    /// Whether the endpoint at `slot` is without a timer.
+    pub(super) fn idle_at(&self, slot: EndpointSlot) -> bool {
+        self.slots[slot.index()].poll_timeout().is_none()
+    }
+
+    /// The end of a parallel run: flow `f`'s statistics are `stats` (its sender's as its
+    /// sender's partition has them, its receiver's as its receiver's has them), kept as a
+    /// retired flow's are; its endpoints here are freed.
+    pub(super) fn freeze(&mut self, f: FlowId, stats: (EndpointStats, EndpointStats)) {
+        let i = f.0 as usize;
+        if self.retired.is_empty() {
+            self.retired.resize_with(self.life.len(), || None);
+        }
+        self.retired[i] = Some(Box::new(Kept::of(stats)));
+        self.slots[EndpointSlot::sender(f).index()] = closed();
+        self.slots[EndpointSlot::receiver(f).index()] = closed();
+        if matches!(self.life[i], Life::Open | Life::Closing | Life::Always) {
+            self.live -= 2;
+        }
+        self.life[i] = Life::Retired;
     }
 
     /// Retires closing flow `f`: its statistics kept, its endpoints freed.
     pub(super) fn retire(&mut self, f: FlowId) {
         let i = f.0 as usize;
-        debug_assert_eq!(self.life[i], Life::Closing);
+        // (Open in the partition of a parallel run that holds only its receiver: the
+        // coordinator found it done.)
+        debug_assert!(matches!(self.life[i], Life::Closing | Life::Open));
         let stats = self.stats(f);
         if self.retired.is_empty() {
             self.retired.resize_with(self.life.len(), || None);
@@ -167,6 +193,11 @@ impl Endpoints {
     /// starts).
     pub(super) fn cc_state(&self, f: FlowId) -> acclab_core::transport::CcState {
         self.slots[EndpointSlot::sender(f).index()].cc_state()
+    }
+
+    /// Whether the endpoints were given from outside ([`Endpoints::given`]).
+    pub(super) fn are_given(&self) -> bool {
+        self.outside
     }
 
     /// Endpoints alive now.

@@ -71,6 +71,7 @@ mod engine;
 pub use engine::EventProbe;
 mod link;
 mod observers;
+mod parallel;
 
 pub struct Simulator {
     scenario: Scenario,
@@ -100,6 +101,8 @@ pub struct Simulator {
     telemetry: Option<Box<IntStore>>,
     /// Told of every event, during `run_probed` only.
     probe: Option<Box<dyn EventProbe>>,
+    /// In a partition of a parallel run, what it holds and sends (`parallel.rs`).
+    part: Option<Box<parallel::Part>>,
 }
 
 impl Simulator {

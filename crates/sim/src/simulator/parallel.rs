@@ -1,0 +1,574 @@
+//! One run on many cores (issue 56 §2): a conservative parallel engine whose results are the
+//! serial engine's, byte for byte.
+//!
+//! **Partitions.** The network's nodes are split into partitions
+//! ([`Partitioning::by_racks`](crate::parallelism::Partitioning::by_racks): racks whole, pods
+//! together). A partition holds every entity of its nodes (`events.rs`): the sending side of
+//! the links out of them, the receiving side of the links into them, the endpoints on them.
+//! Each partition runs on its own thread, in a **replica**: a simulator built from the whole
+//! scenario (so every random draw at build is the same) whose event queue keeps only the events
+//! of entities it holds (a flow's start goes to both its sender's and its receiver's
+//! partitions: the receiver's opens the flow's endpoints there), and which touches only what
+//! it holds.
+//!
+//! **Windows.** Time is cut into windows one *lookahead* long: the smallest propagation delay
+//! of a link between two partitions (over the run: a scenario event that shortens one counts).
+//! A packet that a partition puts on such a link at time t reaches the far end at t + delay or
+//! later, so a window's packets into another partition are due in a later window: each is
+//! posted as a message ([`Msg`]: the packet, its route, its arrival time and next hop) and, at
+//! the window's end, the receiving partition puts it in its own copy of the link's pipe and
+//! schedules its arrival. The sending partition keeps the packet in its pipe too (a link that
+//! departs at enqueue holds its queue there) and frees it once its arrival time has passed.
+//!
+//! **Why the results are the serial run's.** Every event an entity handles, and every event it
+//! schedules, is the serial run's in the serial order: the event queue's tie rule uses only
+//! what the scheduling entity knows, and an arrival's key depends on its time and link alone
+//! (`events.rs`), so the receiving partition schedules it with the key the serial run gives it.
+//! The run's own events (samples, the measurement window's edges, scenario events) are in
+//! every replica; each partition stops after one, and the coordinator (the calling thread,
+//! which also runs partition 0) lets the run's monitor see the whole network then: each link
+//! from the partition of its sending side, each flow's sender and receiver from theirs
+//! ([`Joined`]), the partitions' counts pulled into the run's monitor (`Monitor::pull`).
+//! A transmission on a link that departs at enqueue is reported to the monitor when its
+//! partition next reads the queue rather than at the far end's arrival: the link's reports are
+//! the same, in the same order, and the monitor keeps them per link.
+//!
+//! **Retirement.** A finite flow is retired once nothing of it is left (`endpoints.rs`): a
+//! fact about two partitions, so the sender's partition tells the coordinator when the
+//! transfer is complete, and the coordinator retires the flow at a window's end once the
+//! partitions' counts say none of its packets is in the network and neither endpoint has a
+//! timer. Retirement changes nothing the run does (a retired flow's statistics are kept), but
+//! it is when a streamed flow's delay histogram goes to delays.csv: in a parallel run those
+//! rows come in the order the coordinator found the flows done, not the serial run's.
+//!
+//! **Not yet parallel** (the run is serial, and [`Simulator::run_parallel`] says why): in-band
+//! telemetry (HPCC: a packet's records travel beside it), observers added beside the monitor
+//! (packet traces), links with jitter (their delay has no lower bound here), endpoints given
+//! from outside (live mode), and networks with one partition or no lookahead.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use acclab_core::queue::QueueState;
+use acclab_core::transport::{EndpointSlot, EndpointStats};
+use acclab_core::{Duration, FlowId, Packet, Time};
+use acclab_scenario::{EventAction, LinkId, Scenario};
+
+use super::observers::View;
+use super::Simulator;
+use crate::events::Event;
+use crate::monitor::Monitor;
+use crate::observe::{NetworkView, Observer};
+use crate::parallelism::Partitioning;
+use crate::pipes::Pipe;
+
+/// Which partition holds what.
+pub(super) struct Plan {
+    parts: usize,
+    /// The partition of each link's sending side, and of its receiving side.
+    sender: Vec<u32>,
+    receiver: Vec<u32>,
+    /// The partition of each flow's sender, and of its receiver.
+    tx: Vec<u32>,
+    rx: Vec<u32>,
+    /// Each shared buffer's partition (its switch's).
+    pools: Vec<u32>,
+    lookahead: Duration,
+}
+
+impl Plan {
+    /// `parts` partitions of `sc` and their lookahead, or why it cannot run in parallel.
+    fn of(sc: &Scenario, parts: usize) -> Result<Plan, String> {
+        let p = Partitioning::by_racks(sc, parts as u32);
+        let node = |n: acclab_scenario::NodeId| p.of_node[n.0 as usize];
+        let sender: Vec<u32> = sc.links.iter().map(|l| node(l.from)).collect();
+        let receiver: Vec<u32> = sc.links.iter().map(|l| node(l.to)).collect();
+        let mut lookahead: Option<Duration> = None;
+        for (i, l) in sc.links.iter().enumerate() {
+            if sender[i] == receiver[i] {
+                continue;
+            }
+            let mut d = l.delay;
+            for e in &sc.events {
+                if let EventAction::SetDelay { link, delay } = e.action {
+                    if link.0 as usize == i {
+                        d = d.min(delay);
+                    }
+                }
+            }
+            lookahead = Some(lookahead.map_or(d, |x| x.min(d)));
+        }
+        let used = {
+            let mut u: Vec<u32> = p.of_node.clone();
+            u.sort_unstable();
+            u.dedup();
+            u.len()
+        };
+        let Some(lookahead) = lookahead.filter(|_| used > 1) else {
+            return Err("the network has a single partition".into());
+        };
+        if lookahead.0 == 0 {
+            return Err("a link between partitions has no propagation delay (no lookahead)".into());
+        }
+        Ok(Plan {
+            parts,
+            sender,
+            receiver,
+            tx: sc.flows.iter().map(|f| node(f.src)).collect(),
+            rx: sc.flows.iter().map(|f| node(f.dst)).collect(),
+            pools: sc.shared_buffers.iter().map(|b| node(b.node)).collect(),
+            lookahead,
+        })
+    }
+}
+
+/// What a replica knows of its partition.
+pub(super) struct Part {
+    me: u32,
+    plan: Arc<Plan>,
+    /// The packets put this window on links into other partitions, per partition.
+    out: Vec<Vec<Msg>>,
+    /// Flows whose sender (held here) completed its transfer, for the coordinator.
+    pub(super) closing: Vec<FlowId>,
+}
+
+impl Part {
+    /// Whether a packet put on link `l` goes to another partition.
+    #[inline(always)]
+    pub(super) fn posts(&self, l: usize) -> bool {
+        self.plan.receiver[l] != self.me
+    }
+
+    /// Whether flow `f`'s sender is held here.
+    pub(super) fn holds_sender(&self, f: u32) -> bool {
+        self.plan.tx[f as usize] == self.me
+    }
+}
+
+/// A packet on its way into another partition: its link, where its route begins, where it
+/// goes at the far end, when it gets there.
+#[derive(Clone, Copy)]
+pub(super) struct Msg {
+    l: u32,
+    route: u32,
+    next_hop: u32,
+    arrival: Time,
+    pkt: Packet,
+}
+
+impl Simulator {
+    /// The packet in slot `i`, just put in link `l`'s pipe (due at the far end at `arrival`,
+    /// then going to `next_hop`), is posted to the partition of the link's far end. The pipe
+    /// keeps it (its queue, on a link that departs at enqueue); the packets ahead of it that
+    /// have arrived by now are freed.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn post(&mut self, l: usize, i: u32, arrival: Time, next_hop: u32) {
+        let (pkt, route) = self.slab.packet_and_route(i);
+        let part = self.part.as_mut().expect("posting in a partition");
+        let to = part.plan.receiver[l] as usize;
+        part.out[to].push(Msg {
+            l: l as u32,
+            route,
+            next_hop,
+            arrival,
+            pkt: *pkt,
+        });
+        let now = self.now;
+        let pipe = &mut self.links[l].pipe;
+        while !self.slab.front_is_queued(pipe)
+            && self.slab.front_arrival(pipe).is_some_and(|a| a <= now)
+        {
+            let (j, _) = self.slab.take_front(pipe).expect("a front");
+            self.slab.free(j);
+        }
+    }
+
+    /// This partition has handled `ev`, one of the run's own events, which every partition
+    /// handles: partition 0 counts it.
+    pub(super) fn stop_at_run_event(&mut self, _ev: Event) {
+        if self.part.as_ref().is_some_and(|p| p.me != 0) {
+            self.event_count -= 1;
+        }
+    }
+
+    /// A packet from another partition enters this one's copy of its link's pipe.
+    fn ingest(&mut self, m: &Msg) {
+        let i = self.slab.alloc(m.pkt, m.route);
+        let pipe = &mut self.links[m.l as usize].pipe;
+        let ahead = self.slab.back_arrival(pipe);
+        self.slab.link_back(pipe, i, m.arrival, None);
+        self.slab.set_next_hop(i, m.next_hop);
+        if ahead.is_none() {
+            let head = pipe.head();
+            self.events
+                .schedule_arrival(m.arrival, m.l, head, m.next_hop);
+        }
+    }
+
+    /// Why this run cannot be parallel, if it cannot.
+    fn not_parallel(&self) -> Option<&'static str> {
+        if self.telemetry.is_some() {
+            Some("in-band telemetry (HPCC) is not parallel yet")
+        } else if self.observers.has_extra() {
+            Some("observers beside the monitor (a packet trace) are not parallel yet")
+        } else if self
+            .links
+            .iter()
+            .any(|l| l.extra.as_ref().is_some_and(|x| x.jitter.is_some()))
+        {
+            Some("links with jitter are not parallel yet")
+        } else if self.endpoints.are_given() {
+            Some("endpoints given from outside (live mode) are not parallel")
+        } else if self.event_count != 0 {
+            Some("the run has started")
+        } else {
+            None
+        }
+    }
+
+    /// Runs to the end as [`run`](Self::run) does, on `threads` partitions each on its own
+    /// thread (the calling thread among them), with the serial run's results (the module's
+    /// header says what differs: the order of delays.csv's rows). Returns `Err` with the
+    /// reason, having run nothing, when the run cannot be parallel; the caller runs it
+    /// serially then.
+    pub fn run_parallel(
+        &mut self,
+        threads: usize,
+        progress: &mut dyn FnMut(Time),
+    ) -> Result<(), String> {
+        if threads < 2 {
+            return Err("one thread".into());
+        }
+        if let Some(why) = self.not_parallel() {
+            return Err(why.into());
+        }
+        let plan = Arc::new(Plan::of(&self.scenario, threads)?);
+        let replicas: Vec<Mutex<Simulator>> = (0..threads)
+            .map(|me| Mutex::new(Simulator::replica(&self.scenario, me as u32, &plan)))
+            .collect();
+        let mail: Vec<Mutex<Vec<Msg>>> = (0..2 * threads * threads)
+            .map(|_| Mutex::new(Vec::new()))
+            .collect();
+        let barrier = SpinBarrier::new(threads);
+        let run = Shared {
+            plan: &plan,
+            replicas: &replicas,
+            mail: &mail,
+            barrier: &barrier,
+            end: self.end,
+        };
+        std::thread::scope(|s| {
+            for me in 1..threads {
+                let run = &run;
+                s.spawn(move || run.partition(me, None));
+            }
+            run.partition(0, Some((self, progress)));
+        });
+        let mut replicas: Vec<Simulator> = replicas
+            .into_iter()
+            .map(|m| m.into_inner().expect("no partition panicked"))
+            .collect();
+        self.absorb(&mut replicas, &plan);
+        progress(self.end);
+        Ok(())
+    }
+
+    /// Partition `me`'s replica of `scenario` under `plan`.
+    fn replica(scenario: &Scenario, me: u32, plan: &Arc<Plan>) -> Simulator {
+        let mut sim = Simulator::new(scenario.clone());
+        sim.observers.monitor.counts_only();
+        sim.events.retain(|ev| match *ev {
+            Event::FlowStart(f) => plan.tx[f as usize] == me || plan.rx[f as usize] == me,
+            Event::FlowStop(f) => plan.tx[f as usize] == me,
+            _ => true,
+        });
+        sim.part = Some(Box::new(Part {
+            me,
+            plan: plan.clone(),
+            out: vec![Vec::new(); plan.parts],
+            closing: Vec::new(),
+        }));
+        sim
+    }
+
+    /// The run's own event `ev`, which every partition has just handled: the run's monitor
+    /// sees the whole network.
+    fn coordinate(&mut self, ev: Event, parts: &mut [MutexGuard<'_, Simulator>], plan: &Plan) {
+        self.now = parts[0].now;
+        if let Event::Scheduled(i) = ev {
+            self.apply_event(i as usize);
+            return;
+        }
+        self.pull(parts, plan, false);
+        let joined = Joined { parts, plan };
+        let m = &mut self.observers.monitor;
+        match ev {
+            Event::Sample => m.on_sample(self.now, &joined),
+            Event::WindowStart => m.on_window_start(self.now, &joined),
+            Event::WindowEnd => m.on_window_end(self.now, &joined),
+            _ => {}
+        }
+    }
+
+    /// The partitions' monitors' counts into the run's.
+    fn pull(&mut self, parts: &mut [MutexGuard<'_, Simulator>], plan: &Plan, last: bool) {
+        let mut monitors: Vec<&mut Monitor> =
+            parts.iter_mut().map(|p| &mut p.observers.monitor).collect();
+        self.observers
+            .monitor
+            .pull(&mut monitors, &plan.sender, &plan.rx, last);
+    }
+
+    /// At a window's end: the flows the partitions found complete are retired once nothing of
+    /// them is left (none of their packets in the network, neither endpoint with a timer).
+    fn retire_done(
+        &mut self,
+        pending: &mut Vec<FlowId>,
+        parts: &mut [MutexGuard<'_, Simulator>],
+        plan: &Plan,
+    ) {
+        for p in parts.iter_mut() {
+            if let Some(part) = &mut p.part {
+                pending.append(&mut part.closing);
+            }
+        }
+        pending.retain(|&f| {
+            let i = f.0 as usize;
+            let quiet = (0..2).all(|d| {
+                let (mut sent, mut gone) = (0, 0);
+                for p in parts.iter() {
+                    sent += p.books[i].injected[d];
+                    gone += p.books[i].arrived[d] + p.flows[i].dropped[d].0;
+                }
+                sent == gone
+            }) && parts[plan.tx[i] as usize]
+                .endpoints
+                .idle_at(EndpointSlot::sender(f))
+                && parts[plan.rx[i] as usize]
+                    .endpoints
+                    .idle_at(EndpointSlot::receiver(f));
+            if !quiet {
+                return true;
+            }
+            let mut monitors: Vec<&mut Monitor> =
+                parts.iter_mut().map(|p| &mut p.observers.monitor).collect();
+            self.observers
+                .monitor
+                .take_delays(&mut monitors, &plan.rx, i);
+            self.observers.on_flow_done(parts[0].now, f.0);
+            let (a, b) = (plan.tx[i] as usize, plan.rx[i] as usize);
+            parts[a].endpoints.retire(f);
+            if b != a {
+                parts[b].endpoints.retire(f);
+            }
+            false
+        });
+    }
+
+    /// The end of a parallel run: the partitions' state, each part from the partition that
+    /// held it, becomes this simulator's, so that its summary and files are the run's.
+    /// (Packets still in the network at the end are not moved: this simulator's pipes are
+    /// empty, [`packets_in_network`](Self::packets_in_network) reads none.)
+    fn absorb(&mut self, parts: &mut [Simulator], plan: &Plan) {
+        for (l, &p) in plan.sender.iter().enumerate() {
+            std::mem::swap(&mut self.links[l], &mut parts[p as usize].links[l]);
+            self.links[l].pipe = Pipe::default();
+        }
+        for (b, &p) in plan.pools.iter().enumerate() {
+            std::mem::swap(&mut self.pools[b], &mut parts[p as usize].pools[b]);
+        }
+        for f in 0..self.flows.len() {
+            let (b, d) = (&mut self.books[f], &mut self.flows[f].dropped);
+            for p in parts.iter() {
+                let (pb, pd) = (&p.books[f], &p.flows[f].dropped);
+                for (k, d) in d.iter_mut().enumerate() {
+                    b.injected[k] += pb.injected[k];
+                    b.arrived[k] += pb.arrived[k];
+                    d.0 += pd[k].0;
+                    d.1 += pd[k].1;
+                }
+            }
+            let id = FlowId(f as u32);
+            let tx = parts[plan.tx[f] as usize].endpoints.stats(id).0;
+            let rx = parts[plan.rx[f] as usize].endpoints.stats(id).1;
+            self.endpoints.freeze(id, (tx, rx));
+        }
+        let mut guards: Vec<&mut Monitor> =
+            parts.iter_mut().map(|p| &mut p.observers.monitor).collect();
+        self.observers
+            .monitor
+            .pull(&mut guards, &plan.sender, &plan.rx, true);
+        self.event_count = parts.iter().map(|p| p.event_count).sum();
+        self.packet_hops = parts.iter().map(|p| p.packet_hops).sum();
+        self.time_went_backwards = parts.iter().any(|p| p.time_went_backwards);
+        self.now = self.end;
+    }
+}
+
+/// What every partition's thread shares.
+struct Shared<'a> {
+    plan: &'a Plan,
+    replicas: &'a [Mutex<Simulator>],
+    /// Window k's messages from partition a to b: `mail[(k % 2) * n * n + a * n + b]`.
+    mail: &'a [Mutex<Vec<Msg>>],
+    barrier: &'a SpinBarrier,
+    end: Time,
+}
+
+/// Windows between retirement checks (a retired flow's memory comes back this late).
+const RETIRE_EVERY: u64 = 64;
+
+impl Shared<'_> {
+    fn lock(&self, p: usize) -> MutexGuard<'_, Simulator> {
+        self.replicas[p].lock().expect("no partition panicked")
+    }
+
+    fn lock_all(&self) -> Vec<MutexGuard<'_, Simulator>> {
+        (0..self.replicas.len()).map(|p| self.lock(p)).collect()
+    }
+
+    /// Partition `me`'s thread; the coordinator's too, with the run's simulator and its
+    /// progress report.
+    fn partition(
+        &self,
+        me: usize,
+        mut coordinator: Option<(&mut Simulator, &mut dyn FnMut(Time))>,
+    ) {
+        let n = self.replicas.len();
+        let step = self.plan.lookahead.0;
+        let mut pending = Vec::new();
+        let (mut from, mut k) = (0u64, 0u64);
+        loop {
+            let limit = Time((from + step - 1).min(self.end.0));
+            // The window, stopping at each of the run's own events for the coordinator.
+            loop {
+                // (The replica's lock is let go before the coordinator takes them all.)
+                let stopped = self.lock(me).run_span(limit, &mut |_| {});
+                let Some(ev) = stopped else { break };
+                self.barrier.wait();
+                if let Some((sim, _)) = &mut coordinator {
+                    sim.coordinate(ev, &mut self.lock_all(), self.plan);
+                }
+                self.barrier.wait();
+            }
+            // Its packets into other partitions, then theirs into this one.
+            let box_of = |a: usize, b: usize| ((k % 2) as usize) * n * n + a * n + b;
+            {
+                let mut sim = self.lock(me);
+                let part = sim.part.as_mut().expect("a partition");
+                for (to, out) in part.out.iter_mut().enumerate() {
+                    if !out.is_empty() {
+                        let mut m = self.mail[box_of(me, to)].lock().expect("mail");
+                        std::mem::swap(&mut *m, out);
+                    }
+                }
+            }
+            self.barrier.wait();
+            {
+                let mut sim = self.lock(me);
+                for from in 0..n {
+                    let mut m = self.mail[box_of(from, me)].lock().expect("mail");
+                    for msg in m.iter() {
+                        sim.ingest(msg);
+                    }
+                    m.clear();
+                }
+            }
+            let last = limit >= self.end;
+            if last || k % RETIRE_EVERY == RETIRE_EVERY - 1 {
+                self.barrier.wait();
+                if let Some((sim, progress)) = &mut coordinator {
+                    let mut all = self.lock_all();
+                    sim.retire_done(&mut pending, &mut all, self.plan);
+                    progress(limit);
+                }
+                self.barrier.wait();
+            }
+            if last {
+                break;
+            }
+            from = limit.0 + 1;
+            k += 1;
+        }
+        let mut sim = self.lock(me);
+        sim.now = sim.now.max(self.end);
+        let now = sim.now;
+        sim.start_all_due(now);
+    }
+}
+
+/// The whole network as the partitions hold it, for the run's monitor at one of the run's
+/// own events: each link's queue from its sending side's partition, each flow's sender and
+/// receiver from theirs.
+struct Joined<'a, 'b> {
+    parts: &'a [MutexGuard<'b, Simulator>],
+    plan: &'a Plan,
+}
+
+impl Joined<'_, '_> {
+    fn view(&self, p: u32) -> View<'_> {
+        view!(self.parts[p as usize])
+    }
+}
+
+impl NetworkView for Joined<'_, '_> {
+    fn link_count(&self) -> usize {
+        self.plan.sender.len()
+    }
+    fn queue(&self, l: LinkId) -> &dyn QueueState {
+        self.parts[self.plan.sender[l.0 as usize] as usize].links[l.0 as usize].queue()
+    }
+    fn flow_count(&self) -> usize {
+        self.plan.tx.len()
+    }
+    fn flow_times(&self, f: usize) -> (Time, Option<Time>) {
+        self.view(0).flow_times(f)
+    }
+    fn endpoint_stats(&self, f: usize) -> (EndpointStats, EndpointStats) {
+        (
+            self.view(self.plan.tx[f]).endpoint_stats(f).0,
+            self.view(self.plan.rx[f]).endpoint_stats(f).1,
+        )
+    }
+    fn cc_state(&self, f: usize) -> acclab_core::transport::CcState {
+        self.view(self.plan.tx[f]).cc_state(f)
+    }
+}
+
+/// A barrier for the partitions' threads at every window's end (a million windows in a
+/// run): it spins, as a window's work is short, and yields the core after a while, so that a
+/// busy machine (a partition's thread descheduled) costs time, not progress.
+struct SpinBarrier {
+    n: usize,
+    arrived: AtomicUsize,
+    generation: AtomicUsize,
+}
+
+impl SpinBarrier {
+    fn new(n: usize) -> SpinBarrier {
+        SpinBarrier {
+            n,
+            arrived: AtomicUsize::new(0),
+            generation: AtomicUsize::new(0),
+        }
+    }
+
+    fn wait(&self) {
+        let generation = self.generation.load(Ordering::Acquire);
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
+            self.arrived.store(0, Ordering::Relaxed);
+            self.generation.fetch_add(1, Ordering::Release);
+            return;
+        }
+        let mut spins = 0u32;
+        while self.generation.load(Ordering::Acquire) == generation {
+            if spins < 2_000 {
+                std::hint::spin_loop();
+                spins += 1;
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+}
