@@ -103,6 +103,9 @@ enum Command {
         /// The fat-tree carries a permutation of long flows, not the web-search workload.
         #[arg(long, requires = "fattree")]
         permutation: bool,
+        /// Threads of the run (1: the serial engine).
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
     },
 }
 
@@ -171,6 +174,7 @@ fn command() {
             fattree,
             duration_ms,
             permutation,
+            threads,
         }) => bench::run_case(
             bench::Case {
                 flows,
@@ -179,6 +183,7 @@ fn command() {
                 scheme,
                 fattree,
                 permutation,
+                threads,
             },
             model,
         ),

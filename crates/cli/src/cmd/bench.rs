@@ -35,6 +35,8 @@ pub struct Case {
     pub scheme: Scheme,
     pub fattree: Option<u32>,
     pub permutation: bool,
+    /// Threads of one run: 1 is the serial engine, more the parallel one.
+    pub threads: usize,
 }
 
 /// The flows' scheme (default parameters). The named cases are Reno: the comparisons' setup.
@@ -100,6 +102,7 @@ const fn case(flows: usize, rate_mbps: u64, duration_s: u64) -> Case {
         scheme: Scheme::Reno,
         fattree: None,
         permutation: false,
+        threads: 1,
     }
 }
 
@@ -111,6 +114,7 @@ const fn fat_tree(k: u32, duration_ms: u64) -> Case {
         scheme: Scheme::Reno,
         fattree: Some(k),
         permutation: false,
+        threads: 1,
     }
 }
 
@@ -161,6 +165,11 @@ pub struct BenchArgs {
     #[arg(long, value_delimiter = ',', conflicts_with_all = ["against", "model"],
           value_parser = clap::value_parser!(u32).range(1..=4096))]
     parallelism: Vec<u32>,
+    /// Run each case on each of these thread counts (comma-separated: 1 is the serial engine,
+    /// more the parallel one, whose results are the serial run's).
+    #[arg(long, value_delimiter = ',', default_values_t = [1usize],
+          value_parser = clap::builder::ValueParser::new(clap::builder::TypedValueParser::map(clap::value_parser!(u64).range(1..=256), |t| t as usize)))]
+    threads: Vec<usize>,
 }
 
 fn peak_rss_mb() -> Option<f64> {
@@ -183,7 +192,13 @@ pub fn run_case(c: Case, model: bool) -> Result<()> {
     sim.stream_samples(Box::new(()), false);
     let setup = t0.elapsed().as_secs_f64();
     let t1 = std::time::Instant::now();
-    sim.run(&mut |_| {});
+    if c.threads > 1 {
+        sim.run_parallel(c.threads, &mut |_| {}).map_err(|why| {
+            anyhow::anyhow!("the case cannot run on {} threads: {why}", c.threads)
+        })?;
+    } else {
+        sim.run(&mut |_| {});
+    }
     let wall = t1.elapsed().as_secs_f64();
     let s = acclab_sim::output::summary(&sim, wall);
     let bottleneck = s
@@ -312,6 +327,16 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     if !args.parallelism.is_empty() {
         return parallelism(&cases, &args.parallelism);
     }
+    // Each case on each thread count asked for.
+    let cases: Vec<(String, Case)> = cases
+        .into_iter()
+        .flat_map(|(name, c)| {
+            args.threads.iter().map(move |&threads| match threads {
+                1 => (name.clone(), c),
+                t => (format!("{name} x{t}"), Case { threads: t, ..c }),
+            })
+        })
+        .collect();
     let exe = std::env::current_exe().context("cannot find the acclab executable")?;
     if let Some(other) = &args.against {
         return compare(&exe, other, &cases, args.repeat.max(1));
@@ -418,6 +443,7 @@ fn run_child(exe: &std::path::Path, c: &Case, model: bool) -> Result<serde_json:
         ])
         .args(fabric)
         .args(model.then_some("--model"))
+        .args((c.threads > 1).then(|| format!("--threads={}", c.threads)))
         .output()
         .with_context(|| format!("cannot start {}", exe.display()))?;
     if !out.status.success() {
