@@ -30,9 +30,18 @@ pub fn run(
     scenario: acclab_scenario::Scenario,
     progress: &mut dyn FnMut(acclab_core::Time),
 ) -> (Simulator, acclab_results::Summary) {
+    run_on(scenario, 1, progress)
+}
+
+/// [`run`] on `threads` threads ([`Simulator::run_on`]).
+pub fn run_on(
+    scenario: acclab_scenario::Scenario,
+    threads: usize,
+    progress: &mut dyn FnMut(acclab_core::Time),
+) -> (Simulator, acclab_results::Summary) {
     let mut sim = Simulator::new(scenario);
     let t0 = std::time::Instant::now();
-    sim.run(progress);
+    sim.run_on(threads, progress);
     let wall = t0.elapsed().as_secs_f64();
     let summary = output::summary(&sim, wall);
     (sim, summary)

@@ -17,7 +17,9 @@ pub mod sweep;
 pub mod table;
 
 pub use plan::{Plan, PlannedRun};
-pub use run::{attach_theory, model_scenario, run_scenario, Finished};
+pub use run::{
+    attach_theory, default_threads, model_scenario, run_scenario, run_scenario_on, Finished,
+};
 
 /// What can go wrong in a study beyond a bad scenario.
 #[derive(Debug, thiserror::Error)]

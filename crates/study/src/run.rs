@@ -56,6 +56,8 @@ pub struct Finished {
     pub sim: Simulator,
     /// Its summary, with the theory's prediction attached where the theory has one.
     pub summary: Summary,
+    /// Why a run asked to be parallel ran serially, if it did.
+    pub serial_because: Option<String>,
     /// Why the theory has no prediction for the scenario, if it has none.
     pub no_theory: Option<String>,
 }
@@ -68,6 +70,34 @@ pub fn run_scenario(
     sc: Scenario,
     files: Option<&Path>,
     provenance: Option<&acclab_results::provenance::Provenance>,
+    progress: &mut dyn FnMut(acclab_core::Time),
+) -> std::io::Result<Finished> {
+    run_scenario_on(sc, files, provenance, default_threads()?, progress)
+}
+
+/// The threads of a run that does not say: `ACCLAB_THREADS` if set (1–256; the whole golden
+/// suite runs this way on 2 and 3 threads), else 1.
+pub fn default_threads() -> std::io::Result<usize> {
+    match std::env::var("ACCLAB_THREADS") {
+        Err(_) => Ok(1),
+        Ok(v) => match v.trim().parse::<usize>() {
+            Ok(n @ 1..=256) => Ok(n),
+            _ => Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("ACCLAB_THREADS={v:?}: a thread count from 1 to 256"),
+            )),
+        },
+    }
+}
+
+/// [`run_scenario`] on `threads` threads: the parallel engine
+/// ([`Simulator::run_parallel`], the serial run's results) when `threads` > 1 and the run can
+/// be parallel, the serial one otherwise ([`Finished::serial_because`] then says why).
+pub fn run_scenario_on(
+    sc: Scenario,
+    files: Option<&Path>,
+    provenance: Option<&acclab_results::provenance::Provenance>,
+    threads: usize,
     progress: &mut dyn FnMut(acclab_core::Time),
 ) -> std::io::Result<Finished> {
     if let Some(why) = sc.not_simulable() {
@@ -91,7 +121,7 @@ pub fn run_scenario(
         acclab_sim::output::stream_outputs(dir, &mut sim, false)?;
     }
     let t0 = std::time::Instant::now();
-    sim.run(progress);
+    let serial_because = sim.run_on(threads, progress);
     let mut summary = acclab_sim::output::summary(&sim, t0.elapsed().as_secs_f64());
     sim.finish_samples()?;
     attach_theory(sim.scenario(), prediction, &mut summary);
@@ -103,6 +133,7 @@ pub fn run_scenario(
         sim,
         summary,
         no_theory,
+        serial_because,
     })
 }
 

@@ -24,6 +24,7 @@ pub fn demo(out: Option<PathBuf>) -> Result<()> {
         false,
         false,
         Some(provenance),
+        1,
     )?;
     // Started by `cargo run` (which sets CARGO), `acclab` is not on the PATH yet: say the
     // command that works from here.

@@ -28,6 +28,13 @@ pub struct RunArgs {
     /// run by Python's acclab package (`python3 -m acclab run`, or $ACCLAB_PYTHON).
     #[arg(long, value_name = "NAME=SPEC")]
     pub controller: Vec<String>,
+    /// Run on this many threads (1–256): the network partitioned by racks and pods, the
+    /// serial run's results byte for byte (delays.csv's rows aside: docs/performance.md). A
+    /// run that cannot be parallel (in-band telemetry, jitter, a packet trace, one partition)
+    /// runs serially, with a note saying why. Gains need several busy switches: a dumbbell
+    /// gains little; sweeps already run their runs in parallel. Default: $ACCLAB_THREADS, or 1.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub threads: Option<u64>,
 }
 
 pub fn run(run: RunArgs) -> Result<()> {
@@ -89,9 +96,21 @@ pub fn run(run: RunArgs) -> Result<()> {
     if let Some(p) = &plots {
         p.check(&sc).map_err(anyhow::Error::msg)?;
     }
+    let threads = match run.threads {
+        Some(n) => n as usize,
+        None => acclab_study::default_threads()?,
+    };
     let dir = output_dir(args.out.clone(), &sc.name, args.force)?;
     let provenance = loaded.provenance(sc.seed, &args.scenario, &args.set);
-    simulate(sc, dir, plots, args.quiet, run.model, Some(provenance))
+    simulate(
+        sc,
+        dir,
+        plots,
+        args.quiet,
+        run.model,
+        Some(provenance),
+        threads,
+    )
 }
 
 /// Hands a run with Python controllers to Python's acclab package (`python3 -m acclab run`, or
@@ -154,6 +173,7 @@ pub fn simulate(
     quiet: bool,
     model: bool,
     provenance: Option<acclab_results::provenance::Provenance>,
+    threads: usize,
 ) -> Result<()> {
     let for_model = model.then(|| sc.clone());
     let dir = out.staging().to_path_buf();
@@ -176,7 +196,7 @@ pub fn simulate(
     // Samples go to flows.csv / links.csv (and packets to the trace, if asked for) as they are
     // taken and are not kept: plots read them back from the files.
     let done = interrupted.guard((Some(end), "simulated"), out.final_path(), || {
-        acclab_study::run_scenario(sc, Some(dir), provenance.as_ref(), &mut |t| {
+        acclab_study::run_scenario_on(sc, Some(dir), provenance.as_ref(), threads, &mut |t| {
             interrupted.check(t);
             bar.at(t)
         })
@@ -190,6 +210,9 @@ pub fn simulate(
     }
     .with_context(|| format!("cannot write results into {}", dir.display()))?;
     bar.finish();
+    if let Some(why) = &done.serial_because {
+        eprintln!("note: the run was serial, not on {threads} threads: {why}");
+    }
     let mut summary = done.summary;
     let model_dir = match &for_model {
         Some(sc) => model_beside(sc, dir, &mut summary, quiet)?,

@@ -274,6 +274,21 @@ impl Simulator {
         Ok(())
     }
 
+    /// Runs to the end on `threads` threads: in parallel ([`run_parallel`](Self::run_parallel))
+    /// when `threads` > 1 and the run can be, serially otherwise. Returns why a run asked to
+    /// be parallel was serial, if it was.
+    pub fn run_on(&mut self, threads: usize, progress: &mut dyn FnMut(Time)) -> Option<String> {
+        let why = match threads {
+            0 | 1 => None,
+            n => match self.run_parallel(n, progress) {
+                Ok(()) => return None,
+                Err(why) => Some(why),
+            },
+        };
+        self.run(progress);
+        why
+    }
+
     /// Partition `me`'s replica of `scenario` under `plan`.
     fn replica(scenario: &Scenario, me: u32, plan: &Arc<Plan>) -> Simulator {
         let mut sim = Simulator::new(scenario.clone());
