@@ -187,8 +187,12 @@ def run(
     out: str | os.PathLike[str] | None = None,
     progress: bool = True,
     controllers: Mapping[str, Any] | None = None,
+    threads: int | None = None,
 ) -> Run:
     """Simulates ``scenario`` (with ``seed`` instead of its own, if given).
+
+    ``threads`` (1–256; default ``$ACCLAB_THREADS``, or 1) runs it on the parallel engine, with
+    the serial run's results, when it can be parallel (``acclab run --threads``).
 
     The samples are read into DataFrames; with ``out`` the run's files (summary.json,
     flows.csv, links.csv) stay there, otherwise they are removed. A progress bar shows on a
@@ -202,7 +206,7 @@ def run(
         out,
         progress,
         "run",
-        lambda d, tick: _acclab.run(scenario, seed, d, tick, make),
+        lambda d, tick: _acclab.run(scenario, seed, d, tick, make, threads),
     )
 
 

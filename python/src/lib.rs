@@ -574,7 +574,7 @@ impl PyBuilder {
 /// instance. The GIL is released meanwhile, unless the run has Python controllers (which hold
 /// it as they run).
 #[pyfunction]
-#[pyo3(signature = (scenario, seed = None, out = None, progress = None, controllers = None))]
+#[pyo3(signature = (scenario, seed = None, out = None, progress = None, controllers = None, threads = None))]
 fn run(
     py: Python<'_>,
     scenario: &PyScenario,
@@ -582,7 +582,19 @@ fn run(
     out: Option<PathBuf>,
     progress: Option<Py<PyAny>>,
     controllers: Option<Py<PyAny>>,
+    threads: Option<usize>,
 ) -> PyResult<(String, Option<String>)> {
+    let threads = match threads {
+        Some(n @ 1..=256) => n,
+        Some(n) => {
+            return Err(PyValueError::new_err(format!(
+                "threads = {n}: a thread count from 1 to 256"
+            )))
+        }
+        None => {
+            acclab_study::default_threads().map_err(|e| PyValueError::new_err(e.to_string()))?
+        }
+    };
     let mut def = scenario.def.clone();
     if seed.is_some() {
         def.seed = seed;
@@ -597,12 +609,18 @@ fn run(
     let work = move || {
         guarded(|| {
             let mut next = 0u64;
-            acclab_study::run_scenario(sc, out.as_deref(), provenance.as_ref(), &mut |t| {
-                if t.0 >= next {
-                    next = t.0 + total / 100;
-                    call_back(progress.as_ref(), t.0 as f64 / total as f64);
-                }
-            })
+            acclab_study::run_scenario_on(
+                sc,
+                out.as_deref(),
+                provenance.as_ref(),
+                threads,
+                &mut |t| {
+                    if t.0 >= next {
+                        next = t.0 + total / 100;
+                        call_back(progress.as_ref(), t.0 as f64 / total as f64);
+                    }
+                },
+            )
         })
     };
     let done = if python { work() } else { py.detach(work) }?;
@@ -878,8 +896,13 @@ impl PySweepPlan {
         keep_runs: bool,
         progress: Option<Py<PyAny>>,
     ) -> PyResult<(String, String)> {
+        // Each run on $ACCLAB_THREADS threads (default 1), as many at once as the cores hold.
+        let threads =
+            acclab_study::default_threads().map_err(|e| PyValueError::new_err(e.to_string()))?;
         let jobs = jobs
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+            .unwrap_or_else(|| {
+                std::thread::available_parallelism().map_or(1, |n| n.get()) / threads
+            })
             .max(1);
         // The runs go on a thread of their own while this one, Python's, watches for Ctrl-C
         // (KeyboardInterrupt is raised only on the main thread) and for an exception from the
@@ -919,6 +942,7 @@ impl PySweepPlan {
                             &dir,
                             &todo,
                             jobs,
+                            threads,
                             keep_runs,
                             &stop,
                             &|_| {

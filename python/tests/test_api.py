@@ -318,3 +318,19 @@ def test_builder_makes_the_fabric_the_file_makes():
             acclab.Builder("b", "1s").topology(**bad)
     with pytest.raises(ValueError, match="not one of"):
         acclab.Builder("b", "1s").ecmp("sometimes")
+
+
+def test_a_run_on_two_threads_gives_the_serial_runs_results():
+    # Four flows across the fabric's pods: the parallel engine (acclab run --threads).
+    text = FABRIC_TOPOLOGY + "".join(
+        f'[[flow]]\nid = "f{i}"\nkind = "dctcp"\nfrom = "h{i}"\nto = "h{15 - i}"\n' for i in range(4)
+    )
+    serial = acclab.run(acclab.parse(text), progress=False, threads=1)
+    parallel = acclab.run(acclab.parse(text), progress=False, threads=2)
+    strip = lambda s: {k: v for k, v in s.items() if k != "wall_time_s"}
+    assert strip(parallel.summary_json) == strip(serial.summary_json)
+    assert parallel.summary_json["events"] > 0
+    pd.testing.assert_frame_equal(parallel.flows, serial.flows)
+    pd.testing.assert_frame_equal(parallel.links, serial.links)
+    with pytest.raises(ValueError, match="from 1 to 256"):
+        acclab.run(acclab.parse(text), progress=False, threads=0)

@@ -47,6 +47,7 @@ pub fn run_one(
     dir: &SweepDir,
     run: &PlannedRun,
     keep_runs: bool,
+    threads: usize,
 ) -> Result<(), StudyError> {
     let def = plan.spec(base, run)?;
     let sc = def.build()?;
@@ -68,15 +69,23 @@ pub fn run_one(
             &[],
         )
     });
-    let done = crate::run_scenario(sc, staging.as_deref(), provenance.as_ref(), &mut |_| {})
-        .map_err(io(staging.as_deref().unwrap_or(dir.root())))?;
+    let done = crate::run_scenario_on(
+        sc,
+        staging.as_deref(),
+        provenance.as_ref(),
+        threads,
+        &mut |_| {},
+    )
+    .map_err(io(staging.as_deref().unwrap_or(dir.root())))?;
     if let Some(s) = &staging {
         dir.publish_run_files(&run.id, s)?;
     }
     dir.save_record(&run.id, &record(plan, run, &done.summary))
 }
 
-/// Runs `todo` (plan indices) on `jobs` threads, calling `done` after each run. Stops at the
+/// Runs `todo` (plan indices), `jobs` at once, each on `threads` threads of its own (the
+/// parallel engine where a run can be: `jobs × threads` should not exceed the cores), calling
+/// `done` after each run. Stops at the
 /// first error (the runs finished until then are kept), and starts no further run once `stop`
 /// is set (the runs under way finish and are kept: each run's record is written whole).
 #[allow(clippy::too_many_arguments)]
@@ -86,6 +95,7 @@ pub fn execute(
     dir: &SweepDir,
     todo: &[usize],
     jobs: usize,
+    threads: usize,
     keep_runs: bool,
     stop: &std::sync::atomic::AtomicBool,
     done: &(dyn Fn(&PlannedRun) + Sync),
@@ -100,7 +110,7 @@ pub fn execute(
                 return Err(StudyError::Refused("the sweep was stopped".into()));
             }
             let run = &plan.runs[i];
-            run_one(base, plan, dir, run, keep_runs)?;
+            run_one(base, plan, dir, run, keep_runs, threads)?;
             done(run);
             Ok(())
         })

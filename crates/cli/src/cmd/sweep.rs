@@ -26,9 +26,15 @@ pub struct SweepArgs {
     /// Seeds per point: a count N (the scenario's seed and the N − 1 after it) or a list 1,5,9.
     #[arg(long)]
     seeds: Option<String>,
-    /// Runs at once [default: the number of cores].
+    /// Runs at once [default: the number of cores over --threads].
     #[arg(long, short)]
     jobs: Option<usize>,
+    /// Threads of each run (the parallel engine, as `acclab run --threads`) [default:
+    /// $ACCLAB_THREADS, or 1]. Runs at once × threads should not exceed the cores: a sweep of
+    /// many runs is fastest with one thread each; more threads make a sweep of a few large
+    /// fabric runs finish sooner.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=256))]
+    threads: Option<u64>,
     /// The sweep's directory [default: results/sweeps/<scenario name>]. Running the same sweep
     /// into it again does only the runs it lacks.
     #[arg(long)]
@@ -115,9 +121,13 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         }
         return Ok(());
     }
+    let threads = match a.threads {
+        Some(n) => n as usize,
+        None => acclab_study::default_threads()?,
+    };
     let jobs = a
         .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()) / threads)
         .max(1);
     if let Some(free) = acclab_sim::cost::available_memory() {
         let need = plan.max_memory_bytes * jobs.min(plan.runs.len()) as f64;
@@ -188,6 +198,7 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
             &dir,
             &todo,
             jobs,
+            threads,
             a.keep_runs,
             &never,
             &|_| {

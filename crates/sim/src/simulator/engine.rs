@@ -70,7 +70,7 @@ impl Simulator {
                 }
             }
             self.dispatch(ev);
-            if self.part.is_some() && ev.is_run() {
+            if ev.is_run() && self.part.is_some() {
                 self.stop_at_run_event(ev);
                 return Some(ev);
             }
