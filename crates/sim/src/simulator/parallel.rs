@@ -450,6 +450,7 @@ impl Shared<'_> {
         me: usize,
         mut coordinator: Option<(&mut Simulator, &mut dyn FnMut(Time))>,
     ) {
+        let _fail = FailOnPanic(self.barrier);
         let n = self.replicas.len();
         let step = self.plan.lookahead.0;
         let mut pending = Vec::new();
@@ -558,6 +559,20 @@ struct SpinBarrier {
     n: usize,
     arrived: AtomicUsize,
     generation: AtomicUsize,
+    /// Set when a partition's thread panicked: the others stop waiting for it and panic too,
+    /// so that the run ends with the first panic rather than hanging.
+    failed: std::sync::atomic::AtomicBool,
+}
+
+/// Marks the barrier failed if its thread unwinds.
+struct FailOnPanic<'a>(&'a SpinBarrier);
+
+impl Drop for FailOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.failed.store(true, Ordering::Release);
+        }
+    }
 }
 
 impl SpinBarrier {
@@ -566,6 +581,7 @@ impl SpinBarrier {
             n,
             arrived: AtomicUsize::new(0),
             generation: AtomicUsize::new(0),
+            failed: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -578,6 +594,10 @@ impl SpinBarrier {
         }
         let mut spins = 0u32;
         while self.generation.load(Ordering::Acquire) == generation {
+            assert!(
+                !self.failed.load(Ordering::Acquire),
+                "another partition of the parallel run failed"
+            );
             if spins < 2_000 {
                 std::hint::spin_loop();
                 spins += 1;
