@@ -1005,3 +1005,31 @@ start = "1s"
     let (from, to): (f64, f64) = (udp[0][1].parse().unwrap(), udp[0][2].parse().unwrap());
     assert!(from <= 5.4e-3 && 5.4e-3 < to, "{:?}", udp[0]);
 }
+
+/// `ACCLAB_THREADS`, the default of --threads, must be a thread count: anything else is an
+/// error naming it and the range, before any result directory is made.
+#[test]
+fn a_bad_acclab_threads_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sc = common::two_flows(tmp.path());
+    for bad in ["0", "many", "300"] {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_acclab"))
+            .args(["run", &sc, "--out", "r", "--quiet"])
+            .env("ACCLAB_THREADS", bad)
+            .current_dir(tmp.path())
+            .output()
+            .unwrap();
+        let said = common::text(&o);
+        assert_eq!(o.status.code(), Some(1), "{said}");
+        assert!(
+            said.contains(&format!(
+                "ACCLAB_THREADS=\"{bad}\": a thread count from 1 to 256"
+            )),
+            "{said}"
+        );
+        assert!(
+            !tmp.path().join("r").exists(),
+            "{bad}: a result directory was made"
+        );
+    }
+}

@@ -622,3 +622,75 @@ fn identical_replicates_get_no_interval_and_are_said() {
         assert_eq!(r[a("note")], "identical replicates");
     }
 }
+
+/// Each run of a sweep on 2 threads (the parallel engine: the bottleneck between two routers
+/// is cut, each router with its host a partition) gives the same table as on one.
+#[test]
+fn a_sweep_with_threads_per_run_gives_the_same_table() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sc = scenario(tmp.path(), "1s");
+    let changed = std::fs::read_to_string(&sc)
+        .unwrap()
+        .replacen("between = [\"r\", \"d\"]", "between = [\"r\", \"r2\"]", 1)
+        .replacen(
+            "[[flow]]",
+            "[[link]]\nbetween = [\"r2\", \"d\"]\nrate = \"100Mbps\"\ndelay = \"1ms\"\n\n[[flow]]",
+            1,
+        );
+    let two_routers = tmp.path().join("sw2.toml");
+    std::fs::write(&two_routers, changed).unwrap();
+    let sc = two_routers.display().to_string();
+    // It runs in parallel (no note that it was serial).
+    let said = ok(
+        tmp.path(),
+        &["run", &sc, "--threads", "2", "--out", "r", "--quiet"],
+    );
+    assert!(!said.contains("serial"), "{said}");
+    let key = "link.\"r->r2\".rate";
+    let rate = format!("{key}=10Mbps,20Mbps");
+    for (out, threads) in [("one", "1"), ("two", "2")] {
+        ok(
+            tmp.path(),
+            &[
+                "sweep",
+                &sc,
+                "--set",
+                &rate,
+                "--out",
+                out,
+                "--threads",
+                threads,
+                "--jobs",
+                "1",
+                "--quiet",
+            ],
+        );
+    }
+    let (one, two) = (
+        csv_rows(&tmp.path().join("one/runs.csv")),
+        csv_rows(&tmp.path().join("two/runs.csv")),
+    );
+    let wall = one[0].iter().position(|h| h.contains("wall"));
+    let strip = |rows: Vec<Vec<String>>| -> Vec<Vec<String>> {
+        rows.into_iter()
+            .map(|mut r| {
+                if let Some(w) = wall {
+                    r.remove(w);
+                }
+                r
+            })
+            .collect()
+    };
+    assert!(one.len() > 2, "{one:?}");
+    assert_eq!(strip(one), strip(two));
+    // A thread count outside 1–256 is refused before anything runs.
+    let bad = acclab(
+        tmp.path(),
+        &["sweep", &sc, "--set", &rate, "--threads", "0"],
+    );
+    let said = text(&bad);
+    assert!(
+        !bad.status.success() && said.contains("0 is not in 1..=256"),
+        "{said}"
+    );
+}
