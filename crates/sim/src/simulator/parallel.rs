@@ -594,10 +594,11 @@ impl SpinBarrier {
         }
         let mut spins = 0u32;
         while self.generation.load(Ordering::Acquire) == generation {
-            assert!(
-                !self.failed.load(Ordering::Acquire),
-                "another partition of the parallel run failed"
-            );
+            if self.failed.load(Ordering::Acquire) {
+                // Unwinds without a panic message of its own: the thread that failed said
+                // why (or was interrupted, which is no failure to report).
+                std::panic::resume_unwind(Box::new("another partition of the parallel run failed"));
+            }
             if spins < 2_000 {
                 std::hint::spin_loop();
                 spins += 1;
