@@ -117,9 +117,14 @@ def test_several_agents_step_together_and_earn_their_num_shares():
             late.append(info["throughput_bps"])
         if trunc:
             break
-    # Reno takes the rest; each agent gets what it paces at, within 3%.
+    # Reno takes the rest; each agent gets what it paces at less what it loses at the tail-drop
+    # queue Reno keeps full: within 6%, and never more. (Measured: 3.5% and 4.7% below since
+    # arrivals have keys of their own, 2026-11-28; within 3% before — which paced packets
+    # meet a full queue is a phase effect of tail drop that the order of equal-time events
+    # moves.)
     thr = np.mean(late, axis=0)
-    assert np.allclose(thr, [8e6, 12e6], rtol=0.03), thr
+    assert np.allclose(thr, [8e6, 12e6], rtol=0.06), thr
+    assert np.all(thr <= np.array([8e6, 12e6]) * 1.01), thr
     # One value per agent, always.
     with pytest.raises(ValueError, match="2 agents"):
         env.step(np.array([8.0], dtype=np.float32))
