@@ -71,7 +71,7 @@ impl Simulator {
             }
             self.dispatch(ev);
             if ev.is_run() && self.part.is_some() {
-                self.stop_at_run_event(ev);
+                self.stop_at_run_event();
                 return Some(ev);
             }
         }

@@ -184,9 +184,9 @@ impl Simulator {
         }
     }
 
-    /// This partition has handled `ev`, one of the run's own events, which every partition
+    /// This partition has handled one of the run's own events, which every partition
     /// handles: partition 0 counts it.
-    pub(super) fn stop_at_run_event(&mut self, _ev: Event) {
+    pub(super) fn stop_at_run_event(&mut self) {
         if self.part.as_ref().is_some_and(|p| p.me != 0) {
             self.event_count -= 1;
         }
@@ -350,16 +350,11 @@ impl Simulator {
         }
         pending.retain(|&f| {
             let i = f.0 as usize;
-            let quiet = (0..2).all(|d| {
-                let (mut sent, mut gone) = (0, 0);
-                for p in parts.iter() {
-                    sent += p.books[i].injected[d];
-                    gone += p.books[i].arrived[d] + p.flows[i].dropped[d].0;
-                }
-                sent == gone
-            }) && parts[plan.tx[i] as usize]
-                .endpoints
-                .idle_at(EndpointSlot::sender(f))
+            let (sent, arrived, dropped) = counted(parts.iter().map(|p| &**p), i);
+            let quiet = (0..2).all(|d| sent[d] == arrived[d] + dropped[d].0)
+                && parts[plan.tx[i] as usize]
+                    .endpoints
+                    .idle_at(EndpointSlot::sender(f))
                 && parts[plan.rx[i] as usize]
                     .endpoints
                     .idle_at(EndpointSlot::receiver(f));
@@ -394,16 +389,11 @@ impl Simulator {
             std::mem::swap(&mut self.pools[b], &mut parts[p as usize].pools[b]);
         }
         for f in 0..self.flows.len() {
-            let (b, d) = (&mut self.books[f], &mut self.flows[f].dropped);
-            for p in parts.iter() {
-                let (pb, pd) = (&p.books[f], &p.flows[f].dropped);
-                for (k, d) in d.iter_mut().enumerate() {
-                    b.injected[k] += pb.injected[k];
-                    b.arrived[k] += pb.arrived[k];
-                    d.0 += pd[k].0;
-                    d.1 += pd[k].1;
-                }
-            }
+            (
+                self.books[f].injected,
+                self.books[f].arrived,
+                self.flows[f].dropped,
+            ) = counted(parts.iter(), f);
             let id = FlowId(f as u32);
             let tx = parts[plan.tx[f] as usize].endpoints.stats(id).0;
             let rx = parts[plan.rx[f] as usize].endpoints.stats(id).1;
@@ -419,6 +409,24 @@ impl Simulator {
         self.time_went_backwards = parts.iter().any(|p| p.time_went_backwards);
         self.now = self.end;
     }
+}
+
+/// Flow `f`'s packets (data and ACKs) injected, arrived and dropped (packets, bytes), summed
+/// over the partitions: each partition counts those its own entities sent, received, dropped.
+fn counted<'a>(
+    parts: impl Iterator<Item = &'a Simulator>,
+    f: usize,
+) -> ([u64; 2], [u64; 2], [(u64, u64); 2]) {
+    let (mut sent, mut arrived, mut dropped) = ([0; 2], [0; 2], [(0, 0); 2]);
+    for p in parts {
+        for d in 0..2 {
+            sent[d] += p.books[f].injected[d];
+            arrived[d] += p.books[f].arrived[d];
+            dropped[d].0 += p.flows[f].dropped[d].0;
+            dropped[d].1 += p.flows[f].dropped[d].1;
+        }
+    }
+    (sent, arrived, dropped)
 }
 
 /// What every partition's thread shares.
