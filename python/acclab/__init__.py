@@ -187,12 +187,14 @@ def run(
     out: str | os.PathLike[str] | None = None,
     progress: bool = True,
     controllers: Mapping[str, Any] | None = None,
-    threads: int | None = None,
+    threads: int | str | None = None,
 ) -> Run:
     """Simulates ``scenario`` (with ``seed`` instead of its own, if given).
 
-    ``threads`` (1–256; default ``$ACCLAB_THREADS``, or 1) runs it on the parallel engine, with
-    the serial run's results, when it can be parallel (``acclab run --threads``).
+    ``threads`` (``"auto"`` or 1–256; default ``$ACCLAB_THREADS``, or ``"auto"``) runs it on the
+    parallel engine, with the serial run's results, when it can be parallel (``acclab run
+    --threads``); ``"auto"`` takes as many of the machine's cores as the network is estimated to
+    gain from (a fabric of k = 8 and up; a dumbbell stays serial).
 
     The samples are read into DataFrames; with ``out`` the run's files (summary.json,
     flows.csv, links.csv) stay there, otherwise they are removed. A progress bar shows on a

@@ -123,7 +123,7 @@ def run(
     out: str | None = None,
     progress: Callable[[float], None] | None = None,
     controllers: Callable[[str, dict[str, Any], dict[str, Any]], Any] | None = None,
-    threads: int | None = None,
+    threads: int | str | None = None,
 ) -> tuple[str, str | None]: ...
 
 class RateSample:

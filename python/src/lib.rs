@@ -250,18 +250,21 @@ fn run(
     out: Option<PathBuf>,
     progress: Option<Py<PyAny>>,
     controllers: Option<Py<PyAny>>,
-    threads: Option<usize>,
+    threads: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<(String, Option<String>)> {
     let threads = match threads {
-        Some(n @ 1..=256) => n,
-        Some(n) => {
-            return Err(PyValueError::new_err(format!(
-                "threads = {n}: a thread count from 1 to 256"
-            )))
+        Some(t) if t.is_instance_of::<PyString>() => {
+            acclab_study::Threads::parse(&t.extract::<String>()?)
+                .map_err(|e| value_error(format!("threads = {e}")))?
         }
-        None => {
-            acclab_study::default_threads().map_err(|e| PyValueError::new_err(e.to_string()))?
-        }
+        Some(t) => match t.extract::<i64>() {
+            Ok(n) => acclab_study::Threads::parse(&n.to_string())
+                .map_err(|e| value_error(format!("threads = {e}")))?,
+            Err(_) => return Err(PyTypeError::new_err("threads: \"auto\" or an int")),
+        },
+        None => acclab_study::env_threads()
+            .map_err(value_error)?
+            .unwrap_or_else(acclab_study::Threads::auto),
     };
     let mut def = scenario.def.clone();
     if seed.is_some() {
@@ -274,6 +277,7 @@ fn run(
         sc.controllers = controller::Factory::controllers(make);
     }
     let total = sc.duration.0.max(1);
+    let threads = threads.of(&sc);
     let work = move || {
         guarded(|| {
             let mut next = 0u64;

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use acclab_scenario::sweep_spec::{Axis, Seeds, SweepSpec};
 use acclab_scenario::ScenarioSpec;
 use acclab_study::plan::Plan;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
@@ -204,14 +204,12 @@ impl PySweepPlan {
         keep_runs: bool,
         progress: Option<Py<PyAny>>,
     ) -> PyResult<(String, String)> {
-        // Each run on $ACCLAB_THREADS threads (default 1), as many at once as the cores hold.
-        let threads =
-            acclab_study::default_threads().map_err(|e| PyValueError::new_err(e.to_string()))?;
-        let jobs = jobs
-            .unwrap_or_else(|| {
-                std::thread::available_parallelism().map_or(1, |n| n.get()) / threads
-            })
-            .max(1);
+        // Each run on $ACCLAB_THREADS threads (default auto), as many at once as the cores hold.
+        let threads = acclab_study::env_threads()
+            .map_err(value_error)?
+            .unwrap_or_else(acclab_study::Threads::auto);
+        let (jobs, threads) =
+            acclab_study::sweep::jobs_and_threads(jobs, threads, self.plan.runs.len());
         // The runs go on a thread of their own while this one, Python's, watches for Ctrl-C
         // (KeyboardInterrupt is raised only on the main thread) and for an exception from the
         // progress callback: either stops the sweep from starting more runs; the finished

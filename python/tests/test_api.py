@@ -332,5 +332,9 @@ def test_a_run_on_two_threads_gives_the_serial_runs_results():
     assert parallel.summary_json["events"] > 0
     pd.testing.assert_frame_equal(parallel.flows, serial.flows)
     pd.testing.assert_frame_equal(parallel.links, serial.links)
-    with pytest.raises(ValueError, match="from 1 to 256"):
-        acclab.run(acclab.parse(text), progress=False, threads=0)
+    for bad in (0, 300, "many"):
+        with pytest.raises(ValueError, match="`auto` or a thread count from 1 to 256"):
+            acclab.run(acclab.parse(text), progress=False, threads=bad)
+    # "auto": this small fabric is estimated to gain nothing, and runs serially, same results.
+    auto = acclab.run(acclab.parse(text), progress=False, threads="auto")
+    assert strip(auto.summary_json) == strip(serial.summary_json)

@@ -1006,8 +1006,8 @@ start = "1s"
     assert!(from <= 5.4e-3 && 5.4e-3 < to, "{:?}", udp[0]);
 }
 
-/// `ACCLAB_THREADS`, the default of --threads, must be a thread count: anything else is an
-/// error naming it and the range, before any result directory is made.
+/// `ACCLAB_THREADS`, the default of --threads, must be `auto` or a thread count: anything else
+/// is an error naming it and what is allowed, before any result directory is made.
 #[test]
 fn a_bad_acclab_threads_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
@@ -1023,7 +1023,7 @@ fn a_bad_acclab_threads_is_refused() {
         assert_eq!(o.status.code(), Some(1), "{said}");
         assert!(
             said.contains(&format!(
-                "ACCLAB_THREADS=\"{bad}\": a thread count from 1 to 256"
+                "ACCLAB_THREADS=\"{bad}\": `auto` or a thread count from 1 to 256"
             )),
             "{said}"
         );

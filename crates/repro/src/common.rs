@@ -98,7 +98,7 @@ pub fn simulate(ctx: &Ctx, label: &str, sc: Scenario) -> Result<Run, ReproError>
     let eq = acclab_theory::predict(&sc).ok();
     let total = sc.duration.0.max(1) as f64;
     // (On $ACCLAB_THREADS threads if set: the golden suite runs the reproductions in parallel.)
-    let threads = acclab_study::default_threads()?;
+    let threads = acclab_study::default_threads(&sc)?;
     let (sim, summary) = acclab_sim::run_on(sc, threads, &mut |t| {
         (ctx.progress)(label, t.0 as f64 / total)
     });

@@ -128,6 +128,200 @@ impl Partitioning {
     }
 }
 
+/// Each link's packets over the run, estimated from the scenario alone: data on each flow's
+/// forward path, as many ACKs on its reverse one. A flow offers its path's slowest link's rate
+/// while it is active (a finite flow its size at most); where flows together offer a link more
+/// than it carries, each gets the link's share (the tightest link of its path).
+pub fn link_packets(sc: &Scenario) -> Vec<f64> {
+    let duration = sc.duration.as_secs_f64();
+    let bits = 8.0 * f64::from(sc.packet_size.max(1));
+    let link = |l: &acclab_scenario::LinkId| &sc.links[l.0 as usize];
+    let offered: Vec<f64> = sc
+        .flows
+        .iter()
+        .map(|f| {
+            let rate = f
+                .forward
+                .iter()
+                .map(|l| link(l).rate.as_f64())
+                .fold(f64::INFINITY, f64::min);
+            let end = f.stop.map_or(sc.duration.0, |s| s.0.min(sc.duration.0));
+            let active = end.saturating_sub(f.start.0) as f64 / 1e9;
+            let volume = rate * active;
+            f.scheme
+                .size()
+                .map_or(volume, |s| volume.min(8.0 * s.0 as f64))
+        })
+        .collect();
+    let mut load = vec![0.0; sc.links.len()];
+    for (f, v) in sc.flows.iter().zip(&offered) {
+        for l in &f.forward {
+            load[l.0 as usize] += v;
+        }
+    }
+    let share: Vec<f64> = sc
+        .links
+        .iter()
+        .zip(&load)
+        .map(|(l, &v)| match v > 0.0 {
+            true => (l.rate.as_f64() * duration / v).min(1.0),
+            false => 1.0,
+        })
+        .collect();
+    let mut packets = vec![0.0; sc.links.len()];
+    for (f, v) in sc.flows.iter().zip(&offered) {
+        let tightest = f
+            .forward
+            .iter()
+            .map(|l| share[l.0 as usize])
+            .fold(1.0, f64::min);
+        let n = v * tightest / bits;
+        for l in f.forward.iter().chain(&f.reverse) {
+            packets[l.0 as usize] += n;
+        }
+    }
+    packets
+}
+
+/// A packet crossing partitions costs, at each end (posted, then put in the far end's pipe),
+/// about this many packet-hops of work; and each window, every partition this many (the
+/// barrier and the coordinator's turn). Fitted to `acclab bench --threads 1,2` on this
+/// project's cases (docs/performance.md, "One run on many cores"): the dumbbells' 0.95–1.15×
+/// are estimated 1.16–1.20×; the fat-trees' 1.38–2.32×, 1.44–1.50× (a fabric's halves fit the
+/// caches better than the whole, which the estimate does not count).
+const CROSSING_HOPS: f64 = 1.0;
+const WINDOW_HOPS: f64 = 20.0;
+
+/// The speed-up a parallel run of `sc` on `p`'s partitions should reach, estimated before the
+/// run from the scenario alone ([`link_packets`]): a hop's work falls to the partition of the
+/// link's receiving node (the arrival and what the node does with the packet), a crossing
+/// packet costs both ends [`CROSSING_HOPS`] more, and every window costs each partition
+/// [`WINDOW_HOPS`]. The serial run's work over the busiest partition's. Unlike
+/// [`Profile::available_parallelism`] it counts what synchronisation costs, so it is a
+/// prediction (within about 35% on the bench cases, below on fabrics), not a ceiling; `None`
+/// when nothing crosses partitions. `packets`: [`link_packets`] of `sc`.
+pub fn estimated_speedup(sc: &Scenario, p: &Partitioning, packets: &[f64]) -> Option<f64> {
+    let lookahead = p.lookahead(sc)?;
+    let part = |n: acclab_scenario::NodeId| p.of_node[n.0 as usize] as usize;
+    let mut work = vec![0.0; p.parts as usize];
+    let mut serial = 0.0;
+    for (l, &n) in sc.links.iter().zip(packets) {
+        let (from, to) = (part(l.from), part(l.to));
+        serial += n;
+        work[to] += n;
+        if from != to {
+            work[to] += CROSSING_HOPS * n;
+            work[from] += CROSSING_HOPS * n;
+        }
+    }
+    let windows = sc.duration.0 as f64 / lookahead.0.max(1) as f64;
+    let busiest = work.iter().copied().fold(0.0, f64::max) + WINDOW_HOPS * windows;
+    Some(serial / busiest.max(1.0))
+}
+
+/// How many threads a run gets (`acclab run --threads`, `$ACCLAB_THREADS`, Python's
+/// `threads=`): `auto` or a count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Threads {
+    /// As many as the network gains from, up to `cores` ([`auto_threads`]).
+    Auto { cores: usize },
+    /// This many (1: the serial engine).
+    Count(usize),
+}
+
+impl Threads {
+    /// The most threads a run takes.
+    pub const MAX: usize = 256;
+
+    /// Auto, up to this machine's cores.
+    pub fn auto() -> Threads {
+        Threads::Auto {
+            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        }
+    }
+
+    /// `auto` (up to this machine's cores) or a thread count from 1 to [`Threads::MAX`]; the
+    /// error names the value and what is allowed.
+    pub fn parse(s: &str) -> Result<Threads, String> {
+        match s.trim() {
+            "auto" => Ok(Threads::auto()),
+            v => match v.parse::<usize>() {
+                Ok(n @ 1..=Threads::MAX) => Ok(Threads::Count(n)),
+                _ => Err(format!(
+                    "{s:?}: `auto` or a thread count from 1 to {}",
+                    Threads::MAX
+                )),
+            },
+        }
+    }
+
+    /// The threads a run of `sc` gets: a count as given, `auto` as [`auto_threads`] says.
+    pub fn of(self, sc: &Scenario) -> usize {
+        match self {
+            Threads::Count(n) => n,
+            Threads::Auto { cores } => auto_threads(sc, cores).0,
+        }
+    }
+}
+
+impl std::str::FromStr for Threads {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Threads, String> {
+        Threads::parse(s)
+    }
+}
+
+/// A parallel run is chosen when it should be at least this much faster ...
+pub const AUTO_GAIN: f64 = 1.3;
+/// ... and the run has at least this many packet-hops: a smaller one is over before the
+/// replicas a parallel run builds (one per thread) have paid for themselves.
+pub const AUTO_MIN_HOPS: f64 = 2e6;
+
+/// How many threads pay for a run of `sc` on `cores` cores (issue 56 §2: the default picks
+/// serial where the topology has nothing to gain): the partition count — a power of two up to
+/// `cores`, or `cores` — of the highest [`estimated_speedup`], if that is at least
+/// [`AUTO_GAIN`] and the run has [`AUTO_MIN_HOPS`]; 1 otherwise. A dumbbell is serial (its one
+/// bottleneck's packets all cross: estimated 1.16–1.20×), a k = 4 fat-tree too (windows of a
+/// microsecond hold too little), k = 8 and above parallel. With what decided it.
+pub fn auto_threads(sc: &Scenario, cores: usize) -> (usize, String) {
+    let cores = cores.clamp(1, Threads::MAX);
+    let packets = link_packets(sc);
+    let hops: f64 = packets.iter().sum();
+    if cores < 2 {
+        return (1, "one core".into());
+    }
+    if hops < AUTO_MIN_HOPS {
+        return (
+            1,
+            format!(
+                "a small run (about {} packet-hops)",
+                crate::cost::count(hops)
+            ),
+        );
+    }
+    let counts = (1..)
+        .map(|k| 1usize << k)
+        .take_while(|&n| n < cores)
+        .chain([cores]);
+    let best = counts
+        .filter_map(|n| {
+            let p = Partitioning::by_racks(sc, n as u32);
+            estimated_speedup(sc, &p, &packets).map(|s| (n, s))
+        })
+        .fold(None::<(usize, f64)>, |b, (n, s)| match b {
+            Some((_, bs)) if bs >= s => b,
+            _ => Some((n, s)),
+        });
+    match best {
+        Some((n, s)) if s >= AUTO_GAIN => (n, format!("estimated {s:.2}× on {n} threads")),
+        Some((n, s)) => (
+            1,
+            format!("estimated {s:.2}× at best (on {n} threads), under the {AUTO_GAIN}× a parallel run is chosen from"),
+        ),
+        None => (1, "the network has a single partition".into()),
+    }
+}
+
 /// What one partitioning of a run measured.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Profile {
@@ -296,6 +490,75 @@ mod tests {
     fn fat_tree(k: u32) -> Scenario {
         let text = acclab_scenario::templates::fat_tree_permutation(k, 1);
         acclab_scenario::parse(&text, "<test>").unwrap()
+    }
+
+    fn parse(text: &str) -> Scenario {
+        acclab_scenario::parse(text, "<test>").unwrap()
+    }
+
+    #[test]
+    fn auto_keeps_a_dumbbell_and_a_small_fabric_serial_and_splits_a_large_one() {
+        use acclab_scenario::templates::{fat_tree_permutation, reno_dumbbell};
+        // 100 Reno flows for 60 s: one bottleneck whose every packet crosses.
+        let (n, why) = auto_threads(&parse(&reno_dumbbell(100, 100, 60)), 8);
+        assert_eq!(n, 1, "{why}");
+        assert!(why.contains("at best"), "{why}");
+        // k = 4: windows of a microsecond hold a few packets each.
+        let (n, why) = auto_threads(&parse(&fat_tree_permutation(4, 20)), 8);
+        assert_eq!(n, 1, "{why}");
+        // k = 8 and 16: the pods split (measured 1.38× and 1.99× on 2 threads).
+        for (k, ms) in [(8, 20), (16, 5)] {
+            let sc = parse(&fat_tree_permutation(k, ms));
+            let (n, why) = auto_threads(&sc, 2);
+            assert_eq!(n, 2, "k = {k}: {why}");
+            assert_eq!(auto_threads(&sc, 1).0, 1);
+            // More cores: more threads, as long as they are estimated to pay.
+            let (n8, why8) = auto_threads(&sc, 8);
+            assert!((2..=8).contains(&n8), "k = {k}: {why8}");
+        }
+        // A short run is not worth the replicas.
+        let (n, why) = auto_threads(&parse(&fat_tree_permutation(8, 1)), 8);
+        assert_eq!(n, 1, "{why}");
+    }
+
+    #[test]
+    fn threads_parse_auto_and_counts_and_name_what_is_allowed() {
+        assert_eq!(Threads::parse("3"), Ok(Threads::Count(3)));
+        assert_eq!(Threads::parse(" 256 "), Ok(Threads::Count(256)));
+        assert!(matches!(Threads::parse("auto"), Ok(Threads::Auto { cores }) if cores >= 1));
+        for bad in ["0", "257", "-1", "two", ""] {
+            let e = Threads::parse(bad).unwrap_err();
+            assert!(
+                e.contains("`auto` or a thread count from 1 to 256")
+                    && e.contains(&format!("{bad:?}")),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn link_packets_carry_a_flow_both_ways_capped_by_its_size_and_the_links() {
+        // Two flows share the dumbbell's bottleneck: together they get its rate, each half.
+        let sc = parse(&acclab_scenario::templates::reno_dumbbell(2, 100, 10));
+        let p = link_packets(&sc);
+        let bottleneck = sc
+            .links
+            .iter()
+            .position(|l| {
+                l.rate.as_f64()
+                    == sc
+                        .links
+                        .iter()
+                        .map(|l| l.rate.as_f64())
+                        .fold(f64::INFINITY, f64::min)
+            })
+            .unwrap();
+        let full = sc.links[bottleneck].rate.as_f64() * 10.0 / (8.0 * f64::from(sc.packet_size));
+        assert!(
+            (p[bottleneck] - full).abs() < 1e-6 * full,
+            "{} vs {full}",
+            p[bottleneck]
+        );
     }
 
     #[test]

@@ -16,9 +16,11 @@ pub mod store;
 pub mod sweep;
 pub mod table;
 
+pub use acclab_sim::parallelism::Threads;
 pub use plan::{Plan, PlannedRun};
 pub use run::{
-    attach_theory, default_threads, model_scenario, run_scenario, run_scenario_on, Finished,
+    attach_theory, default_threads, env_threads, model_scenario, run_scenario, run_scenario_on,
+    Finished,
 };
 
 /// What can go wrong in a study beyond a bad scenario.

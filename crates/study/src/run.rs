@@ -7,6 +7,7 @@ use std::path::Path;
 use acclab_results::summary::{FlowTheory, LinkTheory, TheorySummary};
 use acclab_results::Summary;
 use acclab_scenario::Scenario;
+use acclab_sim::parallelism::Threads;
 use acclab_sim::Simulator;
 use acclab_theory::Equilibrium;
 
@@ -72,22 +73,28 @@ pub fn run_scenario(
     provenance: Option<&acclab_results::provenance::Provenance>,
     progress: &mut dyn FnMut(acclab_core::Time),
 ) -> std::io::Result<Finished> {
-    run_scenario_on(sc, files, provenance, default_threads()?, progress)
+    let threads = default_threads(&sc)?;
+    run_scenario_on(sc, files, provenance, threads, progress)
 }
 
-/// The threads of a run that does not say: `ACCLAB_THREADS` if set (1–256; the whole golden
-/// suite runs this way on 2 and 3 threads), else 1.
-pub fn default_threads() -> std::io::Result<usize> {
+/// `$ACCLAB_THREADS`, if set: `auto` or a thread count (the whole golden suite runs this way
+/// on 2 and 3 threads). An error names the variable, its value and what is allowed.
+pub fn env_threads() -> std::io::Result<Option<Threads>> {
     match std::env::var("ACCLAB_THREADS") {
-        Err(_) => Ok(1),
-        Ok(v) => match v.trim().parse::<usize>() {
-            Ok(n @ 1..=256) => Ok(n),
-            _ => Err(std::io::Error::new(
+        Err(_) => Ok(None),
+        Ok(v) => Threads::parse(&v).map(Some).map_err(|e| {
+            std::io::Error::new(
                 std::io::ErrorKind::InvalidInput,
-                format!("ACCLAB_THREADS={v:?}: a thread count from 1 to 256"),
-            )),
-        },
+                format!("ACCLAB_THREADS={e}"),
+            )
+        }),
     }
+}
+
+/// The threads of a run of `sc` that does not say and may run beside others (a
+/// reproduction's, a sweep task's): `$ACCLAB_THREADS`, else 1.
+pub fn default_threads(sc: &Scenario) -> std::io::Result<usize> {
+    Ok(env_threads()?.unwrap_or(Threads::Count(1)).of(sc))
 }
 
 /// [`run_scenario`] on `threads` threads: the parallel engine

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use crate::plan::{Plan, PlannedRun};
 use crate::store::SweepDir;
 use crate::table::{aggregate_csv, AggRow, Tidy};
-use crate::StudyError;
+use crate::{StudyError, Threads};
 use acclab_results::plot::Chart;
 
 /// The runs of `which` (plan indices) that are not finished in `dir`.
@@ -47,10 +47,11 @@ pub fn run_one(
     dir: &SweepDir,
     run: &PlannedRun,
     keep_runs: bool,
-    threads: usize,
+    threads: Threads,
 ) -> Result<(), StudyError> {
     let def = plan.spec(base, run)?;
     let sc = def.build()?;
+    let threads = threads.of(&sc);
     let staging = if keep_runs {
         Some(dir.staging_for(&run.id)?)
     } else {
@@ -83,6 +84,22 @@ pub fn run_one(
     dir.save_record(&run.id, &record(plan, run, &done.summary))
 }
 
+/// How many runs of a sweep of `runs` go at once, and each on how many threads, with this
+/// machine's cores: `jobs` if given, else as many as the cores hold at `threads` each; `auto`
+/// gives each run the cores the runs at once leave (one each when there are more runs than
+/// cores: a sweep of many runs is fastest serial per run).
+pub fn jobs_and_threads(jobs: Option<usize>, threads: Threads, runs: usize) -> (usize, Threads) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    match threads {
+        Threads::Count(t) => (jobs.unwrap_or(cores / t).max(1), threads),
+        Threads::Auto { cores: c } => {
+            let jobs = jobs.unwrap_or(c).max(1);
+            let each = c / jobs.min(runs).max(1);
+            (jobs, Threads::Auto { cores: each.max(1) })
+        }
+    }
+}
+
 /// Runs `todo` (plan indices), `jobs` at once, each on `threads` threads of its own (the
 /// parallel engine where a run can be: `jobs × threads` should not exceed the cores), calling
 /// `done` after each run. Stops at the
@@ -95,7 +112,7 @@ pub fn execute(
     dir: &SweepDir,
     todo: &[usize],
     jobs: usize,
-    threads: usize,
+    threads: Threads,
     keep_runs: bool,
     stop: &std::sync::atomic::AtomicBool,
     done: &(dyn Fn(&PlannedRun) + Sync),

@@ -24,7 +24,7 @@ pub fn demo(out: Option<PathBuf>) -> Result<()> {
         false,
         false,
         Some(provenance),
-        1,
+        (1, false),
     )?;
     // Started by `cargo run` (which sets CARGO), `acclab` is not on the PATH yet: say the
     // command that works from here.

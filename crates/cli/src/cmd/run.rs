@@ -7,6 +7,7 @@ use anyhow::{bail, Context, Result};
 use crate::load::{load_with, output_dir, ScenarioArgs};
 use crate::progress::TimeBar;
 use crate::{outdir, report, STARTED};
+use acclab_study::Threads;
 
 #[derive(clap::Args)]
 pub struct RunArgs {
@@ -28,13 +29,15 @@ pub struct RunArgs {
     /// run by Python's acclab package (`python3 -m acclab run`, or $ACCLAB_PYTHON).
     #[arg(long, value_name = "NAME=SPEC")]
     pub controller: Vec<String>,
-    /// Run on this many threads (1–256): the network partitioned by racks and pods, the
-    /// serial run's results byte for byte (delays.csv's rows aside: docs/performance.md). A
-    /// run that cannot be parallel (in-band telemetry, jitter, a packet trace, one partition)
-    /// runs serially, with a note saying why. Gains need several busy switches: a dumbbell
-    /// gains little; sweeps already run their runs in parallel. Default: $ACCLAB_THREADS, or 1.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=256))]
-    pub threads: Option<u64>,
+    /// Threads of the run: `auto`, or a count from 1 to 256. More than one runs the parallel
+    /// engine: the network partitioned by racks and pods, the serial run's results byte for
+    /// byte (delays.csv's rows aside: docs/performance.md). A run that cannot be parallel
+    /// (in-band telemetry, jitter, a packet trace, one partition) runs serially, with a note
+    /// saying why. `auto` takes as many of this machine's cores as the network is estimated to
+    /// gain from (a fabric of k = 8 and up; a dumbbell stays serial). Sweeps already run their
+    /// runs in parallel. Default: $ACCLAB_THREADS, or auto.
+    #[arg(long, value_parser = Threads::parse)]
+    pub threads: Option<Threads>,
 }
 
 pub fn run(run: RunArgs) -> Result<()> {
@@ -67,9 +70,23 @@ pub fn run(run: RunArgs) -> Result<()> {
     if let Some(why) = sc.not_simulable() {
         bail!("{}: {why}", args.scenario.display());
     }
-    let threads = match run.threads {
-        Some(n) => n as usize,
-        None => acclab_study::default_threads()?,
+    let asked = match run.threads {
+        Some(t) => t,
+        None => acclab_study::env_threads()?.unwrap_or_else(Threads::auto),
+    };
+    // (Auto: what the network gains from; said when that is more than one.)
+    let (threads, auto) = match asked {
+        Threads::Count(n) => (n, false),
+        Threads::Auto { cores } => {
+            let (n, why) = acclab_sim::parallelism::auto_threads(&sc, cores);
+            if n > 1 && !args.quiet {
+                println!(
+                    "{}: on {n} threads ({why}; --threads 1 for one)",
+                    args.scenario.display()
+                );
+            }
+            (n, true)
+        }
     };
     let cost = acclab_sim::cost::estimate(&sc);
     // A parallel run holds a replica of the simulator per thread (measured: 1.65 times the
@@ -113,7 +130,7 @@ pub fn run(run: RunArgs) -> Result<()> {
         args.quiet,
         run.model,
         Some(provenance),
-        threads,
+        (threads, auto),
     )
 }
 
@@ -170,6 +187,8 @@ fn through_python(run: &RunArgs) -> Result<()> {
     Ok(())
 }
 
+/// Runs `sc` into `out` on `threads` threads (`auto`: chosen by `acclab_sim::parallelism::auto_threads`,
+/// and no note if it falls back to one), then publishes its files, plots and summary.
 pub fn simulate(
     sc: acclab_scenario::Scenario,
     out: outdir::OutDir,
@@ -177,7 +196,7 @@ pub fn simulate(
     quiet: bool,
     model: bool,
     provenance: Option<acclab_results::provenance::Provenance>,
-    threads: usize,
+    (threads, auto): (usize, bool),
 ) -> Result<()> {
     let for_model = model.then(|| sc.clone());
     let dir = out.staging().to_path_buf();
@@ -214,7 +233,8 @@ pub fn simulate(
     }
     .with_context(|| format!("cannot write results into {}", dir.display()))?;
     bar.finish();
-    if let Some(why) = &done.serial_because {
+    // (An automatic choice falls back without a note: it was never asked for.)
+    if let (Some(why), false) = (&done.serial_because, auto) {
         eprintln!("note: the run was serial, not on {threads} threads: {why}");
     }
     let mut summary = done.summary;

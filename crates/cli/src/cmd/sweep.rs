@@ -29,12 +29,12 @@ pub struct SweepArgs {
     /// Runs at once [default: the number of cores over --threads].
     #[arg(long, short)]
     jobs: Option<usize>,
-    /// Threads of each run (the parallel engine, as `acclab run --threads`) [default:
-    /// $ACCLAB_THREADS, or 1]. Runs at once × threads should not exceed the cores: a sweep of
-    /// many runs is fastest with one thread each; more threads make a sweep of a few large
-    /// fabric runs finish sooner.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=256))]
-    threads: Option<u64>,
+    /// Threads of each run (the parallel engine, as `acclab run --threads`): `auto` or a count
+    /// [default: $ACCLAB_THREADS, or auto]. Runs at once × threads stay within the cores: a
+    /// sweep of many runs is fastest with one thread each (what `auto` gives it); a sweep of
+    /// fewer runs than cores gives each run's `auto` the cores left over.
+    #[arg(long, value_parser = acclab_study::Threads::parse)]
+    threads: Option<acclab_study::Threads>,
     /// The sweep's directory [default: results/sweeps/<scenario name>]. Running the same sweep
     /// into it again does only the runs it lacks.
     #[arg(long)]
@@ -122,13 +122,10 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         return Ok(());
     }
     let threads = match a.threads {
-        Some(n) => n as usize,
-        None => acclab_study::default_threads()?,
+        Some(t) => t,
+        None => acclab_study::env_threads()?.unwrap_or_else(acclab_study::Threads::auto),
     };
-    let jobs = a
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()) / threads)
-        .max(1);
+    let (jobs, threads) = acclab_study::sweep::jobs_and_threads(a.jobs, threads, plan.runs.len());
     if let Some(free) = acclab_sim::cost::available_memory() {
         let need = plan.max_memory_bytes * jobs.min(plan.runs.len()) as f64;
         if need > free && !a.allow_large && !a.collect {
