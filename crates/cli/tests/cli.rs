@@ -5,7 +5,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{acclab, text};
+use common::{acclab, ok, text};
 
 fn example(name: &str) -> String {
     format!(
@@ -1032,4 +1032,57 @@ fn a_bad_acclab_threads_is_refused() {
             "{bad}: a result directory was made"
         );
     }
+}
+
+/// `--threads auto` (the default) runs a network that gains from it on several threads and says
+/// so, and keeps a dumbbell serial without a word; the files are the serial run's either way.
+#[test]
+fn auto_threads_split_a_large_fabric_and_keep_a_dumbbell_serial() {
+    let tmp = tempfile::tempdir().unwrap();
+    let k8 = include_str!("../../../scenarios/examples/fabric.toml")
+        .replace("\nk = 4\n", "\nk = 8\n")
+        .replace("duration = \"40ms\"", "duration = \"10ms\"")
+        .replace("window = [\"0s\", \"40ms\"]", "window = [\"0s\", \"10ms\"]");
+    assert!(k8.contains("k = 8") && k8.contains("\"10ms\""));
+    std::fs::write(tmp.path().join("k8.toml"), k8).unwrap();
+    let said = ok(
+        tmp.path(),
+        &["run", "k8.toml", "--out", "auto", "--threads", "auto"],
+    );
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores >= 2 {
+        assert!(
+            said.contains("k8.toml: on ") && said.contains(" threads (estimated "),
+            "{said}"
+        );
+    } else {
+        assert!(!said.contains(" threads"), "one core: serial\n{said}");
+    }
+    ok(
+        tmp.path(),
+        &[
+            "run",
+            "k8.toml",
+            "--out",
+            "one",
+            "--threads",
+            "1",
+            "--quiet",
+        ],
+    );
+    for f in ["flows.csv", "links.csv", "fct.csv"] {
+        let read = |d: &str| std::fs::read(tmp.path().join(d).join(f)).unwrap();
+        assert!(read("auto") == read("one"), "{f} differs");
+    }
+    // The default is auto: a dumbbell gains nothing and runs serially, and nothing is said.
+    let sc = common::two_flows(tmp.path());
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_acclab"))
+        .args(["run", &sc, "--out", "db"])
+        .env_remove("ACCLAB_THREADS")
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    let said = common::text(&o);
+    assert!(o.status.success(), "{said}");
+    assert!(!said.contains("thread"), "{said}");
 }

@@ -683,14 +683,14 @@ fn a_sweep_with_threads_per_run_gives_the_same_table() {
     };
     assert!(one.len() > 2, "{one:?}");
     assert_eq!(strip(one), strip(two));
-    // A thread count outside 1–256 is refused before anything runs.
+    // A thread count outside 1–256 (or `auto`) is refused before anything runs.
     let bad = acclab(
         tmp.path(),
         &["sweep", &sc, "--set", &rate, "--threads", "0"],
     );
     let said = text(&bad);
     assert!(
-        !bad.status.success() && said.contains("0 is not in 1..=256"),
+        !bad.status.success() && said.contains("`auto` or a thread count from 1 to 256"),
         "{said}"
     );
 }
