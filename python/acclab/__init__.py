@@ -242,12 +242,18 @@ def theory(scenario: Scenario) -> dict[str, Any]:
     return json.loads(_acclab.theory(scenario))
 
 
-def _run_point(text: str, patches: list[tuple[str, str]], seed: int, controllers: Mapping[str, Any] | None = None) -> str:
+def _run_point(
+    text: str,
+    patches: list[tuple[str, str]],
+    seed: int,
+    controllers: Mapping[str, Any] | None = None,
+    threads: int | str | None = None,
+) -> str:
     """One run of a sweep on a Dask worker or in a process of a Python-controller sweep: plain
     data in (scenario text, the point's values as TOML text, a seed, the controllers as
-    ``run`` takes them), summary.json's text out."""
+    ``run`` takes them, the run's threads), summary.json's text out."""
     make = _controller._factory(controllers) if controllers is not None else None
-    return _acclab.run_point(text, patches, seed, make)
+    return _acclab.run_point(text, patches, seed, make, threads)
 
 
 def _python_sweep(plan, controllers, jobs: int | None, bar) -> list[str]:
@@ -289,6 +295,7 @@ def sweep(
     progress: bool = True,
     aggregate: bool = False,
     controllers: Mapping[str, Any] | None = None,
+    threads: int | str | None = None,
 ) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
     """Runs ``scenario`` at every point of ``grid`` with every seed; returns the tidy table.
 
@@ -307,6 +314,12 @@ def sweep(
     directory ``out`` (resumable, with the charts, as the command line's; a temporary one when
     None). With a ``dask.distributed.Client`` each run is a task on that cluster and the frame
     is the same.
+
+    ``threads`` is each run's (``acclab sweep --threads``): ``"auto"`` (the default locally, or
+    ``$ACCLAB_THREADS``) gives a run the cores the runs at once leave — one each when there are
+    more runs than cores; a count runs every run on that many (the parallel engine, the serial
+    run's results). A Dask task runs on ``threads`` of its worker (default ``$ACCLAB_THREADS``
+    there, or 1). Runs with Python controllers are serial.
 
     Flows of ``kind = "python"`` take their controllers from ``controllers`` as ``run`` does
     (classes, or ``module:Class`` / ``file.py:Class`` names; on Dask the classes travel to the
@@ -355,7 +368,7 @@ def sweep(
                     bar.n = done
                     bar.refresh()
 
-            runs_csv, agg_csv = plan.run_local(os.fspath(d), jobs, keep_runs, tick)
+            runs_csv, agg_csv = plan.run_local(os.fspath(d), jobs, keep_runs, tick, threads)
         finally:
             if bar is not None:
                 bar.close()
@@ -365,7 +378,7 @@ def sweep(
         text = plan.text
         ctl = controllers if plan.python else None
         futures = [
-            client.submit(_run_point, text, patches, seed, ctl, key=f"acclab-run-{run_id}", pure=False)
+            client.submit(_run_point, text, patches, seed, ctl, threads, key=f"acclab-run-{run_id}", pure=False)
             for (_, run_id, seed, patches) in runs
         ]
         bar = _bar(len(futures), f"sweep {scenario.name} (dask)", progress, "run")

@@ -114,6 +114,7 @@ class SweepPlan:
         jobs: int | None = None,
         keep_runs: bool = False,
         progress: Callable[[int, int], None] | None = None,
+        threads: int | str | None = None,
     ) -> tuple[str, str]: ...
     def __len__(self) -> int: ...
 
@@ -174,7 +175,11 @@ def model(
 def theory(scenario: Scenario) -> str: ...
 def summary_table(summary_json: str) -> str: ...
 def run_point(
-    text: str, patches: list[tuple[str, str]], seed: int, controllers: Callable[[str, dict, dict], Any] | None = None
+    text: str,
+    patches: list[tuple[str, str]],
+    seed: int,
+    controllers: Callable[[str, dict, dict], Any] | None = None,
+    threads: int | str | None = None,
 ) -> str: ...
 
 class GymSim:

@@ -235,6 +235,21 @@ impl PyScenario {
     }
 }
 
+/// A `threads=` argument: `"auto"` or a count from 1 to 256 (None: not given).
+pub(crate) fn threads_arg(t: Option<&Bound<'_, PyAny>>) -> PyResult<Option<acclab_study::Threads>> {
+    let Some(t) = t else { return Ok(None) };
+    let text = if t.is_instance_of::<PyString>() {
+        t.extract::<String>()?
+    } else if let Ok(n) = t.extract::<i64>() {
+        n.to_string()
+    } else {
+        return Err(PyTypeError::new_err("threads: \"auto\" or an int"));
+    };
+    acclab_study::Threads::parse(&text)
+        .map(Some)
+        .map_err(|e| value_error(format!("threads = {e}")))
+}
+
 /// Runs a scenario. Returns summary.json's text and why the theory has no prediction (or
 /// None). With `out`, the run's files (flows.csv, links.csv, summary.json) are written there;
 /// `progress(fraction)` is called about a hundred times. `controllers`, if given, is called as
@@ -252,20 +267,7 @@ fn run(
     controllers: Option<Py<PyAny>>,
     threads: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<(String, Option<String>)> {
-    let threads = match threads {
-        Some(t) if t.is_instance_of::<PyString>() => {
-            acclab_study::Threads::parse(&t.extract::<String>()?)
-                .map_err(|e| value_error(format!("threads = {e}")))?
-        }
-        Some(t) => match t.extract::<i64>() {
-            Ok(n) => acclab_study::Threads::parse(&n.to_string())
-                .map_err(|e| value_error(format!("threads = {e}")))?,
-            Err(_) => return Err(PyTypeError::new_err("threads: \"auto\" or an int")),
-        },
-        None => acclab_study::env_threads()
-            .map_err(value_error)?
-            .unwrap_or_else(acclab_study::Threads::auto),
-    };
+    let threads = acclab_study::threads_or_default(threads_arg(threads)?).map_err(value_error)?;
     let mut def = scenario.def.clone();
     if seed.is_some() {
         def.seed = seed;

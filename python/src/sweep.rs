@@ -10,22 +10,24 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use crate::{
-    controller, guarded, has_python_flows, provenance_of, scenario_error, to_toml, value_error,
-    PyScenario,
+    controller, guarded, has_python_flows, provenance_of, scenario_error, threads_arg, to_toml,
+    value_error, PyScenario,
 };
 
 /// One run of a sweep, as a Dask task (or a sweep with Python controllers) runs it: the
 /// scenario's text, the point's values as (key, TOML text) and the seed; `controllers` as
 /// `run`'s. Returns summary.json's text. The GIL is released unless Python controllers run.
 #[pyfunction]
-#[pyo3(signature = (text, patches, seed, controllers = None))]
+#[pyo3(signature = (text, patches, seed, controllers = None, threads = None))]
 pub(crate) fn run_point(
     py: Python<'_>,
     text: &str,
     patches: Vec<(String, String)>,
     seed: u64,
     controllers: Option<Py<PyAny>>,
+    threads: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<String> {
+    let threads = threads_arg(threads)?;
     let mut def =
         acclab_scenario::parse_spec(text, "<sweep>").map_err(|e| scenario_error(py, e))?;
     let values: Vec<(String, toml::Value)> = patches
@@ -39,7 +41,13 @@ pub(crate) fn run_point(
     if let (true, Some(make)) = (python, controllers) {
         sc.controllers = controller::Factory::controllers(make);
     }
-    let work = move || guarded(|| acclab_study::run_scenario(sc, None, None, &mut |_| {}));
+    // (Not given: $ACCLAB_THREADS, or 1 — a task runs beside others on its worker.)
+    let threads = match threads {
+        Some(t) => t.of(&sc),
+        None => acclab_study::default_threads(&sc).map_err(value_error)?,
+    };
+    let work =
+        move || guarded(|| acclab_study::run_scenario_on(sc, None, None, threads, &mut |_| {}));
     let done = if python { work() } else { py.detach(work) }?
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
     serde_json::to_string(&done.summary).map_err(value_error)
@@ -195,7 +203,7 @@ impl PySweepPlan {
     /// Runs the sweep on `jobs` threads into the sweep directory `out` (resumable, as the
     /// command line's), collects it and returns runs.csv's and aggregate.csv's text.
     /// `progress(done, total)` is called after each run. The GIL is released meanwhile.
-    #[pyo3(signature = (out, jobs = None, keep_runs = false, progress = None))]
+    #[pyo3(signature = (out, jobs = None, keep_runs = false, progress = None, threads = None))]
     fn run_local(
         &self,
         py: Python<'_>,
@@ -203,11 +211,11 @@ impl PySweepPlan {
         jobs: Option<usize>,
         keep_runs: bool,
         progress: Option<Py<PyAny>>,
+        threads: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<(String, String)> {
-        // Each run on $ACCLAB_THREADS threads (default auto), as many at once as the cores hold.
-        let threads = acclab_study::env_threads()
-            .map_err(value_error)?
-            .unwrap_or_else(acclab_study::Threads::auto);
+        // Each run on `threads` ($ACCLAB_THREADS, or auto), as many at once as the cores hold.
+        let threads =
+            acclab_study::threads_or_default(threads_arg(threads)?).map_err(value_error)?;
         let (jobs, threads) =
             acclab_study::sweep::jobs_and_threads(jobs, threads, self.plan.runs.len());
         // The runs go on a thread of their own while this one, Python's, watches for Ctrl-C

@@ -338,3 +338,13 @@ def test_a_run_on_two_threads_gives_the_serial_runs_results():
     # "auto": this small fabric is estimated to gain nothing, and runs serially, same results.
     auto = acclab.run(acclab.parse(text), progress=False, threads="auto")
     assert strip(auto.summary_json) == strip(serial.summary_json)
+    # A sweep whose runs are on 2 threads each gives the one-thread table (wall time aside);
+    # its threads are checked as run's.
+    grid = {"flow.f0.kind": ["dctcp", "reno"]}
+    one = acclab.sweep(acclab.parse(text), grid=grid, progress=False, threads=1)
+    two = acclab.sweep(acclab.parse(text), grid=grid, progress=False, threads=2)
+    walls = [c for c in one.columns if "wall" in c]
+    assert len(one) > 2
+    pd.testing.assert_frame_equal(one.drop(columns=walls), two.drop(columns=walls))
+    with pytest.raises(ValueError, match="`auto` or a thread count from 1 to 256"):
+        acclab.sweep(acclab.parse(text), grid=grid, progress=False, threads="many")

@@ -20,7 +20,7 @@ pub use acclab_sim::parallelism::Threads;
 pub use plan::{Plan, PlannedRun};
 pub use run::{
     attach_theory, default_threads, env_threads, model_scenario, run_scenario, run_scenario_on,
-    Finished,
+    threads_or_default, Finished,
 };
 
 /// What can go wrong in a study beyond a bad scenario.

@@ -91,6 +91,15 @@ pub fn env_threads() -> std::io::Result<Option<Threads>> {
     }
 }
 
+/// The threads of a run on its own (`acclab run`, a sweep, Python's `run`): as given, else
+/// `$ACCLAB_THREADS`, else auto.
+pub fn threads_or_default(given: Option<Threads>) -> std::io::Result<Threads> {
+    match given {
+        Some(t) => Ok(t),
+        None => Ok(env_threads()?.unwrap_or_else(Threads::auto)),
+    }
+}
+
 /// The threads of a run of `sc` that does not say and may run beside others (a
 /// reproduction's, a sweep task's): `$ACCLAB_THREADS`, else 1.
 pub fn default_threads(sc: &Scenario) -> std::io::Result<usize> {

@@ -70,10 +70,7 @@ pub fn run(run: RunArgs) -> Result<()> {
     if let Some(why) = sc.not_simulable() {
         bail!("{}: {why}", args.scenario.display());
     }
-    let asked = match run.threads {
-        Some(t) => t,
-        None => acclab_study::env_threads()?.unwrap_or_else(Threads::auto),
-    };
+    let asked = acclab_study::threads_or_default(run.threads)?;
     // (Auto: what the network gains from; said when that is more than one.)
     let (threads, auto) = match asked {
         Threads::Count(n) => (n, false),

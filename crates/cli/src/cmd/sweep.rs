@@ -121,10 +121,7 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         }
         return Ok(());
     }
-    let threads = match a.threads {
-        Some(t) => t,
-        None => acclab_study::env_threads()?.unwrap_or_else(acclab_study::Threads::auto),
-    };
+    let threads = acclab_study::threads_or_default(a.threads)?;
     let (jobs, threads) = acclab_study::sweep::jobs_and_threads(a.jobs, threads, plan.runs.len());
     if let Some(free) = acclab_sim::cost::available_memory() {
         let need = plan.max_memory_bytes * jobs.min(plan.runs.len()) as f64;
