@@ -286,6 +286,38 @@ impl PyBuilder {
         })
     }
 
+    /// Flows generated from a workload, as a file's `[[workload]]` table with the same keys:
+    /// `{"id": "ws", "kind": "dctcp", "sizes": "websearch", "load": 0.5}` (all-to-all at a
+    /// load), `"pattern"` `"incast"` (`senders`, `size`, `period`, `receiver`), `"permutation"`
+    /// or `"file"` (`file`); `start`, `stop` and the kind's parameters as in a file.
+    fn workload<'p>(
+        slf: PyRefMut<'p, Self>,
+        table: &Bound<'_, PyDict>,
+    ) -> PyResult<PyRefMut<'p, Self>> {
+        let toml::Value::Table(t) = to_toml(table.as_any())? else {
+            unreachable!("a dict is a table")
+        };
+        let w = acclab_scenario::file::workload_from_table(t).map_err(value_error)?;
+        Self::with(slf, |b| Ok(b.workload(w)))
+    }
+
+    /// Switches `nodes` each get a pool of `size` bytes (`"4MB"`) that their output queues
+    /// share, each within α·(free pool) (`[[shared_buffer]]`; α = 1 by default).
+    #[pyo3(signature = (nodes, size, alpha = acclab_core::queue::shared_buffer::SharedBufferParams::DEFAULT_ALPHA))]
+    fn shared_buffer<'p>(
+        slf: PyRefMut<'p, Self>,
+        nodes: Vec<String>,
+        size: &str,
+        alpha: f64,
+    ) -> PyResult<PyRefMut<'p, Self>> {
+        let size =
+            acclab_core::Bytes::parse(size).map_err(|e| value_error(format!("size: {e}")))?;
+        Self::with(slf, |b| {
+            let nodes: Vec<&str> = nodes.iter().map(String::as_str).collect();
+            Ok(b.shared_buffer(&nodes, size, alpha))
+        })
+    }
+
     /// Multipath routing of the flows without a path: `"none"` (one shortest path, the
     /// default), `"flow"` (per-flow ECMP) or `"packet"` (packet spraying).
     fn ecmp<'p>(slf: PyRefMut<'p, Self>, mode: &str) -> PyResult<PyRefMut<'p, Self>> {

@@ -320,6 +320,50 @@ def test_builder_makes_the_fabric_the_file_makes():
         acclab.Builder("b", "1s").ecmp("sometimes")
 
 
+def test_builder_makes_the_workload_and_shared_buffers_the_file_makes():
+    built = (
+        acclab.Builder("ft", "5ms")
+        .topology("fat-tree", "10Gbps", "1us", k=4)
+        .ecmp("flow")
+        .workload({"id": "ws", "kind": "dctcp", "sizes": "websearch", "load": 0.3, "params": {"initial_window": 10}})
+        .workload({"id": "in", "kind": "dctcp", "pattern": "incast", "senders": 4, "size": "32KB", "period": "1ms"})
+        .shared_buffer(["edge0_0", "edge0_1"], "512KB", alpha=2.0)
+        .build()
+    )
+    text = FABRIC_TOPOLOGY + """[[workload]]
+id = "ws"
+kind = "dctcp"
+sizes = "websearch"
+load = 0.3
+params = { initial_window = 10 }
+[[workload]]
+id = "in"
+kind = "dctcp"
+pattern = "incast"
+senders = 4
+size = "32KB"
+period = "1ms"
+[[shared_buffer]]
+nodes = ["edge0_0", "edge0_1"]
+size = "512KB"
+alpha = 2.0
+"""
+    parsed = acclab.parse(text)
+    a = acclab.run(built, progress=False)
+    b = acclab.run(parsed, progress=False)
+    strip = lambda s: {k: v for k, v in s.items() if k != "wall_time_s"}
+    assert strip(a.summary_json) == strip(b.summary_json)
+    assert len(a.summary_json["flows"]) > 4  # the workloads made flows
+    for bad, says in [
+        ({"id": "w", "kind": "dctcp", "sizes": "websearch", "load": 0.3, "colour": 1}, "colour"),
+        ({"id": "w", "kind": "nope", "sizes": "websearch", "load": 0.3}, "unknown kind"),
+    ]:
+        with pytest.raises(ValueError, match=says):
+            acclab.Builder("b", "1s").workload(bad)
+    with pytest.raises(ValueError, match="size"):
+        acclab.Builder("b", "1s").shared_buffer(["s"], "lots")
+
+
 def test_a_run_on_two_threads_gives_the_serial_runs_results():
     # Four flows across the fabric's pods: the parallel engine (acclab run --threads).
     text = FABRIC_TOPOLOGY + "".join(

@@ -5,7 +5,7 @@ use acclab_core::config::QueueConfig;
 
 use super::fabric::fabric;
 use super::origins::{LinkOrigin, Origins};
-use super::raw::RawScenario;
+use super::raw::{RawScenario, RawWorkload};
 use super::tables::{group, queue_config, scheme, subst, Finding, MAX_MEMBERS};
 use crate::spec::{
     DefaultsSpec, EventSpec, EventSpecAction, FlowSpec, LinkSpec, OutputSpec, RoutingSpec,
@@ -193,24 +193,7 @@ pub(super) fn expand(raw: RawScenario) -> Result<(ScenarioSpec, Origins), Findin
         .workload
         .into_iter()
         .enumerate()
-        .map(|(n, w)| {
-            let key = format!("workload[{n}].params");
-            Ok(WorkloadSpec {
-                scheme: scheme(&w.kind, w.params.unwrap_or_default(), &key, &w.id)?,
-                id: w.id,
-                sizes: w.sizes,
-                load: w.load,
-                pattern: w.pattern,
-                senders: w.senders,
-                receiver: w.receiver,
-                size: w.size,
-                period: w.period,
-                file: w.file,
-                hosts: w.hosts,
-                start: w.start,
-                stop: w.stop,
-            })
-        })
+        .map(|(n, w)| workload(w, &format!("workload[{n}]")))
         .collect::<Result<_, Finding>>()?;
     let events = raw
         .event
@@ -276,4 +259,28 @@ pub(super) fn expand(raw: RawScenario) -> Result<(ScenarioSpec, Origins), Findin
         },
     };
     Ok((def, origins))
+}
+
+/// A `[[workload]]` table (at `key`) as written.
+pub(super) fn workload(w: RawWorkload, key: &str) -> Result<WorkloadSpec, Finding> {
+    Ok(WorkloadSpec {
+        scheme: scheme(
+            &w.kind,
+            w.params.unwrap_or_default(),
+            &format!("{key}.params"),
+            &w.id,
+        )?,
+        id: w.id,
+        sizes: w.sizes,
+        load: w.load,
+        pattern: w.pattern,
+        senders: w.senders,
+        receiver: w.receiver,
+        size: w.size,
+        period: w.period,
+        file: w.file,
+        hosts: w.hosts,
+        start: w.start,
+        stop: w.stop,
+    })
 }

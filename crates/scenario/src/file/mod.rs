@@ -145,6 +145,15 @@ pub(crate) fn def_from_table(
         })
 }
 
+/// One `[[workload]]` table, its keys as in a file (the Python builder's `workload`); the error
+/// names the key.
+pub fn workload_from_table(t: toml::Table) -> Result<crate::WorkloadSpec, String> {
+    let raw: raw::RawWorkload = toml::Value::Table(t)
+        .try_into()
+        .map_err(|e: toml::de::Error| format!("workload: {}", e.message()))?;
+    expand::workload(raw, "workload").map_err(|(k, m)| format!("{k}: {m}"))
+}
+
 /// The largest scenario file read: 16 MiB (a 10,000-flow file written flow by flow is ~2 MB).
 pub const MAX_FILE_BYTES: u64 = 16 << 20;
 
