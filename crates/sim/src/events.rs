@@ -131,6 +131,15 @@ fn inverse_ahead(at: Time, time: Time) -> u64 {
     (at.0 + AHEAD_MAX).saturating_sub(time.0).min(AHEAD_MAX)
 }
 
+/// The key of the retirement check of a flow whose sender is `sender`, scheduled at `at` for
+/// `time` ([`EventQueue::schedule_retire`]).
+pub fn retirement_key(at: Time, time: Time, sender: Entity) -> u128 {
+    let tie = (inverse_ahead(at, time) << (ENTITY_BITS + COUNT_BITS))
+        | (u64::from(sender.0) << COUNT_BITS)
+        | RETIREMENT;
+    (u128::from(time.0) << 64) | u128::from(tie)
+}
+
 impl Entities {
     /// The entities of a run with `links` links and `endpoints` endpoint slots. (A scenario
     /// with 134 million flows, about the fewest that would not fit, could not be held in
@@ -394,6 +403,8 @@ pub struct EventQueue {
     counts: Vec<(u32, u32)>,
     /// The cursor moved to a new slot since [`take_refilled`](Self::take_refilled) last said.
     refilled: bool,
+    /// The key of the event last popped ([`EventQueue::popped`]).
+    popped: u128,
 }
 
 impl Default for EventQueue {
@@ -415,6 +426,7 @@ impl Default for EventQueue {
             at: Time::ZERO,
             counts: vec![(0, 0)],
             refilled: false,
+            popped: 0,
         }
     }
 }
@@ -474,10 +486,11 @@ impl EventQueue {
     /// scheduled, which depends on packets in other partitions, moves no entity's count.
     /// Distinct: a flow has one pending check.
     pub fn schedule_retire(&mut self, time: Time, sender: Entity, flow: u32) {
-        let tie = (inverse_ahead(self.at, time) << (ENTITY_BITS + COUNT_BITS))
-            | (u64::from(sender.0) << COUNT_BITS)
-            | RETIREMENT;
-        self.insert(Entry::new(time, tie, Event::Retire(flow)));
+        let key = retirement_key(self.at, time, sender);
+        self.insert(Entry {
+            key,
+            event: Event::Retire(flow),
+        });
     }
 
     #[inline(always)]
@@ -663,7 +676,16 @@ impl EventQueue {
         if self.cursor != NO_WHEEL && self.len < SMALL {
             self.stop_wheel();
         }
+        self.popped = first.key;
         Some((first.time(), first.event))
+    }
+
+    /// The key of the event last popped (its time in the high 64 bits, its place among the
+    /// events of that time below): where in the run's order the event being handled is, for
+    /// a parallel run to tell when something happened in the serial run's order.
+    #[inline(always)]
+    pub fn popped(&self) -> u128 {
+        self.popped
     }
 
     /// Whether the current slot was refilled from the ring since the last call.

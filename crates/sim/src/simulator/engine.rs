@@ -179,7 +179,11 @@ impl Simulator {
         while let Some(pkt) = self.endpoints.get_mut(e).poll_transmit(now) {
             self.inject(pkt);
         }
-        let Some(t) = self.endpoints.get_mut(e).poll_timeout() else {
+        let timeout = self.endpoints.get_mut(e).poll_timeout();
+        if let Some(p) = &mut self.part {
+            p.timer_is(EndpointSlot::at(e), timeout.is_some(), self.events.popped());
+        }
+        let Some(t) = timeout else {
             let slot = EndpointSlot::at(e);
             if slot.side() == Side::Sender {
                 self.sender_idle(slot.flow());
@@ -215,7 +219,7 @@ impl Simulator {
             match &mut self.part {
                 None => self.retire(f),
                 // Whether anything of it is left is for the coordinator to see.
-                Some(p) => p.closing.push(f),
+                Some(p) => p.closing.push((f, self.events.popped())),
             }
         }
     }
@@ -444,6 +448,9 @@ impl Simulator {
         let c = &mut self.flows[p.flow.0 as usize].dropped[usize::from(!p.kind.is_forward())];
         c.0 += 1;
         c.1 += p.size as u64;
+        if let Some(part) = &mut self.part {
+            part.touched(p.flow, self.events.popped());
+        }
         self.observers.on_drop(self.now, l, p, why, backlog);
     }
 
@@ -646,6 +653,9 @@ impl Simulator {
                 let dir = usize::from(!pkt.kind.is_forward());
                 let b = &mut self.books[flow];
                 b.arrived[dir] += 1;
+                if let Some(p) = &mut self.part {
+                    p.touched(pkt.flow, self.events.popped());
+                }
                 // The endpoint nearly always answers (an ACK, or data for an ACK) on the
                 // route back, whose first link, an access link at 10,000 flows last seen
                 // milliseconds ago, is fetched while the endpoint works.

@@ -35,11 +35,17 @@
 //!
 //! **Retirement.** A finite flow is retired once nothing of it is left (`endpoints.rs`): a
 //! fact about two partitions, so the sender's partition tells the coordinator when the
-//! transfer is complete, and the coordinator retires the flow at a window's end once the
-//! partitions' counts say none of its packets is in the network and neither endpoint has a
-//! timer. Retirement changes nothing the run does (a retired flow's statistics are kept), but
-//! it is when a streamed flow's delay histogram goes to delays.csv: in a parallel run those
-//! rows come in the order the coordinator found the flows done, not the serial run's.
+//! transfer is complete (with the key of that event), and the coordinator looks at the
+//! flows at a window's end: one with none of its packets in the network and neither endpoint
+//! with a timer is retired. Retirement changes nothing the run does (a retired flow's
+//! statistics are kept), but it is when a streamed flow's delay histogram goes to delays.csv,
+//! so it happens in the serial run's order: each partition keeps, per flow, the key of the
+//! last event that left less of it (a packet delivered or dropped, an endpoint left without a
+//! timer), and from the latest of these the coordinator works out the serial run's
+//! retirement — at the completing event if nothing was left then, else at the first of the
+//! checks the serial run makes every round trip after it (`Simulator::retire`), whose keys
+//! are known ([`retirement_key`]) — and retires the flows due by the window's end in that
+//! order, keeping the others for a later window.
 //!
 //! **Not yet parallel** (the run is serial, and [`Simulator::run_parallel`] says why): in-band
 //! telemetry (HPCC: a packet's records travel beside it), observers added beside the monitor
@@ -50,13 +56,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use acclab_core::queue::QueueState;
-use acclab_core::transport::{EndpointSlot, EndpointStats};
+use acclab_core::transport::{EndpointSlot, EndpointStats, Side};
 use acclab_core::{Duration, FlowId, Packet, Time};
 use acclab_scenario::{EventAction, LinkId, Scenario};
 
 use super::observers::View;
 use super::Simulator;
-use crate::events::Event;
+use crate::events::{retirement_key, Event};
 use crate::monitor::Monitor;
 use crate::observe::{NetworkView, Observer};
 use crate::parallelism::Partitioning;
@@ -128,8 +134,17 @@ pub(super) struct Part {
     plan: Arc<Plan>,
     /// The packets put this window on links into other partitions, per partition.
     out: Vec<Vec<Msg>>,
-    /// Flows whose sender (held here) completed its transfer, for the coordinator.
-    pub(super) closing: Vec<FlowId>,
+    /// Flows whose sender (held here) completed its transfer, for the coordinator, with the
+    /// key of the event at which it did (where the serial run first checks whether anything
+    /// of the flow is left).
+    pub(super) closing: Vec<(FlowId, u128)>,
+    /// For each flow, the key of the last event here that left less of it in the network: one
+    /// of its packets delivered or dropped, one of its endpoints left without a timer (0:
+    /// none). Once nothing of a flow is left, the latest of the partitions' is when that
+    /// became so.
+    touched: Vec<u128>,
+    /// Whether each flow's sender and receiver, if held here, had a timer when last serviced.
+    timed: Vec<[bool; 2]>,
 }
 
 impl Part {
@@ -142,6 +157,26 @@ impl Part {
     /// Whether flow `f`'s sender is held here.
     pub(super) fn holds_sender(&self, f: u32) -> bool {
         self.plan.tx[f as usize] == self.me
+    }
+
+    /// Less of flow `f` is left in the network after the event with key `key` (the latest so
+    /// far here): one of its packets was delivered or dropped.
+    #[inline(always)]
+    pub(super) fn touched(&mut self, f: FlowId, key: u128) {
+        self.touched[f.0 as usize] = key;
+    }
+
+    /// The endpoint at `slot` has a timer (`timed`) after the event with key `key`; losing
+    /// its last is a step towards the flow's retirement.
+    #[inline(always)]
+    pub(super) fn timer_is(&mut self, slot: EndpointSlot, timed: bool, key: u128) {
+        let f = slot.flow();
+        let was = &mut self.timed[f.0 as usize][usize::from(slot.side() == Side::Receiver)];
+        let lost = *was && !timed;
+        *was = timed;
+        if lost {
+            self.touched(f, key);
+        }
     }
 }
 
@@ -228,10 +263,9 @@ impl Simulator {
     }
 
     /// Runs to the end as [`run`](Self::run) does, on `threads` partitions each on its own
-    /// thread (the calling thread among them), with the serial run's results (the module's
-    /// header says what differs: the order of delays.csv's rows). Returns `Err` with the
-    /// reason, having run nothing, when the run cannot be parallel; the caller runs it
-    /// serially then.
+    /// thread (the calling thread among them), with the serial run's results byte for byte.
+    /// Returns `Err` with the reason, having run nothing, when the run cannot be parallel; the
+    /// caller runs it serially then.
     pub fn run_parallel(
         &mut self,
         threads: usize,
@@ -303,6 +337,8 @@ impl Simulator {
             plan: plan.clone(),
             out: vec![Vec::new(); plan.parts],
             closing: Vec::new(),
+            touched: vec![0; scenario.flows.len()],
+            timed: vec![[false; 2]; scenario.flows.len()],
         }));
         sim
     }
@@ -335,20 +371,24 @@ impl Simulator {
             .pull(&mut monitors, &plan.sender, &plan.rx, last);
     }
 
-    /// At a window's end: the flows the partitions found complete are retired once nothing of
-    /// them is left (none of their packets in the network, neither endpoint with a timer).
+    /// At the end of the window ending at `end`: the flows the partitions found complete are
+    /// retired once nothing of them is left (none of their packets in the network, neither
+    /// endpoint with a timer) — each at the instant the serial run retires it, in the serial
+    /// order, so that the monitor sees them done (and streams their delays) as it does there.
     fn retire_done(
         &mut self,
-        pending: &mut Vec<FlowId>,
+        pending: &mut Vec<(FlowId, u128)>,
         parts: &mut [MutexGuard<'_, Simulator>],
         plan: &Plan,
+        end: Time,
     ) {
         for p in parts.iter_mut() {
             if let Some(part) = &mut p.part {
                 pending.append(&mut part.closing);
             }
         }
-        pending.retain(|&f| {
+        let mut done = Vec::new();
+        pending.retain(|&(f, closed)| {
             let i = f.0 as usize;
             let (sent, arrived, dropped) = counted(parts.iter().map(|p| &**p), i);
             let quiet = (0..2).all(|d| sent[d] == arrived[d] + dropped[d].0)
@@ -361,19 +401,57 @@ impl Simulator {
             if !quiet {
                 return true;
             }
+            let last = parts
+                .iter()
+                .filter_map(|p| p.part.as_ref().map(|part| part.touched[i]))
+                .max()
+                .unwrap_or(0);
+            let at = self.retirement(f, closed, last);
+            if (at >> 64) as u64 > end.0 {
+                return true; // the serial run retires it in a later window, or not at all
+            }
+            done.push((at, f));
+            false
+        });
+        done.sort_unstable();
+        for (at, f) in done {
+            let i = f.0 as usize;
             let mut monitors: Vec<&mut Monitor> =
                 parts.iter_mut().map(|p| &mut p.observers.monitor).collect();
             self.observers
                 .monitor
                 .take_delays(&mut monitors, &plan.rx, i);
-            self.observers.on_flow_done(parts[0].now, f.0);
+            self.observers.on_flow_done(Time((at >> 64) as u64), f.0);
             let (a, b) = (plan.tx[i] as usize, plan.rx[i] as usize);
             parts[a].endpoints.retire(f);
             if b != a {
                 parts[b].endpoints.retire(f);
             }
-            false
-        });
+        }
+    }
+
+    /// The key of the event at which the serial run retires closing flow `f`, whose sender
+    /// completed its transfer at the event with key `closed` and of which nothing was left
+    /// after the event with key `last`. The serial run looks at the flow then (`closed`: the
+    /// flow retires there if nothing is left, `last` ≤ `closed`), and then every round trip
+    /// (`Simulator::retire`: checks with keys of their own), retiring it at the first check
+    /// after `last`.
+    fn retirement(&self, f: FlowId, closed: u128, last: u128) -> u128 {
+        if last <= closed {
+            return closed;
+        }
+        let rtt = self.scenario.base_rtt(f.0 as usize).max(Duration(1)).0;
+        let sender = self.entities.endpoint(EndpointSlot::sender(f).index());
+        let (t0, tl) = ((closed >> 64) as u64, (last >> 64) as u64);
+        let mut k = (tl - t0).div_ceil(rtt).max(1);
+        loop {
+            let t = t0 + k * rtt;
+            let key = retirement_key(Time(t - rtt), Time(t), sender);
+            if key > last {
+                return key;
+            }
+            k += 1;
+        }
     }
 
     /// The end of a parallel run: the partitions' state, each part from the partition that
@@ -504,7 +582,7 @@ impl Shared<'_> {
                 self.barrier.wait();
                 if let Some((sim, progress)) = &mut coordinator {
                     let mut all = self.lock_all();
-                    sim.retire_done(&mut pending, &mut all, self.plan);
+                    sim.retire_done(&mut pending, &mut all, self.plan, limit);
                     progress(limit);
                 }
                 self.barrier.wait();
