@@ -1006,8 +1006,9 @@ start = "1s"
     assert!(from <= 5.4e-3 && 5.4e-3 < to, "{:?}", udp[0]);
 }
 
-/// `ACCLAB_THREADS`, the default of --threads, must be `auto` or a thread count: anything else
-/// is an error naming it and what is allowed, before any result directory is made.
+/// `ACCLAB_THREADS`, the default of --threads, must be `auto` or a thread count, and
+/// `ACCLAB_CORES` a core count: anything else is an error naming it and what is allowed,
+/// before any result directory is made.
 #[test]
 fn a_bad_acclab_threads_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
@@ -1032,6 +1033,28 @@ fn a_bad_acclab_threads_is_refused() {
             "{bad}: a result directory was made"
         );
     }
+    // So must $ACCLAB_CORES, the cores auto may use.
+    for bad in ["0", "lots"] {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_acclab"))
+            .args(["run", &sc, "--out", "r", "--quiet"])
+            .env_remove("ACCLAB_THREADS")
+            .env("ACCLAB_CORES", bad)
+            .current_dir(tmp.path())
+            .output()
+            .unwrap();
+        let said = common::text(&o);
+        assert_eq!(o.status.code(), Some(1), "{said}");
+        assert!(
+            said.contains(&format!(
+                "ACCLAB_CORES=\"{bad}\": a core count from 1 to 256"
+            )),
+            "{said}"
+        );
+        assert!(
+            !tmp.path().join("r").exists(),
+            "{bad}: a result directory was made"
+        );
+    }
 }
 
 /// `--threads auto` (the default) runs a network that gains from it on several threads and says
@@ -1045,19 +1068,23 @@ fn auto_threads_split_a_large_fabric_and_keep_a_dumbbell_serial() {
         .replace("window = [\"0s\", \"40ms\"]", "window = [\"0s\", \"10ms\"]");
     assert!(k8.contains("k = 8") && k8.contains("\"10ms\""));
     std::fs::write(tmp.path().join("k8.toml"), k8).unwrap();
-    let said = ok(
-        tmp.path(),
-        &["run", "k8.toml", "--out", "auto", "--threads", "auto"],
-    );
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if cores >= 2 {
-        assert!(
-            said.contains("k8.toml: on ") && said.contains(" threads (estimated "),
-            "{said}"
-        );
-    } else {
-        assert!(!said.contains(" threads"), "one core: serial\n{said}");
-    }
+    // Auto takes the idle cores; $ACCLAB_CORES says how many there are, so that the test does
+    // not depend on what else the machine runs.
+    let auto = |cores: &str, out: &str| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_acclab"))
+            .args(["run", "k8.toml", "--out", out, "--threads", "auto"])
+            .env("ACCLAB_CORES", cores)
+            .current_dir(tmp.path())
+            .output()
+            .unwrap();
+        let said = common::text(&o);
+        assert!(o.status.success(), "{said}");
+        said
+    };
+    let said = auto("2", "auto");
+    assert!(said.contains("k8.toml: on 2 threads (estimated "), "{said}");
+    let said = auto("1", "auto1");
+    assert!(!said.contains(" thread"), "one core: serial\n{said}");
     ok(
         tmp.path(),
         &[

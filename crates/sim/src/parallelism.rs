@@ -223,28 +223,61 @@ pub fn estimated_speedup(sc: &Scenario, p: &Partitioning, packets: &[f64]) -> Op
 /// `threads=`): `auto` or a count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Threads {
-    /// As many as the network gains from, up to `cores` ([`auto_threads`]).
-    Auto { cores: usize },
+    /// As many as the network gains from, up to the `idle` of the machine's `cores`
+    /// ([`auto_threads`], [`machine_cores`]).
+    Auto { cores: usize, idle: usize },
     /// This many (1: the serial engine).
     Count(usize),
+}
+
+/// This machine's cores (those this process may use), and how many of them are idle now: not
+/// running another task (Linux's count of runnable tasks, `/proc/loadavg`, less this one). A
+/// parallel run's threads meet at every window, so a thread that waits for the core another
+/// program holds makes the run slower than a serial one (measured: `fattree-k8-perm` on 2
+/// threads beside a busy loop took 1.5 times the serial run's time; sleeping at the barrier
+/// rather than yielding made it worse). `$ACCLAB_CORES` sets both (a share of a machine, or a
+/// test that must not depend on what else runs); the error names it, its value and the range.
+pub fn machine_cores() -> Result<(usize, usize), String> {
+    if let Ok(v) = std::env::var("ACCLAB_CORES") {
+        return match v.trim().parse::<usize>() {
+            Ok(n @ 1..=Threads::MAX) => Ok((n, n)),
+            _ => Err(format!(
+                "ACCLAB_CORES={v:?}: a core count from 1 to {}",
+                Threads::MAX
+            )),
+        };
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let others = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| running_others(&l))
+        .unwrap_or(0);
+    Ok((cores, cores.saturating_sub(others).max(1)))
+}
+
+/// The runnable tasks other than the reader in `/proc/loadavg`'s text (its fourth field:
+/// runnable/total).
+fn running_others(loadavg: &str) -> Option<usize> {
+    let field = loadavg.split_whitespace().nth(3)?;
+    let running: usize = field.split('/').next()?.parse().ok()?;
+    Some(running.saturating_sub(1))
 }
 
 impl Threads {
     /// The most threads a run takes.
     pub const MAX: usize = 256;
 
-    /// Auto, up to this machine's cores.
-    pub fn auto() -> Threads {
-        Threads::Auto {
-            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
-        }
+    /// Auto, up to this machine's idle cores ([`machine_cores`]).
+    pub fn auto() -> Result<Threads, String> {
+        let (cores, idle) = machine_cores()?;
+        Ok(Threads::Auto { cores, idle })
     }
 
-    /// `auto` (up to this machine's cores) or a thread count from 1 to [`Threads::MAX`]; the
-    /// error names the value and what is allowed.
+    /// `auto` (up to this machine's idle cores) or a thread count from 1 to [`Threads::MAX`];
+    /// the error names the value and what is allowed.
     pub fn parse(s: &str) -> Result<Threads, String> {
         match s.trim() {
-            "auto" => Ok(Threads::auto()),
+            "auto" => Threads::auto(),
             v => match v.parse::<usize>() {
                 Ok(n @ 1..=Threads::MAX) => Ok(Threads::Count(n)),
                 _ => Err(format!(
@@ -259,7 +292,7 @@ impl Threads {
     pub fn of(self, sc: &Scenario) -> usize {
         match self {
             Threads::Count(n) => n,
-            Threads::Auto { cores } => auto_threads(sc, cores).0,
+            Threads::Auto { idle, .. } => auto_threads(sc, idle).0,
         }
     }
 }
@@ -525,7 +558,8 @@ mod tests {
     fn threads_parse_auto_and_counts_and_name_what_is_allowed() {
         assert_eq!(Threads::parse("3"), Ok(Threads::Count(3)));
         assert_eq!(Threads::parse(" 256 "), Ok(Threads::Count(256)));
-        assert!(matches!(Threads::parse("auto"), Ok(Threads::Auto { cores }) if cores >= 1));
+        assert!(matches!(Threads::parse("auto"),
+            Ok(Threads::Auto { cores, idle }) if (1..=cores).contains(&idle)));
         for bad in ["0", "257", "-1", "two", ""] {
             let e = Threads::parse(bad).unwrap_err();
             assert!(
@@ -534,6 +568,14 @@ mod tests {
                 "{e}"
             );
         }
+    }
+
+    /// Idle cores: the runnable tasks /proc/loadavg counts, less the one reading it.
+    #[test]
+    fn the_tasks_running_besides_this_one() {
+        assert_eq!(running_others("0.52 0.58 0.59 3/345 12345\n"), Some(2));
+        assert_eq!(running_others("0.00 0.01 0.05 1/120 999"), Some(0));
+        assert_eq!(running_others("garbage"), None);
     }
 
     #[test]

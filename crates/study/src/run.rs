@@ -92,11 +92,16 @@ pub fn env_threads() -> std::io::Result<Option<Threads>> {
 }
 
 /// The threads of a run on its own (`acclab run`, a sweep, Python's `run`): as given, else
-/// `$ACCLAB_THREADS`, else auto.
+/// `$ACCLAB_THREADS`, else auto (up to the idle cores: [`Threads::auto`]).
 pub fn threads_or_default(given: Option<Threads>) -> std::io::Result<Threads> {
-    match given {
+    if let Some(t) = given {
+        return Ok(t);
+    }
+    match env_threads()? {
         Some(t) => Ok(t),
-        None => Ok(env_threads()?.unwrap_or_else(Threads::auto)),
+        None => {
+            Threads::auto().map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
+        }
     }
 }
 

@@ -86,16 +86,22 @@ pub fn run_one(
 
 /// How many runs of a sweep of `runs` go at once, and each on how many threads, with this
 /// machine's cores: `jobs` if given, else as many as the cores hold at `threads` each; `auto`
-/// gives each run the cores the runs at once leave (one each when there are more runs than
-/// cores: a sweep of many runs is fastest serial per run).
+/// gives each run the idle cores the runs at once leave (one each when there are more runs
+/// than cores: a sweep of many runs is fastest serial per run).
 pub fn jobs_and_threads(jobs: Option<usize>, threads: Threads, runs: usize) -> (usize, Threads) {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     match threads {
         Threads::Count(t) => (jobs.unwrap_or(cores / t).max(1), threads),
-        Threads::Auto { cores: c } => {
+        Threads::Auto { cores: c, idle } => {
             let jobs = jobs.unwrap_or(c).max(1);
-            let each = c / jobs.min(runs).max(1);
-            (jobs, Threads::Auto { cores: each.max(1) })
+            let each = (idle / jobs.min(runs).max(1)).max(1);
+            (
+                jobs,
+                Threads::Auto {
+                    cores: each,
+                    idle: each,
+                },
+            )
         }
     }
 }

@@ -32,8 +32,9 @@ pub struct RunArgs {
     /// Threads of the run: `auto`, or a count from 1 to 256. More than one runs the parallel
     /// engine: the network partitioned by racks and pods, the serial run's results byte for
     /// byte. A run that cannot be parallel (in-band telemetry, jitter, a packet trace, one
-    /// partition) runs serially, with a note saying why. `auto` takes as many of this machine's cores as the network is estimated to
-    /// gain from (a fabric of k = 8 and up; a dumbbell stays serial). Sweeps already run their
+    /// partition) runs serially, with a note saying why. `auto` takes as many of this
+    /// machine's idle cores as the network is estimated to gain from (a fabric of k = 8 and
+    /// up; a dumbbell stays serial; $ACCLAB_CORES sets the cores). Sweeps already run their
     /// runs in parallel. Default: $ACCLAB_THREADS, or auto.
     #[arg(long, value_parser = Threads::parse)]
     pub threads: Option<Threads>,
@@ -73,13 +74,23 @@ pub fn run(run: RunArgs) -> Result<()> {
     // (Auto: what the network gains from; said when that is more than one.)
     let (threads, auto) = match asked {
         Threads::Count(n) => (n, false),
-        Threads::Auto { cores } => {
-            let (n, why) = acclab_sim::parallelism::auto_threads(&sc, cores);
-            if n > 1 && !args.quiet {
-                println!(
-                    "{}: on {n} threads ({why}; --threads 1 for one)",
-                    args.scenario.display()
-                );
+        Threads::Auto { cores, idle } => {
+            let auto = |c| acclab_sim::parallelism::auto_threads(&sc, c);
+            let (n, why) = auto(idle);
+            if !args.quiet {
+                if n > 1 {
+                    println!(
+                        "{}: on {n} threads ({why}; --threads 1 for one)",
+                        args.scenario.display()
+                    );
+                } else if let (m @ 2.., _) = auto(cores) {
+                    // Split on an idle machine: said, as the run is slower for it.
+                    println!(
+                        "{}: on one thread (cores busy: {} of {cores}; --threads {m} to split it anyway)",
+                        args.scenario.display(),
+                        cores - idle
+                    );
+                }
             }
             (n, true)
         }
