@@ -119,3 +119,56 @@ fn streamed_delay_histograms_come_in_the_serial_order() {
         );
     }
 }
+
+/// Jitter: drawn where a packet leaves, from its link's own stream, so a parallel run draws what
+/// the serial run draws. On the links between pods (between partitions) it bounds the
+/// lookahead (uniform and Pareto draws have a shortest delay); on the hosts' links (within a
+/// partition) it may reorder.
+#[test]
+fn a_fat_tree_with_jitter() {
+    let mut text = templates::fat_tree_permutation(4, 10);
+    for pod in 0..4 {
+        for a in 0..2 {
+            for c in [2 * a, 2 * a + 1] {
+                let dist = if c % 2 == 0 { "uniform" } else { "pareto" };
+                for link in [
+                    format!("agg{pod}_{a}->core{c}"),
+                    format!("core{c}->agg{pod}_{a}"),
+                ] {
+                    text += &format!(
+                        "[topology.links.\"{link}\"]\njitter = {{ amount = \"300ns\", distribution = \"{dist}\" }}\n"
+                    );
+                }
+            }
+        }
+    }
+    for h in 0..4 {
+        text += &format!(
+            "[topology.links.\"h{h}->edge0_{}\"]\njitter = {{ amount = \"500ns\", distribution = \"normal\", reorder = true }}\n",
+            h / 2
+        );
+    }
+    same_on_threads(&text);
+}
+
+/// Jitter a parallel run cannot bound, or that reorders between partitions: the run is serial,
+/// and says which link.
+#[test]
+fn jitter_without_a_least_delay_between_partitions_keeps_a_run_serial() {
+    for (jitter, why) in [
+        (
+            r#"{ amount = "300ns", distribution = "normal" }"#,
+            "link agg3_0->core0 between partitions can have no propagation delay (no lookahead: its jitter reaches zero)",
+        ),
+        (
+            r#"{ amount = "300ns", reorder = true }"#,
+            "link agg3_0->core0 between partitions has jitter that reorders",
+        ),
+    ] {
+        let text = templates::fat_tree_permutation(4, 1)
+            + &format!("[topology.links.\"agg3_0->core0\"]\njitter = {jitter}\n");
+        let sc = acclab_scenario::parse(&text, "parallel.toml").unwrap();
+        let e = Simulator::new(sc).run_parallel(2, &mut |_| {}).unwrap_err();
+        assert!(e.contains(why), "{e}");
+    }
+}

@@ -77,6 +77,21 @@ impl Jitter {
         let d = base.as_nanos() as f64 + j * x;
         Duration(d.max(0.0).round() as u64)
     }
+
+    /// The shortest delay [`delay`](Self::delay) can draw on a link of delay `base`: `base` −
+    /// J for `uniform`; `base` − J·(E X − 1)/σ_X for `pareto` (its draw is never below the
+    /// Pareto minimum, 1: −1/√3 standard deviations), less a nanosecond for the rounding;
+    /// zero for `normal` and `paretonormal`, which are unbounded below. A parallel run's
+    /// lookahead on a link between partitions.
+    pub fn min_delay(&self, base: Duration) -> Duration {
+        let j = self.amount.as_nanos() as f64;
+        let below = match self.distribution {
+            JitterDistribution::Uniform => j,
+            JitterDistribution::Pareto => j / 3f64.sqrt(),
+            JitterDistribution::Normal | JitterDistribution::Paretonormal => return Duration(0),
+        };
+        Duration((base.as_nanos() as f64 - below - 1.0).max(0.0).floor() as u64)
+    }
 }
 
 /// A Pareto draw of shape 3, shifted and scaled to mean 0 and standard deviation 1.
@@ -92,6 +107,37 @@ fn standard_pareto(rng: &mut Rng) -> f64 {
 mod tests {
     use super::*;
     use crate::rng;
+
+    /// No draw is shorter than `min_delay`, and the bounded distributions come close to it.
+    #[test]
+    fn no_draw_is_shorter_than_the_least_delay() {
+        let base = Duration::from_micros(10);
+        for (dist, least) in [
+            (JitterDistribution::Uniform, 7_999),
+            (JitterDistribution::Pareto, 8_844),
+            (JitterDistribution::Normal, 0),
+            (JitterDistribution::Paretonormal, 0),
+        ] {
+            let j = Jitter {
+                amount: Duration::from_micros(2),
+                distribution: dist,
+                reorder: false,
+            };
+            assert_eq!(j.min_delay(base), Duration(least), "{dist:?}");
+            let mut rng = rng::stream(9, "jitter");
+            let shortest = (0..200_000).map(|_| j.delay(base, &mut rng)).min().unwrap();
+            assert!(shortest >= j.min_delay(base), "{dist:?}: {shortest:?}");
+            if least > 0 {
+                assert!(shortest.as_nanos() < least + 200, "{dist:?}: {shortest:?}");
+            }
+        }
+        let wide = Jitter {
+            amount: Duration::from_micros(20),
+            distribution: JitterDistribution::Uniform,
+            reorder: false,
+        };
+        assert_eq!(wide.min_delay(base), Duration(0));
+    }
 
     #[test]
     fn each_distribution_has_its_spread_and_no_delay_is_negative() {

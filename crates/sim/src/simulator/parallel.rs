@@ -47,10 +47,17 @@
 //! are known ([`retirement_key`]) — and retires the flows due by the window's end in that
 //! order, keeping the others for a later window.
 //!
+//! **Jitter.** A link with jitter draws each packet's delay where the packet leaves, in its
+//! sending side's partition, from the link's own random stream, as the serial run does; on a
+//! link between partitions the lookahead is the shortest delay its jitter can draw
+//! (`Jitter::min_delay`: none for the distributions unbounded below, which leaves the run
+//! serial).
+//!
 //! **Not yet parallel** (the run is serial, and [`Simulator::run_parallel`] says why): in-band
 //! telemetry (HPCC: a packet's records travel beside it), observers added beside the monitor
-//! (packet traces), links with jitter (their delay has no lower bound here), endpoints given
-//! from outside (live mode), and networks with one partition or no lookahead.
+//! (packet traces), jitter that reorders on a link between partitions (each packet lands with
+//! an event of the sending side's), endpoints given from outside (live mode), and networks with
+//! one partition or no lookahead.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -89,7 +96,9 @@ impl Plan {
         let node = |n: acclab_scenario::NodeId| p.of_node[n.0 as usize];
         let sender: Vec<u32> = sc.links.iter().map(|l| node(l.from)).collect();
         let receiver: Vec<u32> = sc.links.iter().map(|l| node(l.to)).collect();
-        let mut lookahead: Option<Duration> = None;
+        // The lookahead: the shortest delay a packet can have on a link between partitions
+        // (its delay events' and its jitter's too), and the first such link.
+        let mut lookahead: Option<(Duration, usize)> = None;
         for (i, l) in sc.links.iter().enumerate() {
             if sender[i] == receiver[i] {
                 continue;
@@ -102,7 +111,19 @@ impl Plan {
                     }
                 }
             }
-            lookahead = Some(lookahead.map_or(d, |x| x.min(d)));
+            if let Some(j) = &l.jitter {
+                if j.reorder {
+                    // Its packets land each with an event of the sending side's (`Event::Land`).
+                    return Err(format!(
+                        "link {} between partitions has jitter that reorders (not parallel yet)",
+                        l.name
+                    ));
+                }
+                d = j.min_delay(d);
+            }
+            if lookahead.is_none_or(|(x, _)| d < x) {
+                lookahead = Some((d, i));
+            }
         }
         let used = {
             let mut u: Vec<u32> = p.of_node.clone();
@@ -110,11 +131,19 @@ impl Plan {
             u.dedup();
             u.len()
         };
-        let Some(lookahead) = lookahead.filter(|_| used > 1) else {
+        let Some((lookahead, shortest)) = lookahead.filter(|_| used > 1) else {
             return Err("the network has a single partition".into());
         };
         if lookahead.0 == 0 {
-            return Err("a link between partitions has no propagation delay (no lookahead)".into());
+            return Err(format!(
+                "link {} between partitions can have no propagation delay (no lookahead{})",
+                sc.links[shortest].name,
+                if sc.links[shortest].jitter.is_some() {
+                    ": its jitter reaches zero"
+                } else {
+                    ""
+                }
+            ));
         }
         Ok(Plan {
             parts,
@@ -247,12 +276,6 @@ impl Simulator {
             Some("in-band telemetry (HPCC) is not parallel yet")
         } else if self.observers.has_extra() {
             Some("observers beside the monitor (a packet trace) are not parallel yet")
-        } else if self
-            .links
-            .iter()
-            .any(|l| l.extra.as_ref().is_some_and(|x| x.jitter.is_some()))
-        {
-            Some("links with jitter are not parallel yet")
         } else if self.endpoints.are_given() {
             Some("endpoints given from outside (live mode) are not parallel")
         } else if self.event_count != 0 {
