@@ -1013,46 +1013,32 @@ start = "1s"
 fn a_bad_acclab_threads_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let sc = common::two_flows(tmp.path());
-    for bad in ["0", "many", "300"] {
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_acclab"))
-            .args(["run", &sc, "--out", "r", "--quiet"])
-            .env("ACCLAB_THREADS", bad)
-            .current_dir(tmp.path())
-            .output()
-            .unwrap();
-        let said = common::text(&o);
-        assert_eq!(o.status.code(), Some(1), "{said}");
-        assert!(
-            said.contains(&format!(
-                "ACCLAB_THREADS=\"{bad}\": `auto` or a thread count from 1 to 256"
-            )),
-            "{said}"
-        );
-        assert!(
-            !tmp.path().join("r").exists(),
-            "{bad}: a result directory was made"
-        );
-    }
-    // So must $ACCLAB_CORES, the cores auto may use.
-    for bad in ["0", "lots"] {
+    let threads = "`auto` or a thread count from 1 to 256";
+    let cores = "a core count from 1 to 256";
+    for (var, bad, allowed) in [
+        ("ACCLAB_THREADS", "0", threads),
+        ("ACCLAB_THREADS", "many", threads),
+        ("ACCLAB_THREADS", "300", threads),
+        // The cores auto may use.
+        ("ACCLAB_CORES", "0", cores),
+        ("ACCLAB_CORES", "lots", cores),
+    ] {
         let o = std::process::Command::new(env!("CARGO_BIN_EXE_acclab"))
             .args(["run", &sc, "--out", "r", "--quiet"])
             .env_remove("ACCLAB_THREADS")
-            .env("ACCLAB_CORES", bad)
+            .env(var, bad)
             .current_dir(tmp.path())
             .output()
             .unwrap();
         let said = common::text(&o);
         assert_eq!(o.status.code(), Some(1), "{said}");
         assert!(
-            said.contains(&format!(
-                "ACCLAB_CORES=\"{bad}\": a core count from 1 to 256"
-            )),
+            said.contains(&format!("{var}=\"{bad}\": {allowed}")),
             "{said}"
         );
         assert!(
             !tmp.path().join("r").exists(),
-            "{bad}: a result directory was made"
+            "{var}={bad}: a result directory was made"
         );
     }
 }
