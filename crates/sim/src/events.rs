@@ -140,6 +140,17 @@ pub fn retirement_key(at: Time, time: Time, sender: Entity) -> u128 {
     (u128::from(time.0) << 64) | u128::from(tie)
 }
 
+/// The key of what happens after the run's last event: links that depart at enqueue brought
+/// up to date at its end (`Simulator::run_until`).
+pub const END_KEY: u128 = u128::MAX;
+
+/// Whether every partition of a parallel run handles the event with key `key`, each for its
+/// own links: one of the run's own events (its entity is the run) or the run's end.
+pub fn every_partition_handles(key: u128) -> bool {
+    let entity = ((key as u64) >> COUNT_BITS) & ((1 << ENTITY_BITS) - 1);
+    key == END_KEY || entity == u64::from(Entity::RUN.0)
+}
+
 impl Entities {
     /// The entities of a run with `links` links and `endpoints` endpoint slots. (A scenario
     /// with 134 million flows, about the fewest that would not fit, could not be held in

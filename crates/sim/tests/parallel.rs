@@ -172,3 +172,83 @@ fn jitter_without_a_least_delay_between_partitions_keeps_a_run_serial() {
         assert!(e.contains(why), "{e}");
     }
 }
+
+/// The packet trace of a run on `threads` threads, its outputs streamed into `dir`: the trace
+/// file's bytes (a pcap trace's files', with their names).
+fn traced(text: &str, threads: usize, dir: &std::path::Path, file: &str) -> Vec<u8> {
+    std::fs::create_dir_all(dir).unwrap();
+    let sc = acclab_scenario::parse(text, "parallel.toml").unwrap();
+    let mut sim = Simulator::new(sc);
+    acclab_sim::output::stream_outputs(dir, &mut sim, false).unwrap();
+    if threads > 1 {
+        sim.run_parallel(threads, &mut |_| {}).unwrap();
+    } else {
+        sim.run(&mut |_| {});
+    }
+    sim.finish_samples().unwrap();
+    let path = dir.join(file);
+    if !path.is_dir() {
+        return std::fs::read(path).unwrap();
+    }
+    // A pcap trace: a file per capture point and link.
+    let mut files: Vec<_> = std::fs::read_dir(&path)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    let mut bytes = Vec::new();
+    for f in files {
+        bytes.extend(f.file_name().unwrap().as_encoded_bytes());
+        bytes.extend(std::fs::read(f).unwrap());
+    }
+    bytes
+}
+
+/// A packet trace of a parallel run is the serial run's, byte for byte: each partition records
+/// what it reports with its events' keys and the coordinator replays the records merged. Two
+/// fabrics: step-ECN queues (which serialise) traced as CSV, over links within and between
+/// partitions and a long flow over every link; drop-tail queues (links that depart at enqueue,
+/// brought up to date link by link at samples and at the end) traced as pcap.
+#[test]
+fn a_packet_trace_is_the_serial_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let links = r#"["h0->edge0_0", "edge0_0->agg0_1", "agg0_1->core2", "core2->agg3_1", "agg3_1->edge3_0", "edge3_0->h12"]"#;
+    let long = "[[flow]]\nid = \"long\"\nkind = \"dctcp\"\nfrom = \"h1\"\nto = \"h14\"\n";
+    let ecn = templates::fat_tree_websearch(4, 0.6, 5) + long;
+    let droptail = ecn.replace(
+        r#"queue = { kind = "step-ecn", limit = "200pkt", threshold = "20pkt" }"#,
+        r#"queue = { kind = "droptail", limit = "30pkt" }"#,
+    );
+    assert!(droptail.contains("droptail"));
+    // Samples every 100 µs: links that depart at enqueue are brought up to date at each, every
+    // partition its own, so the records of one sample come from several partitions.
+    let csv = format!(
+        "[output]\nsample_interval = \"100us\"\n\
+         trace = {{ links = {links}, flows = [\"long\"], format = \"csv\" }}\n"
+    );
+    let pcap =
+        format!("[output]\ntrace = {{ links = {links}, format = \"pcap\", capture = \"both\" }}\n");
+    let cases = [
+        ("ecn-csv", ecn.clone() + &csv, "trace.csv"),
+        ("droptail-csv", droptail.clone() + &csv, "trace.csv"),
+        ("droptail-pcap", droptail + &pcap, "pcap"),
+    ];
+    for (name, text, file) in &cases {
+        let serial = traced(text, 1, &tmp.path().join(format!("{name}1")), file);
+        assert!(
+            serial.len() > 10_000,
+            "{name}: a trace of {} bytes",
+            serial.len()
+        );
+        for threads in [2, 3] {
+            let dir = tmp.path().join(format!("{name}{threads}"));
+            let parallel = traced(text, threads, &dir, file);
+            assert!(
+                serial == parallel,
+                "{name} trace differs on {threads} threads ({} and {} bytes)",
+                serial.len(),
+                parallel.len()
+            );
+        }
+    }
+}

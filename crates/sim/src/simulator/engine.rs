@@ -22,6 +22,8 @@ use acclab_scenario::{EventAction, LinkId};
 /// [`crate::parallelism`]).
 pub trait EventProbe: std::any::Any + Send {
     fn on_event(&mut self, t: Time, ev: Event);
+    /// The event's key (its place in the run's order: `EventQueue::popped`), told first.
+    fn on_key(&mut self, _key: u128) {}
 }
 
 impl Simulator {
@@ -82,6 +84,7 @@ impl Simulator {
     #[inline(never)]
     fn probe_event(&mut self, t: Time, ev: Event) {
         if let Some(p) = &mut self.probe {
+            p.on_key(self.events.popped());
             p.on_event(t, ev);
         }
     }

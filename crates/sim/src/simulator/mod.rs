@@ -72,6 +72,7 @@ pub use engine::EventProbe;
 mod link;
 mod observers;
 mod parallel;
+mod replay;
 
 pub struct Simulator {
     scenario: Scenario,

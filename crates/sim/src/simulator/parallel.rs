@@ -53,9 +53,14 @@
 //! (`Jitter::min_delay`: none for the distributions unbounded below, which leaves the run
 //! serial).
 //!
+//! **Observers beside the monitor** that use the per-packet hooks alone (a packet trace) hear
+//! the serial run's reports in its order: each partition records its own with their events'
+//! keys, and the coordinator replays them merged (`replay.rs`) at each of the run's own
+//! events, every 64 windows and at the end.
+//!
 //! **Not yet parallel** (the run is serial, and [`Simulator::run_parallel`] says why): in-band
-//! telemetry (HPCC: a packet's records travel beside it), observers added beside the monitor
-//! (packet traces), jitter that reorders on a link between partitions (each packet lands with
+//! telemetry (HPCC: a packet's records travel beside it), observers beside the monitor that
+//! read more than packets, jitter that reorders on a link between partitions (each packet lands with
 //! an event of the sending side's), endpoints given from outside (live mode), and networks with
 //! one partition or no lookahead.
 
@@ -68,8 +73,9 @@ use acclab_core::{Duration, FlowId, Packet, Time};
 use acclab_scenario::{EventAction, LinkId, Scenario};
 
 use super::observers::View;
+use super::replay::{replay, Recorded, Recorder, Stamp};
 use super::Simulator;
-use crate::events::{retirement_key, Event};
+use crate::events::{retirement_key, Event, END_KEY};
 use crate::monitor::Monitor;
 use crate::observe::{NetworkView, Observer};
 use crate::parallelism::Partitioning;
@@ -87,6 +93,9 @@ pub(super) struct Plan {
     /// Each shared buffer's partition (its switch's).
     pools: Vec<u32>,
     lookahead: Duration,
+    /// Each partition's records of what it reported, when the run has observers beside the
+    /// monitor (`replay.rs`); empty otherwise.
+    recorded: Vec<Arc<Recorded>>,
 }
 
 impl Plan {
@@ -153,6 +162,7 @@ impl Plan {
             rx: sc.flows.iter().map(|f| node(f.dst)).collect(),
             pools: sc.shared_buffers.iter().map(|b| node(b.node)).collect(),
             lookahead,
+            recorded: Vec::new(),
         })
     }
 }
@@ -274,8 +284,8 @@ impl Simulator {
     fn not_parallel(&self) -> Option<&'static str> {
         if self.telemetry.is_some() {
             Some("in-band telemetry (HPCC) is not parallel yet")
-        } else if self.observers.has_extra() {
-            Some("observers beside the monitor (a packet trace) are not parallel yet")
+        } else if self.observers.extra.iter().any(|o| !o.packets_only()) {
+            Some("observers beside the monitor that read more than packets are not parallel yet")
         } else if self.endpoints.are_given() {
             Some("endpoints given from outside (live mode) are not parallel")
         } else if self.event_count != 0 {
@@ -300,7 +310,11 @@ impl Simulator {
         if let Some(why) = self.not_parallel() {
             return Err(why.into());
         }
-        let plan = Arc::new(Plan::of(&self.scenario, threads)?);
+        let mut plan = Plan::of(&self.scenario, threads)?;
+        if self.observers.has_extra() {
+            plan.recorded = (0..threads).map(|_| Arc::default()).collect();
+        }
+        let plan = Arc::new(plan);
         let replicas: Vec<Mutex<Simulator>> = (0..threads)
             .map(|me| Mutex::new(Simulator::replica(&self.scenario, me as u32, &plan)))
             .collect();
@@ -326,6 +340,7 @@ impl Simulator {
             .into_iter()
             .map(|m| m.into_inner().expect("no partition panicked"))
             .collect();
+        replay(&plan.recorded, &mut self.observers.extra);
         self.absorb(&mut replicas, &plan);
         progress(self.end);
         Ok(())
@@ -363,6 +378,10 @@ impl Simulator {
             touched: vec![0; scenario.flows.len()],
             timed: vec![[false; 2]; scenario.flows.len()],
         }));
+        if let Some(r) = plan.recorded.get(me as usize) {
+            sim.observers.extra.push(Box::new(Recorder(r.clone())));
+            sim.probe = Some(Box::new(Stamp(r.clone())));
+        }
         sim
     }
 
@@ -370,6 +389,7 @@ impl Simulator {
     /// sees the whole network.
     fn coordinate(&mut self, ev: Event, parts: &mut [MutexGuard<'_, Simulator>], plan: &Plan) {
         self.now = parts[0].now;
+        replay(&plan.recorded, &mut self.observers.extra);
         if let Event::Scheduled(i) = ev {
             self.apply_event(i as usize);
             return;
@@ -606,6 +626,7 @@ impl Shared<'_> {
                 if let Some((sim, progress)) = &mut coordinator {
                     let mut all = self.lock_all();
                     sim.retire_done(&mut pending, &mut all, self.plan, limit);
+                    replay(&self.plan.recorded, &mut sim.observers.extra);
                     progress(limit);
                 }
                 self.barrier.wait();
@@ -619,6 +640,9 @@ impl Shared<'_> {
         let mut sim = self.lock(me);
         sim.now = sim.now.max(self.end);
         let now = sim.now;
+        if let Some(r) = self.plan.recorded.get(me) {
+            r.set_key(END_KEY);
+        }
         sim.start_all_due(now);
     }
 }

@@ -1,0 +1,197 @@
+//! Observers beside the monitor in a parallel run (a packet trace): each partition records
+//! what it reports, with the key of the event it was handling, and the coordinator replays
+//! the partitions' records to the run's observers in the serial run's order.
+//!
+//! **The order.** The serial run reports in event order, and within an event in the order
+//! the event's handler makes its reports. An event is handled by one partition, which records
+//! its reports in that order, so the records sorted by key, a partition's kept in its order,
+//! are the serial sequence — but for the events every partition handles: the run's own events
+//! (samples, the window's edges, scenario events) and the run's end, at which every link that
+//! departs at enqueue is brought up to date, link by link (`start_all_due`). Each partition
+//! does its own links then, so records of those keys are merged by link.
+//!
+//! Only observers that use the per-packet hooks alone are fed this way
+//! ([`Observer::packets_only`]: the run's hooks, which read the whole network, would need it
+//! joined at each).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use acclab_core::queue::{Backlog, DropReason};
+use acclab_core::{Packet, Time};
+use acclab_scenario::LinkId;
+
+use crate::events::{self, Event};
+use crate::observe::{Observer, Transmit};
+
+use super::engine::EventProbe;
+
+/// What a partition reported, and at which event.
+#[derive(Clone, Copy)]
+struct Record {
+    key: u128,
+    now: Time,
+    link: LinkId,
+    pkt: Packet,
+    call: Call,
+    backlog: Backlog,
+}
+
+#[derive(Clone, Copy)]
+enum Call {
+    Enqueue(bool),
+    Transmit(Transmit),
+    Drop(DropReason),
+    Deliver,
+}
+
+/// A partition's records so far, shared between its recorder (an observer of its replica)
+/// and the coordinator, with the key of the event being handled (set by the replica's probe).
+#[derive(Default)]
+pub(super) struct Recorded {
+    key: [AtomicU64; 2],
+    records: Mutex<Vec<Record>>,
+}
+
+impl Recorded {
+    fn key(&self) -> u128 {
+        (u128::from(self.key[0].load(Ordering::Relaxed)) << 64)
+            | u128::from(self.key[1].load(Ordering::Relaxed))
+    }
+
+    /// The events handled from now on have key `key`.
+    pub(super) fn set_key(&self, key: u128) {
+        self.key[0].store((key >> 64) as u64, Ordering::Relaxed);
+        self.key[1].store(key as u64, Ordering::Relaxed);
+    }
+
+    fn push(&self, now: Time, link: LinkId, pkt: &Packet, call: Call, backlog: Backlog) {
+        let key = self.key();
+        self.records.lock().expect("records").push(Record {
+            key,
+            now,
+            link,
+            pkt: *pkt,
+            call,
+            backlog,
+        });
+    }
+}
+
+/// The recording observer of a partition's replica.
+pub(super) struct Recorder(pub(super) Arc<Recorded>);
+
+impl Observer for Recorder {
+    fn on_enqueue(&mut self, now: Time, l: LinkId, p: &Packet, marked: bool, b: Backlog) {
+        self.0.push(now, l, p, Call::Enqueue(marked), b);
+    }
+    fn on_transmit(&mut self, now: Time, l: LinkId, p: &Packet, tx: Transmit, b: Backlog) {
+        self.0.push(now, l, p, Call::Transmit(tx), b);
+    }
+    fn on_drop(&mut self, now: Time, l: LinkId, p: &Packet, why: DropReason, b: Backlog) {
+        self.0.push(now, l, p, Call::Drop(why), b);
+    }
+    fn on_deliver(&mut self, now: Time, p: &Packet) {
+        self.0
+            .push(now, LinkId(u32::MAX), p, Call::Deliver, Backlog::default());
+    }
+}
+
+/// The probe of a partition's replica that records: tells its [`Recorded`] each event's key.
+pub(super) struct Stamp(pub(super) Arc<Recorded>);
+
+impl EventProbe for Stamp {
+    fn on_event(&mut self, _t: Time, _ev: Event) {}
+    fn on_key(&mut self, key: u128) {
+        self.0.set_key(key);
+    }
+}
+
+/// Replays the partitions' records so far to `observers`, in the serial run's order, and
+/// empties them.
+pub(super) fn replay(parts: &[Arc<Recorded>], observers: &mut [Box<dyn Observer>]) {
+    let mut all: Vec<(usize, usize, Record)> = Vec::new();
+    for (p, r) in parts.iter().enumerate() {
+        let mut records = r.records.lock().expect("records");
+        all.extend(records.drain(..).enumerate().map(|(i, rec)| (p, i, rec)));
+    }
+    // By key; a partition's records of one event in their order; the records of an event
+    // every partition handles by link, then partition and order.
+    all.sort_unstable_by_key(|&(p, i, ref r)| {
+        let shared = events::every_partition_handles(r.key);
+        (r.key, if shared { r.link.0 } else { 0 }, p, i)
+    });
+    for (_, _, r) in all {
+        for o in observers.iter_mut() {
+            match r.call {
+                Call::Enqueue(marked) => o.on_enqueue(r.now, r.link, &r.pkt, marked, r.backlog),
+                Call::Transmit(tx) => o.on_transmit(r.now, r.link, &r.pkt, tx, r.backlog),
+                Call::Drop(why) => o.on_drop(r.now, r.link, &r.pkt, why, r.backlog),
+                Call::Deliver => o.on_deliver(r.now, &r.pkt),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use acclab_core::{FlowId, PacketKind};
+
+    /// Hears the links of the transmissions replayed, in order.
+    struct Heard(Arc<Mutex<Vec<u32>>>);
+
+    impl Observer for Heard {
+        fn on_transmit(&mut self, _: Time, l: LinkId, _: &Packet, _: Transmit, _: Backlog) {
+            self.0.lock().unwrap().push(l.0);
+        }
+    }
+
+    fn transmit(r: &Recorded, link: u32) {
+        let pkt = Packet::new(FlowId(0), PacketKind::Data, 1500);
+        let tx = Transmit {
+            sojourn: acclab_core::Duration::ZERO,
+            marked: false,
+            done: Time(0),
+        };
+        r.push(
+            Time(0),
+            LinkId(link),
+            &pkt,
+            Call::Transmit(tx),
+            Backlog::default(),
+        );
+    }
+
+    /// Records sort by key; one partition's records of an event keep their order; the records
+    /// of an event every partition handles (the run's, or the run's end) go by link.
+    #[test]
+    fn records_replay_in_the_serial_order() {
+        let (a, b) = (Arc::new(Recorded::default()), Arc::new(Recorded::default()));
+        // An arrival at 5 ns (a link's receiving side, entity 7) handled by partition b: its
+        // reports in its order.
+        b.set_key((5u128 << 64) | (7 << 12));
+        transmit(&b, 9);
+        transmit(&b, 2);
+        // A sample at 3 ns (the run's entity): each partition reports its own links in order.
+        let sample = 3u128 << 64;
+        assert!(events::every_partition_handles(sample));
+        a.set_key(sample);
+        transmit(&a, 1);
+        transmit(&a, 6);
+        b.set_key(sample);
+        transmit(&b, 4);
+        // The run's end.
+        a.set_key(events::END_KEY);
+        transmit(&a, 8);
+        b.set_key(events::END_KEY);
+        transmit(&b, 0);
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let mut observers: Vec<Box<dyn Observer>> = vec![Box::new(Heard(heard.clone()))];
+        replay(&[a.clone(), b.clone()], &mut observers);
+        assert_eq!(*heard.lock().unwrap(), [1, 4, 6, 9, 2, 0, 8]);
+        // Replayed records are gone.
+        replay(&[a, b], &mut observers);
+        assert_eq!(heard.lock().unwrap().len(), 7);
+    }
+}
