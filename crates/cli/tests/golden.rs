@@ -88,7 +88,7 @@ fn examples_match_their_golden_outputs() {
 }
 
 /// On 2 and 3 threads, the same files; every example runs in parallel but the cellular one,
-/// whose link has jitter (not parallel yet: its delay has no lower bound to make windows of).
+/// a single bottleneck whose network is one partition.
 #[test]
 fn examples_match_their_golden_outputs_on_2_and_3_threads() {
     for threads in [2, 3] {
@@ -96,7 +96,9 @@ fn examples_match_their_golden_outputs_on_2_and_3_threads() {
             let serial = check_example(&name, threads);
             match name.as_str() {
                 "cellular" => assert!(
-                    serial.as_deref().is_some_and(|w| w.contains("jitter")),
+                    serial
+                        .as_deref()
+                        .is_some_and(|w| w.contains("a single partition")),
                     "{name} on {threads} threads: {serial:?}"
                 ),
                 _ => assert_eq!(serial, None, "{name} on {threads} threads"),
