@@ -60,9 +60,9 @@
 //!
 //! **Not yet parallel** (the run is serial, and [`Simulator::run_parallel`] says why): in-band
 //! telemetry (HPCC: a packet's records travel beside it), observers beside the monitor that
-//! read more than packets, jitter that reorders on a link between partitions (each packet lands with
-//! an event of the sending side's), endpoints given from outside (live mode), and networks with
-//! one partition or no lookahead.
+//! read more than packets, jitter that reorders on a link between partitions (each packet
+//! lands with an event of the sending side's), endpoints given from outside (live mode), and
+//! networks with one partition or no lookahead.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
