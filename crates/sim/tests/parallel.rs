@@ -151,6 +151,45 @@ fn a_fat_tree_with_jitter() {
     same_on_threads(&text);
 }
 
+/// `text` with HPCC flows in place of DCTCP's (which start at line rate: no initial window).
+fn hpcc(text: &str) -> String {
+    text.replace(r#"kind = "dctcp""#, r#"kind = "hpcc""#)
+        .replace("initial_window = 10, ", "")
+}
+
+/// In-band telemetry (HPCC): a data packet's records go with it into other partitions (after
+/// the link between them has written its own), and wait for the ACK that echoes them in its
+/// sender's partition. Long flows, and web search (flows opening and closing); with step-ECN
+/// queues (links that depart at enqueue, whose records are written lazily) and with RED
+/// (links that serialise on their own).
+#[test]
+fn a_fat_tree_of_hpcc_flows() {
+    same_on_threads(&hpcc(&templates::fat_tree_permutation(4, 5)));
+    let web = hpcc(&templates::fat_tree_websearch(4, 0.5, 10));
+    same_on_threads(&web);
+    let red = r#"queue = { kind = "red", limit = "200pkt", min_th = "20pkt", max_th = "100pkt", max_p = 0.1 }"#;
+    let web_red = web.replace(
+        r#"queue = { kind = "step-ecn", limit = "200pkt", threshold = "20pkt" }"#,
+        red,
+    );
+    assert!(web_red.contains("red"));
+    same_on_threads(&web_red);
+}
+
+/// In-band telemetry with packets that may be reordered stays serial, and says why. (HPCC
+/// with packet spraying is refused by the scenario.)
+#[test]
+fn in_band_telemetry_with_reordering_keeps_a_run_serial() {
+    let text = hpcc(&templates::fat_tree_permutation(4, 1))
+        + "[topology.links.\"h0->edge0_0\"]\njitter = { amount = \"500ns\", distribution = \"normal\", reorder = true }\n";
+    let sc = acclab_scenario::parse(&text, "parallel.toml").unwrap();
+    let e = Simulator::new(sc).run_parallel(2, &mut |_| {}).unwrap_err();
+    assert!(
+        e.contains("in-band telemetry (HPCC) with packets that may arrive out of order (reordering jitter, dualpi2)"),
+        "{e}"
+    );
+}
+
 /// Jitter a parallel run cannot bound, or that reorders between partitions: the run is serial,
 /// and says which link.
 #[test]

@@ -31,8 +31,9 @@ pub struct RunArgs {
     pub controller: Vec<String>,
     /// Threads of the run: `auto`, or a count from 1 to 256. More than one runs the parallel
     /// engine: the network partitioned by racks and pods, the serial run's results byte for
-    /// byte. A run that cannot be parallel (in-band telemetry, one partition, jitter between
-    /// partitions that reorders or reaches zero) runs serially, with a note saying why. `auto`
+    /// byte. A run that cannot be parallel (one partition, jitter between partitions that
+    /// reorders or reaches zero, in-band telemetry with packets that may be reordered) runs
+    /// serially, with a note saying why. `auto`
     /// takes as many of this machine's idle cores as the network is estimated to gain from (a
     /// fabric of k = 8 and up; a dumbbell stays serial; $ACCLAB_CORES sets the cores). Sweeps
     /// already run their runs in parallel. Default: $ACCLAB_THREADS, or auto.

@@ -58,16 +58,32 @@
 //! keys, and the coordinator replays them merged (`replay.rs`) at each of the run's own
 //! events, every 64 windows and at the end.
 //!
+//! **In-band telemetry** (HPCC, `telemetry.rs`): a data packet's records are kept beside it,
+//! in its partition's store. A packet posted into another partition goes without them; they
+//! follow in the window's mail once the link between the partitions has written its own, at
+//! the transmission's start (on a link that departs at enqueue, whose transmissions are
+//! reported lazily, each window's are reported at its end: `start_posted`), a lookahead or
+//! more before the packet arrives there, where they pair with it by the link's order. Records
+//! delivered to a receiver whose flow's sender is in another partition go there in the
+//! window's mail, before the ACK that echoes them can arrive (a lookahead later at least).
+//! That ACK passes over older records and takes its own; the sender's partition holds every
+//! record delivered a lookahead before it, which is all it looks at when each flow's packets
+//! arrive in the order sent — so with jitter that reorders, or dualpi2 queues, the run stays
+//! serial.
+//!
 //! **Not yet parallel** (the run is serial, and [`Simulator::run_parallel`] says why): in-band
-//! telemetry (HPCC: a packet's records travel beside it), observers beside the monitor that
-//! read more than packets, jitter that reorders on a link between partitions (each packet
-//! lands with an event of the sending side's), endpoints given from outside (live mode), and
-//! networks with one partition or no lookahead.
+//! telemetry with packets that may be reordered, observers beside the monitor that read more
+//! than packets, jitter that reorders on a link between partitions (each packet lands with an
+//! event of the sending side's), endpoints given from outside (live mode), and networks with
+//! one partition or no lookahead.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use acclab_core::config::QueueConfig;
+use acclab_core::packet::Payload;
 use acclab_core::queue::QueueState;
+use acclab_core::telemetry::Telemetry;
 use acclab_core::transport::{EndpointSlot, EndpointStats, Side};
 use acclab_core::{Duration, FlowId, Packet, Time};
 use acclab_scenario::{EventAction, LinkId, Scenario};
@@ -184,6 +200,11 @@ pub(super) struct Part {
     touched: Vec<u128>,
     /// Whether each flow's sender and receiver, if held here, had a timer when last serviced.
     timed: Vec<[bool; 2]>,
+    /// In a run with in-band telemetry: the links into other partitions that depart at
+    /// enqueue and have posted a packet with records whose transmission may not have been
+    /// reported yet (`Simulator::start_posted`), and which links are listed.
+    unstarted: Vec<u32>,
+    listed: Vec<bool>,
 }
 
 impl Part {
@@ -240,6 +261,15 @@ impl Simulator {
     pub(super) fn post(&mut self, l: usize, i: u32, arrival: Time, next_hop: u32) {
         let (pkt, route) = self.slab.packet_and_route(i);
         let part = self.part.as_mut().expect("posting in a partition");
+        if self.telemetry.is_some()
+            && matches!(pkt.payload, Payload::Telemetry(_))
+            && self.links[l].eager()
+            && !part.listed[l]
+        {
+            // Its records go once its transmission has started (`start_posted`).
+            part.listed[l] = true;
+            part.unstarted.push(l as u32);
+        }
         let to = part.plan.receiver[l] as usize;
         part.out[to].push(Msg {
             l: l as u32,
@@ -266,9 +296,37 @@ impl Simulator {
         }
     }
 
+    /// At a window's end in a run with in-band telemetry: every transmission due by `limit`
+    /// on the links into other partitions that depart at enqueue is reported now (as the
+    /// serial run would when it next read the queue: nothing has been queued there since),
+    /// so that the links' records go with the window's mail, ahead of their packets' arrival
+    /// in the other partition (one lookahead or more after the transmission's start).
+    fn start_posted(&mut self, limit: Time) {
+        let Some(part) = self.part.as_mut() else {
+            return;
+        };
+        let mut links = std::mem::take(&mut part.unstarted);
+        let mut k = 0;
+        while k < links.len() {
+            let l = links[k] as usize;
+            self.start_due(l, limit);
+            if self.links[l].pipe.has_queued() {
+                k += 1;
+            } else {
+                self.part.as_mut().expect("a partition").listed[l] = false;
+                links.swap_remove(k);
+            }
+        }
+        self.part.as_mut().expect("a partition").unstarted = links;
+    }
+
     /// A packet from another partition enters this one's copy of its link's pipe.
     fn ingest(&mut self, m: &Msg) {
-        let i = self.slab.alloc(m.pkt, m.route);
+        let mut pkt = m.pkt;
+        if let Some(t) = &mut self.telemetry {
+            t.packet_from(m.l, &mut pkt);
+        }
+        let i = self.slab.alloc(pkt, m.route);
         let pipe = &mut self.links[m.l as usize].pipe;
         let ahead = self.slab.back_arrival(pipe);
         self.slab.link_back(pipe, i, m.arrival, None);
@@ -282,8 +340,8 @@ impl Simulator {
 
     /// Why this run cannot be parallel, if it cannot.
     fn not_parallel(&self) -> Option<&'static str> {
-        if self.telemetry.is_some() {
-            Some("in-band telemetry (HPCC) is not parallel yet")
+        if self.telemetry.is_some() && self.may_reorder() {
+            Some("in-band telemetry (HPCC) with packets that may arrive out of order (reordering jitter, dualpi2) is not parallel yet")
         } else if self.observers.extra.iter().any(|o| !o.packets_only()) {
             Some("observers beside the monitor that read more than packets are not parallel yet")
         } else if self.endpoints.are_given() {
@@ -293,6 +351,21 @@ impl Simulator {
         } else {
             None
         }
+    }
+
+    /// Whether a flow's packets may arrive out of order: a link whose jitter reorders, a queue
+    /// that may put a flow's packets in two queues (dualpi2: a classic packet marked CE
+    /// upstream goes to the L4S queue). (The scenario refuses HPCC with packet spraying.) In-band
+    /// telemetry is parallel only without: an ACK takes the records of the packet it echoes
+    /// and passes over older ones at the sender (`telemetry.rs`), which in a parallel run
+    /// holds every record delivered a lookahead or more before — all it needs when the
+    /// records come in the order sent, not when a record delivered since (not there yet) is
+    /// older than the echo.
+    fn may_reorder(&self) -> bool {
+        let sc = &self.scenario;
+        sc.links.iter().any(|l| {
+            l.jitter.is_some_and(|j| j.reorder) || matches!(l.queue, QueueConfig::DualPi2(_))
+        })
     }
 
     /// Runs to the end as [`run`](Self::run) does, on `threads` partitions each on its own
@@ -321,11 +394,15 @@ impl Simulator {
         let mail: Vec<Mutex<Vec<Msg>>> = (0..2 * threads * threads)
             .map(|_| Mutex::new(Vec::new()))
             .collect();
+        let int_mail: Vec<Mutex<IntMail>> = (0..2 * threads * threads)
+            .map(|_| Mutex::default())
+            .collect();
         let barrier = SpinBarrier::new(threads);
         let run = Shared {
             plan: &plan,
             replicas: &replicas,
             mail: &mail,
+            int_mail: &int_mail,
             barrier: &barrier,
             end: self.end,
         };
@@ -377,7 +454,17 @@ impl Simulator {
             closing: Vec::new(),
             touched: vec![0; scenario.flows.len()],
             timed: vec![[false; 2]; scenario.flows.len()],
+            unstarted: Vec::new(),
+            listed: vec![false; scenario.links.len()],
         }));
+        if let Some(t) = &mut sim.telemetry {
+            t.partition(
+                (0..scenario.links.len())
+                    .map(|l| plan.sender[l] == me && plan.receiver[l] != me)
+                    .collect(),
+                plan.tx.iter().map(|&p| p != me).collect(),
+            );
+        }
         if let Some(r) = plan.recorded.get(me as usize) {
             sim.observers.extra.push(Box::new(Recorder(r.clone())));
             sim.probe = Some(Box::new(Stamp(r.clone())));
@@ -556,8 +643,18 @@ struct Shared<'a> {
     replicas: &'a [Mutex<Simulator>],
     /// Window k's messages from partition a to b: `mail[(k % 2) * n * n + a * n + b]`.
     mail: &'a [Mutex<Vec<Msg>>],
+    /// Window k's in-band telemetry records from partition a to b, likewise.
+    int_mail: &'a [Mutex<IntMail>],
     barrier: &'a SpinBarrier,
     end: Time,
+}
+
+/// In-band telemetry records for another partition (`telemetry.rs`): those of packets
+/// posted to it (by link), and those delivered for senders there (by flow).
+#[derive(Default)]
+struct IntMail {
+    posted: Vec<(u32, Telemetry)>,
+    delivered: Vec<(FlowId, Time, Telemetry)>,
 }
 
 /// Windows between retirement checks (a retired flow's memory comes back this late).
@@ -570,6 +667,24 @@ impl Shared<'_> {
 
     fn lock_all(&self) -> Vec<MutexGuard<'_, Simulator>> {
         (0..self.replicas.len()).map(|p| self.lock(p)).collect()
+    }
+
+    /// The window's in-band telemetry records from partition `sim` to the others, whose
+    /// mail boxes begin at `first` (partition b's is `first + b`).
+    fn post_records(&self, sim: &mut Simulator, first: usize) {
+        let Some(x) = sim.telemetry.as_mut().and_then(|t| t.exchange()) else {
+            return;
+        };
+        for (l, int) in x.posted.drain(..) {
+            let to = self.plan.receiver[l as usize] as usize;
+            let mut m = self.int_mail[first + to].lock().expect("mail");
+            m.posted.push((l, int));
+        }
+        for (f, sent_at, int) in x.delivered.drain(..) {
+            let to = self.plan.tx[f.0 as usize] as usize;
+            let mut m = self.int_mail[first + to].lock().expect("mail");
+            m.delivered.push((f, sent_at, int));
+        }
     }
 
     /// Partition `me`'s thread; the coordinator's too, with the run's simulator and its
@@ -601,6 +716,10 @@ impl Shared<'_> {
             let box_of = |a: usize, b: usize| ((k % 2) as usize) * n * n + a * n + b;
             {
                 let mut sim = self.lock(me);
+                if sim.telemetry.is_some() {
+                    sim.start_posted(limit);
+                    self.post_records(&mut sim, box_of(me, 0));
+                }
                 let part = sim.part.as_mut().expect("a partition");
                 for (to, out) in part.out.iter_mut().enumerate() {
                     if !out.is_empty() {
@@ -618,6 +737,15 @@ impl Shared<'_> {
                         sim.ingest(msg);
                     }
                     m.clear();
+                    if let Some(t) = &mut sim.telemetry {
+                        let mut m = self.int_mail[box_of(from, me)].lock().expect("mail");
+                        for (l, int) in m.posted.drain(..) {
+                            t.records_from(l, int);
+                        }
+                        for (f, sent_at, int) in m.delivered.drain(..) {
+                            t.delivered_elsewhere(f, sent_at, int);
+                        }
+                    }
                 }
             }
             let last = limit >= self.end;
