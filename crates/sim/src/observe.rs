@@ -94,10 +94,4 @@ pub trait Observer: Send {
     fn finish(&mut self) -> std::io::Result<()> {
         Ok(())
     }
-    /// Whether it uses the per-packet hooks alone (enqueue, transmit, drop, deliver): a
-    /// parallel run then feeds it, the partitions' reports merged into the serial order (a
-    /// packet trace); a run with an observer that does not say so is serial.
-    fn packets_only(&self) -> bool {
-        false
-    }
 }

@@ -537,10 +537,6 @@ impl Observer for Tracer {
         self.record(now, l, p, What::Drop(why), b);
     }
 
-    fn packets_only(&self) -> bool {
-        true
-    }
-
     fn finish(&mut self) -> std::io::Result<()> {
         if let Some(e) = self.error.take() {
             return Err(e);

@@ -4,9 +4,13 @@
 
 use std::sync::{Arc, Mutex};
 
+use acclab_core::queue::{Backlog, DropReason};
+use acclab_core::{Packet, Time};
 use acclab_results::delay::HistogramBin;
 use acclab_results::samples::{FlowSample, LinkSample, SampleSink};
 use acclab_scenario::templates;
+use acclab_scenario::LinkId;
+use acclab_sim::observe::{NetworkView, Observer, Transmit};
 use acclab_sim::Simulator;
 
 /// The run's summary (wall time left out) as JSON, and its samples as text.
@@ -155,6 +159,103 @@ fn a_fat_tree_with_jitter() {
 fn hpcc(text: &str) -> String {
     text.replace(r#"kind = "dctcp""#, r#"kind = "hpcc""#)
         .replace("initial_window = 10, ", "")
+}
+
+/// An observer that writes down everything it hears, and at the run's hooks what it reads of
+/// the network: every queue's backlog and counters, every flow's times, endpoint statistics
+/// and congestion-control state.
+#[derive(Clone, Default)]
+struct Log(Arc<Mutex<Vec<String>>>);
+
+impl Log {
+    fn line(&self, s: String) {
+        self.0.lock().unwrap().push(s);
+    }
+    fn network(&self, hook: &str, now: Time, net: &dyn NetworkView) {
+        let mut s = format!("{hook} {now:?}");
+        for l in 0..net.link_count() {
+            let q = net.queue(LinkId(l as u32));
+            s += &format!(" {:?} {:?}", q.backlog(), q.stats());
+        }
+        for f in 0..net.flow_count() {
+            s += &format!(
+                " {:?} {:?} {:?}",
+                net.flow_times(f),
+                net.endpoint_stats(f),
+                net.cc_state(f)
+            );
+        }
+        self.line(s);
+    }
+}
+
+impl Observer for Log {
+    fn on_enqueue(&mut self, now: Time, l: LinkId, p: &Packet, marked: bool, b: Backlog) {
+        self.line(format!("enqueue {now:?} {l:?} {p:?} {marked} {b:?}"));
+    }
+    fn on_transmit(&mut self, now: Time, l: LinkId, p: &Packet, tx: Transmit, b: Backlog) {
+        self.line(format!("transmit {now:?} {l:?} {p:?} {tx:?} {b:?}"));
+    }
+    fn on_drop(&mut self, now: Time, l: LinkId, p: &Packet, why: DropReason, b: Backlog) {
+        self.line(format!("drop {now:?} {l:?} {p:?} {why:?} {b:?}"));
+    }
+    fn on_deliver(&mut self, now: Time, p: &Packet) {
+        self.line(format!("deliver {now:?} {p:?}"));
+    }
+    fn on_flow_done(&mut self, now: Time, flow: u32) {
+        self.line(format!("done {now:?} {flow}"));
+    }
+    fn on_sample(&mut self, now: Time, net: &dyn NetworkView) {
+        self.network("sample", now, net);
+    }
+    fn on_window_start(&mut self, now: Time, net: &dyn NetworkView) {
+        self.network("window start", now, net);
+    }
+    fn on_window_end(&mut self, now: Time, net: &dyn NetworkView) {
+        self.network("window end", now, net);
+    }
+}
+
+/// What [`Log`] heard of a run on `threads` threads.
+fn logged(text: &str, threads: usize) -> Vec<String> {
+    let sc = acclab_scenario::parse(text, "parallel.toml").unwrap();
+    let mut sim = Simulator::new(sc);
+    let log = Log::default();
+    sim.observe(Box::new(log.clone()));
+    if threads > 1 {
+        sim.run_parallel(threads, &mut |_| {}).unwrap();
+    } else {
+        sim.run(&mut |_| {});
+    }
+    let lines = std::mem::take(&mut *log.0.lock().unwrap());
+    lines
+}
+
+/// An observer of the library's user beside the monitor hears in a parallel run what it
+/// hears in the serial run, in the same order: every packet report, every flow's end, and at
+/// every sample and the measurement window's edges the whole network as it is then. A
+/// web-search fabric with packet spraying (flows retire at later checks too), its window
+/// opening at 2 ms, sampled every 500 µs.
+#[test]
+fn an_observer_hears_the_serial_run() {
+    let text = templates::fat_tree_websearch(4, 0.5, 8)
+        .replace(r#"ecmp = "flow""#, r#"ecmp = "packet""#)
+        + "[output]\nwindow = [\"2ms\", \"7ms\"]\nsample_interval = \"500us\"\n";
+    let serial = logged(&text, 1);
+    let done = serial.iter().filter(|l| l.starts_with("done")).count();
+    let samples = serial.iter().filter(|l| l.starts_with("sample")).count();
+    assert!(
+        done > 20 && samples >= 16,
+        "{done} flows done, {samples} samples"
+    );
+    for threads in [2, 3] {
+        let parallel = logged(&text, threads);
+        assert!(
+            serial == parallel,
+            "on {threads} threads: {}",
+            first_difference(&serial.join("\n"), &parallel.join("\n"))
+        );
+    }
 }
 
 /// In-band telemetry (HPCC): a data packet's records go with it into other partitions (after

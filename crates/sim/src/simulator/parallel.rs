@@ -53,10 +53,13 @@
 //! (`Jitter::min_delay`: none for the distributions unbounded below, which leaves the run
 //! serial).
 //!
-//! **Observers beside the monitor** that use the per-packet hooks alone (a packet trace) hear
-//! the serial run's reports in its order: each partition records its own with their events'
-//! keys, and the coordinator replays them merged (`replay.rs`) at each of the run's own
-//! events, every 64 windows and at the end.
+//! **Observers beside the monitor** (a packet trace, an observer of the library's user) hear
+//! the serial run's reports in its order: each partition records its per-packet reports with
+//! their events' keys, and the coordinator replays them merged (`replay.rs`) at each of the
+//! run's own events, every 64 windows and at the end; it calls the run's hooks (samples, the
+//! window's edges) at the run's own events with the network joined, after the records so far,
+//! and a flow's end when it retires the flow, after the records up to its retirement (it
+//! retires flows at each of the run's own events too, those the serial run retires before).
 //!
 //! **In-band telemetry** (HPCC, `telemetry.rs`): a data packet's records are kept beside it,
 //! in its partition's store. A packet posted into another partition goes without them; they
@@ -72,8 +75,8 @@
 //! serial.
 //!
 //! **Not yet parallel** (the run is serial, and [`Simulator::run_parallel`] says why): in-band
-//! telemetry with packets that may be reordered, observers beside the monitor that read more
-//! than packets, jitter that reorders on a link between partitions (each packet lands with an
+//! telemetry with packets that may be reordered, jitter that reorders on a link between
+//! partitions (each packet lands with an
 //! event of the sending side's), endpoints given from outside (live mode), and networks with
 //! one partition or no lookahead.
 
@@ -89,7 +92,7 @@ use acclab_core::{Duration, FlowId, Packet, Time};
 use acclab_scenario::{EventAction, LinkId, Scenario};
 
 use super::observers::View;
-use super::replay::{replay, Recorded, Recorder, Stamp};
+use super::replay::{replay, replay_until, Recorded, Recorder, Stamp};
 use super::Simulator;
 use crate::events::{retirement_key, Event, END_KEY};
 use crate::monitor::Monitor;
@@ -342,8 +345,6 @@ impl Simulator {
     fn not_parallel(&self) -> Option<&'static str> {
         if self.telemetry.is_some() && self.may_reorder() {
             Some("in-band telemetry (HPCC) with packets that may arrive out of order (reordering jitter, dualpi2) is not parallel yet")
-        } else if self.observers.extra.iter().any(|o| !o.packets_only()) {
-            Some("observers beside the monitor that read more than packets are not parallel yet")
         } else if self.endpoints.are_given() {
             Some("endpoints given from outside (live mode) are not parallel")
         } else if self.event_count != 0 {
@@ -474,8 +475,17 @@ impl Simulator {
 
     /// The run's own event `ev`, which every partition has just handled: the run's monitor
     /// sees the whole network.
-    fn coordinate(&mut self, ev: Event, parts: &mut [MutexGuard<'_, Simulator>], plan: &Plan) {
+    fn coordinate(
+        &mut self,
+        ev: Event,
+        pending: &mut Vec<(FlowId, u128)>,
+        parts: &mut [MutexGuard<'_, Simulator>],
+        plan: &Plan,
+    ) {
         self.now = parts[0].now;
+        // The flows the serial run retires before this event, in its order among the records.
+        let key = parts[0].events.popped();
+        self.retire_done(pending, parts, plan, key - 1);
         replay(&plan.recorded, &mut self.observers.extra);
         if let Event::Scheduled(i) = ev {
             self.apply_event(i as usize);
@@ -483,11 +493,11 @@ impl Simulator {
         }
         self.pull(parts, plan, false);
         let joined = Joined { parts, plan };
-        let m = &mut self.observers.monitor;
+        let o = &mut self.observers;
         match ev {
-            Event::Sample => m.on_sample(self.now, &joined),
-            Event::WindowStart => m.on_window_start(self.now, &joined),
-            Event::WindowEnd => m.on_window_end(self.now, &joined),
+            Event::Sample => o.on_sample(self.now, &joined),
+            Event::WindowStart => o.on_window_start(self.now, &joined),
+            Event::WindowEnd => o.on_window_end(self.now, &joined),
             _ => {}
         }
     }
@@ -501,16 +511,18 @@ impl Simulator {
             .pull(&mut monitors, &plan.sender, &plan.rx, last);
     }
 
-    /// At the end of the window ending at `end`: the flows the partitions found complete are
+    /// With every partition past the event with key `bound` (at a window's end, or at one of
+    /// the run's own events, just before it): the flows the partitions found complete are
     /// retired once nothing of them is left (none of their packets in the network, neither
     /// endpoint with a timer) — each at the instant the serial run retires it, in the serial
-    /// order, so that the monitor sees them done (and streams their delays) as it does there.
+    /// order, so that the monitor sees them done (and streams their delays) as it does there,
+    /// and the other observers hear of it among the partitions' records as there.
     fn retire_done(
         &mut self,
         pending: &mut Vec<(FlowId, u128)>,
         parts: &mut [MutexGuard<'_, Simulator>],
         plan: &Plan,
-        end: Time,
+        bound: u128,
     ) {
         for p in parts.iter_mut() {
             if let Some(part) = &mut p.part {
@@ -537,8 +549,8 @@ impl Simulator {
                 .max()
                 .unwrap_or(0);
             let at = self.retirement(f, closed, last);
-            if (at >> 64) as u64 > end.0 {
-                return true; // the serial run retires it in a later window, or not at all
+            if at > bound {
+                return true; // the serial run retires it later, or not at all
             }
             done.push((at, f));
             false
@@ -551,6 +563,7 @@ impl Simulator {
             self.observers
                 .monitor
                 .take_delays(&mut monitors, &plan.rx, i);
+            replay_until(&plan.recorded, &mut self.observers.extra, at);
             self.observers.on_flow_done(Time((at >> 64) as u64), f.0);
             let (a, b) = (plan.tx[i] as usize, plan.rx[i] as usize);
             parts[a].endpoints.retire(f);
@@ -708,7 +721,7 @@ impl Shared<'_> {
                 let Some(ev) = stopped else { break };
                 self.barrier.wait();
                 if let Some((sim, _)) = &mut coordinator {
-                    sim.coordinate(ev, &mut self.lock_all(), self.plan);
+                    sim.coordinate(ev, &mut pending, &mut self.lock_all(), self.plan);
                 }
                 self.barrier.wait();
             }
@@ -753,7 +766,8 @@ impl Shared<'_> {
                 self.barrier.wait();
                 if let Some((sim, progress)) = &mut coordinator {
                     let mut all = self.lock_all();
-                    sim.retire_done(&mut pending, &mut all, self.plan, limit);
+                    let bound = (u128::from(limit.0) << 64) | u128::from(u64::MAX);
+                    sim.retire_done(&mut pending, &mut all, self.plan, bound);
                     replay(&self.plan.recorded, &mut sim.observers.extra);
                     progress(limit);
                 }

@@ -10,9 +10,10 @@
 //! departs at enqueue is brought up to date, link by link (`start_all_due`). Each partition
 //! does its own links then, so records of those keys are merged by link.
 //!
-//! Only observers that use the per-packet hooks alone are fed this way
-//! ([`Observer::packets_only`]: the run's hooks, which read the whole network, would need it
-//! joined at each).
+//! The run's hooks, which read the whole network, are called by the coordinator at the run's
+//! own events with the partitions joined (`parallel.rs`), after the records so far; a flow's
+//! end (`on_flow_done`) when the coordinator retires it, after the records of the events up to
+//! its retirement's.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -110,10 +111,22 @@ impl EventProbe for Stamp {
 /// Replays the partitions' records so far to `observers`, in the serial run's order, and
 /// empties them.
 pub(super) fn replay(parts: &[Arc<Recorded>], observers: &mut [Box<dyn Observer>]) {
+    replay_until(parts, observers, u128::MAX);
+}
+
+/// Replays the partitions' records of the events up to the one with key `bound` (included)
+/// as [`replay`] does, and takes them off.
+pub(super) fn replay_until(
+    parts: &[Arc<Recorded>],
+    observers: &mut [Box<dyn Observer>],
+    bound: u128,
+) {
     let mut all: Vec<(usize, usize, Record)> = Vec::new();
     for (p, r) in parts.iter().enumerate() {
         let mut records = r.records.lock().expect("records");
-        all.extend(records.drain(..).enumerate().map(|(i, rec)| (p, i, rec)));
+        // A partition records its events in their order (keys increasing).
+        let n = records.partition_point(|rec| rec.key <= bound);
+        all.extend(records.drain(..n).enumerate().map(|(i, rec)| (p, i, rec)));
     }
     // By key; a partition's records of one event in their order; the records of an event
     // every partition handles by link, then partition and order.
