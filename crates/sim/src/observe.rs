@@ -45,7 +45,9 @@ pub struct Transmit {
 }
 
 /// Receives what the simulator reports. Every method has an empty default: an observer
-/// implements what it needs. `backlog` is the queue's backlog after the event.
+/// implements what it needs. `backlog` is the queue's backlog after the event. A parallel run
+/// (`Simulator::run_parallel`) tells it what the serial run would, in the same order: the
+/// partitions' reports merged after the fact, the run's hooks with the whole network joined.
 pub trait Observer: Send {
     /// `pkt` joined link `link`'s queue; `marked` if the queue marked it (ECN CE or an AVD
     /// stamp; `pkt` is the packet as it arrived).
