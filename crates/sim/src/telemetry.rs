@@ -49,17 +49,12 @@ pub struct Exchange {
     /// (flow, the data packet's send time, records).
     pub delivered: Vec<(FlowId, Time, Telemetry)>,
     /// Per link into this partition: the packets that came without their records yet, or the
-    /// records that came ahead of their packets (each in the slot here that the two share). A
+    /// records that came ahead of their packets (each in the slot here that the two share, and
+    /// whether it is the records that wait). A
     /// link's packets and its records come in the same order (its sending side transmits them
     /// in order), so the first of one pairs with the first of the other, whichever comes
     /// first.
-    unpaired: Vec<VecDeque<Half>>,
-}
-
-/// One half of a packet from another partition, waiting for the other in its slot here.
-enum Half {
-    Packet(u32),
-    Records(u32),
+    unpaired: Vec<VecDeque<(u32, bool)>>,
 }
 
 impl IntStore {
@@ -147,42 +142,30 @@ impl IntStore {
     /// others, [`IntStore::records_from`]).
     pub fn packet_from(&mut self, l: u32, pkt: &mut Packet) {
         if let Payload::Telemetry(_) = pkt.payload {
-            let unpaired = self.unpaired(l);
-            let s = match unpaired.front() {
-                Some(&Half::Records(s)) => {
-                    unpaired.pop_front();
-                    s
-                }
-                _ => {
-                    let s = self.slot();
-                    self.unpaired(l).push_back(Half::Packet(s));
-                    s
-                }
-            };
-            pkt.payload = Payload::Telemetry(s);
+            pkt.payload = Payload::Telemetry(self.half(l, false));
         }
     }
 
     /// The records of a packet that came, or will come, from another partition over link `l`.
     pub fn records_from(&mut self, l: u32, int: Telemetry) {
-        let unpaired = self.unpaired(l);
-        let s = match unpaired.front() {
-            Some(&Half::Packet(s)) => {
-                unpaired.pop_front();
-                s
-            }
-            _ => {
-                let s = self.slot();
-                self.unpaired(l).push_back(Half::Records(s));
-                s
-            }
-        };
+        let s = self.half(l, true);
         self.stacks[s as usize] = int;
     }
 
-    fn unpaired(&mut self, l: u32) -> &mut VecDeque<Half> {
+    /// The slot of one half (`records`, or the packet) of the next packet from another
+    /// partition over link `l`: the one its other half waits in, if that came first, else a
+    /// new one, where it waits for the other.
+    fn half(&mut self, l: u32, records: bool) -> u32 {
         let x = self.exchange.as_mut().expect("a partition's store");
-        &mut x.unpaired[l as usize]
+        let unpaired = &mut x.unpaired[l as usize];
+        if let Some(&(s, _)) = unpaired.front().filter(|(_, r)| *r != records) {
+            unpaired.pop_front();
+            return s;
+        }
+        let s = self.slot();
+        let x = self.exchange.as_mut().expect("a partition's store");
+        x.unpaired[l as usize].push_back((s, records));
+        s
     }
 
     /// Records delivered in another partition to the receiver of `flow`, whose sender is here:

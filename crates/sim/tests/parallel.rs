@@ -114,11 +114,18 @@ fn streamed_delay_histograms_come_in_the_serial_order() {
         .flows
         .len();
     assert_eq!(serial.len(), flows, "a row per flow");
+    same_lines("delays.csv's rows", &serial, |threads| {
+        streamed_delays(&text, threads)
+    });
+}
+
+/// `what` of runs on 2 and 3 threads (`run`) are the serial run's lines, `serial`.
+fn same_lines(what: &str, serial: &[String], run: impl Fn(usize) -> Vec<String>) {
     for threads in [2, 3] {
-        let parallel = streamed_delays(&text, threads);
+        let parallel = run(threads);
         assert!(
             serial == parallel,
-            "delays.csv's rows differ on {threads} threads:\n{}",
+            "{what} differ on {threads} threads:\n{}",
             first_difference(&serial.join("\n"), &parallel.join("\n"))
         );
     }
@@ -248,14 +255,9 @@ fn an_observer_hears_the_serial_run() {
         done > 20 && samples >= 16,
         "{done} flows done, {samples} samples"
     );
-    for threads in [2, 3] {
-        let parallel = logged(&text, threads);
-        assert!(
-            serial == parallel,
-            "on {threads} threads: {}",
-            first_difference(&serial.join("\n"), &parallel.join("\n"))
-        );
-    }
+    same_lines("what the observer heard", &serial, |threads| {
+        logged(&text, threads)
+    });
 }
 
 /// In-band telemetry (HPCC): a data packet's records go with it into other partitions (after
