@@ -76,9 +76,8 @@
 //!
 //! **Not yet parallel** (the run is serial, and [`Simulator::run_parallel`] says why): in-band
 //! telemetry with packets that may be reordered, jitter that reorders on a link between
-//! partitions (each packet lands with an
-//! event of the sending side's), endpoints given from outside (live mode), and networks with
-//! one partition or no lookahead.
+//! partitions (each packet lands with an event of the sending side's), endpoints given from
+//! outside (live mode), and networks with one partition or no lookahead.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -485,7 +484,7 @@ impl Simulator {
         self.now = parts[0].now;
         // The flows the serial run retires before this event, in its order among the records.
         let key = parts[0].events.popped();
-        self.retire_done(pending, parts, plan, key - 1);
+        self.retire_done(pending, parts, plan, key.saturating_sub(1));
         replay(&plan.recorded, &mut self.observers.extra);
         if let Event::Scheduled(i) = ev {
             self.apply_event(i as usize);
