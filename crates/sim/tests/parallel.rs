@@ -13,15 +13,22 @@ use acclab_scenario::LinkId;
 use acclab_sim::observe::{NetworkView, Observer, Transmit};
 use acclab_sim::Simulator;
 
-/// The run's summary (wall time left out) as JSON, and its samples as text.
-fn outcome(text: &str, threads: usize) -> (String, String) {
+/// The run of scenario `text` on `threads` threads (1: the serial engine), set up by `setup`.
+fn simulated(text: &str, threads: usize, setup: impl FnOnce(&mut Simulator)) -> Simulator {
     let sc = acclab_scenario::parse(text, "parallel.toml").unwrap();
     let mut sim = Simulator::new(sc);
+    setup(&mut sim);
     if threads > 1 {
         sim.run_parallel(threads, &mut |_| {}).unwrap();
     } else {
         sim.run(&mut |_| {});
     }
+    sim
+}
+
+/// The run's summary (wall time left out) as JSON, and its samples as text.
+fn outcome(text: &str, threads: usize) -> (String, String) {
+    let sim = simulated(text, threads, |_| {});
     let summary = acclab_sim::output::summary(&sim, 0.0);
     let json = serde_json::to_string_pretty(&summary).unwrap();
     let m = sim.monitor();
@@ -81,15 +88,10 @@ impl SampleSink for DelayRows {
 }
 
 fn streamed_delays(text: &str, threads: usize) -> Vec<String> {
-    let sc = acclab_scenario::parse(text, "parallel.toml").unwrap();
     let rows = DelayRows::default();
-    let mut sim = Simulator::new(sc);
-    sim.stream_samples(Box::new(rows.clone()), false);
-    if threads > 1 {
-        sim.run_parallel(threads, &mut |_| {}).unwrap();
-    } else {
-        sim.run(&mut |_| {});
-    }
+    let mut sim = simulated(text, threads, |sim| {
+        sim.stream_samples(Box::new(rows.clone()), false)
+    });
     sim.finish_samples().unwrap();
     let rows = rows.0.lock().unwrap().clone();
     rows
@@ -225,15 +227,8 @@ impl Observer for Log {
 
 /// What [`Log`] heard of a run on `threads` threads.
 fn logged(text: &str, threads: usize) -> Vec<String> {
-    let sc = acclab_scenario::parse(text, "parallel.toml").unwrap();
-    let mut sim = Simulator::new(sc);
     let log = Log::default();
-    sim.observe(Box::new(log.clone()));
-    if threads > 1 {
-        sim.run_parallel(threads, &mut |_| {}).unwrap();
-    } else {
-        sim.run(&mut |_| {});
-    }
+    simulated(text, threads, |sim| sim.observe(Box::new(log.clone())));
     let lines = std::mem::take(&mut *log.0.lock().unwrap());
     lines
 }
@@ -319,14 +314,9 @@ fn jitter_without_a_least_delay_between_partitions_keeps_a_run_serial() {
 /// file's bytes (a pcap trace's files', with their names).
 fn traced(text: &str, threads: usize, dir: &std::path::Path, file: &str) -> Vec<u8> {
     std::fs::create_dir_all(dir).unwrap();
-    let sc = acclab_scenario::parse(text, "parallel.toml").unwrap();
-    let mut sim = Simulator::new(sc);
-    acclab_sim::output::stream_outputs(dir, &mut sim, false).unwrap();
-    if threads > 1 {
-        sim.run_parallel(threads, &mut |_| {}).unwrap();
-    } else {
-        sim.run(&mut |_| {});
-    }
+    let mut sim = simulated(text, threads, |sim| {
+        acclab_sim::output::stream_outputs(dir, sim, false).unwrap()
+    });
     sim.finish_samples().unwrap();
     let path = dir.join(file);
     if !path.is_dir() {
