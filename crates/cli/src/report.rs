@@ -55,12 +55,11 @@ pub fn print_summary(s: &Summary) {
         s.window.from_s * scale,
         s.window.to_s * scale
     );
-    let flows = flow_table(s);
-    print!("\n{}", flows.text(MAX_ROWS));
-    if flows.len() > MAX_ROWS {
+    print!("\n{}", flow_table(s, MAX_ROWS).text(MAX_ROWS));
+    if s.flows.len() > MAX_ROWS {
         println!(
             "… and {} more flows (see summary.json)",
-            flows.len() - MAX_ROWS
+            s.flows.len() - MAX_ROWS
         );
     }
     if let Some(note) = goodput_above_received(s) {
@@ -92,8 +91,8 @@ pub fn print_summary(s: &Summary) {
 
 /// The flows over the measurement window: goodput, what the receiver got, losses,
 /// retransmissions, mean RTT and window, with the theory's and the model tier's values beside
-/// where the run has them.
-pub fn flow_table(s: &Summary) -> Table {
+/// where the run has them: the first `rows` flows (a workload's run has a million).
+pub fn flow_table(s: &Summary, rows: usize) -> Table {
     let theory = s.flows.iter().any(|f| f.theory.is_some());
     let model = s.flows.iter().any(|f| f.model.is_some());
     let mut columns = vec![
@@ -113,7 +112,7 @@ pub fn flow_table(s: &Summary) -> Table {
         columns.extend(["model: thr", "RTT ms", "cwnd KB"]);
     }
     let mut t = Table::new(columns).align(1, Align::Left);
-    for f in &s.flows {
+    for f in s.flows.iter().take(rows) {
         let mut cells = vec![
             f.id.clone(),
             f.kind.to_string(),

@@ -316,9 +316,9 @@ impl Writer {
             page.note(&format!("Theory beside the measurement: {}.", t.model));
         }
         page.heading(level, &anchor(&format!("{sub}-flows")), "Flows");
-        let flows = crate::report::flow_table(&s);
+        let flows = crate::report::flow_table(&s, MAX_ROWS);
         page.table(&flows, MAX_ROWS);
-        more(page, flows.len(), "flows");
+        more(page, s.flows.len(), "flows");
         page.heading(level, &anchor(&format!("{sub}-links")), "Links");
         let links = crate::report::link_table(&s);
         page.table(&links, MAX_ROWS);
