@@ -31,8 +31,9 @@ use crate::num::{self, NumError, Problem};
 #[derive(Clone, Debug, Serialize)]
 pub struct Equilibrium {
     pub model: String,
-    /// Per scenario flow, `None` when outside the domain.
-    pub flows: Vec<Option<FlowPrediction>>,
+    /// Per scenario flow, `None` when outside the domain. (Boxed: a workload's million flows
+    /// are all outside, 8 bytes each rather than 120.)
+    pub flows: Vec<Option<Box<FlowPrediction>>>,
     pub links: Vec<LinkPrediction>,
     pub outside: Vec<(String, Arc<str>)>,
     pub notes: Vec<String>,
@@ -351,7 +352,7 @@ pub fn predict(sc: &Scenario) -> Result<Equilibrium, NumError> {
     } else {
         (num::solve(&problem)?, vec![false; members.len()])
     };
-    let mut flows: Vec<Option<FlowPrediction>> = vec![None; sc.flows.len()];
+    let mut flows: Vec<Option<Box<FlowPrediction>>> = vec![None; sc.flows.len()];
     // At a REM link the price is REM's, fed back by marks, and at an AVQ link it is the virtual
     // queue's: their equilibrium physical queue is zero (002 §5, 000 §IV-D).
     let queues = |l: usize| !matches!(sc.links[l].queue, QueueConfig::Rem(_) | QueueConfig::Avq(_));
@@ -374,7 +375,7 @@ pub fn predict(sc: &Scenario) -> Result<Equilibrium, NumError> {
             notes.push(format!("flow {}: a scheduled event changes a link on its path; the prediction uses the initial values", f.id));
         }
         let service = u.min_rate > 0.0 || u.limit.is_finite();
-        flows[*i] = Some(FlowPrediction {
+        flows[*i] = Some(Box::new(FlowPrediction {
             id: f.id.clone(),
             throughput_bps: x * bits,
             rate_pkts_per_s: x,
@@ -387,7 +388,7 @@ pub fn predict(sc: &Scenario) -> Result<Equilibrium, NumError> {
             window_bytes: x * rtt * sc.packet_size as f64,
             expected_rate_bps: (u.min_rate > 0.0).then_some(u.min_rate * bits),
             at_limit: service.then_some(at_limit[k]),
-        });
+        }));
     }
     let links = sc
         .links
