@@ -185,6 +185,8 @@ pub struct Monitor {
     sink: Option<Box<dyn SampleSink>>,
     /// Whether samples are also kept in `flow_samples` / `link_samples`.
     keep: bool,
+    /// A partition's monitor ([`Monitor::counts_only`]).
+    counts_only: bool,
 }
 
 /// A flow's one-way delays: recorded as its packets arrive; once it is done, their statistics
@@ -289,6 +291,7 @@ impl Monitor {
             scratch,
             sink: None,
             keep: true,
+            counts_only: false,
         }
     }
 
@@ -335,9 +338,19 @@ impl Monitor {
 
     /// A partition's monitor in a parallel run: it counts what its partition sees, and keeps
     /// and streams no sample (the run's own monitor takes its counts: [`pull`](Self::pull)).
+    /// Nor does it take samples or the window's snapshots (the run's monitor does, reading the
+    /// partitions joined), so it lets go of what they need of every flow (~190 bytes each).
     pub(crate) fn counts_only(&mut self) {
         self.sink = None;
         self.keep = false;
+        self.counts_only = true;
+        self.prev_flows = Vec::new();
+        self.win_flows = [Vec::new(), Vec::new()];
+        self.mean_cwnd = Vec::new();
+        self.mean_accumulation = Vec::new();
+        self.finite = Vec::new();
+        self.sampled = Vec::new();
+        self.waiting = Vec::new();
     }
 
     /// Takes what the partitions' monitors `parts` counted (parallel runs): each link's
@@ -526,6 +539,9 @@ impl Monitor {
     }
 
     fn sample(&mut self, now: Time, net: &dyn NetworkView) {
+        if self.counts_only {
+            return;
+        }
         let dt = now - self.last_sample;
         let t_s = now.as_secs_f64();
         let in_window = now > self.window.0 && now <= self.window.1;
@@ -587,6 +603,9 @@ impl Monitor {
     }
 
     fn snapshot(&mut self, k: usize, now: Time, net: &dyn NetworkView) {
+        if self.counts_only {
+            return;
+        }
         for i in 0..net.flow_count() {
             let (tx, rx) = net.endpoint_stats(i);
             self.win_flows[k][i] = merged(&tx, &rx, self.received[i]);

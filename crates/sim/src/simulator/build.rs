@@ -17,12 +17,17 @@ use crate::pipes::{Pipe, Slab};
 use crate::routes::Routes;
 use crate::telemetry::IntStore;
 use acclab_scenario::Scenario;
+use std::sync::Arc;
 
 impl Simulator {
     /// Like [`Simulator::new`], with the endpoints given, each at its [`EndpointSlot`] (flow
     /// f's sender, then its receiver). Live mode's router passes stand-ins here for endpoints
     /// that run elsewhere, behind sockets.
-    pub fn with_endpoints(scenario: Scenario, endpoints: Vec<Box<dyn Endpoint>>) -> Simulator {
+    pub fn with_endpoints(
+        scenario: impl Into<Arc<Scenario>>,
+        endpoints: Vec<Box<dyn Endpoint>>,
+    ) -> Simulator {
+        let scenario = scenario.into();
         assert_eq!(
             endpoints.len(),
             EndpointSlot::count(scenario.flows.len()),
@@ -31,7 +36,7 @@ impl Simulator {
         Simulator::build(scenario, Endpoints::given(endpoints))
     }
 
-    pub(super) fn build(scenario: Scenario, endpoints: Endpoints) -> Simulator {
+    pub(super) fn build(scenario: Arc<Scenario>, endpoints: Endpoints) -> Simulator {
         let seed = scenario.seed;
         let flow_classes: std::sync::Arc<[String]> =
             scenario.flows.iter().map(|f| f.class.clone()).collect();

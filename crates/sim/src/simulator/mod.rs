@@ -49,6 +49,7 @@ use acclab_scenario::Scenario;
 use books::{Books, FlowState};
 use link::Link;
 use observers::{Observers, View};
+use std::sync::Arc;
 
 pub use books::PacketCounts;
 
@@ -75,7 +76,9 @@ mod parallel;
 mod replay;
 
 pub struct Simulator {
-    scenario: Scenario,
+    /// Shared with the partitions' replicas of a parallel run (a workload's scenario holds
+    /// every flow, ~0.5 KB each).
+    scenario: Arc<Scenario>,
     now: Time,
     end: Time,
     events: EventQueue,
@@ -110,7 +113,8 @@ impl Simulator {
     /// Builds every link, queue and endpoint of `scenario` and schedules its fixed events.
     /// A flow with a finite transfer has endpoints only from its start until it is done
     /// (`endpoints.rs`).
-    pub fn new(scenario: Scenario) -> Simulator {
+    pub fn new(scenario: impl Into<Arc<Scenario>>) -> Simulator {
+        let scenario = scenario.into();
         let endpoints = Endpoints::of(&scenario);
         Simulator::build(scenario, endpoints)
     }
