@@ -159,6 +159,14 @@ impl Endpoints {
         self.life[i] = Life::Retired;
     }
 
+    /// Lets go of retired flow `f`'s statistics (a partition's, once the run's endpoints have
+    /// taken them at the end of a parallel run: [`freeze`](Self::freeze)).
+    pub(super) fn let_go(&mut self, f: FlowId) {
+        if let Some(kept) = self.retired.get_mut(f.0 as usize) {
+            *kept = None;
+        }
+    }
+
     /// Retires closing flow `f`: its statistics kept, its endpoints freed.
     pub(super) fn retire(&mut self, f: FlowId) {
         let i = f.0 as usize;
