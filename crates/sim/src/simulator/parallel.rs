@@ -6,7 +6,8 @@
 //! together). A partition holds every entity of its nodes (`events.rs`): the sending side of
 //! the links out of them, the receiving side of the links into them, the endpoints on them.
 //! Each partition runs on its own thread, in a **replica**: a simulator built from the whole
-//! scenario (so every random draw at build is the same) whose event queue keeps only the events
+//! scenario (so every random draw at build is the same; one scenario shared by all, not a copy
+//! each) whose event queue keeps only the events
 //! of entities it holds (a flow's start goes to both its sender's and its receiver's
 //! partitions: the receiver's opens the flow's endpoints there), and which touches only what
 //! it holds.
