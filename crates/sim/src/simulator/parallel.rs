@@ -900,3 +900,21 @@ impl SpinBarrier {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The partitions' replicas share the run's scenario rather than each holding a copy (a
+    /// workload's scenario holds every flow), and each replica is on cache lines of its own.
+    #[test]
+    fn replicas_share_the_scenario_and_no_cache_line() {
+        let text = acclab_scenario::templates::fat_tree_websearch(4, 0.5, 1);
+        let sim = Simulator::new(acclab_scenario::parse(&text, "k4.toml").unwrap());
+        let plan = Arc::new(Plan::of(&sim.scenario, 2).unwrap());
+        let replica = Simulator::replica(&sim.scenario, 1, &plan);
+        assert!(Arc::ptr_eq(&sim.scenario, &replica.scenario));
+        assert_eq!(std::mem::size_of::<Replica>() % 128, 0);
+        assert_eq!(std::mem::align_of::<Replica>(), 128);
+    }
+}
