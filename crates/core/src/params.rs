@@ -266,6 +266,33 @@ pub trait SchemeParams {
     }
 }
 
+/// A boxed scheme's parameters are its parameters: [`crate::config::SchemeConfig`] keeps its
+/// larger variants boxed, so that a workload's flows of the common kinds (Reno, CUBIC, DCTCP,
+/// BBR), a million of them in a scenario, are not each as large as the largest kind.
+impl<T: SchemeParams + ?Sized> SchemeParams for Box<T> {
+    fn validate(&self) -> Result<(), ParamError> {
+        (**self).validate()
+    }
+    fn build(&self, ctx: &FlowContext) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
+        (**self).build(ctx)
+    }
+    fn default_class(&self) -> &'static str {
+        (**self).default_class()
+    }
+    fn sends_feedback(&self) -> bool {
+        (**self).sends_feedback()
+    }
+    fn telemetry(&self) -> bool {
+        (**self).telemetry()
+    }
+    fn external(&self) -> Option<&'static str> {
+        (**self).external()
+    }
+    fn ecn(&self) -> bool {
+        (**self).ecn()
+    }
+}
+
 /// What a queue discipline needs from the scenario.
 #[derive(Clone, Debug)]
 pub struct QueueContext {

@@ -157,9 +157,9 @@ fn source(f: &FlowDef, packet: f64, bottleneck: f64) -> Result<(Source, bool), S
     if f.spray {
         return Err("its packets are sprayed over many paths (ecmp = \"packet\"); the model tier routes each flow over one".into());
     }
-    Ok(match &f.scheme {
-        SchemeConfig::Monaco(p) => (Source::Acc(crate::acc::AccSource::new(p, packet)), false),
-        SchemeConfig::Vegas(p) | SchemeConfig::VegasRem(acclab_core::config::VegasRemParams(p)) => {
+    Ok(match (&f.scheme, f.scheme.vegas()) {
+        (SchemeConfig::Monaco(p), _) => (Source::Acc(crate::acc::AccSource::new(p, packet)), false),
+        (_, Some(p)) => {
             let rem = matches!(f.scheme, SchemeConfig::VegasRem(_));
             if p.size.is_some() {
                 return Err("a finite transfer has no fluid law in the model tier".into());
@@ -190,7 +190,7 @@ fn source(f: &FlowDef, packet: f64, bottleneck: f64) -> Result<(Source, bool), S
                 rem,
             )
         }
-        SchemeConfig::Reno(p) => {
+        (SchemeConfig::Reno(p), _) => {
             if p.size.is_some() {
                 return Err("a finite transfer has no fluid law in the model tier".into());
             }
@@ -199,8 +199,8 @@ fn source(f: &FlowDef, packet: f64, bottleneck: f64) -> Result<(Source, bool), S
                 p.ecn,
             )
         }
-        SchemeConfig::Cbr(p) => (Source::Cbr(crate::cbr::CbrSource::new(p, packet)), false),
-        other => {
+        (SchemeConfig::Cbr(p), _) => (Source::Cbr(crate::cbr::CbrSource::new(p, packet)), false),
+        (other, _) => {
             return Err(format!(
             "{} has no fluid law in the model tier (it has monaco, vegas, vegas-rem, reno and cbr)",
             other.kind()

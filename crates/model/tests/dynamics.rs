@@ -392,10 +392,10 @@ fn acc_policies_share_the_equilibrium_not_the_transient() {
     ] {
         let mut sc = base.clone();
         for f in &mut sc.flows {
-            f.scheme = SchemeConfig::Monaco(MonacoParams {
+            f.scheme = SchemeConfig::Monaco(Box::new(MonacoParams {
                 policy,
                 ..MonacoParams::default()
-            });
+            }));
         }
         // The equilibrium: the model's fixed point.
         let fp = acclab_model::fixed_point(&sc).unwrap();
@@ -560,10 +560,10 @@ fn acc_policies_applied_per_period() {
     let with = |policy, per_period| {
         let mut sc = base.clone();
         for f in &mut sc.flows {
-            f.scheme = SchemeConfig::Monaco(MonacoParams {
+            f.scheme = SchemeConfig::Monaco(Box::new(MonacoParams {
                 policy,
                 ..MonacoParams::default()
-            });
+            }));
         }
         acclab_model::run_in_memory(
             &sc,

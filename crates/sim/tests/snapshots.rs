@@ -8,7 +8,6 @@
 
 use acclab_core::config::{
     AccPolicyName, DroptailParams, MonacoParams, QueueConfig, RedParams, RenoParams, SchemeConfig,
-    VegasParams,
 };
 use acclab_core::{Duration, Limit, Rate};
 use acclab_scenario::Scenario;
@@ -74,7 +73,7 @@ fn reno_window_per_round() {
 #[test]
 fn vegas_window_per_round() {
     let sim = run(dumbbell(
-        SchemeConfig::Vegas(VegasParams::default()),
+        SchemeConfig::Vegas(Box::default()),
         droptail(100),
         1,
         4,
@@ -92,7 +91,12 @@ fn monaco_acc_p_window_per_round() {
         limit: Limit::Packets(100),
         priority: true,
     });
-    let sim = run(dumbbell(SchemeConfig::Monaco(monaco), queue, 1, 4));
+    let sim = run(dumbbell(
+        SchemeConfig::Monaco(Box::new(monaco)),
+        queue,
+        1,
+        4,
+    ));
     insta::assert_snapshot!(window_trace(&sim));
 }
 

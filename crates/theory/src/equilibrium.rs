@@ -17,7 +17,7 @@
 //! propagation delay d is its round-trip propagation delay plus the transmission time of a data
 //! packet on each forward link and of an ACK on each reverse link (002 §6, footnote 3).
 
-use acclab_core::config::{PerUnit, QueueConfig, SchemeConfig, VegasRemParams};
+use acclab_core::config::{PerUnit, QueueConfig, SchemeConfig};
 use acclab_scenario::Scenario;
 use acclab_scenario::{EventAction, FlowDef};
 use serde::Serialize;
@@ -127,8 +127,8 @@ fn utility(f: &FlowDef, d: f64, packet_size: f64) -> Result<Utility, String> {
         // the routing matrix (one path per flow) does not hold.
         return Err("its packets are sprayed over many paths (ecmp = \"packet\"); the theory routes each flow over one".into());
     }
-    match &f.scheme {
-        SchemeConfig::Vegas(p) | SchemeConfig::VegasRem(VegasRemParams(p)) => {
+    match (&f.scheme, f.scheme.vegas()) {
+        (_, Some(p)) => {
             if p.size.is_some() {
                 return Err("a finite transfer has no equilibrium rate".into());
             }
@@ -158,7 +158,7 @@ fn utility(f: &FlowDef, d: f64, packet_size: f64) -> Result<Utility, String> {
         }
         // ACC / Monaco: weighted PF with weight a* (000 appendix), here in packets; an
         // expected-rate loop maximises a*·log(x − r) up to its limit (003 §IV).
-        SchemeConfig::Monaco(p) => Ok(Utility {
+        (SchemeConfig::Monaco(p), _) => Ok(Utility {
             weight: p.target_bytes() / packet_size,
             linear: 0.0,
             base_rtt: d,
@@ -167,7 +167,7 @@ fn utility(f: &FlowDef, d: f64, packet_size: f64) -> Result<Utility, String> {
                 .map_or(0.0, |r| r.as_f64() / 8.0 / packet_size),
             limit: p.limit.map_or(f64::INFINITY, |a| a.0 as f64 / packet_size),
         }),
-        other => Err(format!("{} is not in the theory's domain", other.kind())),
+        (other, _) => Err(format!("{} is not in the theory's domain", other.kind())),
     }
 }
 

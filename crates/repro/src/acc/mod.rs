@@ -41,10 +41,10 @@ pub(super) fn with_scheme_where(
 }
 
 pub(super) fn monaco(policy: AccPolicyName) -> SchemeConfig {
-    SchemeConfig::Monaco(MonacoParams {
+    SchemeConfig::Monaco(Box::new(MonacoParams {
         policy,
         ..MonacoParams::default()
-    })
+    }))
 }
 
 /// Throughput over time of every flow of a run.

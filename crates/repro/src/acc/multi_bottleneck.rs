@@ -156,10 +156,10 @@ pub const FIG9: Spec = spec!("acc-fig9", "000 Fig. 9: 3 long flows over N = 2…
 /// 100/(3+N) by 2% at N = 2 and 15% at N = 9 (the mixes 4–10%). The count is immune: the flow's
 /// own later packets never pass its IB. With it every N is within 5% of 100/(3+N).
 fn fig9_monaco() -> SchemeConfig {
-    SchemeConfig::Monaco(MonacoParams {
+    SchemeConfig::Monaco(Box::new(MonacoParams {
         estimator: Estimator::Count,
         ..MonacoParams::default()
-    })
+    }))
 }
 
 /// The line topology of Fig. 9 with `n` bottlenecks, added to the template (its run length,

@@ -31,7 +31,7 @@ fn acc_fig4(e: &Exp) -> Result<Report, ReproError> {
         &FIG4_REVERSE_MBPS
     };
     let schemes = [
-        ("vegas", SchemeConfig::Vegas(VegasParams::default())),
+        ("vegas", SchemeConfig::Vegas(Box::default())),
         ("monaco", monaco(AccPolicyName::AccP)),
     ];
     let points: Vec<(u64, usize)> = sweep.iter().flat_map(|&r| [(r, 0), (r, 1)]).collect();
@@ -111,12 +111,12 @@ fn acc_fig5(e: &Exp) -> Result<Report, ReproError> {
     // One 10 Mb/s flow for 60 s runs in a fraction of a second: quick is the full run.
     let base = e.scenario()?;
     let bottleneck = common::link(&base, "r1->r2")?;
-    let vegas_k = SchemeConfig::Vegas(VegasParams {
+    let vegas_k = SchemeConfig::Vegas(Box::new(VegasParams {
         k: Some(10),
         ..VegasParams::default()
-    });
+    }));
     let variants = [
-        ("vegas", SchemeConfig::Vegas(VegasParams::default())),
+        ("vegas", SchemeConfig::Vegas(Box::default())),
         ("vegas-k", vegas_k),
         ("monaco", monaco(AccPolicyName::AccP)),
     ];

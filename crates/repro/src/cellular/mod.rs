@@ -18,8 +18,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use acclab_core::config::{
-    Bbr3Params, BbrParams, CopaParams, CubicParams, DroptailParams, DualPi2Params, LedbatParams,
-    MonacoParams, PragueParams, QueueConfig, RenoParams, SchemeConfig, VegasParams, VivaceParams,
+    BbrParams, CopaParams, CubicParams, DroptailParams, DualPi2Params, LedbatParams, PragueParams,
+    QueueConfig, RenoParams, SchemeConfig,
 };
 use acclab_core::link::CapacityTrace;
 use acclab_core::Limit;
@@ -126,11 +126,11 @@ fn scheme(name: &str) -> SchemeConfig {
             ..CubicParams::default()
         }),
         "bbr" => SchemeConfig::Bbr(BbrParams::default()),
-        "bbr3" => SchemeConfig::Bbr3(Bbr3Params::default()),
-        "vegas" => SchemeConfig::Vegas(VegasParams::default()),
+        "bbr3" => SchemeConfig::Bbr3(Box::default()),
+        "vegas" => SchemeConfig::Vegas(Box::default()),
         "copa" => SchemeConfig::Copa(CopaParams::default()),
-        "vivace" => SchemeConfig::Vivace(VivaceParams::default()),
-        "monaco" => SchemeConfig::Monaco(MonacoParams::default()),
+        "vivace" => SchemeConfig::Vivace(Box::default()),
+        "monaco" => SchemeConfig::Monaco(Box::default()),
         "prague" => SchemeConfig::Prague(PragueParams::default()),
         "ledbat" => SchemeConfig::Ledbat(LedbatParams::default()),
         other => unreachable!("no scheme {other} in SCHEMES"),

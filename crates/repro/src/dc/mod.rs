@@ -41,22 +41,22 @@ const LOADS: [f64; 2] = [0.3, 0.6];
 fn scheme(name: &str, mss: u64) -> SchemeConfig {
     let (iw, min_rto) = (10, Duration::from_millis(1));
     match name {
-        "monaco" => SchemeConfig::Monaco(MonacoParams {
+        "monaco" => SchemeConfig::Monaco(Box::new(MonacoParams {
             initial_window: Bytes(iw * mss),
             initial_rtt: Duration::from_micros(20),
             min_rto,
             ..MonacoParams::default()
-        }),
-        "vegas" => SchemeConfig::Vegas(VegasParams {
+        })),
+        "vegas" => SchemeConfig::Vegas(Box::new(VegasParams {
             initial_window: iw,
             min_rto,
             ..VegasParams::default()
-        }),
-        "swift" => SchemeConfig::Swift(SwiftParams {
+        })),
+        "swift" => SchemeConfig::Swift(Box::new(SwiftParams {
             initial_window: iw,
             min_rto,
             ..SwiftParams::default()
-        }),
+        })),
         "hpcc" => SchemeConfig::Hpcc(HpccParams {
             min_rto,
             ..HpccParams::default()

@@ -16,7 +16,7 @@
 
 use acclab_core::config::{
     AvqMode, AvqParams, BbrParams, CodelParams, CubicParams, DctcpParams, DroptailParams,
-    FqCodelParams, MonacoParams, QueueConfig, RenoParams, SchemeConfig, VegasParams,
+    FqCodelParams, QueueConfig, RenoParams, SchemeConfig, VegasParams,
 };
 use acclab_core::{Duration, Limit};
 use acclab_scenario::Scenario;
@@ -51,12 +51,12 @@ const PARKING_LOT: [&str; 3] = ["pl-r1->pl-r2", "pl-r2->pl-r3", "pl-r3->pl-r4"];
 
 pub(crate) fn scheme(name: &str) -> SchemeConfig {
     match name {
-        "monaco" => SchemeConfig::Monaco(MonacoParams::default()),
-        "vegas" => SchemeConfig::Vegas(VegasParams {
+        "monaco" => SchemeConfig::Monaco(Box::default()),
+        "vegas" => SchemeConfig::Vegas(Box::new(VegasParams {
             alpha: 3.0,
             beta: 3.0,
             ..VegasParams::default()
-        }),
+        })),
         "reno" => SchemeConfig::Reno(RenoParams::default()),
         "cubic" => SchemeConfig::Cubic(CubicParams::default()),
         "bbr" => SchemeConfig::Bbr(BbrParams::default()),

@@ -52,7 +52,7 @@ pub(super) fn single(
             def.output.sample_interval = Some(s(1));
         }
     }
-    def.flows[0].scheme = SchemeConfig::Monaco(flow0);
+    def.flows[0].scheme = SchemeConfig::Monaco(Box::new(flow0));
     if avd {
         for link in ["r1->r2", "r2->r1"] {
             def.set_str(
@@ -238,7 +238,7 @@ mod tests {
         assert_eq!(def.duration, s(3800));
         assert_eq!(def.output.window, Some([s(3700), s(3800)]));
         assert_eq!(def.output.sample_interval, Some(s(1)));
-        assert_eq!(def.flows[0].scheme, SchemeConfig::Monaco(w3000));
+        assert_eq!(def.flows[0].scheme, SchemeConfig::Monaco(Box::new(w3000)));
         // The template's own length when none is given; AVQ+VD in both directions.
         let def = single(&t, "x", MonacoParams::default(), true, None).unwrap();
         assert_eq!(def.duration, s(100));
