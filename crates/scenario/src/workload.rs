@@ -244,12 +244,14 @@ impl WorkloadSpec {
     /// The flows, in order of start time (ties: by source host). `hosts` are the workload's
     /// hosts with the rate (b/s) of each one's outgoing link; `end` is the run's duration.
     /// Errors: the key at fault and what is wrong.
-    pub fn generate(
-        &self,
+    /// The draws are made here; each flow's [`Arrival`] as the iterator reaches it (a million
+    /// arrivals held at once would double what loading a workload takes at its peak).
+    pub fn generate<'a>(
+        &'a self,
         seed: u64,
-        hosts: &[(String, u64)],
+        hosts: &'a [(String, u64)],
         end: Duration,
-    ) -> Result<Vec<Arrival>, Finding> {
+    ) -> Result<impl ExactSizeIterator<Item = Arrival> + 'a, Finding> {
         // Keys of one pattern given to another are mistakes, not silently unused values.
         use Pattern::*;
         let poisson: &[Pattern] = &[AllToAll, Permutation];
@@ -318,8 +320,7 @@ impl WorkloadSpec {
                 from: hosts[s].0.clone(),
                 to: hosts[d].0.clone(),
                 start: Duration(t),
-            })
-            .collect())
+            }))
     }
 
     /// Incast rounds: (start ns, sender, receiver, bytes), in order.
@@ -615,6 +616,18 @@ mod tests {
     use super::*;
     use acclab_core::config::DctcpParams;
 
+    impl WorkloadSpec {
+        /// Every arrival, drawn at once.
+        fn arrivals(
+            &self,
+            seed: u64,
+            hosts: &[(String, u64)],
+            end: Duration,
+        ) -> Result<Vec<Arrival>, Finding> {
+            self.generate(seed, hosts, end).map(Iterator::collect)
+        }
+    }
+
     #[test]
     fn the_builtin_cdfs_parse_and_their_means_are_the_tables() {
         let ws = SizeCdf::builtin("websearch").unwrap();
@@ -714,7 +727,7 @@ mod tests {
         let end = Duration::from_secs(2);
         let h = hosts(16);
         let flows = workload(0.5, Pattern::AllToAll)
-            .generate(1, &h, end)
+            .arrivals(1, &h, end)
             .unwrap();
         let offered: u64 = flows.iter().map(size_of).sum();
         let target = 0.5 * 16.0 * 10e9 / 8.0 * 2.0;
@@ -727,11 +740,11 @@ mod tests {
         assert!(flows.iter().all(|f| f.from != f.to));
         // Same seed, same flows; another, others.
         let again = workload(0.5, Pattern::AllToAll)
-            .generate(1, &h, end)
+            .arrivals(1, &h, end)
             .unwrap();
         assert_eq!(flows, again);
         let other = workload(0.5, Pattern::AllToAll)
-            .generate(2, &h, end)
+            .arrivals(2, &h, end)
             .unwrap();
         assert_ne!(flows, other);
     }
@@ -740,7 +753,7 @@ mod tests {
     fn a_permutation_sends_each_host_to_one_other() {
         let h = hosts(8);
         let flows = workload(0.3, Pattern::Permutation)
-            .generate(3, &h, Duration::from_millis(200))
+            .arrivals(3, &h, Duration::from_millis(200))
             .unwrap();
         let mut dst = std::collections::BTreeMap::new();
         for f in &flows {
@@ -762,7 +775,7 @@ mod tests {
         w.load = None;
         // A missing key of the pattern is named.
         assert_eq!(
-            w.generate(1, &hosts(8), Duration::from_millis(10))
+            w.arrivals(1, &hosts(8), Duration::from_millis(10))
                 .unwrap_err()
                 .0,
             "senders"
@@ -771,7 +784,7 @@ mod tests {
         w.size = Some(Bytes(64_000));
         w.period = Some(Duration::from_millis(2));
         w.receiver = Some("h3".into());
-        let flows = w.generate(1, &hosts(8), Duration::from_millis(10)).unwrap();
+        let flows = w.arrivals(1, &hosts(8), Duration::from_millis(10)).unwrap();
         assert_eq!(flows.len(), 5 * 5, "rounds at 0, 2, 4, 6, 8 ms");
         for round in flows.chunks(5) {
             let t = round[0].start;
@@ -784,7 +797,7 @@ mod tests {
         }
         w.senders = Some(8);
         assert_eq!(
-            w.generate(1, &hosts(8), Duration::from_millis(10))
+            w.arrivals(1, &hosts(8), Duration::from_millis(10))
                 .unwrap_err()
                 .0,
             "senders"
@@ -834,7 +847,7 @@ mod tests {
         std::fs::write(&path, "# two sizes\n1000 50\n1000 50\n3000 100\n").unwrap();
         let mut w = workload(0.5, Pattern::AllToAll);
         w.sizes = Some(path.display().to_string());
-        let flows = w.generate(1, &hosts(4), Duration::from_millis(50)).unwrap();
+        let flows = w.arrivals(1, &hosts(4), Duration::from_millis(50)).unwrap();
         // Half the flows are 1000 B (the atom), the rest uniform in (1000, 3000].
         let small = flows.iter().filter(|f| size_of(f) == 1000).count() as f64;
         assert!(
@@ -845,7 +858,7 @@ mod tests {
         assert!(flows.iter().all(|f| (1000..=3000).contains(&size_of(f))));
         std::fs::write(&path, "1000 50\n").unwrap();
         let e = w
-            .generate(1, &hosts(4), Duration::from_millis(50))
+            .arrivals(1, &hosts(4), Duration::from_millis(50))
             .unwrap_err();
         assert_eq!(e.0, "sizes");
         assert!(e.1.contains("not 100"), "{}", e.1);
@@ -856,20 +869,20 @@ mod tests {
         let end = Duration::from_secs(1);
         let h = hosts(4);
         let mut w = workload(1.5, Pattern::AllToAll);
-        assert_eq!(w.generate(1, &h, end).unwrap_err().0, "load");
+        assert_eq!(w.arrivals(1, &h, end).unwrap_err().0, "load");
         w.load = Some(0.5);
-        assert_eq!(w.generate(1, &h[..1], end).unwrap_err().0, "hosts");
+        assert_eq!(w.arrivals(1, &h[..1], end).unwrap_err().0, "hosts");
         w.sizes = Some("nope".into());
-        assert_eq!(w.generate(1, &h, end).unwrap_err().0, "sizes");
+        assert_eq!(w.arrivals(1, &h, end).unwrap_err().0, "sizes");
         w.sizes = Some("websearch".into());
         w.period = Some(Duration::from_millis(1));
-        assert_eq!(w.generate(1, &h, end).unwrap_err().0, "period");
+        assert_eq!(w.arrivals(1, &h, end).unwrap_err().0, "period");
         w.period = None;
         w.scheme = SchemeConfig::from_kind(
             "cbr",
             toml::Value::Table(toml::from_str("rate = \"1Mbps\"").unwrap()),
         )
         .unwrap();
-        assert_eq!(w.generate(1, &h, end).unwrap_err().0, "kind");
+        assert_eq!(w.arrivals(1, &h, end).unwrap_err().0, "kind");
     }
 }
