@@ -301,7 +301,9 @@ pub struct QueueContext {
     /// The link's name, which names its random stream.
     pub name: String,
     /// The traffic class of each flow (by flow id), for class-based AQMs; shared by every link
-    /// of a scenario (a clone is a reference count, not a copy of every flow's class).
+    /// of a scenario (a clone is a reference count, not a copy of every flow's class). Empty
+    /// unless a link's discipline asks for them ([`QueueParams::needs_flow_classes`]): a
+    /// million flows' classes are not copied for disciplines that never read them.
     pub flow_classes: std::sync::Arc<[String]>,
     /// The scenario's data packet size (for AQMs that count in packets).
     pub packet_size: u32,
@@ -319,6 +321,10 @@ pub trait QueueParams {
     }
     /// Builds the discipline (of validated parameters: cannot fail).
     fn build(&self, ctx: &QueueContext) -> Box<dyn QueueDiscipline>;
+    /// Whether the discipline reads [`QueueContext::flow_classes`] (class-based AQMs).
+    fn needs_flow_classes(&self) -> bool {
+        false
+    }
     /// Every buffer limit this discipline enforces (for invariant checks): one per band.
     fn limits(&self) -> Vec<Limit>;
     /// Whether high-priority packets (Monaco's out-of-band control packets) have a band of

@@ -301,6 +301,9 @@ pub struct BatClassParams {
 }
 
 impl QueueParams for BatParams {
+    fn needs_flow_classes(&self) -> bool {
+        true
+    }
     fn validate(&self) -> Result<(), ParamError> {
         if self.classes.is_empty() {
             return Err(ParamError::at("classes", "bat needs at least one class"));

@@ -38,8 +38,14 @@ impl Simulator {
 
     pub(super) fn build(scenario: Arc<Scenario>, endpoints: Endpoints) -> Simulator {
         let seed = scenario.seed;
-        let flow_classes: std::sync::Arc<[String]> =
-            scenario.flows.iter().map(|f| f.class.clone()).collect();
+        let classes_read = scenario
+            .links
+            .iter()
+            .any(|l| l.queue.params().needs_flow_classes());
+        let flow_classes: std::sync::Arc<[String]> = match classes_read {
+            true => scenario.flows.iter().map(|f| f.class.clone()).collect(),
+            false => std::sync::Arc::new([]),
+        };
         let pool_of = scenario.shared_buffer_of_node();
         let links: Vec<Link> = scenario
             .links
