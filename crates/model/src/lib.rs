@@ -53,7 +53,7 @@ pub fn run_to(
     progress: &mut dyn FnMut(acclab_core::Time),
 ) -> Result<acclab_results::Summary, Box<dyn std::error::Error + Send + Sync>> {
     let mut m = Model::new(sc, settings)?;
-    let mut sink = acclab_results::samples::CsvSamples::create(dir, &m.names())?;
+    let mut sink = acclab_results::samples::CsvSamples::create(dir, m.names())?;
     let t0 = std::time::Instant::now();
     let end = sc.duration.0;
     // Running in stretches takes the same steps and samples as one run to the end.

@@ -151,7 +151,7 @@ pub fn link_record<N: Display>(s: &LinkSample<N>, name: &str) -> Vec<String> {
 /// Writes `flows.csv` and `links.csv` into `dir` whole from samples kept in memory.
 pub fn write_csvs<N: Display>(
     dir: &Path,
-    names: &Names,
+    names: Names,
     flows: &[FlowSample<N>],
     links: &[LinkSample<N>],
 ) -> std::io::Result<()> {
@@ -207,14 +207,14 @@ pub struct CsvSamples {
 
 impl CsvSamples {
     /// Opens both files in `dir` with their headers.
-    pub fn create(dir: &Path, names: &Names) -> std::io::Result<CsvSamples> {
+    pub fn create(dir: &Path, names: Names) -> std::io::Result<CsvSamples> {
         let mut flows = csv::Writer::from_path(dir.join("flows.csv.part"))?;
         flows.write_record(flow_columns(&names.cc_columns))?;
         let mut links = csv::Writer::from_path(dir.join("links.csv.part"))?;
         links.write_record(link_columns(&names.aqm_columns))?;
         Ok(CsvSamples {
             dir: dir.to_path_buf(),
-            names: names.clone(),
+            names,
             flows,
             links,
             delays: None,
@@ -392,7 +392,7 @@ mod tests {
             marks: 1.0,
             aqm: vec![None],
         };
-        write_csvs(dir.path(), &names, &[frac], &[link]).unwrap();
+        write_csvs(dir.path(), names, &[frac], &[link]).unwrap();
         let flows = std::fs::read_to_string(dir.path().join("flows.csv")).unwrap();
         assert_eq!(
             flows,

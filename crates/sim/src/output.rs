@@ -210,7 +210,7 @@ pub fn write_files(dir: &Path, sim: &Simulator, summary: &Summary) -> std::io::R
             .enumerate()
             .map(|(f, name)| (name.as_str(), m.delay_histogram(f))),
     )?;
-    write_csvs(dir, &names, &m.flow_samples, &m.link_samples)
+    write_csvs(dir, names, &m.flow_samples, &m.link_samples)
 }
 
 /// Writes `links.csv` alone into `dir` (the live router, which has no flow results of its own).
@@ -222,7 +222,7 @@ pub fn write_links_csv(dir: &Path, sim: &Simulator) -> std::io::Result<()> {
 /// memory too only if `keep`), and the packet trace if the scenario asks for one. Call before
 /// running `sim`; [`Simulator::finish_samples`] completes them.
 pub fn stream_outputs(dir: &Path, sim: &mut Simulator, keep: bool) -> std::io::Result<()> {
-    let samples = CsvSamples::create(dir, &names(sim))?;
+    let samples = CsvSamples::create(dir, names(sim))?;
     sim.stream_samples(Box::new(samples), keep);
     if let Some(t) = crate::trace::Tracer::create(dir, sim.scenario())? {
         sim.observe(Box::new(t));
