@@ -152,7 +152,9 @@ pub struct Monitor {
     /// The capacity traces of the links that follow one: their utilisation is the bytes sent
     /// over the bytes the trace offered (busy time says only that the queue held packets).
     traces: Vec<Option<std::sync::Arc<acclab_core::link::CapacityTrace>>>,
-    win_flows: [Vec<FlowSnap>; 2],
+    /// Each flow's counts when the window opened; once it closed, what it did over the window
+    /// (one snapshot a flow, not one at each edge).
+    win_flows: Vec<FlowSnap>,
     win_links: [Vec<LinkSnap>; 2],
     win_times: [Option<Time>; 2],
     mean_cwnd: Vec<Mean>,
@@ -272,7 +274,7 @@ impl Monitor {
                 .iter()
                 .map(|l| l.capacity.as_ref().map(|c| c.trace.clone()))
                 .collect(),
-            win_flows: [vec![FlowSnap::default(); nf], vec![FlowSnap::default(); nf]],
+            win_flows: vec![FlowSnap::default(); nf],
             win_links: [vec![LinkSnap::default(); nl], vec![LinkSnap::default(); nl]],
             win_times: [None, None],
             mean_cwnd: vec![Mean::default(); nf],
@@ -345,7 +347,7 @@ impl Monitor {
         self.keep = false;
         self.counts_only = true;
         self.prev_flows = Vec::new();
-        self.win_flows = [Vec::new(), Vec::new()];
+        self.win_flows = Vec::new();
         self.mean_cwnd = Vec::new();
         self.mean_accumulation = Vec::new();
         self.finite = Vec::new();
@@ -417,13 +419,16 @@ impl Monitor {
 
     /// What flow `f` did over the measurement window (zero before it closed).
     pub fn flow_window(&self, f: usize) -> FlowWindow {
-        let (a, b) = (self.win_flows[0][f], self.win_flows[1][f]);
+        let w = match self.win_times[1] {
+            Some(_) => self.win_flows[f],
+            None => FlowSnap::default(),
+        };
         FlowWindow {
-            delivered_bytes: b.delivered - a.delivered,
-            received_bytes: b.received - a.received,
-            rtt_sum_ns: b.rtt_sum_ns - a.rtt_sum_ns,
-            rtt_samples: b.rtt_samples - a.rtt_samples,
-            retransmits: b.retransmits - a.retransmits,
+            delivered_bytes: w.delivered,
+            received_bytes: w.received,
+            rtt_sum_ns: w.rtt_sum_ns,
+            rtt_samples: w.rtt_samples,
+            retransmits: w.retransmits,
             mean_cwnd_bytes: self.mean_cwnd[f].get(),
             mean_accumulation_bytes: self.mean_accumulation[f].get(),
         }
@@ -608,7 +613,19 @@ impl Monitor {
         }
         for i in 0..net.flow_count() {
             let (tx, rx) = net.endpoint_stats(i);
-            self.win_flows[k][i] = merged(&tx, &rx, self.received[i]);
+            let now = merged(&tx, &rx, self.received[i]);
+            let at = &mut self.win_flows[i];
+            *at = match k {
+                0 => now,
+                _ => FlowSnap {
+                    delivered: now.delivered - at.delivered,
+                    received: now.received - at.received,
+                    sent: now.sent - at.sent,
+                    rtt_sum_ns: now.rtt_sum_ns - at.rtt_sum_ns,
+                    rtt_samples: now.rtt_samples - at.rtt_samples,
+                    retransmits: now.retransmits - at.retransmits,
+                },
+            };
         }
         for i in 0..net.link_count() {
             let st = net.queue(LinkId(i as u32)).stats();
