@@ -33,6 +33,21 @@ struct FlowSnap {
     pub retransmits: u64,
 }
 
+/// What a flow did between two snapshots.
+impl std::ops::Sub for FlowSnap {
+    type Output = FlowSnap;
+    fn sub(self, earlier: FlowSnap) -> FlowSnap {
+        FlowSnap {
+            delivered: self.delivered - earlier.delivered,
+            received: self.received - earlier.received,
+            sent: self.sent - earlier.sent,
+            rtt_sum_ns: self.rtt_sum_ns - earlier.rtt_sum_ns,
+            rtt_samples: self.rtt_samples - earlier.rtt_samples,
+            retransmits: self.retransmits - earlier.retransmits,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, Default)]
 struct LinkSnap {
     pub busy_ns: u64,
@@ -617,14 +632,7 @@ impl Monitor {
             let at = &mut self.win_flows[i];
             *at = match k {
                 0 => now,
-                _ => FlowSnap {
-                    delivered: now.delivered - at.delivered,
-                    received: now.received - at.received,
-                    sent: now.sent - at.sent,
-                    rtt_sum_ns: now.rtt_sum_ns - at.rtt_sum_ns,
-                    rtt_samples: now.rtt_samples - at.rtt_samples,
-                    retransmits: now.retransmits - at.retransmits,
-                },
+                _ => now - *at,
             };
         }
         for i in 0..net.link_count() {
