@@ -149,7 +149,8 @@ pub fn flow_table(s: &Summary, rows: usize) -> Table {
 }
 
 /// The links that carried packets, busiest first: rate, utilisation, queue, drops and the
-/// 99th percentile of the queueing delay, with the model tier's values beside where it has them.
+/// 99th percentile of the queueing delay (its mean, in a run that kept no percentiles: `[output]
+/// queueing_percentiles = false`), with the model tier's values beside where it has them.
 pub fn link_table(s: &Summary) -> Table {
     let model = s.flows.iter().any(|f| f.model.is_some());
     let mut links: Vec<_> = s
@@ -158,6 +159,9 @@ pub fn link_table(s: &Summary) -> Table {
         .filter(|l| l.transmitted_packets > 0)
         .collect();
     links.sort_by(|a, b| b.utilization.total_cmp(&a.utilization));
+    let p99 = !links
+        .iter()
+        .any(|l| l.queueing_delay.is_some_and(|q| q.p99_s.is_none()));
     let mut columns = vec![
         "busiest links",
         "rate Mb/s",
@@ -165,7 +169,7 @@ pub fn link_table(s: &Summary) -> Table {
         "mean queue",
         "max queue",
         "drops",
-        "q-delay p99",
+        if p99 { "q-delay p99" } else { "q-delay mean" },
     ];
     if model {
         columns.extend(["model: util", "mean queue"]);
@@ -179,8 +183,9 @@ pub fn link_table(s: &Summary) -> Table {
             format!("{:.1}", l.mean_queue_pkts),
             l.max_queue_pkts.to_string(),
             l.drops.to_string(),
-            l.queueing_delay
-                .map_or("-".to_string(), |q| format!("{:.3} ms", q.p99_s * 1e3)),
+            l.queueing_delay.map_or("-".to_string(), |q| {
+                format!("{:.3} ms", q.p99_s.unwrap_or(q.mean_s) * 1e3)
+            }),
         ];
         if model {
             match &l.model {

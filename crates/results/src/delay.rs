@@ -90,9 +90,14 @@ pub struct QueueingStats {
     /// Those of them that found the link idle and waited not at all.
     pub unqueued: u64,
     pub mean_s: f64,
-    pub p50_s: f64,
-    pub p95_s: f64,
-    pub p99_s: f64,
+    /// The percentiles; absent when the run kept the mean alone (`[output]
+    /// queueing_percentiles = false`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p50_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p95_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_s: Option<f64>,
 }
 
 /// The sparse log-linear histogram both recorders keep.
@@ -118,23 +123,39 @@ pub struct DelayRecorder {
 /// and the histogram of the others (no jitter: a queue's successive sojourns are not a path's
 /// transit times). On every transmission, so kept cheap: a packet that found its link idle is
 /// a count, the others an increment of a dense histogram (grown to the longest sojourn seen:
-/// 2 KB for sojourns up to 10 µs, 6 KB up to 100 ms).
+/// 2 KB for sojourns up to 10 µs, 6 KB up to 100 ms), unless it keeps the mean alone.
 #[derive(Clone, Debug, Default)]
 pub struct SojournRecorder {
     /// Packets that waited, and how long together.
     waited: u64,
     sum_ns: u64,
-    /// Packets per bucket, by bucket.
+    /// Packets per bucket, by bucket (none when `mean_only`).
     counts: Vec<u32>,
+    /// Whether it keeps the count and the sum alone: no percentiles, and a packet that waited
+    /// touches no histogram (on a large fabric, thousands of links' histograms are megabytes
+    /// touched at random: docs/performance.md).
+    mean_only: bool,
 }
 
 impl SojournRecorder {
+    /// A recorder of the count and the sum alone: its statistics have the mean and no
+    /// percentiles.
+    pub fn mean_only() -> SojournRecorder {
+        SojournRecorder {
+            mean_only: true,
+            ..SojournRecorder::default()
+        }
+    }
+
     /// A packet waited `ns` (> 0) before its transmission started; those that did not wait
     /// are not recorded, but counted in [`stats`](Self::stats)' `transmitted`.
     #[inline]
     pub fn record(&mut self, ns: u64) {
         self.waited += 1;
         self.sum_ns += ns;
+        if self.mean_only {
+            return;
+        }
         let b = usize::from(bucket(ns));
         if b >= self.counts.len() {
             self.counts.resize(b + 1, 0);
@@ -149,7 +170,7 @@ impl SojournRecorder {
         let unqueued = packets - self.waited;
         let occupied = self.counts.iter().enumerate().filter(|(_, &n)| n > 0);
         let buckets: Vec<(u16, u32)> = occupied.map(|(b, &n)| (b as u16, n)).collect();
-        let q = |q: f64| quantile(&buckets, q, unqueued) * 1e-9;
+        let q = |q: f64| (!self.mean_only).then(|| quantile(&buckets, q, unqueued) * 1e-9);
         (packets > 0).then(|| QueueingStats {
             packets,
             unqueued,
@@ -259,12 +280,35 @@ mod tests {
         // 100 transmitted: 60 did not wait.
         let s = r.stats(100).unwrap();
         assert_eq!((s.packets, s.unqueued), (100, 60));
-        assert_eq!(s.p50_s, 0.0);
+        assert_eq!(s.p50_s, Some(0.0));
         // The 95th of 100: the 35th of the 40 that waited, 35 µs (within the bucket).
-        assert!((s.p95_s / 35e-6 - 1.0).abs() < 0.008, "{}", s.p95_s);
-        assert!((s.p99_s / 39e-6 - 1.0).abs() < 0.008, "{}", s.p99_s);
+        let (p95, p99) = (s.p95_s.unwrap(), s.p99_s.unwrap());
+        assert!((p95 / 35e-6 - 1.0).abs() < 0.008, "{p95}");
+        assert!((p99 / 39e-6 - 1.0).abs() < 0.008, "{p99}");
         let mean = (1..=40).map(|i| i as f64 * 1e-6).sum::<f64>() / 100.0;
         assert!((s.mean_s - mean).abs() < 1e-15);
+    }
+
+    /// Kept as a mean alone, a link's sojourns give the same count and mean, no percentiles,
+    /// and grow no histogram.
+    #[test]
+    fn a_mean_only_recorder_gives_the_same_mean_and_no_percentiles() {
+        let (mut whole, mut mean) = (SojournRecorder::default(), SojournRecorder::mean_only());
+        for ns in (0..500u64).map(|i| 1 + i * i * 37 % 90_001) {
+            whole.record(ns);
+            mean.record(ns);
+        }
+        let (a, b) = (whole.stats(800).unwrap(), mean.stats(800).unwrap());
+        assert_eq!(
+            (a.packets, a.unqueued, a.mean_s),
+            (b.packets, b.unqueued, b.mean_s)
+        );
+        assert!(a.p50_s.is_some() && a.p95_s.is_some() && a.p99_s.is_some());
+        assert_eq!((b.p50_s, b.p95_s, b.p99_s), (None, None, None));
+        assert!(mean.counts.is_empty());
+        let json = serde_json::to_string(&b).unwrap();
+        assert!(!json.contains("p50"), "{json}");
+        assert_eq!(serde_json::from_str::<QueueingStats>(&json).unwrap(), b);
     }
 
     #[test]

@@ -295,6 +295,13 @@ impl ScenarioBuilder {
         self
     }
 
+    /// Whether the links' queueing delays come with their percentiles (`[output]
+    /// queueing_percentiles`).
+    pub fn queueing_percentiles(mut self, on: bool) -> Self {
+        self.def.output.queueing_percentiles = Some(on);
+        self
+    }
+
     /// The flow-size buckets of the completion-time percentiles (`[output] fct_buckets`).
     pub fn fct_buckets(mut self, edges: &[Bytes]) -> Self {
         self.def.output.fct_buckets = Some(edges.to_vec());

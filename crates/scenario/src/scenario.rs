@@ -126,6 +126,9 @@ pub struct OutputDef {
     /// Whether delays.csv holds every flow's one-way delay histogram (`[output]
     /// delay_histograms`; by default on, off with `[[workload]]` tables).
     pub delay_histograms: bool,
+    /// Whether the links' queueing delays come with their percentiles (`[output]
+    /// queueing_percentiles`; by default on), or as their mean alone.
+    pub queueing_percentiles: bool,
 }
 
 /// A packet trace's file format.

@@ -297,7 +297,13 @@ impl Monitor {
             window_max_queue: vec![0; nl],
             tracks: vec![LinkTrack::default(); nl],
             random_losses: vec![0; nl],
-            queueing: vec![SojournRecorder::default(); nl],
+            queueing: vec![
+                match scenario.output.queueing_percentiles {
+                    true => SojournRecorder::default(),
+                    false => SojournRecorder::mean_only(),
+                };
+                nl
+            ],
             lost_data: vec![0; nf],
             received: vec![0; nf],
             delays: vec![Delays::Recording(DelayRecorder::default()); nf],

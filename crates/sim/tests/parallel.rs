@@ -73,6 +73,30 @@ fn a_fat_tree_under_web_search() {
     same_on_threads(&templates::fat_tree_websearch(4, 0.5, 20));
 }
 
+/// `[output] queueing_percentiles = false` keeps the links' queueing delays as their mean
+/// alone: the summary is the default run's without the percentiles (the run is the same; only
+/// what the monitor keeps of it differs), on one thread and on two.
+#[test]
+fn a_run_without_queueing_percentiles_is_the_same_run_without_them() {
+    let text = templates::fat_tree_websearch(4, 0.5, 20);
+    let without = format!("{text}[output]\nqueueing_percentiles = false\n");
+    let whole = outcome(&text, 1).0;
+    let mut expected: serde_json::Value = serde_json::from_str(&whole).unwrap();
+    let mut percentiles = 0;
+    for l in expected["links"].as_array_mut().unwrap() {
+        if let Some(q) = l.get_mut("queueing_delay").and_then(|q| q.as_object_mut()) {
+            for p in ["p50_s", "p95_s", "p99_s"] {
+                percentiles += usize::from(q.remove(p).is_some());
+            }
+        }
+    }
+    assert!(percentiles > 30, "{percentiles}: the links queued");
+    for threads in [1, 2] {
+        let got: serde_json::Value = serde_json::from_str(&outcome(&without, threads).0).unwrap();
+        assert!(got == expected, "on {threads} threads");
+    }
+}
+
 /// The delays.csv rows a streamed run writes, in order: each flow's, as the flow is retired
 /// (its histogram then final and freed), the rest at the end.
 #[derive(Clone, Default)]

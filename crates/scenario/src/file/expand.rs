@@ -256,6 +256,7 @@ pub(super) fn expand(raw: RawScenario) -> Result<(ScenarioSpec, Origins), Findin
             plot_links: raw.output.plot_links,
             fct_buckets: raw.output.fct_buckets,
             delay_histograms: raw.output.delay_histograms,
+            queueing_percentiles: raw.output.queueing_percentiles,
         },
     };
     Ok((def, origins))

@@ -218,4 +218,5 @@ pub(super) struct RawOutput {
     pub(super) plot_links: Vec<String>,
     pub(super) fct_buckets: Option<Vec<Bytes>>,
     pub(super) delay_histograms: Option<bool>,
+    pub(super) queueing_percentiles: Option<bool>,
 }

@@ -331,6 +331,11 @@ pub struct OutputSpec {
     /// about 2 KB of histogram each).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delay_histograms: Option<bool>,
+    /// `[output] queueing_percentiles = false`: the links' queueing delays in summary.json as
+    /// their mean alone, without the percentiles (whose histograms, 1–6 KB a link bumped at
+    /// every packet that waited, are a sixth of a k = 16 fabric's run); `None`: on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queueing_percentiles: Option<bool>,
 }
 
 /// The default flow-size buckets' upper edges, bytes: < 10 KB, 10–100 KB, 100 KB–1 MB, ≥ 1 MB.

@@ -326,6 +326,7 @@ fn resolve_output(o: &OutputSpec, duration: Duration, workloads: bool) -> Result
         plot_links: vec![],
         fct_buckets,
         delay_histograms: o.delay_histograms.unwrap_or(!workloads),
+        queueing_percentiles: o.queueing_percentiles.unwrap_or(true),
     })
 }
 
