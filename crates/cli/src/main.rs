@@ -106,6 +106,10 @@ enum Command {
         /// Threads of the run (1: the serial engine).
         #[arg(long, default_value_t = 1)]
         threads: usize,
+        /// The links keep their queueing delays' mean alone (`[output] queueing_percentiles =
+        /// false`).
+        #[arg(long)]
+        queueing_mean: bool,
     },
 }
 
@@ -175,6 +179,7 @@ fn command() {
             duration_ms,
             permutation,
             threads,
+            queueing_mean,
         }) => bench::run_case(
             bench::Case {
                 flows,
@@ -184,6 +189,7 @@ fn command() {
                 fattree,
                 permutation,
                 threads,
+                queueing_percentiles: !queueing_mean,
             },
             model,
         ),

@@ -37,6 +37,9 @@ pub struct Case {
     pub permutation: bool,
     /// Threads of one run: 1 is the serial engine, more the parallel one.
     pub threads: usize,
+    /// The links keep their queueing delays' percentiles (`[output] queueing_percentiles`),
+    /// as every scenario does by default; `false`: their mean alone.
+    pub queueing_percentiles: bool,
 }
 
 /// The flows' scheme (default parameters). The named cases are Reno: the comparisons' setup.
@@ -103,6 +106,7 @@ const fn case(flows: usize, rate_mbps: u64, duration_s: u64) -> Case {
         fattree: None,
         permutation: false,
         threads: 1,
+        queueing_percentiles: true,
     }
 }
 
@@ -115,6 +119,7 @@ const fn fat_tree(k: u32, duration_ms: u64) -> Case {
         fattree: Some(k),
         permutation: false,
         threads: 1,
+        queueing_percentiles: true,
     }
 }
 
@@ -170,6 +175,10 @@ pub struct BenchArgs {
     #[arg(long, value_delimiter = ',', default_values_t = [1usize],
           value_parser = clap::builder::ValueParser::new(clap::builder::TypedValueParser::map(clap::value_parser!(u64).range(1..=256), |t| t as usize)))]
     threads: Vec<usize>,
+    /// Run the cases with `[output] queueing_percentiles = false`: the links keep their
+    /// queueing delays' mean alone, no histogram (what a large fabric's run gains from it).
+    #[arg(long)]
+    queueing_mean: bool,
 }
 
 fn peak_rss_mb() -> Option<f64> {
@@ -183,7 +192,8 @@ fn peak_rss_mb() -> Option<f64> {
 /// building the simulator; wall is the run alone.
 pub fn run_case(c: Case, model: bool) -> Result<()> {
     let t0 = std::time::Instant::now();
-    let sc = acclab_scenario::parse(&scenario_text(c), "<bench>")?;
+    let mut sc = acclab_scenario::parse(&scenario_text(c), "<bench>")?;
+    sc.output.queueing_percentiles = c.queueing_percentiles;
     let flows = sc.flows.len();
     let model_sc = model.then(|| sc.clone());
     let mut sim = acclab_sim::Simulator::new(sc);
@@ -330,6 +340,16 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     // Each case on each thread count asked for.
     let cases: Vec<(String, Case)> = cases
         .into_iter()
+        .map(|(name, c)| match args.queueing_mean {
+            true => (
+                format!("{name} q-mean"),
+                Case {
+                    queueing_percentiles: false,
+                    ..c
+                },
+            ),
+            false => (name, c),
+        })
         .flat_map(|(name, c)| {
             args.threads.iter().map(move |&threads| match threads {
                 1 => (name.clone(), c),
@@ -444,6 +464,7 @@ fn run_child(exe: &std::path::Path, c: &Case, model: bool) -> Result<serde_json:
         .args(fabric)
         .args(model.then_some("--model"))
         .args((c.threads > 1).then(|| format!("--threads={}", c.threads)))
+        .args((!c.queueing_percentiles).then_some("--queueing-mean"))
         .output()
         .with_context(|| format!("cannot start {}", exe.display()))?;
     if !out.status.success() {
