@@ -367,10 +367,17 @@ impl Monitor {
         self.sink = None;
         self.keep = false;
         self.counts_only = true;
-        self.prev_flows = Vec::new();
         self.win_flows = Vec::new();
         self.mean_cwnd = Vec::new();
         self.mean_accumulation = Vec::new();
+        self.samples_over();
+    }
+
+    /// No sample comes again (the run is at its end, or this is a partition's monitor): what
+    /// only samples read of every flow goes (~57 bytes a flow: its counts at the last sample,
+    /// which flows are sampled, waiting or finite), before the summary is built beside the rest.
+    pub(crate) fn samples_over(&mut self) {
+        self.prev_flows = Vec::new();
         self.finite = Vec::new();
         self.sampled = Vec::new();
         self.waiting = Vec::new();

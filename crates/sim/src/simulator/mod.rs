@@ -122,6 +122,7 @@ impl Simulator {
     /// Runs to the end of the scenario; `progress` is told the simulated time now and then.
     pub fn run(&mut self, progress: &mut dyn FnMut(Time)) {
         self.run_until(self.end, progress);
+        self.observers.monitor.samples_over();
         progress(self.end);
     }
 

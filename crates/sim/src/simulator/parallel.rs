@@ -426,6 +426,7 @@ impl Simulator {
             .collect();
         replay(&plan.recorded, &mut self.observers.extra);
         self.absorb(&mut replicas, &plan);
+        self.observers.monitor.samples_over();
         progress(self.end);
         Ok(())
     }
