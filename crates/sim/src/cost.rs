@@ -38,12 +38,17 @@ use serde::Serialize;
 const EVENTS_PER_SECOND: f64 = 15e6;
 /// Bytes of state per flow (endpoints, scoreboard, monitor), per link and per web user.
 const FLOW_BYTES: f64 = 8192.0;
-/// A finite flow's state that outlives it (its definition, statistics, delay histogram,
-/// summary and completion-time rows: 2.1 KB measured on a k = 16 web-search run, heaptrack),
-/// and its two endpoints' while it is open (2.2 KB measured; they are freed when it is done).
-const FINITE_FLOW_BYTES: f64 = 2200.0;
+/// A finite flow's state that outlives it (its definition, statistics, delay statistics,
+/// summary entry: 1.6 KB of heap a flow measured on k = 8 web-search runs, heaptrack, and 1.73 GB
+/// peak for the million-flow k = 16 run; docs/performance.md), and its two endpoints' while it
+/// is open (2.2 KB measured; they are freed when it is done).
+const FINITE_FLOW_BYTES: f64 = 1800.0;
 const FINITE_OPEN_BYTES: f64 = 2200.0;
 const LINK_BYTES: f64 = 2048.0;
+/// A link's histogram of its packets' queueing delays, unless the scenario keeps their mean
+/// alone (`[output] queueing_percentiles = false`): 29 MB for a k = 16 fat-tree's 6,144 links
+/// under web search (`acclab bench --case fattree-k16` with and without `--queueing-mean`).
+const SOJOURN_HISTOGRAM_BYTES: f64 = 4800.0;
 const WEB_USER_BYTES: f64 = 1536.0;
 /// Bytes per output row (flows.csv and links.csv rows are 40–120 characters).
 const ROW_BYTES: f64 = 80.0;
@@ -250,7 +255,11 @@ pub fn estimate(sc: &Scenario) -> Cost {
         // one held by a discipline takes a packet: the larger, for an upper bound.
         memory_bytes: held * crate::pipes::SLOT_BYTES.max(std::mem::size_of::<Packet>()) as f64
             + flow_state
-            + sc.links.len() as f64 * LINK_BYTES,
+            + sc.links.len() as f64 * LINK_BYTES
+            + match sc.output.queueing_percentiles {
+                true => sc.links.len() as f64 * SOJOURN_HISTOGRAM_BYTES,
+                false => 0.0,
+            },
     }
 }
 
