@@ -501,8 +501,11 @@ fn ecn_marks_reach_linux_and_the_trace_holds_its_packets() {
             "r2-to-r1.queue.pcapng"
         ]
     );
-    let (mut records, mut ce_data, mut ece_acks, mut cwr_data) = (0u64, 0u64, 0u64, 0u64);
+    let (mut records, mut ece_acks, mut cwr_data) = (0u64, 0u64, 0u64);
+    // CE-marked data records at the queue's arrivals and at the wire's departures.
+    let (mut ce_queue, mut ce_wire) = (0u64, 0u64);
     for path in &files {
+        let at_queue = path.to_string_lossy().ends_with(".queue.pcapng");
         let file = std::fs::File::open(path).expect("a pcapng file");
         let mut reader = pcap_file::pcapng::PcapNgReader::new(file).expect("a pcapng file");
         while let Some(block) = reader.next_block() {
@@ -521,17 +524,25 @@ fn ecn_marks_reach_linux_and_the_trace_holds_its_packets() {
                 .expect("the kernel's TCP header, captured whole");
             assert!(tcp.source_port() == 20_000 && tcp.destination_port() == 20_000);
             let data = epb.original_len as usize > ip.slice().len() + tcp.slice().len();
-            ce_data += u64::from(data && ip.ecn() == etherparse::IpEcn::CongestionExperienced);
+            let ce = u64::from(data && ip.ecn() == etherparse::IpEcn::CongestionExperienced);
+            match at_queue {
+                true => ce_queue += ce,
+                false => ce_wire += ce,
+            }
             ece_acks += u64::from(!data && !tcp.syn() && tcp.ece());
             cwr_data += u64::from(data && tcp.cwr());
         }
     }
-    eprintln!("trace: {records} records, {ce_data} CE data, {ece_acks} ECE ACKs, {cwr_data} CWR");
+    eprintln!(
+        "trace: {records} records, CE data {ce_queue} at the queue and {ce_wire} on the wire, {ece_acks} ECE ACKs, {cwr_data} CWR"
+    );
     assert!(records > 20_000, "{records} records");
-    // A marked packet's arrival (at the queue) and departure (at the wire) both carry CE.
+    // A marked packet's arrival (at the queue, recorded once marked) carries CE, and so does
+    // its departure (at the wire) — but for the marked packets still queued when the run
+    // ends: at most the queue's 100.
     assert!(
-        ce_data >= 2 * link.marks,
-        "{ce_data} CE records for {} marks",
+        ce_queue >= link.marks && ce_wire <= ce_queue && ce_wire + 100 >= link.marks,
+        "CE records: {ce_queue} at the queue, {ce_wire} on the wire, for {} marks",
         link.marks
     );
     // Linux's receiver sets ECE on its ACKs from a CE until the sender's CWR (RFC 3168 §6.1.3).
