@@ -175,11 +175,23 @@ pub fn fct_records(sim: &Simulator) -> Option<impl Iterator<Item = FctRecord<'_>
     })
 }
 
+/// The flows' ids where the run's scenario keeps them (not copied: [`acclab_results::samples::FlowIds`]).
+struct ScenarioIds(Arc<acclab_scenario::Scenario>);
+
+impl acclab_results::samples::FlowIds for ScenarioIds {
+    fn id(&self, flow: usize) -> &str {
+        &self.0.flows[flow].id
+    }
+    fn count(&self) -> usize {
+        self.0.flows.len()
+    }
+}
+
 /// What `sim`'s files call its flows, links and AQM columns.
 pub fn names(sim: &Simulator) -> Names {
     let sc = sim.scenario();
     Names {
-        flows: sc.flows.iter().map(|f| f.id.clone()).collect(),
+        flows: Box::new(ScenarioIds(sim.shared_scenario())),
         links: sc.links.iter().map(|l| l.name.clone()).collect(),
         aqm_columns: sim.monitor().aqm_columns.clone(),
         cc_columns: sim.monitor().cc_columns.clone(),
@@ -204,11 +216,7 @@ pub fn write_files(dir: &Path, sim: &Simulator, summary: &Summary) -> std::io::R
     let names = names(sim);
     acclab_results::samples::write_delays_csv(
         dir,
-        names
-            .flows
-            .iter()
-            .enumerate()
-            .map(|(f, name)| (name.as_str(), m.delay_histogram(f))),
+        (0..names.flows.count()).map(|f| (names.flows.id(f), m.delay_histogram(f))),
     )?;
     write_csvs(dir, names, &m.flow_samples, &m.link_samples)
 }

@@ -219,7 +219,9 @@ pub fn predict(sc: &Scenario) -> Result<Equilibrium, NumError> {
         .zip(&usable)
         .map(|(l, u)| u * l.rate.as_f64() / bits)
         .collect();
-    let mut outside: Vec<(String, Arc<str>)> = Vec::new();
+    // Reserved whole: a workload's flows are all outside (a million of them; grown by doubling,
+    // the list held up to twice their 40 bytes for the whole run).
+    let mut outside: Vec<(String, Arc<str>)> = Vec::with_capacity(sc.flows.len());
     // The reasons, each kept once however many flows it is given for (a workload's million).
     let mut reasons: HashMap<String, Arc<str>> = HashMap::new();
     let mut why = |r: String| -> Arc<str> {

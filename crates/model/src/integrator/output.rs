@@ -9,7 +9,13 @@ impl Model<'_> {
     /// What its files call its flows, links and AQM columns (the simulator's names).
     pub fn names(&self) -> Names {
         Names {
-            flows: self.net.flows.iter().map(|f| f.id.clone()).collect(),
+            flows: Box::new(
+                self.net
+                    .flows
+                    .iter()
+                    .map(|f| f.id.clone())
+                    .collect::<Vec<_>>(),
+            ),
             links: self.net.links.iter().map(|l| l.name.clone()).collect(),
             aqm_columns: self.columns.clone(),
             // The simulator's columns, empty: the fluid sources keep no such state.

@@ -285,6 +285,11 @@ impl Simulator {
     pub fn scenario(&self) -> &Scenario {
         &self.scenario
     }
+
+    /// The scenario, shared (what the run's outputs read to the end without copying it).
+    pub fn shared_scenario(&self) -> Arc<Scenario> {
+        self.scenario.clone()
+    }
 }
 
 #[cfg(test)]
