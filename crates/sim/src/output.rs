@@ -175,7 +175,8 @@ pub fn fct_records(sim: &Simulator) -> Option<impl Iterator<Item = FctRecord<'_>
     })
 }
 
-/// The flows' ids where the run's scenario keeps them (not copied: [`acclab_results::samples::FlowIds`]).
+/// The flows' ids where the run's scenario keeps them, not copied
+/// ([`acclab_results::samples::FlowIds`]).
 struct ScenarioIds(Arc<acclab_scenario::Scenario>);
 
 impl acclab_results::samples::FlowIds for ScenarioIds {
