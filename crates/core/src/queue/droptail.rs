@@ -40,21 +40,51 @@ impl DropTail {
 /// reports each transmission's start with [`sent`](Self::sent), in the order the packets were
 /// admitted.
 ///
-/// Two cache lines: what every packet reads and writes (the backlog, the limit, K, the
-/// transmission counters) in the first, the drop and mark counters in the second.
+/// One cache line (64 bytes), so that a simulator link holding it is two: the backlog, the
+/// limit and K in a word each ([`PackedLimit`]), the transmission, drop and mark counters.
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]
 pub struct TailDropLedger {
     backlog: Backlog,
-    limit: Limit,
+    limit: PackedLimit,
     /// K: ECN-capable packets arriving above it are marked (`Limit::Unlimited`: tail drop, which
     /// never marks).
-    mark_above: Limit,
+    mark_above: PackedLimit,
     dequeued_packets: u64,
     dequeued_bytes: u64,
     dropped_packets: u64,
-    dropped_bytes: u64,
     marked_packets: u64,
+}
+
+/// A [`Limit`] in one word: the count, its top bit set if it counts bytes; all ones for
+/// `Unlimited`. A count of 2^63 or more (packets or bytes no queue can hold) is kept as
+/// 2^63 - 2, which admits and marks the same.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct PackedLimit(u64);
+
+impl PackedLimit {
+    const BYTES: u64 = 1 << 63;
+    const UNLIMITED: PackedLimit = PackedLimit(u64::MAX);
+    const MAX_COUNT: u64 = Self::BYTES - 2;
+
+    fn pack(l: Limit) -> PackedLimit {
+        match l {
+            Limit::Packets(n) => PackedLimit(n.min(Self::MAX_COUNT)),
+            Limit::Bytes(n) => PackedLimit(Self::BYTES | n.min(Self::MAX_COUNT)),
+            Limit::Unlimited => Self::UNLIMITED,
+        }
+    }
+
+    #[inline(always)]
+    fn unpack(self) -> Limit {
+        if self == Self::UNLIMITED {
+            Limit::Unlimited
+        } else if self.0 & Self::BYTES != 0 {
+            Limit::Bytes(self.0 & !Self::BYTES)
+        } else {
+            Limit::Packets(self.0)
+        }
+    }
 }
 
 impl TailDropLedger {
@@ -67,12 +97,11 @@ impl TailDropLedger {
     pub fn marking(limit: Limit, threshold: Limit) -> TailDropLedger {
         TailDropLedger {
             backlog: Backlog::default(),
-            limit,
-            mark_above: threshold,
+            limit: PackedLimit::pack(limit),
+            mark_above: PackedLimit::pack(threshold),
             dequeued_packets: 0,
             dequeued_bytes: 0,
             dropped_packets: 0,
-            dropped_bytes: 0,
             marked_packets: 0,
         }
     }
@@ -84,14 +113,14 @@ impl TailDropLedger {
     pub fn admit(&mut self, pkt: &Packet) -> Result<bool, Dropped> {
         let size = u64::from(pkt.size);
         // Tail drop (no threshold) asks nothing more of the packet.
-        let marked = self.mark_above != Limit::Unlimited
-            && step_ecn::marks(self.mark_above, self.backlog, pkt);
+        let marked = self.mark_above != PackedLimit::UNLIMITED
+            && step_ecn::marks(self.mark_above.unpack(), self.backlog, pkt);
         if !self
             .limit
+            .unpack()
             .admits(self.backlog.packets, self.backlog.bytes, size)
         {
             self.dropped_packets += 1;
-            self.dropped_bytes += size;
             // As the queue it stands for: the policy marks before the room is checked, and
             // the packet refused is the marked one (its mark is not counted: it reaches nobody).
             let mut packet = *pkt;
@@ -135,7 +164,6 @@ impl QueueState for TailDropLedger {
             dequeued_packets: self.dequeued_packets,
             dequeued_bytes: self.dequeued_bytes,
             dropped_packets: self.dropped_packets,
-            dropped_bytes: self.dropped_bytes,
             marked_packets: self.marked_packets,
         }
     }
@@ -278,5 +306,24 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A limit packed in a word comes back as it was, a count no queue can reach as one as
+    /// far out of reach; the ledger is one cache line.
+    #[test]
+    fn a_packed_limit_is_the_limit() {
+        for l in [
+            Limit::Packets(0),
+            Limit::Packets(200),
+            Limit::Bytes(1),
+            Limit::Bytes(1 << 40),
+            Limit::Unlimited,
+        ] {
+            assert_eq!(PackedLimit::pack(l).unpack(), l);
+        }
+        let far = PackedLimit::MAX_COUNT;
+        assert_eq!(PackedLimit::pack(Limit::Packets(u64::MAX)).unpack(), Limit::Packets(far));
+        assert_eq!(PackedLimit::pack(Limit::Bytes(u64::MAX)).unpack(), Limit::Bytes(far));
+        assert_eq!(std::mem::size_of::<TailDropLedger>(), 64);
     }
 }

@@ -55,7 +55,6 @@ impl Fifo {
     /// Counts `pkt` as dropped for `reason` and hands it back.
     pub fn drop(&mut self, pkt: Packet, reason: DropReason) -> Dropped {
         self.stats.dropped_packets += 1;
-        self.stats.dropped_bytes += pkt.size as u64;
         Dropped {
             packet: pkt,
             reason,

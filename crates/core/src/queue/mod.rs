@@ -47,7 +47,6 @@ pub struct QueueStats {
     pub dequeued_packets: u64,
     pub dequeued_bytes: u64,
     pub dropped_packets: u64,
-    pub dropped_bytes: u64,
     /// Packets ECN-marked (or, for AVD, stamped with a virtual delay) by an AQM.
     pub marked_packets: u64,
 }
@@ -60,7 +59,6 @@ impl QueueStats {
             dequeued_packets: self.dequeued_packets + o.dequeued_packets,
             dequeued_bytes: self.dequeued_bytes + o.dequeued_bytes,
             dropped_packets: self.dropped_packets + o.dropped_packets,
-            dropped_bytes: self.dropped_bytes + o.dropped_bytes,
             marked_packets: self.marked_packets + o.marked_packets,
         }
     }

@@ -139,15 +139,15 @@ impl SharedBuffer {
 /// pool is passed in by the driver, which keeps the pools of all switches.
 pub struct SharedPort {
     queue: Box<dyn QueueDiscipline>,
-    /// Packets and bytes the pool refused (counted as this queue's overflow drops).
-    refused: (u64, u64),
+    /// Packets the pool refused (counted as this queue's overflow drops).
+    refused: u64,
 }
 
 impl SharedPort {
     pub fn new(queue: Box<dyn QueueDiscipline>) -> SharedPort {
         SharedPort {
             queue,
-            refused: (0, 0),
+            refused: 0,
         }
     }
 
@@ -161,8 +161,7 @@ impl SharedPort {
     ) -> Result<Enqueued, Dropped> {
         let before = self.queue.backlog().bytes;
         if !pool.admits(before, u64::from(pkt.size)) {
-            self.refused.0 += 1;
-            self.refused.1 += u64::from(pkt.size);
+            self.refused += 1;
             return Err(Dropped {
                 packet: *pkt,
                 reason: DropReason::Overflow,
@@ -213,8 +212,7 @@ impl QueueState for SharedPort {
 
     fn stats(&self) -> QueueStats {
         let mut s = self.queue.stats();
-        s.dropped_packets += self.refused.0;
-        s.dropped_bytes += self.refused.1;
+        s.dropped_packets += self.refused;
         s
     }
 
