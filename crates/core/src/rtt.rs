@@ -7,28 +7,39 @@
 
 use crate::units::Duration;
 
-/// RFC 6298 state: SRTT, RTTVAR, the RTO and its exponential backoff.
+/// RFC 6298 state: SRTT, RTTVAR, the RTO and its exponential backoff. (Estimates not yet
+/// taken are [`NONE`], so that the estimator, part of every TCP sender an ACK touches, is one
+/// cache line.)
 #[derive(Clone, Debug)]
 pub struct RttEstimator {
-    srtt: Option<Duration>,
+    srtt: Duration,
     rttvar: Duration,
-    min_rtt: Option<Duration>,
-    latest: Option<Duration>,
+    min_rtt: Duration,
+    latest: Duration,
     min_rto: Duration,
-    max_rto: Duration,
     initial_rto: Duration,
     backoff: u32,
+}
+
+/// An estimate not yet taken (no RTT lasts 584 years).
+const NONE: Duration = Duration(u64::MAX);
+
+/// The RTO's upper bound (RFC 6298 §2.5: "a maximum value MAY be placed on RTO provided it is
+/// at least 60 seconds").
+const MAX_RTO: Duration = Duration::from_secs(60);
+
+fn taken(d: Duration) -> Option<Duration> {
+    (d != NONE).then_some(d)
 }
 
 impl RttEstimator {
     pub fn new(min_rto: Duration, initial_rto: Duration) -> RttEstimator {
         RttEstimator {
-            srtt: None,
+            srtt: NONE,
             rttvar: Duration::ZERO,
-            min_rtt: None,
-            latest: None,
+            min_rtt: NONE,
+            latest: NONE,
             min_rto,
-            max_rto: Duration::from_secs(60),
             initial_rto,
             backoff: 0,
         }
@@ -37,17 +48,17 @@ impl RttEstimator {
     /// Takes one RTT measurement (RFC 6298 §2.2 and §2.3, α = 1/8, β = 1/4) and clears the
     /// backoff, as §5.7 allows once a new sample arrives.
     pub fn on_sample(&mut self, r: Duration) {
-        self.latest = Some(r);
-        self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
-        match self.srtt {
+        self.latest = r;
+        self.min_rtt = self.min_rtt.min(r);
+        match taken(self.srtt) {
             None => {
-                self.srtt = Some(r);
+                self.srtt = r;
                 self.rttvar = Duration(r.0 / 2);
             }
             Some(s) => {
                 let err = s.0.abs_diff(r.0);
                 self.rttvar = Duration((3 * self.rttvar.0 + err) / 4);
-                self.srtt = Some(Duration((7 * s.0 + r.0) / 8));
+                self.srtt = Duration((7 * s.0 + r.0) / 8);
             }
         }
         self.backoff = 0;
@@ -55,12 +66,12 @@ impl RttEstimator {
 
     /// The current RTO with backoff applied (RFC 6298 §2.4, §5.5), clamped to [min, 60 s].
     pub fn rto(&self) -> Duration {
-        let base = match self.srtt {
+        let base = match taken(self.srtt) {
             None => self.initial_rto,
             Some(s) => Duration(s.0 + 4 * self.rttvar.0).max(self.min_rto),
         };
         let backed = base.saturating_mul(1u64 << self.backoff.min(20));
-        backed.min(self.max_rto).max(self.min_rto)
+        backed.min(MAX_RTO).max(self.min_rto)
     }
 
     /// The timer expired: double the RTO (§5.5).
@@ -69,13 +80,13 @@ impl RttEstimator {
     }
 
     pub fn srtt(&self) -> Option<Duration> {
-        self.srtt
+        taken(self.srtt)
     }
     pub fn min_rtt(&self) -> Option<Duration> {
-        self.min_rtt
+        taken(self.min_rtt)
     }
     pub fn latest(&self) -> Option<Duration> {
-        self.latest
+        taken(self.latest)
     }
 }
 
@@ -120,5 +131,11 @@ mod tests {
         assert_eq!(e.rto(), Duration::from_secs(60));
         e.on_sample(ms(10));
         assert_eq!(e.rto(), ms(200));
+    }
+
+    /// Part of every TCP sender, read by every ACK: one cache line.
+    #[test]
+    fn the_estimator_is_one_cache_line() {
+        assert!(std::mem::size_of::<RttEstimator>() <= 64);
     }
 }

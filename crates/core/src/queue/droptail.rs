@@ -322,8 +322,14 @@ mod tests {
             assert_eq!(PackedLimit::pack(l).unpack(), l);
         }
         let far = PackedLimit::MAX_COUNT;
-        assert_eq!(PackedLimit::pack(Limit::Packets(u64::MAX)).unpack(), Limit::Packets(far));
-        assert_eq!(PackedLimit::pack(Limit::Bytes(u64::MAX)).unpack(), Limit::Bytes(far));
+        assert_eq!(
+            PackedLimit::pack(Limit::Packets(u64::MAX)).unpack(),
+            Limit::Packets(far)
+        );
+        assert_eq!(
+            PackedLimit::pack(Limit::Bytes(u64::MAX)).unpack(),
+            Limit::Bytes(far)
+        );
         assert_eq!(std::mem::size_of::<TailDropLedger>(), 64);
     }
 }

@@ -145,10 +145,7 @@ pub struct SharedPort {
 
 impl SharedPort {
     pub fn new(queue: Box<dyn QueueDiscipline>) -> SharedPort {
-        SharedPort {
-            queue,
-            refused: 0,
-        }
+        SharedPort { queue, refused: 0 }
     }
 
     /// Offers `pkt` to the port: refused as an overflow if the pool's threshold does not admit
