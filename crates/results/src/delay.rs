@@ -123,18 +123,28 @@ pub struct DelayRecorder {
 /// and the histogram of the others (no jitter: a queue's successive sojourns are not a path's
 /// transit times). On every transmission, so kept cheap: a packet that found its link idle is
 /// a count, the others an increment of a dense histogram (grown to the longest sojourn seen:
-/// 2 KB for sojourns up to 10 µs, 6 KB up to 100 ms), unless it keeps the mean alone.
-#[derive(Clone, Debug, Default)]
+/// 2 KB for sojourns up to 10 µs, 6 KB up to 100 ms), unless it keeps the mean alone. 32
+/// bytes, two to a cache line: a link's recorder is found at random by its packets.
+#[derive(Clone, Debug)]
 pub struct SojournRecorder {
     /// Packets that waited, and how long together.
     waited: u64,
     sum_ns: u64,
-    /// Packets per bucket, by bucket (none when `mean_only`).
-    counts: Vec<u32>,
-    /// Whether it keeps the count and the sum alone: no percentiles, and a packet that waited
-    /// touches no histogram (on a large fabric, thousands of links' histograms are megabytes
-    /// touched at random: docs/performance.md).
-    mean_only: bool,
+    /// Packets per bucket, by bucket; `None` when it keeps the count and the sum alone: no
+    /// percentiles, and a packet that waited touches no histogram (on a large fabric, thousands
+    /// of links' histograms are megabytes touched at random: docs/performance.md).
+    counts: Option<Box<[u32]>>,
+}
+
+impl Default for SojournRecorder {
+    /// A recorder with the histogram.
+    fn default() -> SojournRecorder {
+        SojournRecorder {
+            waited: 0,
+            sum_ns: 0,
+            counts: Some(Box::default()),
+        }
+    }
 }
 
 impl SojournRecorder {
@@ -142,7 +152,7 @@ impl SojournRecorder {
     /// percentiles.
     pub fn mean_only() -> SojournRecorder {
         SojournRecorder {
-            mean_only: true,
+            counts: None,
             ..SojournRecorder::default()
         }
     }
@@ -153,14 +163,14 @@ impl SojournRecorder {
     pub fn record(&mut self, ns: u64) {
         self.waited += 1;
         self.sum_ns += ns;
-        if self.mean_only {
+        let Some(counts) = &mut self.counts else {
             return;
-        }
+        };
         let b = usize::from(bucket(ns));
-        if b >= self.counts.len() {
-            self.counts.resize(b + 1, 0);
+        if b >= counts.len() {
+            grow(counts, b + 1);
         }
-        self.counts[b] = self.counts[b].saturating_add(1);
+        counts[b] = counts[b].saturating_add(1);
     }
 
     /// The statistics of `transmitted` packets, those recorded and the others that did not
@@ -168,9 +178,14 @@ impl SojournRecorder {
     pub fn stats(&self, transmitted: u64) -> Option<QueueingStats> {
         let packets = transmitted.max(self.waited);
         let unqueued = packets - self.waited;
-        let occupied = self.counts.iter().enumerate().filter(|(_, &n)| n > 0);
+        let counts = self.counts.as_deref().unwrap_or_default();
+        let occupied = counts.iter().enumerate().filter(|(_, &n)| n > 0);
         let buckets: Vec<(u16, u32)> = occupied.map(|(b, &n)| (b as u16, n)).collect();
-        let q = |q: f64| (!self.mean_only).then(|| quantile(&buckets, q, unqueued) * 1e-9);
+        let q = |q: f64| {
+            self.counts
+                .is_some()
+                .then(|| quantile(&buckets, q, unqueued) * 1e-9)
+        };
         (packets > 0).then(|| QueueingStats {
             packets,
             unqueued,
@@ -180,6 +195,16 @@ impl SojournRecorder {
             p99_s: q(0.99),
         })
     }
+}
+
+/// Grows a histogram to hold at least `len` buckets: at least doubled (a sojourn a little
+/// longer than any before is common while a queue builds), at most to the last bucket.
+#[cold]
+fn grow(counts: &mut Box<[u32]>, len: usize) {
+    let last = usize::from(bucket(u64::MAX)) + 1;
+    let mut v = std::mem::take(counts).into_vec();
+    v.resize(len.max(2 * v.len()).min(last), 0);
+    *counts = v.into_boxed_slice();
 }
 
 impl Histogram {
@@ -305,7 +330,7 @@ mod tests {
         );
         assert!(a.p50_s.is_some() && a.p95_s.is_some() && a.p99_s.is_some());
         assert_eq!((b.p50_s, b.p95_s, b.p99_s), (None, None, None));
-        assert!(mean.counts.is_empty());
+        assert!(mean.counts.is_none());
         let json = serde_json::to_string(&b).unwrap();
         assert!(!json.contains("p50"), "{json}");
         assert_eq!(serde_json::from_str::<QueueingStats>(&json).unwrap(), b);
@@ -397,5 +422,22 @@ mod tests {
         (0..100).for_each(|_| c.record(5_000));
         assert_eq!(c.stats().unwrap().jitter_s, 0.0);
         assert_eq!(c.stats().unwrap().p99_s, value(bucket(5_000)) * 1e-9);
+    }
+
+    /// Two recorders to a cache line; the histogram grows to the longest sojourn and no
+    /// further than the last bucket.
+    #[test]
+    fn a_sojourn_recorder_is_half_a_line_and_grows_to_the_longest_sojourn() {
+        assert_eq!(std::mem::size_of::<SojournRecorder>(), 32);
+        let mut r = SojournRecorder::default();
+        r.record(5);
+        assert!(r.counts.as_ref().is_some_and(|c| c.len() == 6));
+        r.record(1 << 40);
+        let len = r.counts.as_ref().map_or(0, |c| c.len());
+        assert_eq!(len, usize::from(bucket(1 << 40)) + 1);
+        assert_eq!(r.stats(3).map(|s| (s.packets, s.unqueued)), Some((3, 1)));
+        let mut counts = r.counts.take().unwrap_or_default();
+        grow(&mut counts, usize::MAX);
+        assert_eq!(counts.len(), usize::from(bucket(u64::MAX)) + 1);
     }
 }
