@@ -588,10 +588,3 @@ fn an_accecn_sender_decodes_ace_and_guards_against_its_wrap() {
     s.handle_packet(ms(13), &ace_ack(26, 9));
     assert_eq!(s.s_cep, 17);
 }
-
-/// A Reno sender, read by every ACK, fits seven cache lines (448 bytes, the allocator's size
-/// class): at 1000 flows each line is a miss (docs/performance.md, session 26).
-#[test]
-fn a_reno_sender_is_seven_cache_lines() {
-    assert!(std::mem::size_of::<TcpSender<Reno>>() <= 448);
-}
