@@ -93,7 +93,9 @@ impl Observer for Observers {
             }
         }
     }
-    #[inline]
+    // Always: left to itself the compiler called it out of line, and saving and restoring
+    // the caller's registers took half of its instructions (cachegrind, 1,000 flows).
+    #[inline(always)]
     fn on_deliver(&mut self, now: Time, p: &Packet) {
         self.monitor.on_deliver(now, p);
         if !self.extra.is_empty() {
