@@ -277,9 +277,18 @@ impl Heap {
         self.heap[i] = e;
     }
 
-    /// Removes the earliest entry (which the caller has read with `first`).
+    /// Removes the earliest entry (which the caller has read with `first`). `BRANCHLESS`: the
+    /// smaller child at each level is chosen without a branch. Where the heap's order gives
+    /// that branch no pattern to learn, as in a fabric's narrow slots, it was mispredicted at
+    /// about every other level (cachegrind's branch simulation, k = 8 permutation: 8.6
+    /// mispredicted branches a packet-hop, 6.7 without the branch; 0.94x the time). Where it
+    /// has one, as in a dumbbell's heap of far timers and a few near arrivals (the earlier
+    /// child nearly always on the same side), the branch is predicted and the branchless
+    /// choice only makes each level wait for the one above: 1.10x the time on 10 flows, 1.16x
+    /// on 100, 1.02x on 1,000 at 1 Gb/s, so it is taken only where slots have narrowed
+    /// ([`EventQueue::pop_until`]).
     #[inline(always)]
-    fn remove_first(&mut self) {
+    fn remove_first<const BRANCHLESS: bool>(&mut self) {
         let Some(last) = self.heap.pop() else {
             return;
         };
@@ -294,7 +303,13 @@ impl Heap {
                     break;
                 }
                 let right = left + 1;
-                let child = if right < n && self.heap[right].key < self.heap[left].key {
+                let child = if BRANCHLESS {
+                    if right < n {
+                        left + usize::from(self.heap[right].key < self.heap[left].key)
+                    } else {
+                        left
+                    }
+                } else if right < n && self.heap[right].key < self.heap[left].key {
                     right
                 } else {
                     left
@@ -642,7 +657,7 @@ impl EventQueue {
                     break;
                 }
                 let e = *f;
-                self.far.remove_first();
+                self.far.remove_first::<false>();
                 self.file(e);
             }
             self.refills += 1;
@@ -682,7 +697,15 @@ impl EventQueue {
         if first.time() > limit {
             return None;
         }
-        self.current.remove_first();
+        // Where events are dense enough that the slots have narrowed (a fabric: many links'
+        // arrivals a few nanoseconds apart), a slot's events come in no order a branch could
+        // learn; elsewhere they come mostly in the order they are due, or are a level or two
+        // (see `Heap::remove_first`). The width changes rarely: this branch is predicted.
+        if self.slot_bits < MAX_SLOT_BITS {
+            self.current.remove_first::<true>();
+        } else {
+            self.current.remove_first::<false>();
+        }
         self.len -= 1;
         if self.cursor != NO_WHEEL && self.len < SMALL {
             self.stop_wheel();
@@ -841,6 +864,37 @@ mod tests {
             let mut other = evs.clone();
             other.sort_by_key(|e| (e.0, shuffle[e.1 .0 as usize % shuffle.len()]));
             proptest::prop_assert_eq!(run(&evs), run(&other));
+        }
+    }
+
+    proptest::proptest! {
+        /// Both ways of choosing the smaller child keep a heap: pushes and pops in any mix pop
+        /// every key in order, against a sorted model.
+        #[test]
+        fn the_heap_pops_in_key_order_either_way(
+            ops in proptest::collection::vec(proptest::option::of(0u64..1_000), 1..300),
+        ) {
+            for branchless in [false, true] {
+                let mut heap = Heap::default();
+                let mut model: Vec<u128> = Vec::new();
+                for (i, op) in ops.iter().enumerate() {
+                    match *op {
+                        Some(t) => {
+                            heap.push(Entry::new(Time(t), i as u64, Event::Sample));
+                            model.push(Entry::new(Time(t), i as u64, Event::Sample).key);
+                        }
+                        None => {
+                            model.sort_unstable_by(|a, b| b.cmp(a));
+                            proptest::prop_assert_eq!(heap.first().map(|e| e.key), model.pop());
+                            if branchless {
+                                heap.remove_first::<true>();
+                            } else {
+                                heap.remove_first::<false>();
+                            }
+                        }
+                    }
+                }
+            }
         }
     }
 
