@@ -30,4 +30,4 @@ pub mod transport;
 pub mod units;
 
 pub use packet::{Ecn, FlowId, Packet, PacketKind};
-pub use units::{Bytes, Duration, Limit, Rate, Time, UnitError};
+pub use units::{Bytes, Duration, Limit, Rate, Reciprocal, Time, UnitError};

@@ -162,6 +162,64 @@ impl Rate {
     }
 }
 
+/// A rate with its reciprocal, so that a transmission time costs a multiplication and a shift
+/// instead of a division: the simulator's links, which compute one per packet-hop. The times
+/// are exactly [`Rate::tx_time`]'s — division by an invariant integer [GM94, Thm. 4.2]: for
+/// 0 < d ≤ 2^l and m = ⌈2^(N+l) / d⌉, ⌊n / d⌋ = ⌊m·n / 2^(N+l)⌋ for every 0 ≤ n < 2^N.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reciprocal {
+    rate: Rate,
+    /// m for N = 63 (in [2^63, 2^64) when l ≥ 1); 0 where the multiplication does not apply
+    /// (a rate of 0 or 1 b/s, or one of 2^62 b/s and more): those divide.
+    magic: u64,
+}
+
+impl Reciprocal {
+    /// The widest numerator the multiplication is exact for: N = 63.
+    const N: u32 = 63;
+    /// Transmissions of fewer bytes than this are multiplied: the numerator ⌈bytes·8·10^9⌉
+    /// taken as ⌊(bytes·8·10^9 + d − 1) / d⌋ stays under 2^63 with d < 2^62.
+    const FAST_BYTES: u32 = 1 << 29;
+
+    pub fn new(rate: Rate) -> Reciprocal {
+        let d = rate.0;
+        let magic = if (2..1 << 62).contains(&d) {
+            let l = Reciprocal::ceil_log2(d);
+            // m = ⌈2^(N+l) / d⌉ < 2^64 since d > 2^(l-1).
+            let m = (1u128 << (Reciprocal::N + l)).div_ceil(u128::from(d));
+            u64::try_from(m).expect("m < 2^64 for d > 2^(l-1)")
+        } else {
+            0
+        };
+        Reciprocal { rate, magic }
+    }
+
+    pub fn rate(&self) -> Rate {
+        self.rate
+    }
+
+    /// l = ⌈log2 d⌉ for d ≥ 1.
+    #[inline(always)]
+    fn ceil_log2(d: u64) -> u32 {
+        u64::BITS - (d - 1).leading_zeros()
+    }
+
+    /// [`Rate::tx_time`] of `bytes` at this rate.
+    #[inline]
+    pub fn tx_time(&self, bytes: u32) -> Duration {
+        if bytes >= Reciprocal::FAST_BYTES || self.magic == 0 {
+            return self.rate.tx_time(u64::from(bytes));
+        }
+        let d = self.rate.0;
+        // ⌈x / d⌉ = ⌊(x + d − 1) / d⌋; x < 2^62 and d < 2^62, so n < 2^63 = 2^N.
+        let n = u64::from(bytes) * 8 * NS_PER_S + (d - 1);
+        let l = Reciprocal::ceil_log2(d);
+        // ⌊m·n / 2^(63+l)⌋ [GM94, Thm. 4.2], as the high word shifted by l − 1 (l ≥ 1 here).
+        let high = ((u128::from(self.magic) * u128::from(n)) >> 64) as u64;
+        Duration(high >> (l - 1))
+    }
+}
+
 /// Why a unit string was rejected. The message names the value and what was expected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("bad {what} {value:?}: {reason}")]
@@ -479,6 +537,65 @@ unit_serde!(Limit, "a limit such as \"90pkt\", \"60KB\" or \"inf\"");
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The reciprocal's time is the division's, at the edges of its range and beyond them.
+    #[test]
+    fn a_reciprocal_times_as_the_division_does() {
+        let rates = [
+            0,
+            1,
+            2,
+            3,
+            7,
+            1_000,
+            999_999_937,
+            1_000_000_000,
+            10_000_000_000,
+            40_000_000_000,
+            100_000_000_000,
+            (1 << 61) + 1,
+            (1 << 62) - 1,
+            1 << 62,
+            u64::MAX,
+        ];
+        let sizes = [
+            0,
+            1,
+            40,
+            64,
+            1500,
+            9000,
+            65_535,
+            (1 << 29) - 1,
+            1 << 29,
+            u32::MAX,
+        ];
+        for d in rates {
+            let r = Reciprocal::new(Rate(d));
+            for b in sizes {
+                assert_eq!(
+                    r.tx_time(b),
+                    Rate(d).tx_time(u64::from(b)),
+                    "{b} B at {d} b/s"
+                );
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_reciprocal_times_as_the_division_does_anywhere(
+            d in 0u64..1 << 63,
+            bytes in proptest::prop_oneof![0u32..70_000, 0u32..1 << 29, proptest::num::u32::ANY],
+            power in 1u32..63,
+        ) {
+            // Every rate, and powers of two and their neighbours (where m is smallest/largest).
+            for d in [d, (1 << power) - 1, 1 << power, (1 << power) + 1] {
+                let r = Reciprocal::new(Rate(d));
+                proptest::prop_assert_eq!(r.tx_time(bytes), Rate(d).tx_time(u64::from(bytes)));
+            }
+        }
+    }
 
     #[test]
     fn parses_durations() {

@@ -131,7 +131,7 @@ impl Slab {
     }
 
     /// When the last packet of `pipe` arrives, if it holds any.
-    #[inline(always)]
+    #[cfg(test)]
     pub fn back_arrival(&self, pipe: &Pipe) -> Option<Time> {
         (pipe.tail != NIL).then(|| self.slots[pipe.tail as usize].arrival)
     }
@@ -201,58 +201,66 @@ impl Slab {
     }
 
     /// Appends the packet in slot `i` (in no pipe: [allocated](Self::alloc) or
-    /// [taken out](Self::take_front) of another), arriving at `arrival`, to `pipe`; returns it
-    /// in place. With `queued: Some(at)` the packet was queued at `at` and its transmission
-    /// has not started: it joins the pipe's queued part (which a pipe that takes such packets
-    /// only ever takes at its end).
+    /// [taken out](Self::take_front) of another) to `pipe`, due at the far end at `due` or with
+    /// the packet ahead if that one arrives later (FIFO: a delay decrease, or a shorter draw,
+    /// never lets a packet overtake). Returns its arrival and whether it is the pipe's only
+    /// packet (the one decision whether the pipe was empty, made once). With `queued: Some(at)`
+    /// the packet was queued at `at` and its transmission has not started: it joins the pipe's
+    /// queued part (which a pipe that takes such packets only ever takes at its end).
     #[inline(always)]
     pub fn link_back(
         &mut self,
         pipe: &mut Pipe,
         i: u32,
-        arrival: Time,
+        due: Time,
         queued: Option<Time>,
-    ) -> &mut Packet {
+    ) -> (Time, bool) {
         debug_assert!(
             queued.is_some() || pipe.queued == NIL,
             "a started packet behind queued ones"
         );
+        let alone = pipe.tail == NIL;
+        let arrival = if alone {
+            pipe.head = i;
+            due
+        } else {
+            let tail = &mut self.slots[pipe.tail as usize];
+            let arrival = due.max(tail.arrival);
+            tail.next = i;
+            tail.next_arrival = arrival;
+            arrival
+        };
         let slot = &mut self.slots[i as usize];
         slot.arrival = arrival;
         slot.queued_at = queued.unwrap_or(Time::ZERO);
         slot.next = NIL;
-        if pipe.tail == NIL {
-            pipe.head = i;
-        } else {
-            let tail = &mut self.slots[pipe.tail as usize];
-            tail.next = i;
-            tail.next_arrival = arrival;
-        }
         pipe.tail = i;
         if queued.is_some() && pipe.queued == NIL {
             pipe.queued = i;
         }
-        &mut self.slots[i as usize].pkt
+        (arrival, alone)
     }
 
-    /// Appends `pkt`, arriving at `arrival`, to `pipe` (see [`link_back`](Self::link_back)).
+    /// Appends `pkt`, due at `due`, to `pipe` (see [`link_back`](Self::link_back)).
     #[cfg(test)]
     fn push_back(
         &mut self,
         pipe: &mut Pipe,
-        arrival: Time,
+        due: Time,
         pkt: Packet,
         queued: Option<Time>,
     ) -> &mut Packet {
         let i = self.alloc(pkt, 0);
-        self.link_back(pipe, i, arrival, queued)
+        self.link_back(pipe, i, due, queued);
+        self.packet_mut(i)
     }
 
-    /// The first packet of `pipe`'s queued part, in place, and when it was queued.
+    /// The first packet of `pipe`'s queued part, in place, when it was queued and when it
+    /// arrives at the far end.
     #[inline(always)]
-    pub fn first_queued(&self, pipe: &Pipe) -> Option<(&Packet, Time)> {
+    pub fn first_queued(&self, pipe: &Pipe) -> Option<(&Packet, Time, Time)> {
         let s = self.slots.get(pipe.queued as usize)?;
-        Some((&s.pkt, s.queued_at))
+        Some((&s.pkt, s.queued_at, s.arrival))
     }
 
     /// The [`first_queued`](Self::first_queued) packet has started its transmission: it
@@ -407,7 +415,8 @@ mod tests {
         slab.push_back(&mut b, Time(5), pkt(2), None);
         let (i, next) = slab.take_front(&mut a).unwrap();
         assert_eq!((slab.packet(i).seq, next), (0, Some(Time(20))));
-        slab.link_back(&mut b, i, Time(30), None).hop = 7;
+        assert_eq!(slab.link_back(&mut b, i, Time(30), None), (Time(30), false));
+        slab.packet_mut(i).hop = 7;
         let in_b: Vec<_> = slab.iter(&b).map(|(t, p)| (t, p.seq, p.hop)).collect();
         assert_eq!(in_b, vec![(Time(5), 2, 0), (Time(30), 0, 7)]);
         let in_a: Vec<_> = slab.iter(&a).map(|(t, p)| (t, p.seq)).collect();
@@ -432,6 +441,36 @@ mod tests {
         assert_eq!(slab.next_hop.len(), slab.slots.len());
     }
 
+    /// A packet due before the one ahead arrives with it, and the pipe says when it was empty.
+    #[test]
+    fn a_pipe_never_lets_a_packet_overtake() {
+        let mut slab = Slab::new();
+        let mut pipe = Pipe::default();
+        let [a, b, c] = [0, 1, 2].map(|s| slab.alloc(pkt(s), 0));
+        assert_eq!(
+            slab.link_back(&mut pipe, a, Time(50), None),
+            (Time(50), true)
+        );
+        assert_eq!(
+            slab.link_back(&mut pipe, b, Time(40), None),
+            (Time(50), false)
+        );
+        assert_eq!(
+            slab.link_back(&mut pipe, c, Time(60), None),
+            (Time(60), false)
+        );
+        let held: Vec<_> = slab.iter(&pipe).map(|(t, p)| (t, p.seq)).collect();
+        assert_eq!(held, vec![(Time(50), 0), (Time(50), 1), (Time(60), 2)]);
+        while let Some((j, _)) = slab.take_front(&mut pipe) {
+            slab.free(j);
+        }
+        let d = slab.alloc(pkt(3), 0);
+        assert_eq!(
+            slab.link_back(&mut pipe, d, Time(10), None),
+            (Time(10), true)
+        );
+    }
+
     /// A pipe's queued part is its last packets, started one by one in order.
     #[test]
     fn the_queued_part_is_the_pipes_end() {
@@ -441,13 +480,13 @@ mod tests {
         slab.push_back(&mut pipe, Time(20), pkt(1), Some(Time(2)));
         assert!(slab.front_is_queued(&pipe));
         assert_eq!(
-            slab.first_queued(&pipe).map(|(p, at)| (p.seq, at)),
+            slab.first_queued(&pipe).map(|(p, at, _)| (p.seq, at)),
             Some((0, Time(1)))
         );
         slab.start_first_queued(&mut pipe);
         assert!(!slab.front_is_queued(&pipe));
         assert_eq!(
-            slab.first_queued(&pipe).map(|(p, at)| (p.seq, at)),
+            slab.first_queued(&pipe).map(|(p, at, _)| (p.seq, at)),
             Some((1, Time(2)))
         );
         assert_eq!(
@@ -458,7 +497,11 @@ mod tests {
         slab.start_first_queued(&mut pipe);
         assert!(slab.first_queued(&pipe).is_none());
         slab.push_back(&mut pipe, Time(30), pkt(2), Some(Time(3)));
-        assert_eq!(slab.first_queued(&pipe).map(|(p, _)| p.seq), Some(2));
+        assert_eq!(
+            slab.first_queued(&pipe)
+                .map(|(p, _, arrival)| (p.seq, arrival)),
+            Some((2, Time(30)))
+        );
         let all: Vec<_> = slab.iter(&pipe).map(|(t, p)| (t, p.seq)).collect();
         assert_eq!(all, vec![(Time(20), 1), (Time(30), 2)]);
     }

@@ -4,7 +4,7 @@ use acclab_core::config::{QueueConfig, QueueContext};
 use acclab_core::queue::droptail::TailDropLedger;
 use acclab_core::queue::shared_buffer::{SharedBuffer, SharedPort};
 use acclab_core::transport::{Endpoint, EndpointSlot};
-use acclab_core::{FlowId, Limit, Time};
+use acclab_core::{FlowId, Limit, Reciprocal, Time};
 
 use super::books::{Books, FlowState};
 use super::endpoints::Endpoints;
@@ -76,11 +76,9 @@ impl Simulator {
                     _ => TailDropLedger::new(Limit::Unlimited), // not used
                 };
                 Link {
-                    rate: l.rate,
-                    tx_memo_size: 0,
-                    tx_memo_time: l.rate.tx_time(0),
+                    rate: Reciprocal::new(l.rate),
                     delay: l.delay,
-                    dequeued_done: Time::ZERO,
+                    tail_done: Time::ZERO,
                     extra: Extra::of(l, seed),
                     held: held.map(|queue| {
                         Box::new(Held {

@@ -6,7 +6,7 @@
 
 use acclab_core::queue::{Backlog, DropReason, QueueState};
 use acclab_core::transport::{Endpoint, EndpointSlot, Side};
-use acclab_core::{Duration, FlowId, Packet, Time};
+use acclab_core::{Duration, FlowId, Packet, Reciprocal, Time};
 
 use super::books::Books;
 use super::observers::View;
@@ -167,8 +167,7 @@ impl Simulator {
             EventAction::SetDelay { link, delay } => self.links[link.0 as usize].delay = delay,
             EventAction::SetRate { link, rate } => {
                 let l = &mut self.links[link.0 as usize];
-                l.rate = rate;
-                l.tx_memo_time = rate.tx_time(u64::from(l.tx_memo_size));
+                l.rate = Reciprocal::new(rate);
                 if let Some(h) = &mut l.held {
                     h.queue.set_rate(rate); // a link whose rate changes holds a discipline
                 }
@@ -291,17 +290,12 @@ impl Simulator {
             match link.ledger.admit(self.slab.packet(i)) {
                 Ok(marked) => {
                     let backlog = link.ledger.backlog();
-                    // It starts when the packet ahead of it is done (that packet's arrival
-                    // less the delay), or now if the link is idle.
-                    let start = self
-                        .slab
-                        .back_arrival(&link.pipe)
-                        .map_or(now, |ahead| now.max(Time(ahead.0 - link.delay.0)));
+                    let (start, done) = link.schedule(self.slab.packet(i).size, now);
                     if start == now {
-                        self.send_now(l, i, backlog, marked);
+                        self.send_now(l, i, backlog, marked, done);
                     } else {
                         self.admitted(l, i, backlog, marked);
-                        self.send_later(l, i, start);
+                        self.send_later(l, i, start, done);
                     }
                 }
                 Err(d) => {
@@ -363,15 +357,22 @@ impl Simulator {
 
     /// The packet in slot `i`, just admitted at link `l` that [departs at
     /// enqueue](Link::departs_at_enqueue) (whose queue now holds `backlog`; `marked`: it is to
-    /// be marked), finds the link idle: its transmission starts now. It is reported queued and
-    /// started (what [`start_due`](Self::start_due) would report at once) and put in the pipe,
-    /// started, with its arrival time at the far end.
-    pub(super) fn send_now(&mut self, l: usize, i: u32, backlog: Backlog, marked: bool) {
+    /// be marked), finds the link idle: its transmission starts now, and is done at `done`.
+    /// It is reported queued and started (what [`start_due`](Self::start_due) would report at
+    /// once) and put in the pipe, started, with its arrival time at the far end.
+    pub(super) fn send_now(
+        &mut self,
+        l: usize,
+        i: u32,
+        backlog: Backlog,
+        marked: bool,
+        done: Time,
+    ) {
         let now = self.now;
         let id = LinkId(l as u32);
         self.admitted(l, i, backlog, marked);
         let pkt = self.slab.packet(i);
-        let (backlog, done) = self.links[l].start_sending(pkt.size, now);
+        let backlog = self.links[l].start_sending(pkt.size);
         self.packet_hops += 1;
         let tx = Transmit {
             sojourn: Duration::ZERO,
@@ -379,7 +380,7 @@ impl Simulator {
             done,
         };
         if let Some(t) = &mut self.telemetry {
-            t.on_transmit(l, self.links[l].rate, now, pkt, backlog.bytes);
+            t.on_transmit(l, self.links[l].rate.rate(), now, pkt, backlog.bytes);
         }
         self.observers.on_transmit(now, id, pkt, tx, backlog);
         self.propagate(l, done, i, None);
@@ -387,11 +388,10 @@ impl Simulator {
 
     /// The packet in slot `i`, just admitted at link `l` that [departs at
     /// enqueue](Link::departs_at_enqueue), waits for the packets ahead of it: its transmission
-    /// starts at `start`, later than now. It is put in the pipe, queued, with its arrival time
-    /// at the far end.
-    pub(super) fn send_later(&mut self, l: usize, i: u32, start: Time) {
+    /// starts at `start`, later than now, and is done at `done`. It is put in the pipe, queued,
+    /// with its arrival time at the far end.
+    pub(super) fn send_later(&mut self, l: usize, i: u32, start: Time, done: Time) {
         let now = self.now;
-        let done = start + self.links[l].tx_time(self.slab.packet(i).size);
         self.propagate(l, done, i, Some(now));
         if self.observers.has_extra() {
             // Added observers hear of every transmission at its start, in time order.
@@ -410,12 +410,14 @@ impl Simulator {
             return;
         }
         // The queued packets are the pipe's last ones: each is read in place.
-        while let Some((pkt, queued_at)) = self.slab.first_queued(&link.pipe) {
-            let start = queued_at.max(link.dequeued_done);
+        while let Some((pkt, queued_at, arrival)) = self.slab.first_queued(&link.pipe) {
+            // Its start and end were fixed when it was queued (`Link::schedule`).
+            let start = link.started(pkt.size, arrival);
             if start > t {
                 return;
             }
-            let (backlog, done) = link.start_sending(pkt.size, start);
+            let backlog = link.start_sending(pkt.size);
+            let done = Time(arrival.0 - link.delay.0);
             self.packet_hops += 1;
             let tx = Transmit {
                 sojourn: start - queued_at,
@@ -423,7 +425,7 @@ impl Simulator {
                 done,
             };
             if let Some(t) = &mut self.telemetry {
-                t.on_transmit(l, link.rate, start, pkt, backlog.bytes);
+                t.on_transmit(l, link.rate.rate(), start, pkt, backlog.bytes);
             }
             self.observers.on_transmit(start, id, pkt, tx, backlog);
             self.slab.start_first_queued(&mut link.pipe);
@@ -491,7 +493,7 @@ impl Simulator {
                 done,
             };
             if let Some(t) = &mut self.telemetry {
-                t.on_transmit(l, self.links[l].rate, now, &d.packet, backlog.bytes);
+                t.on_transmit(l, self.links[l].rate.rate(), now, &d.packet, backlog.bytes);
             }
             self.observers.on_transmit(now, id, &d.packet, tx, backlog);
         }
@@ -568,12 +570,8 @@ impl Simulator {
     #[inline(always)]
     pub(super) fn propagate_after(&mut self, l: usize, due: Time, i: u32, queued: Option<Time>) {
         let link = &mut self.links[l];
-        // FIFO propagation: a delay decrease (or a shorter draw) never lets a packet overtake
-        // the one ahead.
-        let ahead = self.slab.back_arrival(&link.pipe);
-        let arrival = due.max(ahead.unwrap_or(Time::ZERO));
-        let pkt = self.slab.link_back(&mut link.pipe, i, arrival, queued);
-        pkt.hop += 1;
+        let (arrival, alone) = self.slab.link_back(&mut link.pipe, i, due, queued);
+        self.slab.packet_mut(i).hop += 1;
         // Where it goes at the far end, read now, while its route is at hand.
         let (pkt, route) = self.slab.packet_and_route(i);
         let next_hop = self.routes.next(route, pkt.hop, Some(l), pkt).0;
@@ -582,11 +580,9 @@ impl Simulator {
             self.post(l, i, arrival, next_hop);
             return;
         }
-        let link = &mut self.links[l];
-        if ahead.is_none() {
-            let head = link.pipe.head();
-            self.events
-                .schedule_arrival(arrival, l as u32, head, next_hop);
+        if alone {
+            // The pipe's first packet: its arrival is the link's next event.
+            self.events.schedule_arrival(arrival, l as u32, i, next_hop);
         }
     }
 

@@ -8,12 +8,12 @@ use acclab_core::queue::shared_buffer::{SharedBuffer, SharedPort};
 use acclab_core::queue::{
     Backlog, Dequeued, Dropped, Enqueued, QueueDiscipline, QueueState, QueueStats,
 };
-use acclab_core::{rng, Duration, Packet, Rate, Time};
+use acclab_core::{rng, Duration, Packet, Rate, Reciprocal, Time};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::Arc;
 
-use crate::pipes::Pipe;
+use crate::pipes::{Pipe, Slab};
 use acclab_scenario::{EventAction, Scenario};
 
 /// One unidirectional link. Laid out for the cache (at 1000 flows a hop rarely finds its link
@@ -27,16 +27,14 @@ pub(super) struct Link {
     /// [`Slab`]. On a link that departs at enqueue, every packet accepted and not yet arrived:
     /// the queued ones too.
     pub(super) pipe: Pipe,
-    /// The last packet size serialised, and (`tx_memo_time`) its transmission time at `rate`:
-    /// a link carries mostly one size (data one way, ACKs the other), so the division is
-    /// rarely needed.
-    pub(super) tx_memo_size: u32,
+    /// The link's rate, with its reciprocal: a transmission time without a division (and
+    /// without a branch on the size: fabric links carry data and ACKs mixed).
+    pub(super) rate: Reciprocal,
     pub(super) delay: Duration,
-    /// On a link that departs at enqueue: when the last packet taken from the queue is done
-    /// (the next one starts then, or when it was enqueued if that is later).
-    pub(super) dequeued_done: Time,
-    pub(super) tx_memo_time: Duration,
-    pub(super) rate: Rate,
+    /// On a link that departs at enqueue: when the transmission of the last packet it
+    /// accepted is done — the next one starts then, or when it arrives if that is later. (A
+    /// link whose pipe is empty has it in the past.)
+    pub(super) tail_done: Time,
     /// Random loss, jitter and a capacity trace, on a link with any of them.
     pub(super) extra: Option<Box<Extra>>,
     /// The discipline holding the link's packets; `None` on a link that departs at enqueue,
@@ -93,25 +91,45 @@ pub(super) struct Held {
 }
 
 impl Link {
-    /// How long serialising `size` bytes takes at the link's rate (`Rate::tx_time`, memoised).
-    #[inline]
-    pub(super) fn tx_time(&mut self, size: u32) -> Duration {
-        if self.tx_memo_size != size {
-            self.tx_memo_size = size;
-            self.tx_memo_time = self.rate.tx_time(u64::from(size));
-        }
-        self.tx_memo_time
+    /// How long serialising `size` bytes takes at the link's rate (`Rate::tx_time`).
+    #[inline(always)]
+    pub(super) fn tx_time(&self, size: u32) -> Duration {
+        self.rate.tx_time(size)
+    }
+
+    /// On a link that [departs at enqueue](Link::departs_at_enqueue): a packet of `size` bytes,
+    /// just admitted at `now`, is transmitted when those ahead of it are, or now if the link
+    /// is idle. Returns when its transmission starts and when it is done.
+    #[inline(always)]
+    pub(super) fn schedule(&mut self, size: u32, now: Time) -> (Time, Time) {
+        let start = now.max(self.tail_done);
+        let done = start + self.tx_time(size);
+        self.tail_done = done;
+        (start, done)
+    }
+
+    /// On a link that [departs at enqueue](Link::departs_at_enqueue): when the packet that
+    /// arrives at the far end at `arrival`, of `size` bytes, started its transmission.
+    #[inline(always)]
+    pub(super) fn started(&self, size: u32, arrival: Time) -> Time {
+        Time(arrival.0 - self.delay.0 - self.tx_time(size).0)
     }
 
     /// On a link that [departs at enqueue](Link::departs_at_enqueue): the oldest packet in its
-    /// ledger, of `size` bytes, starts its transmission at `start`. Returns the backlog left
-    /// and when the transmission is done.
+    /// ledger, of `size` bytes, starts its transmission. Returns the backlog left.
     #[inline(always)]
-    pub(super) fn start_sending(&mut self, size: u32, start: Time) -> (Backlog, Time) {
+    pub(super) fn start_sending(&mut self, size: u32) -> Backlog {
         self.ledger.sent(size);
-        let done = start + self.tx_time(size);
-        self.dequeued_done = done;
-        (self.ledger.backlog(), done)
+        self.ledger.backlog()
+    }
+
+    /// On a link that [departs at enqueue](Link::departs_at_enqueue): when the last
+    /// transmission reported started is done (the first still queued starts then).
+    pub(super) fn started_done(&self, slab: &Slab) -> Time {
+        match slab.first_queued(&self.pipe) {
+            Some((pkt, _, arrival)) => self.started(pkt.size, arrival),
+            None => self.tail_done,
+        }
     }
 
     /// Whether a packet's departure is computed when it is enqueued, so that a hop costs one

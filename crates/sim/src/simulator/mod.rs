@@ -257,7 +257,7 @@ impl Simulator {
             - self
                 .links
                 .iter()
-                .filter(|l| l.eager() && l.dequeued_done > now)
+                .filter(|l| l.eager() && l.started_done(&self.slab) > now)
                 .count() as u64
     }
 

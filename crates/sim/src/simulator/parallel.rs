@@ -331,13 +331,10 @@ impl Simulator {
         }
         let i = self.slab.alloc(pkt, m.route);
         let pipe = &mut self.links[m.l as usize].pipe;
-        let ahead = self.slab.back_arrival(pipe);
-        self.slab.link_back(pipe, i, m.arrival, None);
+        let (arrival, alone) = self.slab.link_back(pipe, i, m.arrival, None);
         self.slab.set_next_hop(i, m.next_hop);
-        if ahead.is_none() {
-            let head = pipe.head();
-            self.events
-                .schedule_arrival(m.arrival, m.l, head, m.next_hop);
+        if alone {
+            self.events.schedule_arrival(arrival, m.l, i, m.next_hop);
         }
     }
 
