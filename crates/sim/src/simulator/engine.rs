@@ -72,7 +72,7 @@ impl Simulator {
                 }
             }
             self.dispatch(ev);
-            if ev.is_run() && self.part.is_some() {
+            if self.part.is_some() && ev.is_run() {
                 self.stop_at_run_event();
                 return Some(ev);
             }
@@ -409,10 +409,12 @@ impl Simulator {
         if !link.eager() {
             return;
         }
-        // The queued packets are the pipe's last ones: each is read in place.
+        // The queued packets are the pipe's last ones: each is read in place. Their starts and
+        // ends were fixed when they were queued (`Link::schedule`): the first's from its
+        // arrival, each next one's when the one ahead is done (it was queued behind it).
+        let mut next_start = None;
         while let Some((pkt, queued_at, arrival)) = self.slab.first_queued(&link.pipe) {
-            // Its start and end were fixed when it was queued (`Link::schedule`).
-            let start = link.started(pkt.size, arrival);
+            let start = next_start.unwrap_or_else(|| link.started(pkt.size, arrival));
             if start > t {
                 return;
             }
@@ -429,6 +431,7 @@ impl Simulator {
             }
             self.observers.on_transmit(start, id, pkt, tx, backlog);
             self.slab.start_first_queued(&mut link.pipe);
+            next_start = Some(done);
         }
     }
 
