@@ -33,7 +33,9 @@ pub(super) struct Link {
     pub(super) delay: Duration,
     /// On a link that departs at enqueue: when the transmission of the last packet it
     /// accepted is done — the next one starts then, or when it arrives if that is later. (A
-    /// link whose pipe is empty has it in the past.)
+    /// link whose pipe is empty has it in the past.) It is the pipe's last arrival less the
+    /// delay, kept here so that an enqueue reads neither that packet's slot nor whether there
+    /// is one (a miss and a mispredicted branch a hop on a fabric).
     pub(super) tail_done: Time,
     /// Random loss, jitter and a capacity trace, on a link with any of them.
     pub(super) extra: Option<Box<Extra>>,
