@@ -225,12 +225,12 @@ pub fn estimate(sc: &Scenario) -> Cost {
         let r = l.rate.as_f64();
         // A packet carried costs up to two events here and its ACK as many back; one dropped
         // on arrival, its arrival.
-        let clocked = load.min(r);
-        let load = clocked + push;
+        let window_based = load.min(r);
+        let load = window_based + push;
         let carried = load.min(r) * duration / bits;
         let dropped = (load - load.min(r)) * duration / bits;
-        by_links += 4.0 * clocked * duration / bits;
-        events += 4.0 * (carried - clocked * duration / bits) + dropped;
+        by_links += 4.0 * window_based * duration / bits;
+        events += 4.0 * (carried - window_based * duration / bits) + dropped;
         let limit_pkts = |lim: Limit| match lim {
             Limit::Packets(n) => n as f64,
             Limit::Bytes(b) => b as f64 / sc.packet_size as f64,
