@@ -72,14 +72,29 @@ pub struct HistogramBin {
     pub packets: u32,
 }
 
-/// `ns` as seconds, exactly, in decimal: 12058624 → "0.012058624", 2000000000 → "2".
-pub fn exact_seconds(ns: u64) -> String {
-    let (s, frac) = (ns / 1_000_000_000, ns % 1_000_000_000);
-    if frac == 0 {
-        return s.to_string();
+/// A time in ns as seconds, exactly, in decimal (a cell of delays.csv): 12058624 →
+/// "0.012058624", 2000000000 → "2".
+#[derive(Clone, Copy, Debug)]
+pub struct ExactSeconds(pub u64);
+
+impl crate::csv_row::Cell for ExactSeconds {
+    fn put(&self, out: &mut Vec<u8>) {
+        let (s, mut frac) = (self.0 / 1_000_000_000, self.0 % 1_000_000_000);
+        s.put(out);
+        if frac == 0 {
+            return;
+        }
+        let mut places = 9; // nanoseconds' digits, less the trailing zeros
+        while frac % 10 == 0 {
+            frac /= 10;
+            places -= 1;
+        }
+        let mut digits = itoa::Buffer::new();
+        let digits = digits.format(frac);
+        out.push(b'.');
+        out.extend(std::iter::repeat_n(b'0', places - digits.len()));
+        out.extend_from_slice(digits.as_bytes());
     }
-    let digits = format!("{frac:09}");
-    format!("{s}.{}", digits.trim_end_matches('0'))
 }
 
 /// A link's queueing delays (its packets' sojourn times) over the measurement window, seconds.
@@ -375,10 +390,17 @@ mod tests {
         }
         assert_eq!((bins[0].from_ns, bins[0].to_ns, bins[0].packets), (5, 6, 2));
         assert!(bins.windows(2).all(|w| w[0].to_ns <= w[1].from_ns));
+        let exact_seconds = |ns| {
+            let mut out = Vec::new();
+            crate::csv_row::Cell::put(&ExactSeconds(ns), &mut out);
+            String::from_utf8(out).unwrap()
+        };
         assert_eq!(exact_seconds(12_058_624), "0.012058624");
         assert_eq!(exact_seconds(2_000_000_000), "2");
         assert_eq!(exact_seconds(2_500_000_000), "2.5");
         assert_eq!(exact_seconds(5), "0.000000005");
+        assert_eq!(exact_seconds(0), "0");
+        assert_eq!(exact_seconds(1_000_000_100), "1.0000001");
         for i in [0u16, 127, 128, 500, 1000] {
             let (from, to) = bounds(i);
             assert!(from as f64 <= value(i) && value(i) < to as f64);

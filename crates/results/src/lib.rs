@@ -14,6 +14,7 @@
 //! - [`table`]: tables shown as terminal text and as HTML alike;
 //! - [`html`]: the static page of `acclab report`.
 
+pub mod csv_row;
 pub mod delay;
 pub mod fct;
 pub mod files;

@@ -4,8 +4,11 @@
 //! fluid's fractions: one row type, generic over that number (`u64`, the default, or `f64`),
 //! written by one function per file, so that the two tiers' files cannot drift apart.
 
-use std::fmt::Display;
+use std::fs::File;
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+
+use crate::csv_row::{Cell, Formatted, Row};
 
 /// One row of `flows.csv`: flow `flow` over the sample interval ending at `t_s`.
 #[derive(Clone, Debug, PartialEq)]
@@ -74,10 +77,6 @@ impl<N> SampleSink<N> for () {
     }
 }
 
-fn opt<T: Display>(x: &Option<T>) -> String {
-    x.as_ref().map_or(String::new(), |v| v.to_string())
-}
-
 /// The columns of `flows.csv`.
 pub const FLOW_COLUMNS: [&str; 9] = [
     "time_s",
@@ -98,21 +97,28 @@ pub fn flow_columns(cc_columns: &[String]) -> Vec<String> {
     header
 }
 
-/// A row of `flows.csv`, the flow named `id`; `cc_columns` cells of controller state after the
-/// common ones (empty where the flow's sender has none).
-pub fn flow_record<N: Display>(s: &FlowSample<N>, id: &str, cc_columns: usize) -> Vec<String> {
-    let mut row = vec![
-        s.t_s.to_string(),
-        id.to_string(),
-        s.throughput_bps.to_string(),
-        s.send_rate_bps.to_string(),
-        opt(&s.cwnd_bytes),
-        opt(&s.srtt_s),
-        opt(&s.accumulation_bytes),
-        s.lost_packets.to_string(),
-        s.received_bps.to_string(),
-    ];
-    row.extend((0..cc_columns).map(|k| opt(&s.cc.get(k).copied().flatten())));
+/// A row of `flows.csv`, the flow named `id`, after its time (`time`: `s.t_s`, or its text
+/// already written); `cc_columns` cells of controller state after the common ones (empty where
+/// the flow's sender has none).
+pub fn flow_record<'r, N: Cell>(
+    row: &'r mut Row,
+    time: &(impl Cell + ?Sized),
+    s: &FlowSample<N>,
+    id: &str,
+    cc_columns: usize,
+) -> &'r mut Row {
+    row.cell(time)
+        .cell(id)
+        .cell(&s.throughput_bps)
+        .cell(&s.send_rate_bps)
+        .cell(&s.cwnd_bytes)
+        .cell(&s.srtt_s)
+        .cell(&s.accumulation_bytes)
+        .cell(&s.lost_packets)
+        .cell(&s.received_bps);
+    for k in 0..cc_columns {
+        row.cell(&s.cc.get(k).copied().flatten());
+    }
     row
 }
 
@@ -133,23 +139,25 @@ pub fn link_columns(aqm_columns: &[String]) -> Vec<String> {
     header
 }
 
-/// A row of `links.csv`, the link named `name`.
-pub fn link_record<N: Display>(s: &LinkSample<N>, name: &str) -> Vec<String> {
-    let mut row = vec![
-        s.t_s.to_string(),
-        name.to_string(),
-        s.queue_pkts.to_string(),
-        s.queue_bytes.to_string(),
-        s.utilization.to_string(),
-        s.drops.to_string(),
-        s.marks.to_string(),
-    ];
-    row.extend(s.aqm.iter().map(opt));
-    row
+/// A row of `links.csv`, the link named `name`, after its time (as [`flow_record`]'s).
+pub fn link_record<'r, N: Cell>(
+    row: &'r mut Row,
+    time: &(impl Cell + ?Sized),
+    s: &LinkSample<N>,
+    name: &str,
+) -> &'r mut Row {
+    row.cell(time)
+        .cell(name)
+        .cell(&s.queue_pkts)
+        .cell(&s.queue_bytes)
+        .cell(&s.utilization)
+        .cell(&s.drops)
+        .cell(&s.marks)
+        .cells(&s.aqm)
 }
 
 /// Writes `flows.csv` and `links.csv` into `dir` whole from samples kept in memory.
-pub fn write_csvs<N: Display>(
+pub fn write_csvs<N: Cell>(
     dir: &Path,
     names: Names,
     flows: &[FlowSample<N>],
@@ -166,17 +174,26 @@ pub fn write_csvs<N: Display>(
 }
 
 /// Writes `links.csv` alone into `dir` (live mode's router, which has no flows of its own).
-pub fn write_links_csv<N: Display>(
+pub fn write_links_csv<N: Cell>(
     dir: &Path,
     names: &Names,
     links: &[LinkSample<N>],
 ) -> std::io::Result<()> {
-    let mut w = csv::Writer::from_path(dir.join("links.csv"))?;
-    w.write_record(link_columns(&names.aqm_columns))?;
+    let mut w = open_csv(&dir.join("links.csv"), &link_columns(&names.aqm_columns))?;
+    let mut row = Row::default();
     for s in links {
-        w.write_record(link_record(s, &names.links[s.link as usize]))?;
+        link_record(&mut row, &s.t_s, s, &names.links[s.link as usize]).end(&mut w)?;
     }
     w.flush()
+}
+
+/// A CSV file created (truncated) at `path`, buffered, its header written.
+fn open_csv(path: &Path, header: &[impl AsRef<str>]) -> std::io::Result<BufWriter<File>> {
+    let mut w = BufWriter::with_capacity(1 << 16, File::create(path)?);
+    Row::default()
+        .cells(header.iter().map(AsRef::as_ref))
+        .end(&mut w)?;
+    Ok(w)
 }
 
 /// A run's flow ids by index, read where the run keeps them: the streamed `flows.csv` holds
@@ -213,54 +230,73 @@ pub struct Names {
 pub struct CsvSamples {
     dir: PathBuf,
     names: Names,
-    flows: csv::Writer<std::fs::File>,
-    links: csv::Writer<std::fs::File>,
+    flows: BufWriter<File>,
+    links: BufWriter<File>,
     /// delays.csv, opened with the first flow that has delays (the model tier's fluid has
     /// none).
-    delays: Option<csv::Writer<std::fs::File>>,
-    error: Option<csv::Error>,
+    delays: Option<BufWriter<File>>,
+    /// The row being written (its buffer reused from row to row).
+    row: Row,
+    /// The last sample's time and its text (every row of a sample starts with it).
+    time: (Option<u64>, Vec<u8>),
+    error: Option<std::io::Error>,
 }
 
 impl CsvSamples {
     /// Opens both files in `dir` with their headers.
     pub fn create(dir: &Path, names: Names) -> std::io::Result<CsvSamples> {
-        let mut flows = csv::Writer::from_path(dir.join("flows.csv.part"))?;
-        flows.write_record(flow_columns(&names.cc_columns))?;
-        let mut links = csv::Writer::from_path(dir.join("links.csv.part"))?;
-        links.write_record(link_columns(&names.aqm_columns))?;
+        let flows = open_csv(
+            &dir.join("flows.csv.part"),
+            &flow_columns(&names.cc_columns),
+        )?;
+        let links = open_csv(
+            &dir.join("links.csv.part"),
+            &link_columns(&names.aqm_columns),
+        )?;
         Ok(CsvSamples {
             dir: dir.to_path_buf(),
             names,
             flows,
             links,
             delays: None,
+            row: Row::default(),
+            time: (None, Vec::new()),
             error: None,
         })
     }
 
-    fn write<I>(error: &mut Option<csv::Error>, w: &mut csv::Writer<std::fs::File>, row: I)
-    where
-        I: IntoIterator,
-        I::Item: AsRef<[u8]>,
-    {
+    /// The text of time `t`, made once for the rows of a sample.
+    fn time(time: &mut (Option<u64>, Vec<u8>), t: f64) -> Formatted<'_> {
+        if time.0 != Some(t.to_bits()) {
+            time.1.clear();
+            t.put(&mut time.1);
+            time.0 = Some(t.to_bits());
+        }
+        Formatted(&time.1)
+    }
+
+    /// Ends the row into `w`, keeping the run's first write error.
+    fn end(row: &mut Row, w: &mut BufWriter<File>, error: &mut Option<std::io::Error>) {
+        let written = row.end(w);
         if error.is_none() {
-            if let Err(e) = w.write_record(row) {
-                *error = Some(e);
-            }
+            *error = written.err();
         }
     }
 }
 
-impl<N: Display> SampleSink<N> for CsvSamples {
+impl<N: Cell> SampleSink<N> for CsvSamples {
     fn flow(&mut self, s: &FlowSample<N>) {
         let cc = self.names.cc_columns.len();
-        let row = flow_record(s, self.names.flows.id(s.flow as usize), cc);
-        CsvSamples::write(&mut self.error, &mut self.flows, row);
+        let id = self.names.flows.id(s.flow as usize);
+        let t = CsvSamples::time(&mut self.time, s.t_s);
+        flow_record(&mut self.row, &t, s, id, cc);
+        CsvSamples::end(&mut self.row, &mut self.flows, &mut self.error);
     }
 
     fn link(&mut self, s: &LinkSample<N>) {
-        let row = link_record(s, &self.names.links[s.link as usize]);
-        CsvSamples::write(&mut self.error, &mut self.links, row);
+        let t = CsvSamples::time(&mut self.time, s.t_s);
+        link_record(&mut self.row, &t, s, &self.names.links[s.link as usize]);
+        CsvSamples::end(&mut self.row, &mut self.links, &mut self.error);
     }
 
     fn delays(&mut self, flow: u32, bins: &mut dyn Iterator<Item = crate::delay::HistogramBin>) {
@@ -268,7 +304,7 @@ impl<N: Display> SampleSink<N> for CsvSamples {
         for b in bins {
             let w = match &mut self.delays {
                 Some(w) => w,
-                None => match open_delays(&self.dir.join("delays.csv.part")) {
+                None => match open_csv(&self.dir.join("delays.csv.part"), &DELAY_COLUMNS) {
                     Ok(w) => self.delays.insert(w),
                     Err(e) => {
                         self.error.get_or_insert(e);
@@ -276,15 +312,15 @@ impl<N: Display> SampleSink<N> for CsvSamples {
                     }
                 },
             };
-            let row = delay_record(name, &b);
-            CsvSamples::write(&mut self.error, w, row);
+            delay_record(&mut self.row, name, &b);
+            CsvSamples::end(&mut self.row, w, &mut self.error);
         }
     }
 
     /// Flushes the files and gives them their names.
     fn finish(&mut self) -> std::io::Result<()> {
         if let Some(e) = self.error.take() {
-            return Err(std::io::Error::other(e));
+            return Err(e);
         }
         self.flows.flush()?;
         self.links.flush()?;
@@ -306,19 +342,11 @@ pub const DELAYS_FILE: &str = "delays.csv";
 /// delays.csv's columns: the flow, a bucket's bounds (s) and its packets.
 const DELAY_COLUMNS: [&str; 4] = ["flow", "delay_from_s", "delay_to_s", "packets"];
 
-fn open_delays(path: &Path) -> Result<csv::Writer<std::fs::File>, csv::Error> {
-    let mut w = csv::Writer::from_path(path)?;
-    w.write_record(DELAY_COLUMNS)?;
-    Ok(w)
-}
-
-fn delay_record(flow: &str, b: &crate::delay::HistogramBin) -> [String; 4] {
-    [
-        flow.to_string(),
-        crate::delay::exact_seconds(b.from_ns),
-        crate::delay::exact_seconds(b.to_ns),
-        b.packets.to_string(),
-    ]
+fn delay_record<'r>(row: &'r mut Row, flow: &str, b: &crate::delay::HistogramBin) -> &'r mut Row {
+    row.cell(flow)
+        .cell(&crate::delay::ExactSeconds(b.from_ns))
+        .cell(&crate::delay::ExactSeconds(b.to_ns))
+        .cell(&b.packets)
 }
 
 /// Writes delays.csv whole into `dir` from (flow name, its histogram) pairs, in their order;
@@ -327,29 +355,20 @@ pub fn write_delays_csv<'a>(
     dir: &Path,
     flows: impl Iterator<Item = (&'a str, Vec<crate::delay::HistogramBin>)>,
 ) -> std::io::Result<()> {
-    let mut w: Option<csv::Writer<Vec<u8>>> = None;
+    let mut bytes = Vec::new();
+    let mut row = Row::default();
     for (name, bins) in flows {
         for b in &bins {
-            let w = match &mut w {
-                Some(w) => w,
-                None => {
-                    let mut n = csv::Writer::from_writer(Vec::new());
-                    n.write_record(DELAY_COLUMNS)?;
-                    w.insert(n)
-                }
-            };
-            w.write_record(delay_record(name, b))?;
+            if bytes.is_empty() {
+                row.cells(DELAY_COLUMNS).end(&mut bytes)?;
+            }
+            delay_record(&mut row, name, b).end(&mut bytes)?;
         }
     }
-    match w {
-        Some(w) => {
-            let bytes = w
-                .into_inner()
-                .map_err(|e| std::io::Error::other(e.to_string()))?;
-            crate::files::write_atomic(&dir.join(DELAYS_FILE), &bytes)
-        }
-        None => Ok(()),
+    if bytes.is_empty() {
+        return Ok(());
     }
+    crate::files::write_atomic(&dir.join(DELAYS_FILE), &bytes)
 }
 
 #[cfg(test)]
@@ -389,15 +408,22 @@ mod tests {
             accumulation_bytes: int.accumulation_bytes,
             cc: vec![Some(0.25)],
         };
+        fn text<N: Cell>(s: &FlowSample<N>, cc: usize) -> String {
+            let mut bytes = Vec::new();
+            flow_record(&mut Row::default(), &s.t_s, s, "f", cc)
+                .end(&mut bytes)
+                .unwrap();
+            String::from_utf8(bytes).unwrap()
+        }
         // A whole number prints the same from either type.
-        assert_eq!(flow_record(&int, "f", 1), flow_record(&frac, "f", 1));
-        assert_eq!(flow_record(&int, "f", 1).last().unwrap(), "0.25");
+        assert_eq!(text(&int, 1), text(&frac, 1));
+        assert!(text(&int, 1).ends_with(",0.25\n"));
         // No state: an empty cell per column.
         let none = FlowSample {
             cc: vec![],
             ..int.clone()
         };
-        assert_eq!(flow_record(&none, "f", 2)[9..], ["", ""]);
+        assert!(text(&none, 2).ends_with(",900000,,\n"));
         let link = LinkSample::<f64> {
             t_s: 0.5,
             link: 0,
