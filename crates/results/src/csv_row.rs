@@ -129,9 +129,14 @@ impl Row {
         }
         self.bytes.push(b'\n');
         let written = out.write_all(&self.bytes);
+        self.clear();
+        written
+    }
+
+    /// Empties the row without writing it.
+    pub fn clear(&mut self) {
         self.bytes.clear();
         self.cells = 0;
-        written
     }
 }
 

@@ -275,11 +275,12 @@ impl CsvSamples {
         Formatted(&time.1)
     }
 
-    /// Ends the row into `w`, keeping the run's first write error.
+    /// Ends the row into `w`, keeping the run's first write error; after one, rows are
+    /// dropped (`finish` reports it, and the files keep their `.part` names).
     fn end(row: &mut Row, w: &mut BufWriter<File>, error: &mut Option<std::io::Error>) {
-        let written = row.end(w);
-        if error.is_none() {
-            *error = written.err();
+        match error {
+            None => *error = row.end(w).err(),
+            Some(_) => row.clear(),
         }
     }
 }
