@@ -48,6 +48,7 @@ use std::path::{Path, PathBuf};
 
 use acclab_core::queue::{Backlog, DropReason};
 use acclab_core::{Packet, PacketKind, Time};
+use acclab_results::csv_row::Row;
 use acclab_scenario::{Capture, LinkId, Scenario, TraceDef, TraceFormat};
 use etherparse::{IpDscp, IpEcn, IpNumber, Ipv4Header, TcpHeader, UdpHeader};
 use pcap_file::pcapng::blocks::enhanced_packet::{EnhancedPacketBlock, EnhancedPacketOption};
@@ -71,7 +72,8 @@ enum What {
 
 enum Sink {
     Pcap(Box<Captures>),
-    Csv(Box<csv::Writer<BufWriter<File>>>),
+    /// trace.csv, and the row being written (its buffer reused).
+    Csv(Box<(BufWriter<File>, Row)>),
 }
 
 /// A link's capture points in a pcap trace.
@@ -257,9 +259,9 @@ impl Tracer {
         let sink = match def.format {
             TraceFormat::Pcap => Sink::Pcap(Box::new(Captures::new(path.clone(), sc, def.capture))),
             TraceFormat::Csv => {
-                let file = BufWriter::new(File::create(part(&path))?);
-                let mut w = csv::Writer::from_writer(file);
-                w.write_record([
+                let mut file = BufWriter::with_capacity(1 << 16, File::create(part(&path))?);
+                let mut row = Row::default();
+                row.cells([
                     "time_s",
                     "event",
                     "link",
@@ -273,8 +275,9 @@ impl Tracer {
                     "sojourn_s",
                     "queue_pkts",
                     "reason",
-                ])?;
-                Sink::Csv(Box::new(w))
+                ])
+                .end(&mut file)?;
+                Sink::Csv(Box::new((file, row)))
             }
         };
         let mut links = vec![false; sc.links.len()];
@@ -332,12 +335,13 @@ impl Tracer {
         backlog: Backlog,
     ) -> std::io::Result<()> {
         match &mut self.sink {
-            Sink::Csv(w) => {
+            Sink::Csv(csv) => {
+                let (w, row) = &mut **csv;
                 let (event, sojourn, reason) = match what {
-                    What::Enqueue(_) => ("enqueue", String::new(), ""),
-                    What::Dequeue(tx) => ("dequeue", tx.sojourn.as_secs_f64().to_string(), ""),
-                    What::Drop(r) => ("drop", String::new(), r.name()),
-                    What::Mark => ("mark", String::new(), ""),
+                    What::Enqueue(_) => ("enqueue", None, ""),
+                    What::Dequeue(tx) => ("dequeue", Some(tx.sojourn.as_secs_f64()), ""),
+                    What::Drop(r) => ("drop", None, r.name()),
+                    What::Mark => ("mark", None, ""),
                 };
                 let ecn = if p.ecn.is_marked() {
                     "ce"
@@ -348,23 +352,20 @@ impl Tracer {
                 } else {
                     ""
                 };
-                w.write_record([
-                    now.as_secs_f64().to_string().as_str(),
-                    event,
-                    &self.link_names[link.0 as usize],
-                    &self.flow_ids[p.flow.0 as usize],
-                    kind_name(p.kind),
-                    &p.conn.to_string(),
-                    &p.seq.to_string(),
-                    &p.ack_info()
-                        .map_or(String::new(), |(next, _)| next.to_string()),
-                    &p.size.to_string(),
-                    ecn,
-                    &sojourn,
-                    &backlog.packets.to_string(),
-                    reason,
-                ])?;
-                Ok(())
+                row.cell(&now.as_secs_f64())
+                    .cell(event)
+                    .cell(&self.link_names[link.0 as usize])
+                    .cell(&self.flow_ids[p.flow.0 as usize])
+                    .cell(kind_name(p.kind))
+                    .cell(&p.conn)
+                    .cell(&p.seq)
+                    .cell(&p.ack_info().map(|(next, _)| next))
+                    .cell(&p.size)
+                    .cell(ecn)
+                    .cell(&sojourn)
+                    .cell(&backlog.packets)
+                    .cell(reason)
+                    .end(w)
             }
             Sink::Pcap(c) => {
                 // Each packet once per capture point: marks are seen on the packet (CE) and
@@ -543,8 +544,8 @@ impl Observer for Tracer {
         }
         match &mut self.sink {
             Sink::Pcap(c) => c.finish(),
-            Sink::Csv(w) => {
-                w.flush()?;
+            Sink::Csv(csv) => {
+                csv.0.flush()?;
                 std::fs::rename(part(&self.path), &self.path)
             }
         }
