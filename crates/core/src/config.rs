@@ -276,6 +276,29 @@ impl SchemeConfig {
         }
     }
 
+    /// The initial window, segments, of the schemes whose packets in flight a congestion
+    /// window bounds (each ACK-clocked, reacting to loss, marks or delay): what the cost
+    /// estimate counts a flow's packets in the network by. `None` for the others — rate-based
+    /// (Vivace, CBR), Python's (any window a controller likes), Monaco's (it opens its window
+    /// without bound where it sees no accumulation), and the schemes of many transfers.
+    pub fn initial_window(&self) -> Option<u64> {
+        match self {
+            SchemeConfig::Reno(p) => Some(p.initial_window),
+            SchemeConfig::Cubic(p) => Some(p.initial_window),
+            SchemeConfig::Dctcp(p) => Some(p.initial_window),
+            SchemeConfig::Prague(p) => Some(p.initial_window),
+            SchemeConfig::Ledbat(p) => Some(p.initial_window),
+            SchemeConfig::Copa(p) => Some(p.initial_window),
+            SchemeConfig::Bbr(p) => Some(p.initial_window),
+            SchemeConfig::Bbr3(p) => Some(p.initial_window),
+            SchemeConfig::Swift(p) => Some(p.initial_window),
+            SchemeConfig::Hpcc(p) => Some(p.initial_window),
+            SchemeConfig::Vegas(p) => Some(p.initial_window),
+            SchemeConfig::VegasRem(p) => Some(p.0.initial_window),
+            _ => None,
+        }
+    }
+
     /// This scheme carrying a finite transfer of `size` bytes, for the schemes whose flows can
     /// (the TCP ones and Monaco: their `size` key); `None` for the others.
     pub fn with_size(&self, size: crate::units::Bytes) -> Option<SchemeConfig> {

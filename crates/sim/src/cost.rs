@@ -23,10 +23,14 @@
 //!   user.
 //! - `acclab run` refuses a run whose wall-time estimate is over an hour ([`MAX_WALL_S`]), as one
 //!   whose memory is over what the machine has, unless given `--allow-large`.
-//! - Memory: every buffer full (a limit in bytes counts packets of the scenario's size; an
-//!   unlimited buffer counts one second of its link's rate) and every link's pipe full
-//!   (rate × delay), at the simulator's 64 bytes per packet, plus the per-flow, per-link and
-//!   per-web-user state.
+//! - Memory: the packets in the network, at the simulator's bytes per packet, plus the per-flow,
+//!   per-link and per-web-user state and the program's own. The packets: every buffer full (a
+//!   limit in bytes counts packets of the scenario's size; an unlimited buffer counts one
+//!   second of its link's rate) and every link's pipe full (rate × delay) — or, where only
+//!   flows with congestion windows cross the links, what their windows hold, if fewer (about
+//!   twice the bandwidth-delay product and buffer of the link they share, and their initial
+//!   windows: [`window_bound`]). A 1,000-flow dumbbell's access links at 100 Gb/s, 1 ms, full,
+//!   were 5.4 GB; its flows' windows, 48 MB (58 MB peak measured).
 //! - Output: one flows.csv row per flow and one links.csv row per link every sample interval;
 //!   a finite transfer's rows span its life only (taken as ten times its unloaded completion
 //!   time).
@@ -53,6 +57,9 @@ const LINK_BYTES: f64 = 2048.0;
 /// under web search (`acclab bench --case fattree-k16` with and without `--queueing-mean`).
 const SOJOURN_HISTOGRAM_BYTES: f64 = 4800.0;
 const WEB_USER_BYTES: f64 = 1536.0;
+/// The program itself, before any network: `acclab run` of one flow on one link peaks at 20 MB
+/// resident (`/usr/bin/time -f %M`).
+const PROCESS_BYTES: f64 = 20e6;
 /// Bytes per output row (flows.csv and links.csv rows are 40–120 characters).
 const ROW_BYTES: f64 = 80.0;
 
@@ -133,6 +140,9 @@ pub fn estimate(sc: &Scenario) -> Cost {
     let mut offered = vec![0.0; sc.links.len()];
     // The window-based flows through each link, and which flows are window-based.
     let (mut sharing, mut clocked) = (vec![0u32; sc.links.len()], Vec::new());
+    // The flows whose packets in the network a window bounds, with their initial windows in
+    // packets; and the links some other flow's packets cross.
+    let (mut windowed, mut unwindowed) = (Vec::new(), vec![false; sc.links.len()]);
     let mut unresponsive = vec![0.0; sc.links.len()];
     let mut flow_state = 0.0;
     // Events at the sources themselves (a CBR flow's packet timer), and wall time beyond the
@@ -199,6 +209,23 @@ pub fn estimate(sc: &Scenario) -> Cost {
             Some(t) => (10.0 * t.as_secs_f64() / duration.max(1e-9)).min(1.0),
             None => 1.0,
         };
+        // Its packets in the network: bounded by its window where it has one (a finite
+        // transfer's initial window by its size too, while it is open), else by the links.
+        match responsive.then(|| f.scheme.initial_window()).flatten() {
+            Some(iw) => {
+                let size = f
+                    .scheme
+                    .size()
+                    .map(|b| b.0.div_ceil(u64::from(sc.packet_size)));
+                let iw = size.map_or(iw, |s| iw.min(s)) as f64 * open;
+                windowed.push((i, iw));
+            }
+            None => {
+                for l in f.forward.iter().chain(&f.reverse) {
+                    unwindowed[l.0 as usize] = true;
+                }
+            }
+        }
         flow_state += match ideal[i] {
             Some(_) => FINITE_FLOW_BYTES + open * FINITE_OPEN_BYTES,
             None => FLOW_BYTES,
@@ -219,9 +246,11 @@ pub fn estimate(sc: &Scenario) -> Cost {
     // The window-based flows' packets, bounded link by link: each link carries at most its
     // rate of them.
     let mut by_links = 0.0;
-    let mut held = 0.0;
+    // Packets the links can hold (every buffer and pipe full): of the links some flow without
+    // a window crosses, and of the others (whose packets the windows bound too).
+    let (mut held, mut held_windowed) = (0.0, 0.0);
     let pool_of = sc.shared_buffer_of_node();
-    for ((l, load), push) in sc.links.iter().zip(&offered).zip(&unresponsive) {
+    for (i, ((l, load), push)) in sc.links.iter().zip(&offered).zip(&unresponsive).enumerate() {
         let r = l.rate.as_f64();
         // A packet carried costs up to two events here and its ACK as many back; one dropped
         // on arrival, its arrival.
@@ -231,16 +260,15 @@ pub fn estimate(sc: &Scenario) -> Cost {
         let dropped = (load - load.min(r)) * duration / bits;
         by_links += 4.0 * window_based * duration / bits;
         events += 4.0 * (carried - window_based * duration / bits) + dropped;
-        let limit_pkts = |lim: Limit| match lim {
-            Limit::Packets(n) => n as f64,
-            Limit::Bytes(b) => b as f64 / sc.packet_size as f64,
-            Limit::Unlimited => r / bits,
-        };
         // A queue of a shared-buffer switch is bounded by its pool, counted once below.
-        if pool_of[l.from.0 as usize].is_none() {
-            held += l.queue.limits().into_iter().map(limit_pkts).sum::<f64>();
+        let full = match pool_of[l.from.0 as usize] {
+            None => buffer_pkts(sc, l),
+            Some(_) => 0.0,
+        } + r * l.delay.as_secs_f64() / bits;
+        match unwindowed[i] {
+            true => held += full,
+            false => held_windowed += full,
         }
-        held += r * l.delay.as_secs_f64() / bits;
     }
     // A pool holds at most its size, in packets of the smallest size.
     let smallest = f64::from(sc.packet_size.min(sc.ack_size).max(1));
@@ -249,6 +277,7 @@ pub fn estimate(sc: &Scenario) -> Cost {
         .iter()
         .map(|b| b.params.size.0 as f64 / smallest)
         .sum::<f64>();
+    held += held_windowed.min(window_bound(sc, &sharing, &windowed));
     events += by_links.min(shared_bound(sc, &sharing, &clocked));
     // The monitor's sampling, the scenario's events and the run's end are events too.
     events += samples + sc.events.len() as f64 + 2.0;
@@ -272,6 +301,7 @@ pub fn estimate(sc: &Scenario) -> Cost {
         // one held by a discipline takes a packet: the larger, for an upper bound.
         memory_bytes: held * crate::pipes::SLOT_BYTES.max(std::mem::size_of::<Packet>()) as f64
             + flow_state
+            + PROCESS_BYTES
             + sc.links.len() as f64 * LINK_BYTES
             + match sc.output.queueing_percentiles {
                 true => sc.links.len() as f64 * SOJOURN_HISTOGRAM_BYTES,
@@ -293,17 +323,10 @@ fn shared_bound(sc: &Scenario, sharing: &[u32], clocked: &[usize]) -> f64 {
     let mut hops = vec![0usize; sc.links.len()];
     for &i in clocked {
         let f = &sc.flows[i];
-        let share = |l: &acclab_scenario::LinkId| {
-            sc.links[l.0 as usize].rate.as_f64() / f64::from(sharing[l.0 as usize])
-        };
-        let Some(l) = f
-            .forward
-            .iter()
-            .min_by(|a, b| share(a).total_cmp(&share(b)))
-        else {
+        let Some(l) = counted_against(sc, sharing, i) else {
             continue;
         };
-        let h = &mut hops[l.0 as usize];
+        let h = &mut hops[l];
         *h = (*h).max(f.forward.len() + f.reverse.len());
     }
     let packets = |l: &acclab_scenario::LinkDef| {
@@ -313,6 +336,63 @@ fn shared_bound(sc: &Scenario, sharing: &[u32], clocked: &[usize]) -> f64 {
         .iter()
         .zip(&hops)
         .map(|(l, &h)| 2.0 * h as f64 * packets(l))
+        .sum()
+}
+
+/// The link of window-based flow `i`'s path it is counted against: the one whose rate, split
+/// evenly among the window-based flows through it (`sharing`), is the smallest.
+fn counted_against(sc: &Scenario, sharing: &[u32], i: usize) -> Option<usize> {
+    let share = |l: &acclab_scenario::LinkId| {
+        sc.links[l.0 as usize].rate.as_f64() / f64::from(sharing[l.0 as usize])
+    };
+    sc.flows[i]
+        .forward
+        .iter()
+        .min_by(|a, b| share(a).total_cmp(&share(b)))
+        .map(|l| l.0 as usize)
+}
+
+/// Packets link `l`'s buffer holds when full (a limit in bytes counted in packets of the
+/// scenario's size; an unlimited buffer, one second of the link's rate).
+fn buffer_pkts(sc: &Scenario, l: &acclab_scenario::LinkDef) -> f64 {
+    let bits = 8.0 * sc.packet_size as f64;
+    l.queue
+        .limits()
+        .into_iter()
+        .map(|lim| match lim {
+            Limit::Packets(n) => n as f64,
+            Limit::Bytes(b) => b as f64 / sc.packet_size as f64,
+            Limit::Unlimited => l.rate.as_f64() / bits,
+        })
+        .sum()
+}
+
+/// Packets the flows with windows (`windowed`: each with its initial window, packets) hold in
+/// the network at once, data and ACKs, in the usual case: the flows counted against a link
+/// ([`counted_against`]) have in flight at most their windows, which loss or marks there keep
+/// within about its bandwidth-delay product (at their longest unloaded RTT) and its buffer —
+/// twice that at slow start's overshoot, when the windows grow by the ACKs of a round trip
+/// before the first loss is seen — beside their initial windows; each packet in flight is
+/// data or its ACK, and twice all that again is the margin (retransmissions, ACKs of
+/// duplicates, windows that outgrow the link a share of its flows cross last).
+fn window_bound(sc: &Scenario, sharing: &[u32], windowed: &[(usize, f64)]) -> f64 {
+    // Per link: its flows' longest RTT, their initial windows, whether it has any.
+    let mut groups = vec![(0.0f64, 0.0f64, false); sc.links.len()];
+    for &(i, iw) in windowed {
+        if let Some(l) = counted_against(sc, sharing, i) {
+            let g = &mut groups[l];
+            *g = (g.0.max(sc.base_rtt(i).as_secs_f64()), g.1 + iw, true);
+        }
+    }
+    let bits = 8.0 * sc.packet_size as f64;
+    sc.links
+        .iter()
+        .zip(&groups)
+        .filter(|(_, g)| g.2)
+        .map(|(l, &(rtt, iw, _))| {
+            let bdp = l.rate.as_f64() * rtt / bits;
+            2.0 * (2.0 * (bdp + buffer_pkts(sc, l)) + iw)
+        })
         .sum()
 }
 
@@ -390,6 +470,26 @@ to = "b"
         );
         assert!(c.wall_s < MAX_WALL_S / 10.0, "{c}");
         assert!(c.events >= 73.6e6, "{c}");
+    }
+
+    /// Issue 56: the memory estimate counted every buffer and pipe full, 5.4 GB for the bench's
+    /// 1,000-flow dumbbell at 10 Gb/s (100 Gb/s, 1 ms access links; 47 MB peak in the bench,
+    /// 58 MB in a run writing its files), and `acclab run` refused it on a machine with less.
+    /// Reno's windows bound what the flows hold; a CBR flow has none, and the links it crosses
+    /// count full.
+    #[test]
+    fn windows_bound_the_packets_in_the_network() {
+        let dumbbell = |kind: &str, params: &str| {
+            let text = acclab_scenario::templates::dumbbell(kind, 1000, 10_000, 1000, 20)
+                .replace("kind = \"cbr\"", &format!("kind = \"cbr\"\n{params}"));
+            estimate(&acclab_scenario::parse(&text, "d.toml").unwrap()).memory_bytes
+        };
+        let reno = dumbbell("reno", "");
+        assert!((58e6..200e6).contains(&reno), "{reno} B");
+        // CBR flows have no window: the pipes they cross counted full (each access link's
+        // 12,500 packets, the forward ones of 1,000 flows; a CBR flow has no ACKs).
+        let cbr = dumbbell("cbr", "params = { rate = \"10Mbps\" }");
+        assert!(cbr >= 2.0 * 1000.0 * 12_500.0 * 64.0, "{cbr} B");
     }
 
     /// Issue 55 §2: costs the estimate did not see — an unresponsive source far above its
