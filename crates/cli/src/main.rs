@@ -110,6 +110,9 @@ enum Command {
         /// false`).
         #[arg(long)]
         queueing_mean: bool,
+        /// Write the samples' files as `acclab run` does (into a temporary directory).
+        #[arg(long)]
+        files: bool,
     },
 }
 
@@ -180,6 +183,7 @@ fn command() {
             permutation,
             threads,
             queueing_mean,
+            files,
         }) => bench::run_case(
             bench::Case {
                 flows,
@@ -190,6 +194,7 @@ fn command() {
                 permutation,
                 threads,
                 queueing_percentiles: !queueing_mean,
+                files,
             },
             model,
         ),

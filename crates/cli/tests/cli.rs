@@ -268,6 +268,37 @@ fn bench_with_model_reports_the_model_beside_the_packet_run() {
     }
 }
 
+/// `bench --files` times a run that writes its samples' files as `acclab run` does: the same
+/// packets as the run that drops them, the case named so.
+#[test]
+fn bench_with_files_runs_the_same_packets() {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = [
+        "bench",
+        "--flows",
+        "3",
+        "--duration-s",
+        "2",
+        "--repeat",
+        "1",
+    ];
+    let cols = |extra: &[&str]| -> Vec<String> {
+        let o = acclab(tmp.path(), &[&args[..], extra].concat());
+        let out = text(&o);
+        let line = bench_line(&o, &out);
+        line.split_whitespace().map(String::from).collect()
+    };
+    let (plain, files) = (cols(&[]), cols(&["--files"]));
+    assert_eq!(files[1], "files", "{files:?}");
+    // Events and bottleneck packets, counted from the case's name on.
+    assert_eq!(plain[4], files[5], "{plain:?} {files:?}");
+    assert_eq!(
+        plain[plain.len() - 3],
+        files[files.len() - 3],
+        "{plain:?} {files:?}"
+    );
+}
+
 #[test]
 fn bench_against_another_build_pairs_the_runs() {
     let tmp = tempfile::tempdir().unwrap();

@@ -40,6 +40,9 @@ pub struct Case {
     /// The links keep their queueing delays' percentiles (`[output] queueing_percentiles`),
     /// as every scenario does by default; `false`: their mean alone.
     pub queueing_percentiles: bool,
+    /// The run writes its samples' files (flows.csv, links.csv, delays.csv) as `acclab run`
+    /// does, into a temporary directory, instead of dropping them.
+    pub files: bool,
 }
 
 /// The flows' scheme (default parameters). The named cases are Reno: the comparisons' setup.
@@ -107,6 +110,7 @@ const fn case(flows: usize, rate_mbps: u64, duration_s: u64) -> Case {
         permutation: false,
         threads: 1,
         queueing_percentiles: true,
+        files: false,
     }
 }
 
@@ -120,6 +124,7 @@ const fn fat_tree(k: u32, duration_ms: u64) -> Case {
         permutation: false,
         threads: 1,
         queueing_percentiles: true,
+        files: false,
     }
 }
 
@@ -179,6 +184,11 @@ pub struct BenchArgs {
     /// queueing delays' mean alone, no histogram (what a large fabric's run gains from it).
     #[arg(long)]
     queueing_mean: bool,
+    /// Each run writes its samples as `acclab run` does (flows.csv, links.csv, delays.csv,
+    /// into a temporary directory; every link and flow every 100 ms), its time counted, instead
+    /// of taking them and dropping them: what a run's files cost.
+    #[arg(long)]
+    files: bool,
 }
 
 fn peak_rss_mb() -> Option<f64> {
@@ -198,8 +208,20 @@ pub fn run_case(c: Case, model: bool) -> Result<()> {
     let model_sc = model.then(|| sc.clone());
     let mut sim = acclab_sim::Simulator::new(sc);
     // Samples are taken as in any run (every 100 ms) but neither kept nor written, so that the
-    // figures are the simulator's and peak memory does not grow with the duration.
-    sim.stream_samples(Box::new(()), false);
+    // figures are the simulator's and peak memory does not grow with the duration; with
+    // `files`, written as a run writes them.
+    let dir = match c.files {
+        true => {
+            let dir = tempfile::tempdir().context("cannot make a directory for the files")?;
+            acclab_sim::output::stream_outputs(dir.path(), &mut sim, false)
+                .context("cannot write the samples' files")?;
+            Some(dir)
+        }
+        false => {
+            sim.stream_samples(Box::new(()), false);
+            None
+        }
+    };
     let setup = t0.elapsed().as_secs_f64();
     let t1 = std::time::Instant::now();
     if c.threads > 1 {
@@ -208,6 +230,10 @@ pub fn run_case(c: Case, model: bool) -> Result<()> {
         })?;
     } else {
         sim.run(&mut |_| {});
+    }
+    if dir.is_some() {
+        sim.finish_samples()
+            .context("cannot write the samples' files")?;
     }
     let wall = t1.elapsed().as_secs_f64();
     let s = acclab_sim::output::summary(&sim, wall);
@@ -350,6 +376,10 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             ),
             false => (name, c),
         })
+        .map(|(name, c)| match args.files {
+            true => (format!("{name} files"), Case { files: true, ..c }),
+            false => (name, c),
+        })
         .flat_map(|(name, c)| {
             args.threads.iter().map(move |&threads| match threads {
                 1 => (name.clone(), c),
@@ -465,6 +495,7 @@ fn run_child(exe: &std::path::Path, c: &Case, model: bool) -> Result<serde_json:
         .args(model.then_some("--model"))
         .args((c.threads > 1).then(|| format!("--threads={}", c.threads)))
         .args((!c.queueing_percentiles).then_some("--queueing-mean"))
+        .args(c.files.then_some("--files"))
         .output()
         .with_context(|| format!("cannot start {}", exe.display()))?;
     if !out.status.success() {
