@@ -5,6 +5,7 @@
 //! - [`summary`]: `summary.json` (SPEC §7), with the theory's and the model's values beside the
 //!   measured ones;
 //! - [`samples`]: the rows and columns of `flows.csv` and `links.csv`, written as a run goes;
+//! - [`csv_row`]: CSV rows built in one reused buffer, as the csv crate would write them;
 //! - [`plot`]: the standard plots of a run, redrawn from its files, and the general [`plot::Chart`]
 //!   of the reproductions' figures;
 //! - [`fct`]: flow completion times (`fct.csv`) and slowdowns by flow size;
