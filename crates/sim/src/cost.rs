@@ -29,7 +29,7 @@
 //!   second of its link's rate) and every link's pipe full (rate × delay) — or, where only
 //!   flows with congestion windows cross the links, what their windows hold, if fewer (about
 //!   twice the bandwidth-delay product and buffer of the link they share, and their initial
-//!   windows: [`window_bound`]). A 1,000-flow dumbbell with 100 Gb/s, 1 ms access links was
+//!   windows: `window_bound`). A 1,000-flow dumbbell with 100 Gb/s, 1 ms access links was
 //!   estimated at 5.4 GB with them full; with its Reno flows' windows, 68 MB (58 MB peak
 //!   measured).
 //! - Output: one flows.csv row per flow and one links.csv row per link every sample interval;
