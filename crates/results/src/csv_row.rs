@@ -91,6 +91,18 @@ impl Cell for Formatted<'_> {
     }
 }
 
+/// A CSV file created (truncated) at `path`, buffered, its header written.
+pub fn open_csv(
+    path: &std::path::Path,
+    header: &[impl AsRef<str>],
+) -> std::io::Result<std::io::BufWriter<std::fs::File>> {
+    let mut w = std::io::BufWriter::with_capacity(1 << 16, std::fs::File::create(path)?);
+    Row::default()
+        .cells(header.iter().map(AsRef::as_ref))
+        .end(&mut w)?;
+    Ok(w)
+}
+
 /// One row being built, then written whole.
 #[derive(Debug, Default)]
 pub struct Row {

@@ -8,7 +8,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use crate::csv_row::{Cell, Formatted, Row};
+use crate::csv_row::{open_csv, Cell, Formatted, Row};
 
 /// One row of `flows.csv`: flow `flow` over the sample interval ending at `t_s`.
 #[derive(Clone, Debug, PartialEq)]
@@ -185,15 +185,6 @@ pub fn write_links_csv<N: Cell>(
         link_record(&mut row, &s.t_s, s, &names.links[s.link as usize]).end(&mut w)?;
     }
     w.flush()
-}
-
-/// A CSV file created (truncated) at `path`, buffered, its header written.
-fn open_csv(path: &Path, header: &[impl AsRef<str>]) -> std::io::Result<BufWriter<File>> {
-    let mut w = BufWriter::with_capacity(1 << 16, File::create(path)?);
-    Row::default()
-        .cells(header.iter().map(AsRef::as_ref))
-        .end(&mut w)?;
-    Ok(w)
 }
 
 /// A run's flow ids by index, read where the run keeps them: the streamed `flows.csv` holds

@@ -48,7 +48,7 @@ use std::path::{Path, PathBuf};
 
 use acclab_core::queue::{Backlog, DropReason};
 use acclab_core::{Packet, PacketKind, Time};
-use acclab_results::csv_row::Row;
+use acclab_results::csv_row::{open_csv, Row};
 use acclab_scenario::{Capture, LinkId, Scenario, TraceDef, TraceFormat};
 use etherparse::{IpDscp, IpEcn, IpNumber, Ipv4Header, TcpHeader, UdpHeader};
 use pcap_file::pcapng::blocks::enhanced_packet::{EnhancedPacketBlock, EnhancedPacketOption};
@@ -259,24 +259,25 @@ impl Tracer {
         let sink = match def.format {
             TraceFormat::Pcap => Sink::Pcap(Box::new(Captures::new(path.clone(), sc, def.capture))),
             TraceFormat::Csv => {
-                let mut file = BufWriter::with_capacity(1 << 16, File::create(part(&path))?);
-                let mut row = Row::default();
-                row.cells([
-                    "time_s",
-                    "event",
-                    "link",
-                    "flow",
-                    "kind",
-                    "conn",
-                    "seq",
-                    "ack",
-                    "size",
-                    "ecn",
-                    "sojourn_s",
-                    "queue_pkts",
-                    "reason",
-                ])
-                .end(&mut file)?;
+                let file = open_csv(
+                    &part(&path),
+                    &[
+                        "time_s",
+                        "event",
+                        "link",
+                        "flow",
+                        "kind",
+                        "conn",
+                        "seq",
+                        "ack",
+                        "size",
+                        "ecn",
+                        "sojourn_s",
+                        "queue_pkts",
+                        "reason",
+                    ],
+                )?;
+                let row = Row::default();
                 Sink::Csv(Box::new((file, row)))
             }
         };
