@@ -1,5 +1,6 @@
 //! Random scenarios run serially and on 2, 3 and 4 threads give the same results, byte for byte
-//! (issue 56 §2): the summary and every sample. The scenarios are drawn from the format's own
+//! (issue 56 §2): every file the run writes — summary.json, flows.csv, links.csv, delays.csv,
+//! fct.csv and packet traces (CSV and pcap). The scenarios are drawn from the format's own
 //! keys — chains and diamonds of routers with every queue discipline, random loss, jitter (with
 //! and without reordering), shared buffers, rate and delay events, zero-delay links, ECMP per
 //! flow and per packet, every scheme with a transport; fat-trees under workloads — so that what
@@ -97,6 +98,8 @@ struct Chain {
     pool: Option<(u64, f64)>,
     events: Vec<(u64, usize, bool, u64)>,
     sample_ms: u64,
+    /// A packet trace: none, CSV or pcap, of the first link and the first flow.
+    trace: &'static str,
     duration_ms: u64,
     seed: u64,
 }
@@ -164,6 +167,7 @@ fn chain() -> impl Strategy<Value = Chain> {
             proptest::option::of((30u64..300, prop_oneof![Just(0.5), Just(1.0), Just(4.0)])),
             proptest::collection::vec((1u64..300, 0..routers - 1, any::<bool>(), 1u64..40), 0..3),
             prop_oneof![Just(10u64), Just(30), Just(100)],
+            pick(&["", "", "csv", "pcap"]),
             300u64..700,
             any::<u64>(),
         )
@@ -177,6 +181,7 @@ fn chain() -> impl Strategy<Value = Chain> {
                     pool,
                     events,
                     sample_ms,
+                    trace,
                     duration_ms,
                     seed,
                 )| Chain {
@@ -188,6 +193,7 @@ fn chain() -> impl Strategy<Value = Chain> {
                     pool,
                     events,
                     sample_ms,
+                    trace,
                     duration_ms,
                     seed,
                 },
@@ -204,6 +210,13 @@ fn chain_toml(c: &Chain) -> String {
         c.ecmp,
         c.sample_ms
     );
+    if !c.trace.is_empty() {
+        s += &format!(
+            "trace = {{ links = [\"r0->{}\"], flows = [\"f0\"], format = \"{}\" }}\n",
+            if c.hops[0].diamond { "m0a" } else { "r1" },
+            c.trace
+        );
+    }
     let link = |a: &str, b: &str, h: &Hop| {
         let rate = match h.trace {
             true => format!(
@@ -326,18 +339,44 @@ fn fabric() -> impl Strategy<Value = String> {
         })
 }
 
-/// The run's summary (wall time left out) as JSON and its samples, or why it was refused.
-fn outcome(sc: &acclab_scenario::Scenario, threads: usize) -> Result<(String, String), String> {
+/// Every file the run writes (its samples and trace streamed as `acclab run` streams them,
+/// then summary.json with the wall time left out, fct.csv), by name, or why the run is not
+/// parallel on `threads` threads.
+fn outcome(
+    sc: &acclab_scenario::Scenario,
+    threads: usize,
+) -> Result<Vec<(String, String)>, String> {
+    let dir = tempfile::tempdir().unwrap();
     let mut sim = acclab_sim::Simulator::new(sc.clone());
+    acclab_sim::output::stream_outputs(dir.path(), &mut sim, false).unwrap();
     if threads > 1 {
         sim.run_parallel(threads, &mut |_| {})?;
     } else {
         sim.run(&mut |_| {});
     }
     let summary = acclab_sim::output::summary(&sim, 0.0);
-    let json = serde_json::to_string_pretty(&summary).unwrap();
-    let m = sim.monitor();
-    Ok((json, format!("{:?}\n{:?}", m.flow_samples, m.link_samples)))
+    sim.finish_samples().unwrap();
+    acclab_sim::output::write_files(dir.path(), &sim, &summary).unwrap();
+    let mut files = Vec::new();
+    let mut dirs = vec![dir.path().to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(d).unwrap() {
+            let path = e.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                let bytes = std::fs::read(&path).unwrap();
+                let name = path.strip_prefix(dir.path()).unwrap().display().to_string();
+                // pcapng is binary: compared as its bytes' text.
+                files.push((
+                    name,
+                    String::from_utf8(bytes.clone()).unwrap_or_else(|_| format!("{bytes:?}")),
+                ));
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
 }
 
 fn first_difference(a: &str, b: &str) -> String {
@@ -398,16 +437,22 @@ fn random_scenarios_give_the_serial_results_on_any_thread_count() {
                     }
                 };
                 counts.lock().unwrap()[1] += 1;
-                prop_assert!(
-                    serial.0 == parallel.0,
-                    "summary differs on {threads} threads: {}\n{text}",
-                    first_difference(&serial.0, &parallel.0)
+                let names =
+                    |f: &[(String, String)]| f.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+                prop_assert_eq!(
+                    names(&serial),
+                    names(&parallel),
+                    "files on {} threads\n{}",
+                    threads,
+                    text
                 );
-                prop_assert!(
-                    serial.1 == parallel.1,
-                    "samples differ on {threads} threads: {}\n{text}",
-                    first_difference(&serial.1, &parallel.1)
-                );
+                for ((name, a), (_, b)) in serial.iter().zip(&parallel) {
+                    prop_assert!(
+                        a == b,
+                        "{name} differs on {threads} threads: {}\n{text}",
+                        first_difference(a, b)
+                    );
+                }
             }
             Ok(())
         })

@@ -4,11 +4,23 @@
 //!
 //! **The order.** The serial run reports in event order, and within an event in the order
 //! the event's handler makes its reports. An event is handled by one partition, which records
-//! its reports in that order, so the records sorted by key, a partition's kept in its order,
-//! are the serial sequence — but for the events every partition handles: the run's own events
-//! (samples, the window's edges, scenario events) and the run's end, at which every link that
-//! departs at enqueue is brought up to date, link by link (`start_all_due`). Each partition
-//! does its own links then, so records of those keys are merged by link.
+//! its reports in that order, so the partitions' records merged by key, each partition's kept in
+//! its order, are the serial sequence — but for the events every partition handles: the run's
+//! own events (samples, the window's edges, scenario events) and the run's end, at which every
+//! link that departs at enqueue is brought up to date, link by link (`start_all_due`). Each
+//! partition does its own links then, so records of those keys are merged by link.
+//!
+//! Merged, not sorted: a partition handles its events in key order but for one exception,
+//! which a sort by key would undo. A packet put on a link without delay arrives at once, and an
+//! arrival's key counts as scheduled long ahead (`events.rs`), so it is smaller than the key of
+//! the event that put the packet there — handled after it all the same, in the serial run as
+//! in the partition (which holds both ends of such a link: a link between partitions has a
+//! delay, the lookahead). A partition's records are therefore taken in their order, and the
+//! merge takes next the partition whose next record has the smallest key: every record of
+//! another partition with a key between the two events' comes before both, as in the serial
+//! run. (Until 2026-11-30 the records were sorted by key, and a trace of a network with
+//! zero-delay links could list an arrival at the far end before the transmission that caused
+//! it; `cargo test -p acclab-sim --test parallel_fuzz` found it.)
 //!
 //! The run's hooks, which read the whole network, are called by the coordinator at the run's
 //! own events with the partitions joined (`parallel.rs`), after the records so far; a flow's
@@ -121,20 +133,47 @@ pub(super) fn replay_until(
     observers: &mut [Box<dyn Observer>],
     bound: u128,
 ) {
-    let mut all: Vec<(usize, usize, Record)> = Vec::new();
-    for (p, r) in parts.iter().enumerate() {
+    // Each partition's records of the events up to `bound`: those before its first record of
+    // a later event (what it handled after that one, the serial run handled after `bound`).
+    let mut runs: Vec<Vec<Record>> = Vec::with_capacity(parts.len());
+    for r in parts {
         let mut records = r.records.lock().expect("records");
-        // A partition records its events in their order (keys increasing).
-        let n = records.partition_point(|rec| rec.key <= bound);
-        all.extend(records.drain(..n).enumerate().map(|(i, rec)| (p, i, rec)));
+        let n = records
+            .iter()
+            .position(|rec| rec.key > bound)
+            .unwrap_or(records.len());
+        let mut run: Vec<Record> = records.drain(..n).collect();
+        // The records of an event every partition handles, by link (stable: a link's in
+        // their order).
+        let mut i = 0;
+        while i < run.len() {
+            let key = run[i].key;
+            let j = i + run[i..].iter().take_while(|r| r.key == key).count();
+            if events::every_partition_handles(key) {
+                run[i..j].sort_by_key(|r| r.link.0);
+            }
+            i = j;
+        }
+        runs.push(run);
     }
-    // By key; a partition's records of one event in their order; the records of an event
-    // every partition handles by link, then partition and order.
-    all.sort_unstable_by_key(|&(p, i, ref r)| {
+    // Merged: next, the partition whose next record comes first — by key; of an event every
+    // partition handles, by link, then by partition.
+    let order = |r: &Record, p: usize| {
         let shared = events::every_partition_handles(r.key);
-        (r.key, if shared { r.link.0 } else { 0 }, p, i)
-    });
-    for (_, _, r) in all {
+        std::cmp::Reverse((r.key, if shared { r.link.0 } else { 0 }, p))
+    };
+    let mut next = vec![0usize; runs.len()];
+    let mut heads: std::collections::BinaryHeap<_> = runs
+        .iter()
+        .enumerate()
+        .filter_map(|(p, run)| run.first().map(|r| order(r, p)))
+        .collect();
+    while let Some(std::cmp::Reverse((_, _, p))) = heads.pop() {
+        let r = runs[p][next[p]];
+        next[p] += 1;
+        if let Some(n) = runs[p].get(next[p]) {
+            heads.push(order(n, p));
+        }
         for o in observers.iter_mut() {
             match r.call {
                 Call::Enqueue(marked) => o.on_enqueue(r.now, r.link, &r.pkt, marked, r.backlog),
@@ -181,11 +220,6 @@ mod tests {
     #[test]
     fn records_replay_in_the_serial_order() {
         let (a, b) = (Arc::new(Recorded::default()), Arc::new(Recorded::default()));
-        // An arrival at 5 ns (a link's receiving side, entity 7) handled by partition b: its
-        // reports in its order.
-        b.set_key((5u128 << 64) | (7 << 12));
-        transmit(&b, 9);
-        transmit(&b, 2);
         // A sample at 3 ns (the run's entity): each partition reports its own links in order.
         let sample = 3u128 << 64;
         assert!(events::every_partition_handles(sample));
@@ -194,6 +228,11 @@ mod tests {
         transmit(&a, 6);
         b.set_key(sample);
         transmit(&b, 4);
+        // An arrival at 5 ns (a link's receiving side, entity 7) handled by partition b: its
+        // reports in its order.
+        b.set_key((5u128 << 64) | (7 << 12));
+        transmit(&b, 9);
+        transmit(&b, 2);
         // The run's end.
         a.set_key(events::END_KEY);
         transmit(&a, 8);
@@ -206,5 +245,33 @@ mod tests {
         // Replayed records are gone.
         replay(&[a, b], &mut observers);
         assert_eq!(heard.lock().unwrap().len(), 7);
+    }
+
+    /// A packet put on a link without delay arrives at once, with a key smaller than the
+    /// event's that put it there (an arrival counts as scheduled long ahead): the partition
+    /// handles it next, and so does the serial run — after the events of other partitions
+    /// with keys between the two, before those with later keys. A bound between the two keys
+    /// takes the partition's records up to its first later one.
+    #[test]
+    fn an_arrival_over_a_link_without_delay_comes_after_its_cause() {
+        let (a, b) = (Arc::new(Recorded::default()), Arc::new(Recorded::default()));
+        let at = |low: u128| (10u128 << 64) | (low << 12) | (1 << 40);
+        // Partition a: a transmission (key at(9)), then the arrival it caused (key at(2)).
+        a.set_key(at(9));
+        transmit(&a, 1);
+        a.set_key(at(2));
+        transmit(&a, 2);
+        // Partition b: an event between the two keys, and one after both.
+        b.set_key(at(5));
+        transmit(&b, 3);
+        b.set_key(at(12));
+        transmit(&b, 4);
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let mut observers: Vec<Box<dyn Observer>> = vec![Box::new(Heard(heard.clone()))];
+        // Up to a bound between the arrival's key and its cause's: b's first event alone.
+        replay_until(&[a.clone(), b.clone()], &mut observers, at(6));
+        assert_eq!(*heard.lock().unwrap(), [3]);
+        replay(&[a, b], &mut observers);
+        assert_eq!(*heard.lock().unwrap(), [3, 1, 2, 4]);
     }
 }
