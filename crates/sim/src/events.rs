@@ -429,8 +429,11 @@ pub struct EventQueue {
     counts: Vec<(u32, u32)>,
     /// The cursor moved to a new slot since [`take_refilled`](Self::take_refilled) last said.
     refilled: bool,
-    /// The key of the event last popped ([`EventQueue::popped`]).
+    /// The key of the event last popped.
     popped: u128,
+    /// The largest key popped before an arrival was scheduled at the instant of the event
+    /// being handled ([`EventQueue::position`]).
+    caused: u128,
 }
 
 impl Default for EventQueue {
@@ -453,6 +456,7 @@ impl Default for EventQueue {
             counts: vec![(0, 0)],
             refilled: false,
             popped: 0,
+            caused: 0,
         }
     }
 }
@@ -504,7 +508,17 @@ impl EventQueue {
     #[inline(always)]
     pub fn schedule_arrival(&mut self, time: Time, l: u32, head: u32, then: u32) {
         let tie = (u64::from(Entity::receiver(l as usize).0) << COUNT_BITS) | ARRIVAL;
+        if time == self.at {
+            self.arrival_now();
+        }
         self.insert(Entry::new(time, tie, Event::Arrive(l, head, then)));
+    }
+
+    /// An arrival is scheduled at the instant of the event being handled (over a link without
+    /// delay): its key may be smaller than that event's, and it is handled next all the same.
+    #[cold]
+    fn arrival_now(&mut self) {
+        self.caused = self.caused.max(self.popped);
     }
 
     /// Schedules flow `flow`'s retirement check at `time`, as its sender `sender` schedules it
@@ -714,12 +728,19 @@ impl EventQueue {
         Some((first.time(), first.event))
     }
 
-    /// The key of the event last popped (its time in the high 64 bits, its place among the
-    /// events of that time below): where in the run's order the event being handled is, for
-    /// a parallel run to tell when something happened in the serial run's order.
+    /// Where in the run's order the event being handled is, for a parallel run to tell when
+    /// something happened in the serial run's order: its key (its time in the high 64 bits,
+    /// its place among the events of that time below) — but for an arrival over a link without
+    /// delay. Its key counts as scheduled long ahead, so it can be smaller than the key of the
+    /// event that put the packet in the pipe, yet it is handled after that event (next, as the
+    /// earliest): it takes that event's place, the largest key handled before it. Keys of
+    /// later events are larger again (each was pending, or was scheduled later for later, when
+    /// that event was handled), so the places of the events handled are non-decreasing.
+    /// (Until 2026-11-30 a parallel run used the key alone, and could put a flow's retirement,
+    /// or a packet trace's records, before the transmission that caused its last arrival.)
     #[inline(always)]
-    pub fn popped(&self) -> u128 {
-        self.popped
+    pub fn position(&self) -> u128 {
+        self.popped.max(self.caused)
     }
 
     /// Whether the current slot was refilled from the ring since the last call.
@@ -897,6 +918,28 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// An arrival over a link without delay, scheduled at the instant of the transmission
+    /// that put the packet there, has the smaller key (an arrival counts as scheduled long
+    /// ahead) yet comes out after it: it takes the transmission's place in the run's order,
+    /// and the events after it their own keys again.
+    #[test]
+    fn an_arrival_at_once_takes_the_place_of_its_cause() {
+        let mut q = queue();
+        q.by(Entity::sender(3), Time(0));
+        q.schedule(Time(100), Event::TxDone(3));
+        q.schedule(Time(300), Event::TxDone(3));
+        assert_eq!(q.pop_until(Time(1_000)), Some((Time(100), Event::TxDone(3))));
+        let cause = q.position();
+        q.by(Entity::sender(3), Time(100));
+        q.schedule_arrival(Time(100), 3, 0, 0);
+        assert_eq!(q.pop_until(Time(1_000)), Some((Time(100), Event::Arrive(3, 0, 0))));
+        assert!(q.popped < cause, "the arrival's key is the smaller");
+        assert_eq!(q.position(), cause);
+        assert_eq!(q.pop_until(Time(1_000)), Some((Time(300), Event::TxDone(3))));
+        assert_eq!(q.position(), q.popped);
+        assert!(q.position() > cause);
     }
 
     #[test]

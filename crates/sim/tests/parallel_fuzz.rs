@@ -93,6 +93,8 @@ struct Chain {
     hops: Vec<Hop>,
     hosts_per_router: usize,
     host_queue: String,
+    /// The hosts' links' delay (none: a delivery at once, as the packet leaves).
+    host_delay: &'static str,
     flows: Vec<Flow>,
     ecmp: &'static str,
     pool: Option<(u64, f64)>,
@@ -161,7 +163,7 @@ fn chain() -> impl Strategy<Value = Chain> {
         (
             proptest::collection::vec(hop(), routers - 1),
             Just(per),
-            queue(),
+            (queue(), pick(&["1ms", "1ms", "0s", "20us"])),
             proptest::collection::vec(flow, 1..9),
             pick(&["none", "flow", "packet"]),
             proptest::option::of((30u64..300, prop_oneof![Just(0.5), Just(1.0), Just(4.0)])),
@@ -175,7 +177,7 @@ fn chain() -> impl Strategy<Value = Chain> {
                 |(
                     hops,
                     per,
-                    host_queue,
+                    (host_queue, host_delay),
                     flows,
                     ecmp,
                     pool,
@@ -188,6 +190,7 @@ fn chain() -> impl Strategy<Value = Chain> {
                     hops,
                     hosts_per_router: per,
                     host_queue,
+                    host_delay,
                     flows,
                     ecmp,
                     pool,
@@ -245,8 +248,9 @@ fn chain_toml(c: &Chain) -> String {
     for r in 0..routers {
         for j in 0..c.hosts_per_router {
             s += &format!(
-                "[[link]]\nbetween = [\"h{}\", \"r{r}\"]\nrate = \"100Mbps\"\ndelay = \"1ms\"\nqueue = {}\n",
+                "[[link]]\nbetween = [\"h{}\", \"r{r}\"]\nrate = \"100Mbps\"\ndelay = \"{}\"\nqueue = {}\n",
                 r * c.hosts_per_router + j,
+                c.host_delay,
                 c.host_queue
             );
         }

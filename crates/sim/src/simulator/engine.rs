@@ -84,7 +84,7 @@ impl Simulator {
     #[inline(never)]
     fn probe_event(&mut self, t: Time, ev: Event) {
         if let Some(p) = &mut self.probe {
-            p.on_key(self.events.popped());
+            p.on_key(self.events.position());
             p.on_event(t, ev);
         }
     }
@@ -215,7 +215,7 @@ impl Simulator {
         }
         let timeout = self.endpoints.get_mut(e).poll_timeout();
         if let Some(p) = &mut self.part {
-            p.timer_is(EndpointSlot::at(e), timeout.is_some(), self.events.popped());
+            p.timer_is(EndpointSlot::at(e), timeout.is_some(), self.events.position());
         }
         let Some(t) = timeout else {
             let slot = EndpointSlot::at(e);
@@ -253,7 +253,7 @@ impl Simulator {
             match &mut self.part {
                 None => self.retire(f),
                 // Whether anything of it is left is for the coordinator to see.
-                Some(p) => p.closing.push((f, self.events.popped())),
+                Some(p) => p.closing.push((f, self.events.position())),
             }
         }
     }
@@ -489,7 +489,7 @@ impl Simulator {
         c.0 += 1;
         c.1 += p.size as u64;
         if let Some(part) = &mut self.part {
-            part.touched(p.flow, self.events.popped());
+            part.touched(p.flow, self.events.position());
         }
         self.observers.on_drop(self.now, l, p, why, backlog);
     }
@@ -688,7 +688,7 @@ impl Simulator {
                 let b = &mut self.books[flow];
                 b.arrived[dir] += 1;
                 if let Some(p) = &mut self.part {
-                    p.touched(pkt.flow, self.events.popped());
+                    p.touched(pkt.flow, self.events.position());
                 }
                 // The endpoint nearly always answers (an ACK, or data for an ACK) on the
                 // route back, whose first link, an access link at 10,000 flows last seen

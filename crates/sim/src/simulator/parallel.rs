@@ -488,7 +488,7 @@ impl Simulator {
     ) {
         self.now = parts[0].now;
         // The flows the serial run retires before this event, in its order among the records.
-        let key = parts[0].events.popped();
+        let key = parts[0].events.position();
         self.retire_done(pending, parts, plan, key.saturating_sub(1));
         replay(&plan.recorded, &mut self.observers.extra);
         if let Event::Scheduled(i) = ev {
@@ -559,7 +559,10 @@ impl Simulator {
             done.push((at, f));
             false
         });
-        done.sort_unstable();
+        // In the serial order: by the place of the retirement, and of two at one place (two
+        // flows done in one event and the arrival it caused over a link without delay, both
+        // of one partition), in the order the partition found them done.
+        done.sort_by_key(|&(at, _)| at);
         for (at, f) in done {
             let i = f.0 as usize;
             let mut monitors: Vec<&mut Monitor> =

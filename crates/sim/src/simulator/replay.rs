@@ -10,17 +10,14 @@
 //! link that departs at enqueue is brought up to date, link by link (`start_all_due`). Each
 //! partition does its own links then, so records of those keys are merged by link.
 //!
-//! Merged, not sorted: a partition handles its events in key order but for one exception,
-//! which a sort by key would undo. A packet put on a link without delay arrives at once, and an
-//! arrival's key counts as scheduled long ahead (`events.rs`), so it is smaller than the key of
-//! the event that put the packet there — handled after it all the same, in the serial run as
-//! in the partition (which holds both ends of such a link: a link between partitions has a
-//! delay, the lookahead). A partition's records are therefore taken in their order, and the
-//! merge takes next the partition whose next record has the smallest key: every record of
-//! another partition with a key between the two events' comes before both, as in the serial
-//! run. (Until 2026-11-30 the records were sorted by key, and a trace of a network with
-//! zero-delay links could list an arrival at the far end before the transmission that caused
-//! it; `cargo test -p acclab-sim --test parallel_fuzz` found it.)
+//! Each record carries the place of its event in the run's order (`EventQueue::position`):
+//! its key, but for an arrival over a link without delay, which is handled right after the
+//! event that put the packet in the pipe although its key is smaller — it takes that event's
+//! place. A partition's records are taken in their order and merged: next, the partition
+//! whose next record's place comes first. (Until 2026-11-30 the records were sorted by their
+//! events' keys, and a trace of a network with links without delay could list an arrival at
+//! the far end before the transmission that caused it; `cargo test -p acclab-sim --test
+//! parallel_fuzz` found it.)
 //!
 //! The run's hooks, which read the whole network, are called by the coordinator at the run's
 //! own events with the partitions joined (`parallel.rs`), after the records so far; a flow's
@@ -133,8 +130,7 @@ pub(super) fn replay_until(
     observers: &mut [Box<dyn Observer>],
     bound: u128,
 ) {
-    // Each partition's records of the events up to `bound`: those before its first record of
-    // a later event (what it handled after that one, the serial run handled after `bound`).
+    // Each partition's records of the events up to `bound` (their places non-decreasing).
     let mut runs: Vec<Vec<Record>> = Vec::with_capacity(parts.len());
     for r in parts {
         let mut records = r.records.lock().expect("records");
@@ -247,11 +243,12 @@ mod tests {
         assert_eq!(heard.lock().unwrap().len(), 7);
     }
 
-    /// A packet put on a link without delay arrives at once, with a key smaller than the
-    /// event's that put it there (an arrival counts as scheduled long ahead): the partition
-    /// handles it next, and so does the serial run — after the events of other partitions
-    /// with keys between the two, before those with later keys. A bound between the two keys
-    /// takes the partition's records up to its first later one.
+    /// A partition's records are replayed in its order, merged with the others' by key, even
+    /// where its keys decrease (as the raw keys of an arrival over a link without delay and
+    /// of the transmission that caused it would; the records carry places, which do not): the
+    /// events of other partitions with keys between the two come before both, those with
+    /// later keys after. A bound between the two keys takes a partition's records up to its
+    /// first later one.
     #[test]
     fn an_arrival_over_a_link_without_delay_comes_after_its_cause() {
         let (a, b) = (Arc::new(Recorded::default()), Arc::new(Recorded::default()));
