@@ -930,14 +930,23 @@ mod tests {
         q.by(Entity::sender(3), Time(0));
         q.schedule(Time(100), Event::TxDone(3));
         q.schedule(Time(300), Event::TxDone(3));
-        assert_eq!(q.pop_until(Time(1_000)), Some((Time(100), Event::TxDone(3))));
+        assert_eq!(
+            q.pop_until(Time(1_000)),
+            Some((Time(100), Event::TxDone(3)))
+        );
         let cause = q.position();
         q.by(Entity::sender(3), Time(100));
         q.schedule_arrival(Time(100), 3, 0, 0);
-        assert_eq!(q.pop_until(Time(1_000)), Some((Time(100), Event::Arrive(3, 0, 0))));
+        assert_eq!(
+            q.pop_until(Time(1_000)),
+            Some((Time(100), Event::Arrive(3, 0, 0)))
+        );
         assert!(q.popped < cause, "the arrival's key is the smaller");
         assert_eq!(q.position(), cause);
-        assert_eq!(q.pop_until(Time(1_000)), Some((Time(300), Event::TxDone(3))));
+        assert_eq!(
+            q.pop_until(Time(1_000)),
+            Some((Time(300), Event::TxDone(3)))
+        );
         assert_eq!(q.position(), q.popped);
         assert!(q.position() > cause);
     }

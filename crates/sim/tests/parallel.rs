@@ -2,6 +2,9 @@
 //! the flows' completion times, byte for byte, on 2 and 3 threads; a streamed run's
 //! delays.csv rows in the serial order.
 
+mod common;
+use common::first_difference;
+
 use std::sync::{Arc, Mutex};
 
 use acclab_core::queue::{Backlog, DropReason};
@@ -51,16 +54,6 @@ fn same_on_threads(text: &str) {
             first_difference(&serial.1, &parallel.1)
         );
     }
-}
-
-fn first_difference(a: &str, b: &str) -> String {
-    let (la, lb): (Vec<_>, Vec<_>) = (a.lines().collect(), b.lines().collect());
-    for (i, (x, y)) in la.iter().zip(&lb).enumerate() {
-        if x != y {
-            return format!("line {i}:\n serial:   {x}\n parallel: {y}");
-        }
-    }
-    format!("lengths {} vs {}", la.len(), lb.len())
 }
 
 #[test]

@@ -11,6 +11,9 @@
 //! `ACCLAB_PARALLEL_FUZZ_CASES` sets the number of scenarios (default 24; the run before this
 //! test was committed took 2,000).
 
+mod common;
+use common::first_difference;
+
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
@@ -381,16 +384,6 @@ fn outcome(
     }
     files.sort();
     Ok(files)
-}
-
-fn first_difference(a: &str, b: &str) -> String {
-    let (la, lb): (Vec<_>, Vec<_>) = (a.lines().collect(), b.lines().collect());
-    for (i, (x, y)) in la.iter().zip(&lb).enumerate() {
-        if x != y {
-            return format!("line {i}:\n serial:   {x}\n parallel: {y}");
-        }
-    }
-    format!("lengths {} vs {}", la.len(), lb.len())
 }
 
 #[test]

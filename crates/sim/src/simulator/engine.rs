@@ -215,7 +215,11 @@ impl Simulator {
         }
         let timeout = self.endpoints.get_mut(e).poll_timeout();
         if let Some(p) = &mut self.part {
-            p.timer_is(EndpointSlot::at(e), timeout.is_some(), self.events.position());
+            p.timer_is(
+                EndpointSlot::at(e),
+                timeout.is_some(),
+                self.events.position(),
+            );
         }
         let Some(t) = timeout else {
             let slot = EndpointSlot::at(e);

@@ -1,4 +1,7 @@
-//! What the scheme tests share: the dumbbell they run on.
+//! What the tests share: the dumbbell the scheme tests run on; how the parallel tests say
+//! where two outputs part.
+// Each test binary uses some of these.
+#![allow(dead_code)]
 
 /// A dumbbell scenario (TOML): `hosts` senders s{i} → r1 → r2 → receivers d{i}, access links
 /// 1 Gb/s and 1 ms, 1500-byte packets; the bottleneck r1–r2 described by `bottleneck` (TOML
@@ -37,4 +40,16 @@ delay = "1ms"
 window = ["{from}", "{to}"]
 "#
     )
+}
+
+/// Where texts `a` (the serial run's) and `b` (a parallel run's) first differ: the line, or
+/// their lengths.
+pub fn first_difference(a: &str, b: &str) -> String {
+    let (la, lb): (Vec<_>, Vec<_>) = (a.lines().collect(), b.lines().collect());
+    for (i, (x, y)) in la.iter().zip(&lb).enumerate() {
+        if x != y {
+            return format!("line {i}:\n serial:   {x}\n parallel: {y}");
+        }
+    }
+    format!("lengths {} vs {}", la.len(), lb.len())
 }
