@@ -36,17 +36,18 @@
 //!
 //! **Retirement.** A finite flow is retired once nothing of it is left (`endpoints.rs`): a
 //! fact about two partitions, so the sender's partition tells the coordinator when the
-//! transfer is complete (with the key of that event), and the coordinator looks at the
-//! flows at a window's end: one with none of its packets in the network and neither endpoint
-//! with a timer is retired. Retirement changes nothing the run does (a retired flow's
-//! statistics are kept), but it is when a streamed flow's delay histogram goes to delays.csv,
-//! so it happens in the serial run's order: each partition keeps, per flow, the key of the
-//! last event that left less of it (a packet delivered or dropped, an endpoint left without a
-//! timer), and from the latest of these the coordinator works out the serial run's
-//! retirement — at the completing event if nothing was left then, else at the first of the
-//! checks the serial run makes every round trip after it (`Simulator::retire`), whose keys
-//! are known ([`retirement_key`]) — and retires the flows due by the window's end in that
-//! order, keeping the others for a later window.
+//! transfer is complete (with the place of that event in the run's order: its key, or for
+//! an arrival over a link without delay its cause's, `EventQueue::position`), and the
+//! coordinator looks at the flows at a window's end: one with none of its packets in the
+//! network and neither endpoint with a timer is retired. Retirement changes nothing the run
+//! does (a retired flow's statistics are kept), but it is when a streamed flow's delay
+//! histogram goes to delays.csv, so it happens in the serial run's order: each partition
+//! keeps, per flow, the place of the last event that left less of it (a packet delivered or
+//! dropped, an endpoint left without a timer), and from the latest of these the coordinator
+//! works out the serial run's retirement — at the completing event if nothing was left then,
+//! else at the first of the checks the serial run makes every round trip after it
+//! (`Simulator::retire`), whose keys are known ([`retirement_key`]) — and retires the flows
+//! due by the window's end in that order, keeping the others for a later window.
 //!
 //! **Jitter.** A link with jitter draws each packet's delay where the packet leaves, in its
 //! sending side's partition, from the link's own random stream, as the serial run does; on a
@@ -193,10 +194,10 @@ pub(super) struct Part {
     /// The packets put this window on links into other partitions, per partition.
     out: Vec<Vec<Msg>>,
     /// Flows whose sender (held here) completed its transfer, for the coordinator, with the
-    /// key of the event at which it did (where the serial run first checks whether anything
+    /// place of the event at which it did (where the serial run first checks whether anything
     /// of the flow is left).
     pub(super) closing: Vec<(FlowId, u128)>,
-    /// For each flow, the key of the last event here that left less of it in the network: one
+    /// For each flow, the place of the last event here that left less of it in the network: one
     /// of its packets delivered or dropped, one of its endpoints left without a timer (0:
     /// none). Once nothing of a flow is left, the latest of the partitions' is when that
     /// became so.
@@ -222,14 +223,14 @@ impl Part {
         self.plan.tx[f as usize] == self.me
     }
 
-    /// Less of flow `f` is left in the network after the event with key `key` (the latest so
+    /// Less of flow `f` is left in the network after the event at place `key` (the latest so
     /// far here): one of its packets was delivered or dropped.
     #[inline(always)]
     pub(super) fn touched(&mut self, f: FlowId, key: u128) {
         self.touched[f.0 as usize] = key;
     }
 
-    /// The endpoint at `slot` has a timer (`timed`) after the event with key `key`; losing
+    /// The endpoint at `slot` has a timer (`timed`) after the event at place `key`; losing
     /// its last is a step towards the flow's retirement.
     #[inline(always)]
     pub(super) fn timer_is(&mut self, slot: EndpointSlot, timed: bool, key: u128) {
