@@ -1,9 +1,10 @@
-//! Random scenarios run serially and on 2, 3 and 4 threads give the same results, byte for byte
+//! Random scenarios run serially and on 2, 3 and 4 threads (fabrics also on 8) give the same results, byte for byte
 //! (issue 56 §2): every file the run writes — summary.json, flows.csv, links.csv, delays.csv,
 //! fct.csv and packet traces (CSV and pcap). The scenarios are drawn from the format's own
 //! keys — chains and diamonds of routers with every queue discipline, random loss, jitter (with
 //! and without reordering), shared buffers, rate and delay events, zero-delay links, ECMP per
-//! flow and per packet, every scheme with a transport; fat-trees under workloads — so that what
+//! flow and per packet, every scheme with a transport; fat-trees and leaf-spines under workloads
+//! (Poisson, incast rounds, traffic files with flows starting together) — so that what
 //! the goldens do not exercise is compared too. A scenario the parallel engine declines (it says
 //! why, and the run is then serial) is compared on the threads it takes; the test fails if too
 //! few are parallel at all.
@@ -306,13 +307,59 @@ fn chain_toml(c: &Chain) -> String {
     s
 }
 
+/// A workload's pattern: Poisson arrivals (`all-to-all`, `permutation`), synchronised rounds
+/// (`incast`: every sender of a round starts at one instant), or a traffic file whose starts fall
+/// on a 100 µs grid, so that flows of different partitions start together (the tie rule across
+/// partitions) and one host may start several at once. The file is the strategy's second value
+/// (host indices below 12, the smaller fabric's hosts).
+fn pattern() -> impl Strategy<Value = (String, Option<String>)> {
+    let poisson = (
+        pick(&["all-to-all", "permutation"]),
+        pick(&["websearch", "datamining", "rpc"]),
+        2u64..9,
+    )
+        .prop_map(|(pattern, sizes, load)| {
+            (
+                format!("pattern = \"{pattern}\"\nsizes = \"{sizes}\"\nload = 0.{load}\n"),
+                None,
+            )
+        });
+    let incast = (2u32..9, pick(&["h0", "h5", "h11"]), 1u64..60, 3u64..20).prop_map(
+        |(senders, receiver, kb, period)| {
+            (
+                format!(
+                    "pattern = \"incast\"\nsenders = {senders}\nreceiver = \"{receiver}\"\nsize = \"{kb}KB\"\nperiod = \"{}us\"\n",
+                    period * 100
+                ),
+                None,
+            )
+        },
+    );
+    let file = proptest::collection::vec((0usize..12, 1usize..12, 1u64..200, 0u64..25), 1..40)
+        .prop_map(|flows| {
+            let flows: Vec<acclab_scenario::workload::FileFlow> = flows
+                .into_iter()
+                .map(|(src, hop, kb, slot)| acclab_scenario::workload::FileFlow {
+                    src,
+                    dst: (src + hop) % 12,
+                    size: kb * 1000,
+                    start: acclab_core::Duration(slot * 100_000),
+                })
+                .collect();
+            (
+                "pattern = \"file\"\nfile = \"{TRAFFIC}\"\n".to_string(),
+                Some(acclab_scenario::workload::write_flow_file(&flows)),
+            )
+        });
+    prop_oneof![2 => poisson, 1 => incast, 1 => file]
+}
+
 /// A k = 4 fat-tree (or a leaf-spine) under a workload, with a few long flows beside it.
-fn fabric() -> impl Strategy<Value = String> {
+fn fabric() -> impl Strategy<Value = (String, Option<String>)> {
     (
         any::<bool>(),
         pick(&["dctcp", "reno", "cubic", "swift", "hpcc", "bbr", "vegas", "monaco"]),
-        pick(&["websearch", "datamining", "rpc"]),
-        pick(&["all-to-all", "permutation"]),
+        pattern(),
         pick(&["flow", "packet"]),
         pick(&[
             "{ kind = \"step-ecn\", limit = \"100pkt\", threshold = \"20pkt\" }",
@@ -320,9 +367,9 @@ fn fabric() -> impl Strategy<Value = String> {
             "{ kind = \"red\", limit = \"100pkt\", min_th = \"10pkt\", max_th = \"40pkt\", ecn = true }",
         ]),
         pick(&["", "shared_buffer = { size = \"300KB\", alpha = 1 }"]),
-        (2u64..9, any::<u64>(), 0usize..4),
+        (any::<u64>(), 0usize..4),
     )
-        .prop_map(|(fat, kind, sizes, pattern, ecmp, queue, pool, (load, seed, long))| {
+        .prop_map(|(fat, kind, (pattern, traffic), ecmp, queue, pool, (seed, long))| {
             let topology = if fat {
                 "kind = \"fat-tree\"\nk = 4"
             } else {
@@ -333,7 +380,7 @@ fn fabric() -> impl Strategy<Value = String> {
                 _ => "min_rto = \"1ms\"",
             };
             let mut s = format!(
-                "name = \"pfuzz-fabric\"\nduration = \"3ms\"\nseed = {}\n[defaults]\npacket_size = \"1500B\"\n[routing]\necmp = \"{ecmp}\"\n[output]\nsample_interval = \"500us\"\n[topology]\n{topology}\nlink_rate = \"10Gbps\"\nlink_delay = \"1us\"\nqueue = {queue}\n{pool}\n[[workload]]\nid = \"w\"\nkind = \"{kind}\"\nparams = {{ {params} }}\nsizes = \"{sizes}\"\npattern = \"{pattern}\"\nload = 0.{load}\n",
+                "name = \"pfuzz-fabric\"\nduration = \"3ms\"\nseed = {}\n[defaults]\npacket_size = \"1500B\"\n[routing]\necmp = \"{ecmp}\"\n[output]\nsample_interval = \"500us\"\n[topology]\n{topology}\nlink_rate = \"10Gbps\"\nlink_delay = \"1us\"\nqueue = {queue}\n{pool}\n[[workload]]\nid = \"w\"\nkind = \"{kind}\"\nparams = {{ {params} }}\n{pattern}",
                 seed % (1 << 40)
             );
             for i in 0..long {
@@ -342,7 +389,7 @@ fn fabric() -> impl Strategy<Value = String> {
                     11 - i
                 );
             }
-            s
+            (s, traffic)
         })
 }
 
@@ -408,9 +455,26 @@ fn random_scenarios_give_the_serial_results_on_any_thread_count() {
         },
     );
     let counts = std::sync::Mutex::new([0u32; 3]); // [accepted, compared in parallel, refused]
-    let strategy = prop_oneof![3 => chain().prop_map(|c| chain_toml(&c)), 1 => fabric()];
+    let strategy = prop_oneof![3 => chain().prop_map(|c| (chain_toml(&c), None)), 1 => fabric()];
+    let dir = tempfile::tempdir().unwrap();
     runner
-        .run(&strategy, |text| {
+        .run(&strategy, |(text, traffic)| {
+            let text = match traffic {
+                Some(traffic) => {
+                    let path = dir.path().join("traffic.txt");
+                    std::fs::write(&path, &traffic).unwrap();
+                    text.replace("{TRAFFIC}", &path.display().to_string())
+                        + "\n# traffic.txt:\n# "
+                        + &traffic.trim_end().replace('\n', "\n# ")
+                }
+                None => text,
+            };
+            // Fabrics have partitions to spare: 8 threads too.
+            let threads: &[usize] = if text.contains("[[workload]]") {
+                &[2, 3, 4, 8]
+            } else {
+                &[2, 3, 4]
+            };
             let sc = match acclab_scenario::parse(&text, "pfuzz.toml") {
                 Ok(sc) => sc,
                 Err(e) => {
@@ -423,7 +487,7 @@ fn random_scenarios_give_the_serial_results_on_any_thread_count() {
             };
             counts.lock().unwrap()[0] += 1;
             let serial = outcome(&sc, 1).unwrap();
-            for threads in [2, 3, 4] {
+            for &threads in threads {
                 let parallel = match outcome(&sc, threads) {
                     Ok(p) => p,
                     Err(why) => {
