@@ -55,11 +55,20 @@ pub fn print_summary(s: &Summary) {
         s.window.from_s * scale,
         s.window.to_s * scale
     );
-    print!("\n{}", flow_table(s, MAX_ROWS).text(MAX_ROWS));
+    if !s.flows.is_empty() {
+        print!("\n{}", flow_table(s, MAX_ROWS).text(MAX_ROWS));
+    }
     if s.flows.len() > MAX_ROWS {
         println!(
             "… and {} more flows (see summary.json)",
             s.flows.len() - MAX_ROWS
+        );
+    }
+    if s.unlisted_flows > 0 {
+        println!(
+            "\n{} flows of workloads not listed: fct.csv has each ([output] flow_summaries = true \
+             lists them in summary.json too)",
+            s.unlisted_flows
         );
     }
     if let Some(note) = goodput_above_received(s) {

@@ -657,6 +657,45 @@ stop = "10ms"
     for name in ["fct.csv", "traffic.txt"] {
         assert!(tmp.path().join("out").join(name).is_file(), "{name}");
     }
+    // summary.json lists the [[flow]] tables' flows and counts the workload's, which fct.csv
+    // lists (`[output] flow_summaries`, off by default with a workload); on, it lists them all.
+    let summary = |dir: &str| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(tmp.path().join(dir).join("summary.json")).unwrap())
+            .unwrap()
+    };
+    let workload = std::fs::read_to_string(tmp.path().join("out/fct.csv"))
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("ws"))
+        .count();
+    assert!(workload > 20, "{workload} workload flows");
+    let s = summary("out");
+    let ids: Vec<&str> = s["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["long"]);
+    assert_eq!(s["unlisted_flows"], workload);
+    assert_eq!(s["fct"]["overall"]["flows"], workload);
+    let o = acclab(
+        tmp.path(),
+        &[
+            "run",
+            f,
+            "--set",
+            "output.flow_summaries=true",
+            "--out",
+            "all",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let all = summary("all");
+    assert_eq!(all["flows"].as_array().unwrap().len(), 1 + workload);
+    assert_eq!(all["flows"][0], s["flows"][0], "the same run, listed alike");
+    assert!(all.get("unlisted_flows").is_none());
+    assert_eq!(all["fct"], s["fct"]);
     // The topology's own keys patched: the fabric is generated again (k = 6: 54 hosts).
     let o = acclab(
         tmp.path(),

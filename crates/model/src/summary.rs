@@ -104,6 +104,7 @@ pub fn summary(m: &Model, wall_time_s: f64) -> Summary {
             to_s: to,
         },
         flows,
+        unlisted_flows: 0,
         links,
         shared_buffers: Vec::new(),
         fairness: Fairness {

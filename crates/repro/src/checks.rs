@@ -205,6 +205,7 @@ mod tests {
                 to_s: 1.0,
             },
             flows,
+            unlisted_flows: 0,
             links: Vec::new(),
             shared_buffers: Vec::new(),
             fairness: Fairness {

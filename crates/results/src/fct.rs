@@ -27,6 +27,9 @@ pub struct FctRecord<'a> {
     /// Completion time, s; `None`: unfinished at the end of the run.
     pub fct_s: Option<f64>,
     pub ideal_fct_s: f64,
+    /// The sender's retransmitted packets and retransmission timeouts over the run.
+    pub retransmits: u64,
+    pub timeouts: u64,
 }
 
 impl FctRecord<'_> {
@@ -143,8 +146,8 @@ pub fn summarise<'a>(
     }
 }
 
-/// Writes `fct.csv` into `dir`: id, src, dst, size_bytes, start_s, fct_s, ideal_fct_s, slowdown
-/// (the last two of an unfinished flow: its ideal time, and empty).
+/// Writes `fct.csv` into `dir`: id, src, dst, size_bytes, start_s, fct_s, ideal_fct_s, slowdown,
+/// retransmits, timeouts (an unfinished flow's fct_s and slowdown empty).
 pub fn write_fct_csv<'a>(
     dir: &Path,
     records: impl IntoIterator<Item = FctRecord<'a>>,
@@ -168,6 +171,8 @@ fn write_rows<'a>(
         "fct_s",
         "ideal_fct_s",
         "slowdown",
+        "retransmits",
+        "timeouts",
     ])
     .map_err(io)?;
     let opt = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.9}"));
@@ -181,6 +186,8 @@ fn write_rows<'a>(
             opt(r.fct_s),
             format!("{:.9}", r.ideal_fct_s),
             r.slowdown().map_or(String::new(), |s| format!("{s:.6}")),
+            r.retransmits.to_string(),
+            r.timeouts.to_string(),
         ])
         .map_err(io)?;
     }
@@ -188,7 +195,7 @@ fn write_rows<'a>(
 }
 
 /// Reads `fct.csv` from `dir` row by row; `None` when there is none (a run without finite
-/// flows).
+/// flows). A file written before the retransmits and timeouts columns reads them as 0.
 pub fn read_fct_csv(
     dir: &Path,
 ) -> std::io::Result<Option<impl Iterator<Item = std::io::Result<FctRecord<'static>>>>> {
@@ -206,6 +213,10 @@ pub fn read_fct_csv(
                 .ok_or_else(|| bad(format!("{}: a bad row {row:?}", path.display())))
         };
         let text = |i: usize| Cow::Owned(row.get(i).unwrap_or_default().to_string());
+        let count = |i: usize| match row.get(i) {
+            None => Ok(0),
+            Some(_) => num(i).map(|v| v as u64),
+        };
         Ok(FctRecord {
             id: text(0),
             src: text(1),
@@ -214,6 +225,8 @@ pub fn read_fct_csv(
             start_s: num(4)?,
             fct_s: num(5).ok(),
             ideal_fct_s: num(6)?,
+            retransmits: count(8)?,
+            timeouts: count(9)?,
         })
     })))
 }
@@ -326,6 +339,8 @@ mod tests {
             start_s: 0.0,
             fct_s: fct,
             ideal_fct_s: ideal,
+            retransmits: 0,
+            timeouts: 0,
         }
     }
 
@@ -362,22 +377,42 @@ mod tests {
     #[test]
     fn the_csv_lists_unfinished_flows_with_an_empty_fct() {
         let dir = tempfile::tempdir().unwrap();
-        write_fct_csv(
-            dir.path(),
-            [rec(1000, Some(2e-6), 1e-6), rec(5000, None, 1e-6)],
-        )
-        .unwrap();
+        let stalled = FctRecord {
+            retransmits: 3,
+            timeouts: 1,
+            ..rec(5000, None, 1e-6)
+        };
+        write_fct_csv(dir.path(), [rec(1000, Some(2e-6), 1e-6), stalled.clone()]).unwrap();
         let text = std::fs::read_to_string(dir.path().join("fct.csv")).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines[0],
-            "id,src,dst,size_bytes,start_s,fct_s,ideal_fct_s,slowdown"
+            "id,src,dst,size_bytes,start_s,fct_s,ideal_fct_s,slowdown,retransmits,timeouts"
         );
         assert_eq!(
             lines[1],
-            "f1000,h0,h1,1000,0.000000000,0.000002000,0.000001000,2.000000"
+            "f1000,h0,h1,1000,0.000000000,0.000002000,0.000001000,2.000000,0,0"
         );
-        assert_eq!(lines[2], "f5000,h0,h1,5000,0.000000000,,0.000001000,");
+        assert_eq!(lines[2], "f5000,h0,h1,5000,0.000000000,,0.000001000,,3,1");
+        let read: Vec<FctRecord> = read_fct_csv(dir.path())
+            .unwrap()
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(read[1], stalled);
+        // A file from before the last two columns: they read as 0.
+        let old: String = lines
+            .iter()
+            .map(|l| l.rsplitn(3, ',').nth(2).unwrap().to_string() + "\n")
+            .collect();
+        std::fs::write(dir.path().join("fct.csv"), old).unwrap();
+        let read: Vec<FctRecord> = read_fct_csv(dir.path())
+            .unwrap()
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!((read[1].retransmits, read[1].timeouts), (0, 0));
+        assert_eq!(read[1].size_bytes, 5000);
     }
 
     #[test]

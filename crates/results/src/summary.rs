@@ -26,6 +26,10 @@ pub struct Summary {
     pub packet_hops: u64,
     pub window: WindowSummary,
     pub flows: Vec<FlowSummary>,
+    /// The run's flows `flows` leaves out: a workload's, by default (`[output]
+    /// flow_summaries`); fct.csv and `fct` have them.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unlisted_flows: u64,
     pub links: Vec<LinkSummary>,
     /// The pools of the shared-buffer switches (`[[shared_buffer]]`), when there are any.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -42,6 +46,10 @@ pub struct Summary {
     /// Where the run's effective scenario and provenance record are, when it wrote files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<crate::provenance::ProvenanceRef>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The live-mode part of `summary.json`. In a live run every time in the file is scenario time:

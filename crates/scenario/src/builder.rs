@@ -295,6 +295,12 @@ impl ScenarioBuilder {
         self
     }
 
+    /// Whether summary.json lists the flows of workloads too (`[output] flow_summaries`).
+    pub fn flow_summaries(mut self, on: bool) -> Self {
+        self.def.output.flow_summaries = Some(on);
+        self
+    }
+
     /// Whether the links' queueing delays come with their percentiles (`[output]
     /// queueing_percentiles`).
     pub fn queueing_percentiles(mut self, on: bool) -> Self {

@@ -129,6 +129,10 @@ pub struct OutputDef {
     /// Whether the links' queueing delays come with their percentiles (`[output]
     /// queueing_percentiles`; by default on), or as their mean alone.
     pub queueing_percentiles: bool,
+    /// How many flows summary.json lists, the first of [`Scenario::flows`] (`None`: every
+    /// flow). With `[[workload]]` tables, by default those of the `[[flow]]` tables, which come
+    /// first (`[output] flow_summaries`): fct.csv lists a workload's flows.
+    pub summary_flows: Option<usize>,
 }
 
 /// A packet trace's file format.

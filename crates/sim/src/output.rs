@@ -36,7 +36,9 @@ pub fn summary(sim: &Simulator, wall_time_s: f64) -> Summary {
     let [w0, w1] = m.window_edges();
     let (w0, w1) = (w0.unwrap_or(from), w1.unwrap_or(to));
     let window_ns = (w1 - w0).0.max(1) as f64;
-    let mut flows = Vec::with_capacity(sc.flows.len());
+    // The flows summary.json lists (`[output] flow_summaries`); the fairness indices count all.
+    let listed = sc.output.summary_flows.unwrap_or(sc.flows.len());
+    let mut flows = Vec::with_capacity(listed);
     let mut active_rates = Vec::new();
     let nodes: Vec<Arc<str>> = sc.nodes.iter().map(|n| Arc::from(n.as_str())).collect();
     let mut kinds: Vec<Arc<str>> = Vec::new();
@@ -53,6 +55,9 @@ pub fn summary(sim: &Simulator, wall_time_s: f64) -> Summary {
         let throughput = acclab_core::Rate::of(w.delivered_bytes, active);
         if active.0 > 0 {
             active_rates.push(throughput);
+        }
+        if i >= listed {
+            continue;
         }
         flows.push(FlowSummary {
             id: f.id.clone(),
@@ -125,6 +130,7 @@ pub fn summary(sim: &Simulator, wall_time_s: f64) -> Summary {
             from_s: from.as_secs_f64(),
             to_s: to.as_secs_f64(),
         },
+        unlisted_flows: (sc.flows.len() - listed) as u64,
         flows,
         links,
         shared_buffers: sc
@@ -170,6 +176,8 @@ pub fn fct_records(sim: &Simulator) -> Option<impl Iterator<Item = FctRecord<'_>
                 start_s: start.as_secs_f64(),
                 fct_s: tx.completed_at.map(|t| (t - start).as_secs_f64()),
                 ideal_fct_s: ideal.as_secs_f64(),
+                retransmits: tx.retransmits,
+                timeouts: tx.timeouts,
             })
         })
     })

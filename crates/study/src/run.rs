@@ -36,10 +36,27 @@ pub fn attach_theory(sc: &Scenario, eq: Option<Equilibrium>, summary: &mut Summa
                 utilization: p.utilization,
             });
         }
+        let (mut outside, mut notes) = (eq.outside, eq.notes);
+        if let Some(listed) = sc.output.summary_flows {
+            // The flows summary.json leaves out are counted by reason, not listed.
+            let ids: std::collections::HashSet<&str> =
+                sc.flows[..listed].iter().map(|f| f.id.as_str()).collect();
+            let mut unlisted: std::collections::BTreeMap<std::sync::Arc<str>, usize> =
+                Default::default();
+            outside.retain(|(id, why)| {
+                ids.contains(id.as_str()) || {
+                    *unlisted.entry(why.clone()).or_default() += 1;
+                    false
+                }
+            });
+            for (why, n) in unlisted {
+                notes.push(format!("{n} flows of workloads outside the domain: {why}"));
+            }
+        }
         summary.theory = Some(TheorySummary {
             model: eq.model,
-            outside: eq.outside,
-            notes: eq.notes,
+            outside,
+            notes,
         });
     }
     // The index compares long-lived flows' rates with their max-min shares; a run with finite

@@ -257,6 +257,7 @@ pub(super) fn expand(raw: RawScenario) -> Result<(ScenarioSpec, Origins), Findin
             fct_buckets: raw.output.fct_buckets,
             delay_histograms: raw.output.delay_histograms,
             queueing_percentiles: raw.output.queueing_percentiles,
+            flow_summaries: raw.output.flow_summaries,
         },
     };
     Ok((def, origins))

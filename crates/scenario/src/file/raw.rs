@@ -219,4 +219,5 @@ pub(super) struct RawOutput {
     pub(super) fct_buckets: Option<Vec<Bytes>>,
     pub(super) delay_histograms: Option<bool>,
     pub(super) queueing_percentiles: Option<bool>,
+    pub(super) flow_summaries: Option<bool>,
 }

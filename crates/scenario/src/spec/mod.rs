@@ -336,6 +336,12 @@ pub struct OutputSpec {
     /// every packet that waited, are a sixth of a k = 16 fabric's run); `None`: on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub queueing_percentiles: Option<bool>,
+    /// `[output] flow_summaries = true`: summary.json lists a workload's flows too, each with
+    /// its throughput, losses, RTT and delays (~0.9 KB of JSON a flow); `None`: on, but for the
+    /// flows of `[[workload]]` tables (fct.csv lists each of those, with its completion time
+    /// and slowdown; the flows of `[[flow]]` tables are listed either way).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flow_summaries: Option<bool>,
 }
 
 /// The default flow-size buckets' upper edges, bytes: < 10 KB, 10–100 KB, 100 KB–1 MB, ≥ 1 MB.

@@ -127,6 +127,10 @@ impl ScenarioSpec {
         // The delay traces' changes follow the events written (whose indices errors name).
         events.append(&mut topo.delay_events);
         let mut output = resolve_output(&self.output, duration, !self.workloads.is_empty())?;
+        if !self.workloads.is_empty() && self.output.flow_summaries != Some(true) {
+            // A workload's flows come after those written.
+            output.summary_flows = Some(self.flows.len());
+        }
         if let Some(t) = &self.output.trace {
             output.trace = Some(resolve_trace(&topo, &self.flows, t)?);
         }
@@ -327,6 +331,7 @@ fn resolve_output(o: &OutputSpec, duration: Duration, workloads: bool) -> Result
         fct_buckets,
         delay_histograms: o.delay_histograms.unwrap_or(!workloads),
         queueing_percentiles: o.queueing_percentiles.unwrap_or(true),
+        summary_flows: None,
     })
 }
 
