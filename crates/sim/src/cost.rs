@@ -52,6 +52,10 @@ const FLOW_BYTES: f64 = 8192.0;
 /// is open (2.2 KB measured; they are freed when it is done).
 const FINITE_FLOW_BYTES: f64 = 1800.0;
 const FINITE_OPEN_BYTES: f64 = 2200.0;
+/// Of that, a flow's entry in summary.json as the summary is made, which a workload's flows
+/// have only with `[output] flow_summaries = true`: the k = 16 web-search run's peak is 11.7 MB
+/// higher with it, for 48,874 flows (docs/performance.md, session 33).
+const SUMMARY_ENTRY_BYTES: f64 = 240.0;
 const LINK_BYTES: f64 = 2048.0;
 /// A link's histogram of its packets' queueing delays, unless the scenario keeps their mean
 /// alone (`[output] queueing_percentiles = false`): 29 MB for a k = 16 fat-tree's 6,144 links
@@ -227,8 +231,12 @@ pub fn estimate(sc: &Scenario) -> Cost {
                 }
             }
         }
+        let entry = match sc.output.summary_flows {
+            Some(listed) if i >= listed => 0.0,
+            _ => SUMMARY_ENTRY_BYTES,
+        };
         flow_state += match ideal[i] {
-            Some(_) => FINITE_FLOW_BYTES + open * FINITE_OPEN_BYTES,
+            Some(_) => FINITE_FLOW_BYTES - SUMMARY_ENTRY_BYTES + entry + open * FINITE_OPEN_BYTES,
             None => FLOW_BYTES,
         } + match &f.scheme {
             SchemeConfig::Web(w) => {
