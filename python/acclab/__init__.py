@@ -110,8 +110,10 @@ class Run:
     ``summary_json`` is summary.json itself; ``theory`` what the theory predicted for the
     scenario (or None, with ``no_theory`` saying why); ``dir`` where the files are, if kept;
     ``fct`` is fct.csv (a row per finite flow: size, start, completion time, ideal completion
-    time, slowdown; empty ``fct_s`` for flows unfinished at the end), None for runs without
-    finite flows.
+    time, slowdown, the sender's retransmits and timeouts; empty ``fct_s`` for flows unfinished
+    at the end), None for runs without finite flows. A ``[[workload]]``'s flows are in ``fct``
+    and counted by ``summary_json["unlisted_flows"]``, not listed in summary.json, unless the
+    scenario sets ``[output] flow_summaries = true``.
     """
 
     flows: pd.DataFrame
