@@ -354,7 +354,9 @@ fn pattern() -> impl Strategy<Value = (String, Option<String>)> {
     prop_oneof![2 => poisson, 1 => incast, 1 => file]
 }
 
-/// A k = 4 fat-tree (or a leaf-spine) under a workload, with a few long flows beside it.
+/// A k = 4 fat-tree (or a leaf-spine) under a workload, with a few long flows beside it. Its
+/// summary.json lists the workload's flows (`flow_summaries = true`), so that every flow's
+/// measurements are compared, not only their completion times.
 fn fabric() -> impl Strategy<Value = (String, Option<String>)> {
     (
         any::<bool>(),
@@ -380,7 +382,7 @@ fn fabric() -> impl Strategy<Value = (String, Option<String>)> {
                 _ => "min_rto = \"1ms\"",
             };
             let mut s = format!(
-                "name = \"pfuzz-fabric\"\nduration = \"3ms\"\nseed = {}\n[defaults]\npacket_size = \"1500B\"\n[routing]\necmp = \"{ecmp}\"\n[output]\nsample_interval = \"500us\"\n[topology]\n{topology}\nlink_rate = \"10Gbps\"\nlink_delay = \"1us\"\nqueue = {queue}\n{pool}\n[[workload]]\nid = \"w\"\nkind = \"{kind}\"\nparams = {{ {params} }}\n{pattern}",
+                "name = \"pfuzz-fabric\"\nduration = \"3ms\"\nseed = {}\n[defaults]\npacket_size = \"1500B\"\n[routing]\necmp = \"{ecmp}\"\n[output]\nsample_interval = \"500us\"\nflow_summaries = true\n[topology]\n{topology}\nlink_rate = \"10Gbps\"\nlink_delay = \"1us\"\nqueue = {queue}\n{pool}\n[[workload]]\nid = \"w\"\nkind = \"{kind}\"\nparams = {{ {params} }}\n{pattern}",
                 seed % (1 << 40)
             );
             for i in 0..long {
