@@ -172,6 +172,8 @@ pub struct Monitor {
     win_flows: Vec<FlowSnap>,
     win_links: [Vec<LinkSnap>; 2],
     win_times: [Option<Time>; 2],
+    /// The means of the samples of each flow summary.json lists (`[output] flow_summaries`:
+    /// the first flows), which alone read them.
     mean_cwnd: Vec<Mean>,
     mean_accumulation: Vec<Mean>,
     window_max_queue: Vec<u64>,
@@ -184,7 +186,10 @@ pub struct Monitor {
     lost_data: Vec<u64>,
     /// Data bytes of each flow that reached its receiver so far.
     received: Vec<u64>,
-    /// The one-way delays of each flow's data packets delivered in the window.
+    /// The one-way delays of each flow's data packets delivered in the window: of the flows
+    /// summary.json lists (the first), or of every flow when delays.csv has their histograms.
+    /// A workload's flows, unlisted and without histograms, record none: nothing would read
+    /// them (96 bytes a flow, a histogram of each flow open, and a record at every delivery).
     delays: Vec<Delays>,
     /// The flows that carry a finite transfer: their flows.csv rows span their lives.
     finite: Vec<bool>,
@@ -282,6 +287,11 @@ impl Monitor {
         let cc_columns = scenario.cc_columns();
         let nf = scenario.flows.len();
         let nl = net.link_count();
+        let listed = scenario.output.summary_flows.unwrap_or(nf).min(nf);
+        let delays = match scenario.output.delay_histograms {
+            true => nf,
+            false => listed,
+        };
         let finite: Vec<bool> = scenario
             .flows
             .iter()
@@ -307,8 +317,8 @@ impl Monitor {
             win_flows: vec![FlowSnap::default(); nf],
             win_links: [vec![LinkSnap::default(); nl], vec![LinkSnap::default(); nl]],
             win_times: [None, None],
-            mean_cwnd: vec![Mean::default(); nf],
-            mean_accumulation: vec![Mean::default(); nf],
+            mean_cwnd: vec![Mean::default(); listed],
+            mean_accumulation: vec![Mean::default(); listed],
             window_max_queue: vec![0; nl],
             tracks: vec![LinkTrack::default(); nl],
             random_losses: vec![0; nl],
@@ -321,7 +331,7 @@ impl Monitor {
             ],
             lost_data: vec![0; nf],
             received: vec![0; nf],
-            delays: vec![Delays::Recording(DelayRecorder::default()); nf],
+            delays: vec![Delays::Recording(DelayRecorder::default()); delays],
             histograms: scenario.output.delay_histograms,
             finite,
             sampled,
@@ -368,8 +378,8 @@ impl Monitor {
     /// Flow `f`'s one-way delay histogram over the window, when the run keeps it in memory
     /// (no stream: [`crate::output::write_files`] writes delays.csv from it); empty otherwise.
     pub fn delay_histogram(&self, f: usize) -> Vec<acclab_results::delay::HistogramBin> {
-        match &self.delays[f] {
-            Delays::Recording(r) | Delays::Finished(r) if self.histograms => {
+        match self.delays.get(f) {
+            Some(Delays::Recording(r) | Delays::Finished(r)) if self.histograms => {
                 r.histogram().collect()
             }
             _ => Vec::new(),
@@ -432,7 +442,7 @@ impl Monitor {
     /// Flow `f`'s one-way delays, recorded by its receiver's partition's monitor, become this
     /// one's (before it is done, in a parallel run), unless it has them already.
     pub(crate) fn take_delays(&mut self, parts: &mut [&mut Monitor], receiver: &[u32], f: usize) {
-        if let Delays::Recording(_) = self.delays[f] {
+        if let Some(Delays::Recording(_)) = self.delays.get(f) {
             let from = &mut parts[receiver[f] as usize].delays[f];
             self.delays[f] = std::mem::replace(from, Delays::Done(None));
         }
@@ -476,8 +486,8 @@ impl Monitor {
             rtt_sum_ns: w.rtt_sum_ns,
             rtt_samples: w.rtt_samples,
             retransmits: w.retransmits,
-            mean_cwnd_bytes: self.mean_cwnd[f].get(),
-            mean_accumulation_bytes: self.mean_accumulation[f].get(),
+            mean_cwnd_bytes: self.mean_cwnd.get(f).and_then(Mean::get),
+            mean_accumulation_bytes: self.mean_accumulation.get(f).and_then(Mean::get),
         }
     }
 
@@ -501,9 +511,10 @@ impl Monitor {
     }
 
     /// Flow `f`'s one-way delay statistics over the window (its data packets' or datagrams'
-    /// send times to their arrivals); `None` if none arrived in it.
+    /// send times to their arrivals); `None` if none arrived in it, or if the flow is one of
+    /// a workload's that summary.json does not list (whose delays are not recorded).
     pub fn one_way_delay(&self, f: usize) -> Option<DelayStats> {
-        match &self.delays[f] {
+        match self.delays.get(f)? {
             Delays::Recording(r) | Delays::Finished(r) => r.stats(),
             Delays::Done(s) => *s,
         }
@@ -563,7 +574,7 @@ impl Monitor {
                 return true;
             }
         }
-        if in_window && active {
+        if in_window && active && i < self.mean_cwnd.len() {
             if let Some(c) = tx.cwnd_bytes {
                 self.mean_cwnd[i].add(c as f64);
             }
@@ -714,7 +725,7 @@ impl Observer for Monitor {
             let f = p.flow.0 as usize;
             self.received[f] += u64::from(p.size);
             if now >= self.window.0 && now <= self.window.1 {
-                if let Delays::Recording(r) = &mut self.delays[f] {
+                if let Some(Delays::Recording(r)) = self.delays.get_mut(f) {
                     r.record(now.0.saturating_sub(p.sent_at.0));
                 }
             }
@@ -734,7 +745,9 @@ impl Observer for Monitor {
     fn on_flow_done(&mut self, _now: Time, flow: u32) {
         // Its delays are final: streamed, the histogram goes to delays.csv and is freed, the
         // statistics kept; otherwise the recorder stays for the files written at the end.
-        let d = &mut self.delays[flow as usize];
+        let Some(d) = self.delays.get_mut(flow as usize) else {
+            return; // a workload's flow, unlisted: none recorded
+        };
         if let Delays::Recording(r) = d {
             *d = match &mut self.sink {
                 Some(sink) => {

@@ -179,6 +179,51 @@ fn finished_flows_are_freed_and_the_run_is_as_if_they_were_kept() {
     same(&lazy, &kept);
 }
 
+/// The one-way delays of a workload's flows are recorded only where something reads them: for
+/// the flows summary.json lists (`[output] flow_summaries = true`) or delays.csv's histograms.
+/// Unlisted, they are not recorded (no histogram per open flow, no record per delivery), and
+/// the run is otherwise the same: the written flow's summary, the links, the completion times.
+#[test]
+fn unlisted_workload_flows_record_no_delays_and_the_run_is_the_same() {
+    let text = fat_tree(
+        "[[flow]]\nid = \"bulk\"\nkind = \"reno\"\nfrom = \"h1\"\nto = \"h14\"\n[[workload]]\nid = \"ws\"\nkind = \"dctcp\"\nparams = { initial_window = 10, min_rto = \"1ms\" }\nsizes = \"websearch\"\nload = 0.3\nstop = \"10ms\"\n[output]\n",
+    )
+    .replace("duration = \"60ms\"", "duration = \"20ms\"");
+    let run = |output: &str| {
+        let sc = parse(&format!("{text}{output}"), "ft").unwrap();
+        acclab_sim::run(sc, &mut |_| {})
+    };
+    let (unlisted, a) = run("");
+    let (listed, b) = run("flow_summaries = true\n");
+    let (histograms, _) = run("delay_histograms = true\n");
+    let n = unlisted.scenario().flows.len();
+    assert!(n > 20, "{n} flows");
+    let delays = |sim: &acclab_sim::Simulator| {
+        (1..n)
+            .filter(|&f| sim.monitor().one_way_delay(f).is_some())
+            .count()
+    };
+    assert_eq!(delays(&unlisted), 0);
+    // (Those with packets delivered in the measurement window.)
+    assert!(delays(&listed) >= 10, "{} of {n}", delays(&listed));
+    assert_eq!(delays(&histograms), delays(&listed));
+    assert_eq!((a.flows.len(), a.unlisted_flows), (1, n as u64 - 1));
+    assert_eq!(
+        serde_json::to_string(&a.flows[0]).unwrap(),
+        serde_json::to_string(&b.flows[0]).unwrap()
+    );
+    assert!(a.flows[0].one_way_delay.is_some());
+    assert_eq!(
+        serde_json::to_string(&a.links).unwrap(),
+        serde_json::to_string(&b.links).unwrap()
+    );
+    assert_eq!(
+        serde_json::to_string(&a.fct).unwrap(),
+        serde_json::to_string(&b.fct).unwrap()
+    );
+    assert_eq!(a.fairness.jain, b.fairness.jain);
+}
+
 #[test]
 fn ecmp_spreads_long_flows_over_the_core() {
     // Eight long flows from pod 0 and 1 to pods 2 and 3: every one crosses the core.
