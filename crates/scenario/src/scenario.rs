@@ -325,28 +325,28 @@ impl Scenario {
         Some(t)
     }
 
-    /// The finite flows between hosts named `h<number>` as a traffic file in the HPCC
-    /// simulator's format ([`crate::workload::write_flow_file`]; host index = the number), in
-    /// order of start; `None` when there are none. Runs write it as `traffic.txt`, so that a
-    /// generated workload can be run again elsewhere (`pattern = "file"`) or by another
+    /// The finite flows between hosts named `h<number>` as a traffic file's flows (host index =
+    /// the number), in order of start; empty when there are none. Runs write them as
+    /// `traffic.txt` ([`crate::workload::write_flow_file`], the HPCC simulator's format), so
+    /// that a generated workload can be run again elsewhere (`pattern = "file"`) or by another
     /// simulator.
-    pub fn traffic_file(&self) -> Option<String> {
+    pub fn traffic(&self) -> Vec<crate::workload::FileFlow> {
         let host = |n: NodeId| -> Option<usize> {
             self.nodes[n.0 as usize].strip_prefix('h')?.parse().ok()
         };
-        let mut flows: Vec<crate::workload::FileFlow> = (0..self.flows.len())
-            .filter_map(|i| {
-                let f = &self.flows[i];
-                Some(crate::workload::FileFlow {
-                    src: host(f.src)?,
-                    dst: host(f.dst)?,
-                    size: f.scheme.size()?.0,
-                    start: Duration(self.flow_times(i).0 .0),
-                })
+        // Reserved for every flow: grown by doubling, a million flows' would take up to 64 MB.
+        let mut flows = Vec::with_capacity(self.flows.len());
+        flows.extend((0..self.flows.len()).filter_map(|i| {
+            let f = &self.flows[i];
+            Some(crate::workload::FileFlow {
+                src: host(f.src)?,
+                dst: host(f.dst)?,
+                size: f.scheme.size()?.0,
+                start: Duration(self.flow_times(i).0 .0),
             })
-            .collect();
+        }));
         flows.sort_by_key(|f| (f.start, f.src));
-        (!flows.is_empty()).then(|| crate::workload::write_flow_file(&flows))
+        flows
     }
 
     /// The first flow that a real stack runs (`kernel-tcp`, `command`), not acclab's endpoints.

@@ -530,7 +530,9 @@ fn a_workload_draws_its_flows_when_the_scenario_resolves() {
 fn a_generated_workload_round_trips_through_an_hpcc_traffic_file() {
     let wl = "[[workload]]\nid = \"ws\"\nkind = \"dctcp\"\nsizes = \"websearch\"\nload = 0.3\nstop = \"100ms\"\n";
     let generated = parse(&fat_tree(4, "[routing]\necmp = \"flow\"", wl), "ft.toml").unwrap();
-    let text = generated.traffic_file().unwrap();
+    let mut text = Vec::new();
+    acclab_scenario::workload::write_flow_file(&mut text, &generated.traffic()).unwrap();
+    let text = String::from_utf8(text).unwrap();
     assert_eq!(
         text.lines().next().unwrap(),
         generated.flows.len().to_string()

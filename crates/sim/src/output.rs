@@ -215,8 +215,11 @@ pub fn write_files(dir: &Path, sim: &Simulator, summary: &Summary) -> std::io::R
     if let Some(records) = fct_records(sim) {
         write_fct_csv(dir, records)?;
     }
-    if let Some(text) = sim.scenario().traffic_file() {
-        acclab_results::files::write_atomic(&dir.join("traffic.txt"), text.as_bytes())?;
+    let traffic = sim.scenario().traffic();
+    if !traffic.is_empty() {
+        acclab_results::files::write_atomic_with(&dir.join("traffic.txt"), |w| {
+            acclab_scenario::workload::write_flow_file(w, &traffic)
+        })?;
     }
     if sim.monitor().streams() {
         return Ok(());

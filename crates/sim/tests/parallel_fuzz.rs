@@ -346,9 +346,11 @@ fn pattern() -> impl Strategy<Value = (String, Option<String>)> {
                     start: acclab_core::Duration(slot * 100_000),
                 })
                 .collect();
+            let mut text = Vec::new();
+            acclab_scenario::workload::write_flow_file(&mut text, &flows).unwrap();
             (
                 "pattern = \"file\"\nfile = \"{TRAFFIC}\"\n".to_string(),
-                Some(acclab_scenario::workload::write_flow_file(&flows)),
+                Some(String::from_utf8(text).unwrap()),
             )
         });
     prop_oneof![2 => poisson, 1 => incast, 1 => file]
