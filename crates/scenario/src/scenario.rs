@@ -80,8 +80,9 @@ pub struct CapacityTraceDef {
 pub struct FlowDef {
     pub id: String,
     pub scheme: SchemeConfig,
-    /// Traffic class for class-based AQMs (BAT): the `class` key, or the scheme's default.
-    pub class: String,
+    /// Traffic class for class-based AQMs (BAT): the `class` key, or the scheme's default
+    /// (borrowed: a workload's million flows hold no copy of it).
+    pub class: std::borrow::Cow<'static, str>,
     pub src: NodeId,
     pub dst: NodeId,
     pub start: Time,
@@ -91,8 +92,8 @@ pub struct FlowDef {
     /// Links from source to destination, and back (ACKs, reverse control packets). For a
     /// sprayed flow, one of its paths (the one per-flow ECMP would pick): what the theory and
     /// the model tier see.
-    pub forward: Vec<LinkId>,
-    pub reverse: Vec<LinkId>,
+    pub forward: Box<[LinkId]>,
+    pub reverse: Box<[LinkId]>,
     /// Packets are sprayed over every shortest path (`[routing] ecmp = "packet"`): each node
     /// picks a next hop per packet ([`crate::routing::Ecmp::Packet`]).
     pub spray: bool,

@@ -227,10 +227,10 @@ pub(super) fn resolve_flow(
     };
     Ok(FlowDef {
         id: id.clone(),
-        class: f
-            .class
-            .clone()
-            .unwrap_or_else(|| scheme.default_class().to_string()),
+        class: match &f.class {
+            Some(c) => c.clone().into(),
+            None => scheme.default_class().into(),
+        },
         scheme: scheme.clone(),
         src,
         dst,
@@ -238,8 +238,8 @@ pub(super) fn resolve_flow(
         start_jitter: f.start_jitter.unwrap_or(Duration::ZERO),
         stop,
         spray: route.ecmp == Ecmp::Packet && f.path.is_none(),
-        forward,
-        reverse,
+        forward: forward.into_boxed_slice(),
+        reverse: reverse.into_boxed_slice(),
     })
 }
 

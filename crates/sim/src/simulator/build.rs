@@ -43,7 +43,7 @@ impl Simulator {
             .iter()
             .any(|l| l.queue.params().needs_flow_classes());
         let flow_classes: std::sync::Arc<[String]> = match classes_read {
-            true => scenario.flows.iter().map(|f| f.class.clone()).collect(),
+            true => scenario.flows.iter().map(|f| f.class.to_string()).collect(),
             false => std::sync::Arc::new([]),
         };
         let pool_of = scenario.shared_buffer_of_node();
