@@ -289,6 +289,13 @@ impl Scenario {
         way(&f.forward, self.packet_size) + way(&f.reverse, self.ack_size)
     }
 
+    /// How many flows summary.json lists: the first [`OutputDef::summary_flows`], or all.
+    pub fn listed_flows(&self) -> usize {
+        self.output
+            .summary_flows
+            .map_or(self.flows.len(), |n| n.min(self.flows.len()))
+    }
+
     /// The ideal completion time of flow `i`'s finite transfer, were it alone in the network:
     /// from its start until the ACK of its last byte is back, its packets sent back-to-back at
     /// line rate and forwarded store-and-forward, the last one possibly short. With full

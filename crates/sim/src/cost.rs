@@ -231,9 +231,9 @@ pub fn estimate(sc: &Scenario) -> Cost {
                 }
             }
         }
-        let entry = match sc.output.summary_flows {
-            Some(listed) if i >= listed => 0.0,
-            _ => SUMMARY_ENTRY_BYTES,
+        let entry = match i < sc.listed_flows() {
+            true => SUMMARY_ENTRY_BYTES,
+            false => 0.0,
         };
         flow_state += match ideal[i] {
             Some(_) => FINITE_FLOW_BYTES - SUMMARY_ENTRY_BYTES + entry + open * FINITE_OPEN_BYTES,

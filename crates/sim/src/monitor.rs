@@ -287,7 +287,7 @@ impl Monitor {
         let cc_columns = scenario.cc_columns();
         let nf = scenario.flows.len();
         let nl = net.link_count();
-        let listed = scenario.output.summary_flows.unwrap_or(nf).min(nf);
+        let listed = scenario.listed_flows();
         let delays = match scenario.output.delay_histograms {
             true => nf,
             false => listed,

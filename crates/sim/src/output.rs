@@ -37,7 +37,7 @@ pub fn summary(sim: &Simulator, wall_time_s: f64) -> Summary {
     let (w0, w1) = (w0.unwrap_or(from), w1.unwrap_or(to));
     let window_ns = (w1 - w0).0.max(1) as f64;
     // The flows summary.json lists (`[output] flow_summaries`); the fairness indices count all.
-    let listed = sc.output.summary_flows.unwrap_or(sc.flows.len());
+    let listed = sc.listed_flows();
     let mut flows = Vec::with_capacity(listed);
     let mut active_rates = Vec::new();
     let nodes: Vec<Arc<str>> = sc.nodes.iter().map(|n| Arc::from(n.as_str())).collect();
