@@ -168,8 +168,12 @@ pub struct Monitor {
     /// over the bytes the trace offered (busy time says only that the queue held packets).
     traces: Vec<Option<std::sync::Arc<acclab_core::link::CapacityTrace>>>,
     /// Each flow's counts when the window opened; once it closed, what it did over the window
-    /// (one snapshot a flow, not one at each edge).
+    /// (one snapshot a flow, not one at each edge): of the flows summary.json lists (the
+    /// first), which alone read them.
     win_flows: Vec<FlowSnap>,
+    /// Likewise the bytes delivered of each flow it does not list (a workload's), which
+    /// Jain's index alone reads (8 bytes a flow, not 48).
+    win_delivered: Vec<u64>,
     win_links: [Vec<LinkSnap>; 2],
     win_times: [Option<Time>; 2],
     /// The means of the samples of each flow summary.json lists (`[output] flow_summaries`:
@@ -314,7 +318,8 @@ impl Monitor {
                 .iter()
                 .map(|l| l.capacity.as_ref().map(|c| c.trace.clone()))
                 .collect(),
-            win_flows: vec![FlowSnap::default(); nf],
+            win_flows: vec![FlowSnap::default(); listed],
+            win_delivered: vec![0; nf - listed],
             win_links: [vec![LinkSnap::default(); nl], vec![LinkSnap::default(); nl]],
             win_times: [None, None],
             mean_cwnd: vec![Mean::default(); listed],
@@ -395,6 +400,7 @@ impl Monitor {
         self.keep = false;
         self.counts_only = true;
         self.win_flows = Vec::new();
+        self.win_delivered = Vec::new();
         self.mean_cwnd = Vec::new();
         self.mean_accumulation = Vec::new();
         self.samples_over();
@@ -474,13 +480,15 @@ impl Monitor {
         self.win_times
     }
 
-    /// What flow `f` did over the measurement window (zero before it closed).
-    pub fn flow_window(&self, f: usize) -> FlowWindow {
+    /// What flow `f` did over the measurement window (zero before it closed), if it is one
+    /// of the flows summary.json lists; `None` for a workload's flow it does not list, of
+    /// which only the bytes delivered are kept ([`window_delivered`](Self::window_delivered)).
+    pub fn flow_window(&self, f: usize) -> Option<FlowWindow> {
         let w = match self.win_times[1] {
-            Some(_) => self.win_flows[f],
+            Some(_) => *self.win_flows.get(f)?,
             None => FlowSnap::default(),
         };
-        FlowWindow {
+        Some(FlowWindow {
             delivered_bytes: w.delivered,
             received_bytes: w.received,
             rtt_sum_ns: w.rtt_sum_ns,
@@ -488,6 +496,16 @@ impl Monitor {
             retransmits: w.retransmits,
             mean_cwnd_bytes: self.mean_cwnd.get(f).and_then(Mean::get),
             mean_accumulation_bytes: self.mean_accumulation.get(f).and_then(Mean::get),
+        })
+    }
+
+    /// Bytes flow `f`'s receiver delivered in order over the measurement window (zero before
+    /// it closed): of every flow, listed or not.
+    pub fn window_delivered(&self, f: usize) -> u64 {
+        match (self.win_times[1], self.win_flows.get(f)) {
+            (None, _) => 0,
+            (Some(_), Some(w)) => w.delivered,
+            (Some(_), None) => self.win_delivered[f - self.win_flows.len()],
         }
     }
 
@@ -574,7 +592,7 @@ impl Monitor {
                 return true;
             }
         }
-        if in_window && active && i < self.mean_cwnd.len() {
+        if in_window && active && i < self.win_flows.len() {
             if let Some(c) = tx.cwnd_bytes {
                 self.mean_cwnd[i].add(c as f64);
             }
@@ -670,8 +688,14 @@ impl Monitor {
         if self.counts_only {
             return;
         }
+        let listed = self.win_flows.len();
         for i in 0..net.flow_count() {
             let (tx, rx) = net.endpoint_stats(i);
+            if i >= listed {
+                let at = &mut self.win_delivered[i - listed];
+                *at = rx.delivered_bytes - if k == 0 { 0 } else { *at };
+                continue;
+            }
             let now = merged(&tx, &rx, self.received[i]);
             let at = &mut self.win_flows[i];
             *at = match k {

@@ -51,14 +51,16 @@ pub fn summary(sim: &Simulator, wall_time_s: f64) -> Summary {
             .min()
             .unwrap_or(w1);
         let active = end - w0.max(start);
-        let w = m.flow_window(i);
-        let throughput = acclab_core::Rate::of(w.delivered_bytes, active);
+        let throughput = acclab_core::Rate::of(m.window_delivered(i), active);
         if active.0 > 0 {
             active_rates.push(throughput);
         }
         if i >= listed {
             continue;
         }
+        let w = m
+            .flow_window(i)
+            .expect("the monitor keeps the listed flows' windows");
         flows.push(FlowSummary {
             id: f.id.clone(),
             kind: shared(&mut kinds, f.scheme.kind()),
