@@ -36,27 +36,11 @@ pub fn attach_theory(sc: &Scenario, eq: Option<Equilibrium>, summary: &mut Summa
                 utilization: p.utilization,
             });
         }
-        let (mut outside, mut notes) = (eq.outside, eq.notes);
-        if let Some(listed) = sc.output.summary_flows {
-            // The flows summary.json leaves out are counted by reason, not listed.
-            let ids: std::collections::HashSet<&str> =
-                sc.flows[..listed].iter().map(|f| f.id.as_str()).collect();
-            let mut unlisted: std::collections::BTreeMap<std::sync::Arc<str>, usize> =
-                Default::default();
-            outside.retain(|(id, why)| {
-                ids.contains(id.as_str()) || {
-                    *unlisted.entry(why.clone()).or_default() += 1;
-                    false
-                }
-            });
-            for (why, n) in unlisted {
-                notes.push(format!("{n} flows of workloads outside the domain: {why}"));
-            }
-        }
+        let eq = condensed(sc, eq);
         summary.theory = Some(TheorySummary {
             model: eq.model,
-            outside,
-            notes,
+            outside: eq.outside,
+            notes: eq.notes,
         });
     }
     // The index compares long-lived flows' rates with their max-min shares; a run with finite
@@ -67,6 +51,38 @@ pub fn attach_theory(sc: &Scenario, eq: Option<Equilibrium>, summary: &mut Summa
     let fair = acclab_theory::maxmin::scenario_max_min(sc);
     let x: Vec<f64> = summary.flows.iter().map(|f| f.throughput_bps).collect();
     summary.fairness.weighted_max_min = acclab_theory::maxmin::weighted_fairness(&x, &fair);
+}
+
+/// `eq` as a run's summary takes it: the flows summary.json leaves out (a workload's, `[output]
+/// flow_summaries`) counted by reason in its notes, not listed, and their places in `flows`
+/// dropped (they are all outside the domain: finite transfers). A run does this as soon as
+/// the prediction is made, so that a workload's flows are not held in it through the run (~60
+/// bytes each: an id and a reason); [`attach_theory`] does it too. Doing it again changes
+/// nothing.
+pub fn condensed(sc: &Scenario, mut eq: Equilibrium) -> Equilibrium {
+    let Some(listed) = sc.output.summary_flows else {
+        return eq;
+    };
+    if eq.flows.len() > listed {
+        debug_assert!(eq.flows[listed..].iter().all(Option::is_none));
+        eq.flows.truncate(listed);
+        eq.flows.shrink_to_fit();
+    }
+    let ids: std::collections::HashSet<&str> =
+        sc.flows[..listed].iter().map(|f| f.id.as_str()).collect();
+    let mut unlisted: std::collections::BTreeMap<std::sync::Arc<str>, usize> = Default::default();
+    eq.outside.retain(|(id, why)| {
+        ids.contains(id.as_str()) || {
+            *unlisted.entry(why.clone()).or_default() += 1;
+            false
+        }
+    });
+    eq.outside.shrink_to_fit();
+    for (why, n) in unlisted {
+        eq.notes
+            .push(format!("{n} flows of workloads outside the domain: {why}"));
+    }
+    eq
 }
 
 /// A finished run.
@@ -151,7 +167,7 @@ pub fn run_scenario_on(
         _ => None,
     };
     let (prediction, no_theory) = match acclab_theory::predict(&sc) {
-        Ok(eq) => (Some(eq), None),
+        Ok(eq) => (Some(condensed(&sc, eq)), None),
         Err(e) => (None, Some(e.to_string())),
     };
     let mut sim = Simulator::new(sc);
@@ -198,4 +214,69 @@ pub fn model_scenario(
     attach_theory(sc, prediction, &mut summary);
     acclab_results::summary::write_summary(dir, &summary)?;
     Ok((summary, no_theory))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A workload's flows leave the prediction as counts by reason, the listed flows stay as
+    /// they were, and condensing again changes nothing.
+    #[test]
+    fn a_workloads_flows_are_counted_not_listed() {
+        let sc = acclab_scenario::parse(
+            r#"
+name = "condensed"
+duration = "5ms"
+[topology]
+kind = "fat-tree"
+k = 4
+link_rate = "10Gbps"
+link_delay = "1us"
+[[flow]]
+id = "long"
+kind = "vegas"
+params = { alpha = 3, beta = 3 }
+from = "h0"
+to = "h5"
+[[flow]]
+id = "short"
+kind = "reno"
+from = "h1"
+to = "h6"
+params = { size = "30KB" }
+[[workload]]
+id = "ws"
+kind = "dctcp"
+sizes = "websearch"
+load = 0.5
+"#,
+            "condensed.toml",
+        )
+        .unwrap();
+        let eq = acclab_theory::predict(&sc).unwrap();
+        let n = sc.flows.len();
+        assert!(n > 20 && eq.flows.len() == n, "{n} flows");
+        assert_eq!(eq.outside.len(), n - 1, "{:?}", &eq.outside[..3]);
+        let once = condensed(&sc, eq);
+        assert_eq!(once.flows.len(), 2);
+        assert!(once.flows[0].is_some());
+        let ids: Vec<&str> = once.outside.iter().map(|(id, _)| id.as_str()).collect();
+        assert_eq!(ids, ["short"]);
+        let counted = format!("{} flows of workloads outside the domain: ", n - 2);
+        assert_eq!(
+            once.notes
+                .iter()
+                .filter(|s| s.starts_with(&counted))
+                .count(),
+            1,
+            "{:?}",
+            once.notes
+        );
+        let twice = condensed(&sc, once.clone());
+        assert_eq!(
+            (twice.flows.len(), &twice.outside, &twice.notes),
+            (once.flows.len(), &once.outside, &once.notes)
+        );
+    }
 }
