@@ -94,8 +94,9 @@ pub fn fat_tree_permutation(k: u32, duration_ms: u64) -> String {
 /// The fabric benchmarks' DCTCP parameters.
 const DCTCP_PARAMS: &str = r#"initial_window = 10, min_rto = "1ms""#;
 
-/// The fabric benchmarks' k-ary fat-tree, without traffic.
-fn fat_tree(name: &str, k: u32, duration_ms: u64) -> String {
+/// The fabric benchmarks' k-ary fat-tree, without traffic: add `[[flow]]` or `[[workload]]`
+/// tables to its text.
+pub fn fat_tree(name: &str, k: u32, duration_ms: u64) -> String {
     format!(
         r#"name = "{name}"
 duration = "{duration_ms}ms"

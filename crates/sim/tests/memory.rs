@@ -62,23 +62,14 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-/// A k = 4 fat-tree (16 hosts, 10 Gb/s, step marking) with incast rounds every 50 µs until
-/// `until_ms`: 8 senders of 3 KB each to one receiver (3.8 Gb/s into its port), DCTCP. Every
-/// flow completes within a few round trips, so nearly all of a run's flows are finished ones.
+/// A k = 4 fat-tree (16 hosts, the fabric benchmarks': 10 Gb/s, step marking) with incast
+/// rounds every 50 µs until `until_ms`: 8 senders of 3 KB each to one receiver (3.8 Gb/s into
+/// its port), DCTCP. Every flow completes within a few round trips, so nearly all of a run's
+/// flows are finished ones.
 fn incast(until_ms: u64) -> String {
-    format!(
-        r#"
-name = "memory"
-duration = "{d}ms"
-[routing]
-ecmp = "flow"
-[topology]
-kind = "fat-tree"
-k = 4
-link_rate = "10Gbps"
-link_delay = "1us"
-queue = {{ kind = "step-ecn", limit = "200pkt", threshold = "20pkt" }}
-[[workload]]
+    acclab_scenario::templates::fat_tree("memory", 4, until_ms + 2)
+        + &format!(
+            r#"[[workload]]
 id = "in"
 kind = "dctcp"
 params = {{ initial_window = 10, min_rto = "1ms" }}
@@ -87,9 +78,8 @@ senders = 8
 size = "3KB"
 period = "50us"
 stop = "{until_ms}ms"
-"#,
-        d = until_ms + 2
-    )
+"#
+        )
 }
 
 /// The most the heap held above what it held before, over loading, running and summarising

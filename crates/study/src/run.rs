@@ -224,16 +224,8 @@ mod tests {
     /// they were, and condensing again changes nothing.
     #[test]
     fn a_workloads_flows_are_counted_not_listed() {
-        let sc = acclab_scenario::parse(
-            r#"
-name = "condensed"
-duration = "5ms"
-[topology]
-kind = "fat-tree"
-k = 4
-link_rate = "10Gbps"
-link_delay = "1us"
-[[flow]]
+        let text = acclab_scenario::templates::fat_tree("condensed", 4, 5)
+            + r#"[[flow]]
 id = "long"
 kind = "vegas"
 params = { alpha = 3, beta = 3 }
@@ -250,10 +242,8 @@ id = "ws"
 kind = "dctcp"
 sizes = "websearch"
 load = 0.5
-"#,
-            "condensed.toml",
-        )
-        .unwrap();
+"#;
+        let sc = acclab_scenario::parse(&text, "condensed.toml").unwrap();
         let eq = acclab_theory::predict(&sc).unwrap();
         let n = sc.flows.len();
         assert!(n > 20 && eq.flows.len() == n, "{n} flows");
