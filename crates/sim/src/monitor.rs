@@ -484,8 +484,9 @@ impl Monitor {
     /// of the flows summary.json lists; `None` for a workload's flow it does not list, of
     /// which only the bytes delivered are kept ([`window_delivered`](Self::window_delivered)).
     pub fn flow_window(&self, f: usize) -> Option<FlowWindow> {
+        let kept = self.win_flows.get(f)?;
         let w = match self.win_times[1] {
-            Some(_) => *self.win_flows.get(f)?,
+            Some(_) => *kept,
             None => FlowSnap::default(),
         };
         Some(FlowWindow {
