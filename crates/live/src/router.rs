@@ -303,7 +303,7 @@ impl Router {
         }
         if let Some(s) = l.silent(now) {
             let slot = EndpointSlot::at(s.peer);
-            let flow = &self.sim.scenario().flows[slot.flow().0 as usize].id;
+            let flow = &self.sim.scenario().flows.get(slot.flow().0 as usize).id;
             let side = match slot.side() {
                 acclab_core::transport::Side::Sender => "sender",
                 acclab_core::transport::Side::Receiver => "receiver",

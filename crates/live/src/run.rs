@@ -162,7 +162,7 @@ fn sockets(scenario: &Scenario, network: &Network) -> Result<Sockets, LiveError>
             let mut endpoints = Vec::with_capacity(n);
             for i in 0..n {
                 let slot = EndpointSlot::at(i);
-                let flow = &scenario.flows[slot.flow().0 as usize];
+                let flow = &scenario.flows.get(slot.flow().0 as usize);
                 if flow.scheme.external().is_some() {
                     endpoints.push(None);
                     continue;

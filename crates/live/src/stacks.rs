@@ -82,13 +82,13 @@ impl RealStacks {
         logs: Option<&Path>,
     ) -> Result<RealStacks, StacksError> {
         let real: Vec<usize> = (0..scenario.flows.len())
-            .filter(|&i| scenario.flows[i].scheme.external().is_some())
+            .filter(|&i| scenario.flows.get(i).scheme.external().is_some())
             .collect();
         check_commands_apart(scenario, &real)?;
         // One device per host of a real flow, in node order.
         let mut nodes: Vec<_> = real
             .iter()
-            .flat_map(|&i| [scenario.flows[i].src, scenario.flows[i].dst])
+            .flat_map(|&i| [scenario.flows.get(i).src, scenario.flows.get(i).dst])
             .collect();
         nodes.sort_unstable();
         nodes.dedup();
@@ -116,7 +116,7 @@ impl RealStacks {
         };
         let mut ecn: HashMap<_, bool> = HashMap::new();
         for &i in &real {
-            let f = &scenario.flows[i];
+            let f = &scenario.flows.get(i);
             let port = flow_port(i).ok_or(StacksError::TooManyRealFlows(i))?;
             let (src, dst) = (testbed.host(f.src), testbed.host(f.dst));
             let (start, stop) = scenario.flow_times(i);
@@ -340,14 +340,14 @@ fn write_tcp_info(dir: &Path, probes: &[Arc<Probe>]) -> std::io::Result<()> {
 /// Two command flows between the same two hosts cannot be told apart (their packets carry no
 /// port acclab chose).
 fn check_commands_apart(scenario: &Scenario, real: &[usize]) -> Result<(), StacksError> {
-    let mut seen: HashMap<_, &str> = HashMap::new();
+    let mut seen: HashMap<_, String> = HashMap::new();
     for &i in real {
-        let f = &scenario.flows[i];
+        let f = scenario.flows.get(i);
         if !matches!(f.scheme, SchemeConfig::Command(_)) {
             continue;
         }
         let pair = (f.src.min(f.dst), f.src.max(f.dst));
-        if let Some(other) = seen.insert(pair, &f.id) {
+        if let Some(other) = seen.insert(pair, f.id.clone()) {
             return Err(StacksError::RealFlow {
                 flow: f.id.clone(),
                 error: format!(

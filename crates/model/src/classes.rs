@@ -100,7 +100,7 @@ impl Classes {
             .collect();
         let key = |i: usize| -> String {
             let f = &net.flows[i];
-            let def = &sc.flows[i];
+            let def = &sc.flows.get(i);
             let mut k = match grouping {
                 Grouping::Each => format!("flow {i}"),
                 Grouping::Identical => format!("{:x} {:x}", f.start.to_bits(), f.stop.to_bits()),

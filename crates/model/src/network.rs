@@ -283,7 +283,7 @@ impl Network {
                 .iter()
                 .map(|l| sc.links[l.0 as usize].rate.as_f64() / 8.0 / packet)
                 .fold(f64::INFINITY, f64::min);
-            let (src, ecn) = match source(f, packet, bottleneck) {
+            let (src, ecn) = match source(&f, packet, bottleneck) {
                 Ok(s) => s,
                 Err(why) => {
                     outside.push((format!("flow {}", f.id), why));

@@ -255,7 +255,7 @@ impl Linearised {
             if !active[i] {
                 continue;
             }
-            match (&f.source, &sc.flows[i].scheme) {
+            match (&f.source, &sc.flows.get(i).scheme) {
                 (Source::Cbr(_), _) => {}
                 (Source::Acc(_), SchemeConfig::Monaco(p))
                     if matches!(p.policy, AccPolicyName::AccP | AccPolicyName::AccMw)
@@ -419,7 +419,7 @@ impl Linearised {
                 delay += f.hop_delay[k];
             }
             // The window law.
-            if let (Some(w), SchemeConfig::Monaco(p)) = (window[i], &sc.flows[i].scheme) {
+            if let (Some(w), SchemeConfig::Monaco(p)) = (window[i], &sc.flows.get(i).scheme) {
                 rtts.push(tau);
                 let g = policy_slope(p, rate[i] * tau, tau, f.prop_delay, packet);
                 for (k, s) in share[i].iter().enumerate() {

@@ -231,8 +231,8 @@ fn vegas_persistent_congestion_queue_per_period() {
     };
     let l0 = &sc.links[bottleneck];
     let c = l0.rate.as_f64() / 8.0 / sc.packet_size as f64;
-    let d = acclab_theory::equilibrium::propagation_delay(&sc, &sc.flows[0]);
-    let acclab_core::config::SchemeConfig::Vegas(p) = &sc.flows[0].scheme else {
+    let d = acclab_theory::equilibrium::propagation_delay(&sc, &sc.flows.get(0));
+    let acclab_core::config::SchemeConfig::Vegas(p) = &sc.flows.get(0).scheme else {
         panic!("vegas-table5 has Vegas flows")
     };
     let acclab_core::config::PerUnit::Time(unit) = p.per else {
@@ -391,7 +391,7 @@ fn acc_policies_share_the_equilibrium_not_the_transient() {
         AccPolicyName::AccP,
     ] {
         let mut sc = base.clone();
-        for f in &mut sc.flows {
+        for f in sc.flows.written_mut() {
             f.scheme = SchemeConfig::Monaco(Box::new(MonacoParams {
                 policy,
                 ..MonacoParams::default()
@@ -499,7 +499,7 @@ fn flow_classes_change_nothing_or_little() {
     let text = acclab_scenario::templates::reno_dumbbell(20, 200, 30);
     let jittered = acclab_scenario::parse(&text, "dumbbell.toml").unwrap();
     let mut together = jittered.clone();
-    for f in &mut together.flows {
+    for f in together.flows.written_mut() {
         f.start_jitter = acclab_core::Duration::ZERO;
     }
     let with = |sc: &Scenario, grouping| {
@@ -559,7 +559,7 @@ fn acc_policies_applied_per_period() {
     let eq = acclab_theory::predict(&base).unwrap();
     let with = |policy, per_period| {
         let mut sc = base.clone();
-        for f in &mut sc.flows {
+        for f in sc.flows.written_mut() {
             f.scheme = SchemeConfig::Monaco(Box::new(MonacoParams {
                 policy,
                 ..MonacoParams::default()

@@ -51,7 +51,7 @@ params = { weight = 5 }
 /// samples every 10 ms.
 fn with_kappa(sc: &Scenario, kappa: f64) -> Scenario {
     let mut sc = sc.clone();
-    for f in &mut sc.flows {
+    for f in sc.flows.written_mut() {
         if let SchemeConfig::Monaco(p) = &mut f.scheme {
             p.kappa = Some(kappa);
         }
@@ -186,7 +186,7 @@ fn the_model_changes_at_kappa_max_and_the_packets_within_a_factor_of_two() {
             {
                 let mut sc = load("scenarios/repro/acc-fig2.quick.toml");
                 sc.output.sample_interval = acclab_core::Duration::from_millis(10);
-                for f in &mut sc.flows {
+                for f in sc.flows.written_mut() {
                     if let SchemeConfig::Monaco(p) = &mut f.scheme {
                         p.weight = 5.0;
                     }

@@ -58,7 +58,7 @@ fn case(base: &Scenario, link: usize, queue: &str, simulated: bool, monaco_only:
         other => unreachable!("the scenario's bottleneck is AVD, not {other:?}"),
     };
     sc.links[link].queue = crate::modern::queue(queue, limit);
-    for f in &mut sc.flows {
+    for f in sc.flows.written_mut() {
         if monaco_only {
             f.scheme = crate::modern::scheme("monaco");
         } else if let (true, SchemeConfig::KernelTcp(k)) = (simulated, &f.scheme) {

@@ -52,8 +52,12 @@ fn parking_lot(per: &str) -> String {
 /// each flow's throughput against the prediction within `tol`.
 fn check(src: &str, tol: f64) {
     let mut sc = parse(src, "test").unwrap();
-    let delays: Vec<f64> = sc.flows.iter().map(|f| propagation_delay(&sc, f)).collect();
-    for (f, &d) in sc.flows.iter_mut().zip(&delays) {
+    let delays: Vec<f64> = sc
+        .flows
+        .iter()
+        .map(|f| propagation_delay(&sc, &f))
+        .collect();
+    for (f, &d) in sc.flows.written_mut().iter_mut().zip(&delays) {
         if let SchemeConfig::Vegas(p) = &mut f.scheme {
             p.base_rtt = BaseRttParam::Fixed(Duration::from_secs_f64(d));
         }

@@ -190,14 +190,16 @@ pub fn write_links_csv<N: Cell>(
 /// A run's flow ids by index, read where the run keeps them: the streamed `flows.csv` holds
 /// them for the whole run, and a workload's million ids copied were 30 bytes a flow.
 pub trait FlowIds: Send {
-    fn id(&self, flow: usize) -> &str;
+    /// Flow `flow`'s id (a workload's flow's is made when asked for: held, a million ids took
+    /// 40 bytes a flow).
+    fn id(&self, flow: usize) -> std::borrow::Cow<'_, str>;
     /// How many flows there are.
     fn count(&self) -> usize;
 }
 
 impl FlowIds for Vec<String> {
-    fn id(&self, flow: usize) -> &str {
-        &self[flow]
+    fn id(&self, flow: usize) -> std::borrow::Cow<'_, str> {
+        std::borrow::Cow::Borrowed(&self[flow])
     }
     fn count(&self) -> usize {
         self.len()
@@ -281,7 +283,7 @@ impl<N: Cell> SampleSink<N> for CsvSamples {
         let cc = self.names.cc_columns.len();
         let id = self.names.flows.id(s.flow as usize);
         let t = CsvSamples::time(&mut self.time, s.t_s);
-        flow_record(&mut self.row, &t, s, id, cc);
+        flow_record(&mut self.row, &t, s, &id, cc);
         CsvSamples::end(&mut self.row, &mut self.flows, &mut self.error);
     }
 
@@ -304,7 +306,7 @@ impl<N: Cell> SampleSink<N> for CsvSamples {
                     }
                 },
             };
-            delay_record(&mut self.row, name, &b);
+            delay_record(&mut self.row, &name, &b);
             CsvSamples::end(&mut self.row, w, &mut self.error);
         }
     }
@@ -345,7 +347,7 @@ fn delay_record<'r>(row: &'r mut Row, flow: &str, b: &crate::delay::HistogramBin
 /// nothing if no flow has a delay.
 pub fn write_delays_csv<'a>(
     dir: &Path,
-    flows: impl Iterator<Item = (&'a str, Vec<crate::delay::HistogramBin>)>,
+    flows: impl Iterator<Item = (std::borrow::Cow<'a, str>, Vec<crate::delay::HistogramBin>)>,
 ) -> std::io::Result<()> {
     let mut bytes = Vec::new();
     let mut row = Row::default();
@@ -354,7 +356,7 @@ pub fn write_delays_csv<'a>(
             if bytes.is_empty() {
                 row.cells(DELAY_COLUMNS).end(&mut bytes)?;
             }
-            delay_record(&mut row, name, b).end(&mut bytes)?;
+            delay_record(&mut row, &name, b).end(&mut bytes)?;
         }
     }
     if bytes.is_empty() {

@@ -14,7 +14,7 @@
 //!     .from("s0")
 //!     .to("d0")
 //!     .build()?;
-//! assert_eq!(sc.flows[0].forward.len(), 3);
+//! assert_eq!(sc.flows.get(0).forward.len(), 3);
 //! # Ok::<(), acclab_scenario::ScenarioError>(())
 //! ```
 //!

@@ -3,6 +3,8 @@
 //! - [`scenario`]: what a validated scenario holds — nodes, links, flows with their routes, events,
 //!   output settings — with typed ids. The simulator, the theory, live mode and later tiers read
 //!   it; none of them parses text.
+//! - [`flows`]: a scenario's flows — those written whole, a workload's held compactly and made
+//!   whole when read ([`Flows`]); [`ids`]: the node and link ids.
 //! - [`spec`]: a scenario as written ([`ScenarioSpec`]: names, groups expanded, optional keys
 //!   optional) and [`ScenarioSpec::resolve`], the one place that checks a scenario and builds the
 //!   model. Two front ends make a `ScenarioSpec`:
@@ -18,6 +20,8 @@
 pub mod builder;
 pub mod error;
 pub mod file;
+pub mod flows;
+pub mod ids;
 pub mod patch;
 pub mod routing;
 pub mod scenario;
@@ -30,6 +34,7 @@ pub mod workload;
 pub use builder::ScenarioBuilder;
 pub use error::ScenarioError;
 pub use file::{load, load_spec, parse, parse_spec};
+pub use flows::{FlowView, Flows};
 pub use patch::value_of;
 pub use routing::Ecmp;
 pub use scenario::{

@@ -8,13 +8,8 @@ use acclab_core::{rng, FlowId};
 use acclab_core::{Duration, Rate, Time};
 use rand::RngExt;
 
-/// Index of a node in its scenario.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct NodeId(pub u32);
-
-/// Index of a unidirectional link in its scenario.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct LinkId(pub u32);
+pub use crate::flows::FlowDef;
+pub use crate::ids::{LinkId, NodeId};
 
 /// A scenario ready to simulate.
 #[derive(Clone, Debug, PartialEq)]
@@ -28,7 +23,7 @@ pub struct Scenario {
     pub links: Vec<LinkDef>,
     /// Nodes whose output queues share a pool of memory, at most one entry per node.
     pub shared_buffers: Vec<SharedBufferDef>,
-    pub flows: Vec<FlowDef>,
+    pub flows: crate::flows::Flows,
     pub events: Vec<EventDef>,
     pub output: OutputDef,
     /// Where the `kind = "python"` flows get their controllers: given by the `acclab` Python
@@ -73,30 +68,6 @@ pub struct LinkDef {
 pub struct CapacityTraceDef {
     pub file: String,
     pub trace: std::sync::Arc<CapacityTrace>,
-}
-
-/// One flow with its routes.
-#[derive(Clone, Debug, PartialEq)]
-pub struct FlowDef {
-    pub id: String,
-    pub scheme: SchemeConfig,
-    /// Traffic class for class-based AQMs (BAT): the `class` key, or the scheme's default
-    /// (borrowed: a workload's million flows hold no copy of it).
-    pub class: std::borrow::Cow<'static, str>,
-    pub src: NodeId,
-    pub dst: NodeId,
-    pub start: Time,
-    /// Random extra start delay, uniform in [0, start_jitter), drawn from the flow's stream.
-    pub start_jitter: Duration,
-    pub stop: Option<Time>,
-    /// Links from source to destination, and back (ACKs, reverse control packets). For a
-    /// sprayed flow, one of its paths (the one per-flow ECMP would pick): what the theory and
-    /// the model tier see.
-    pub forward: Box<[LinkId]>,
-    pub reverse: Box<[LinkId]>,
-    /// Packets are sprayed over every shortest path (`[routing] ecmp = "packet"`): each node
-    /// picks a next hop per packet ([`crate::routing::Ecmp::Packet`]).
-    pub spray: bool,
 }
 
 /// A scheduled change.
@@ -200,7 +171,7 @@ impl Scenario {
     /// Flow `i`'s sender and receiver, built from its scheme configuration, as they are at
     /// the start of a run.
     pub fn build_flow_endpoints(&self, i: usize) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
-        let f = &self.flows[i];
+        let f = self.flows.get(i);
         f.scheme.build(&FlowContext {
             flow: FlowId(i as u32),
             packet_size: self.packet_size,
@@ -232,8 +203,8 @@ impl Scenario {
             }
         };
         let mut kinds: Vec<&str> = Vec::new();
-        for (i, f) in self.flows.iter().enumerate() {
-            let kind = f.scheme.kind();
+        for (i, scheme) in self.flows.schemes() {
+            let kind = scheme.kind();
             if kinds.contains(&kind) {
                 continue;
             }
@@ -254,7 +225,10 @@ impl Scenario {
     /// When flow `i` starts (its start jitter drawn from the run's seed) and stops: every tier
     /// starts it then.
     pub fn flow_times(&self, i: usize) -> (Time, Option<Time>) {
-        let f = &self.flows[i];
+        // A workload's flows start when drawn, and stop when done.
+        let Some(f) = self.flows.written().get(i) else {
+            return (self.flows.start(i), None);
+        };
         let jitter = if f.start_jitter.0 > 0 {
             let mut r = rng::stream(self.seed, &format!("flow:{}:start", f.id));
             Duration(r.random_range(0..f.start_jitter.0))
@@ -277,7 +251,7 @@ impl Scenario {
     /// Flow `i`'s unloaded round-trip time: the delays of its forward and reverse links, one
     /// data packet's transmission on each forward link and one ACK's on each reverse link.
     pub fn base_rtt(&self, i: usize) -> Duration {
-        let f = &self.flows[i];
+        let (forward, reverse) = self.flows.routes(i);
         let way = |route: &[LinkId], size: u32| -> Duration {
             route
                 .iter()
@@ -286,7 +260,7 @@ impl Scenario {
                     t + l.delay + l.rate.tx_time(u64::from(size))
                 })
         };
-        way(&f.forward, self.packet_size) + way(&f.reverse, self.ack_size)
+        way(forward, self.packet_size) + way(reverse, self.ack_size)
     }
 
     /// How many flows summary.json lists: the first [`OutputDef::summary_flows`], or all.
@@ -306,15 +280,15 @@ impl Scenario {
     /// last ACK's transmission and propagation back. `None` for bulk flows and schemes without
     /// a size.
     pub fn ideal_fct(&self, i: usize) -> Option<Duration> {
-        let f = &self.flows[i];
-        let size = f.scheme.size()?.0.max(1);
+        let size = self.flows.size(i)?.0.max(1);
+        let (forward, reverse) = self.flows.routes(i);
         let p = u64::from(self.packet_size);
         let full = (size - 1) / p; // full packets before the last one
         let last = size - full * p;
         let mut t_full = Duration::ZERO; // Σ_{j≤h} t_j + Σ_{j<h} d_j
         let mut slowest = Duration::ZERO; // max_{j≤h} t_j
         let mut last_ready = Duration::ZERO; // when the last packet is at hop h's queue
-        for l in f.forward.iter().map(|l| &self.links[l.0 as usize]) {
+        for l in forward.iter().map(|l| &self.links[l.0 as usize]) {
             let tx = l.rate.tx_time(p);
             t_full += tx;
             slowest = slowest.max(tx);
@@ -327,7 +301,7 @@ impl Scenario {
             t_full += l.delay;
         }
         let mut t = last_ready;
-        for l in f.reverse.iter().map(|l| &self.links[l.0 as usize]) {
+        for l in reverse.iter().map(|l| &self.links[l.0 as usize]) {
             t += l.delay + l.rate.tx_time(u64::from(self.ack_size));
         }
         Some(t)
@@ -345,11 +319,11 @@ impl Scenario {
         // Reserved for every flow: grown by doubling, a million flows' would take up to 64 MB.
         let mut flows = Vec::with_capacity(self.flows.len());
         flows.extend((0..self.flows.len()).filter_map(|i| {
-            let f = &self.flows[i];
+            let (src, dst) = self.flows.ends(i);
             Some(crate::workload::FileFlow {
-                src: host(f.src)?,
-                dst: host(f.dst)?,
-                size: f.scheme.size()?.0,
+                src: host(src)?,
+                dst: host(dst)?,
+                size: self.flows.size(i)?.0,
                 start: Duration(self.flow_times(i).0 .0),
             })
         }));
@@ -358,19 +332,21 @@ impl Scenario {
     }
 
     /// The first flow that a real stack runs (`kernel-tcp`, `command`), not acclab's endpoints.
-    pub fn first_external_flow(&self) -> Option<&FlowDef> {
-        self.flows.iter().find(|f| f.scheme.external().is_some())
+    pub fn first_external_flow(&self) -> Option<crate::flows::FlowView<'_>> {
+        let (i, _) = self.flows.schemes().find(|(_, s)| s.external().is_some())?;
+        Some(self.flows.get(i))
     }
 
     /// Why the simulator cannot run this scenario: its first flow that acclab's endpoints do not
     /// run (`kind = "kernel-tcp"` or `"command"`), which only live mode's network namespaces can.
     pub fn not_simulable(&self) -> Option<String> {
         if !self.controllers.is_some() {
-            if let Some(f) = self
+            if let Some((i, _)) = self
                 .flows
-                .iter()
-                .find(|f| matches!(f.scheme, SchemeConfig::Python(_)))
+                .schemes()
+                .find(|(_, s)| matches!(s, SchemeConfig::Python(_)))
             {
+                let f = self.flows.get(i);
                 return Some(format!(
                     "flow {:?} (kind = \"python\") has a controller written in Python, which runs \
                      from Python's acclab package: `acclab.run(acclab.load(FILE), \
@@ -399,17 +375,16 @@ impl Scenario {
     pub fn warnings(&self) -> Vec<String> {
         let mut out = Vec::new();
         // An ECN scheme (DCTCP above all) whose path never marks sees only losses.
-        let marks = |f: &FlowDef| {
-            f.forward
+        let marks = |route: &[LinkId]| {
+            route
                 .iter()
                 .any(|l| self.links[l.0 as usize].queue.params().marks_ecn())
         };
-        let unmarked: Vec<&FlowDef> = self
-            .flows
-            .iter()
-            .filter(|f| f.scheme.ecn() && !marks(f))
+        let unmarked: Vec<usize> = (0..self.flows.len())
+            .filter(|&i| self.flows.scheme_but_size(i).ecn() && !marks(self.flows.routes(i).0))
             .collect();
-        if let Some(f) = unmarked.first() {
+        if let Some(&i) = unmarked.first() {
+            let f = self.flows.get(i);
             let more = match unmarked.len() {
                 1 => String::new(),
                 n => format!(" (and {} other flow(s))", n - 1),
@@ -420,10 +395,11 @@ impl Scenario {
                 f.scheme.kind()
             ));
         }
-        for f in &self.flows {
-            if !matches!(f.scheme, SchemeConfig::Monaco(_)) {
+        for i in 0..self.flows.len() {
+            if !matches!(self.flows.scheme_but_size(i), SchemeConfig::Monaco(_)) {
                 continue;
             }
+            let f = self.flows.get(i);
             let plain: Vec<String> = f
                 .forward
                 .iter()

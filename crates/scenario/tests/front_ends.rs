@@ -250,9 +250,9 @@ fn patches_change_what_they_name() {
     assert_eq!(bottleneck.queue.params().limits(), [Limit::Packets(90)]);
     let back = sc.links.iter().find(|l| l.name == "r2->r1").unwrap();
     assert_eq!(back.rate, Rate::from_mbps(100), "only the named direction");
-    assert_eq!(sc.flows[1].start.0, 2_000_000_000);
-    assert_eq!(sc.flows[0].start.0, 1_000_000_000);
-    match &sc.flows[0].scheme {
+    assert_eq!(sc.flows.get(1).start.0, 2_000_000_000);
+    assert_eq!(sc.flows.get(0).start.0, 1_000_000_000);
+    match &sc.flows.get(0).scheme {
         SchemeConfig::Reno(p) => assert_eq!(p.initial_window, 4),
         s => panic!("{s:?}"),
     }
@@ -316,7 +316,7 @@ fn a_kind_patch_carries_what_was_chosen_not_what_was_defaulted() {
     assert!(e.message.contains("target_utilization"), "{e}");
     for kind in ["vegas", "monaco", "reno"] {
         def.set_str("flow.f0.kind", kind).unwrap();
-        assert_eq!(def.build().unwrap().flows[0].scheme.kind(), kind);
+        assert_eq!(def.build().unwrap().flows.get(0).scheme.kind(), kind);
     }
 }
 

@@ -331,7 +331,7 @@ fn shared_bound(sc: &Scenario, sharing: &[u32], clocked: &[usize]) -> f64 {
     // The most hops, there and back, of the flows counted against each link.
     let mut hops = vec![0usize; sc.links.len()];
     for &i in clocked {
-        let f = &sc.flows[i];
+        let f = &sc.flows.get(i);
         let Some(l) = counted_against(sc, sharing, i) else {
             continue;
         };
@@ -354,7 +354,8 @@ fn counted_against(sc: &Scenario, sharing: &[u32], i: usize) -> Option<usize> {
     let share = |l: &acclab_scenario::LinkId| {
         sc.links[l.0 as usize].rate.as_f64() / f64::from(sharing[l.0 as usize])
     };
-    sc.flows[i]
+    sc.flows
+        .get(i)
         .forward
         .iter()
         .min_by(|a, b| share(a).total_cmp(&share(b)))

@@ -163,18 +163,18 @@ pub fn summary(sim: &Simulator, wall_time_s: f64) -> Summary {
 pub fn fct_records(sim: &Simulator) -> Option<impl Iterator<Item = FctRecord<'_>>> {
     let sc = sim.scenario();
     let net = sim.network();
-    let finite = |i: usize| sc.flows[i].scheme.size().is_some();
+    let finite = |i: usize| sc.flows.size(i).is_some();
     (0..sc.flows.len()).any(finite).then(|| {
         (0..sc.flows.len()).filter_map(move |i| {
             let ideal = sc.ideal_fct(i)?;
-            let f = &sc.flows[i];
+            let (src, dst) = sc.flows.ends(i);
             let (start, _) = net.flow_times(i);
             let (tx, _) = net.endpoint_stats(i);
             Some(FctRecord {
-                id: Cow::Borrowed(f.id.as_str()),
-                src: Cow::Borrowed(sc.nodes[f.src.0 as usize].as_str()),
-                dst: Cow::Borrowed(sc.nodes[f.dst.0 as usize].as_str()),
-                size_bytes: f.scheme.size().map_or(0, |b| b.0),
+                id: sc.flows.id(i),
+                src: Cow::Borrowed(sc.nodes[src.0 as usize].as_str()),
+                dst: Cow::Borrowed(sc.nodes[dst.0 as usize].as_str()),
+                size_bytes: sc.flows.size(i).map_or(0, |b| b.0),
                 start_s: start.as_secs_f64(),
                 fct_s: tx.completed_at.map(|t| (t - start).as_secs_f64()),
                 ideal_fct_s: ideal.as_secs_f64(),
@@ -190,8 +190,8 @@ pub fn fct_records(sim: &Simulator) -> Option<impl Iterator<Item = FctRecord<'_>
 struct ScenarioIds(Arc<acclab_scenario::Scenario>);
 
 impl acclab_results::samples::FlowIds for ScenarioIds {
-    fn id(&self, flow: usize) -> &str {
-        &self.0.flows[flow].id
+    fn id(&self, flow: usize) -> Cow<'_, str> {
+        self.0.flows.id(flow)
     }
     fn count(&self) -> usize {
         self.0.flows.len()

@@ -157,7 +157,7 @@ window = ["50s", "400s"]
 "#
     );
     let sc = parse(&src, "web-load").unwrap();
-    let acclab_core::config::SchemeConfig::Web(p) = &sc.flows[0].scheme else {
+    let acclab_core::config::SchemeConfig::Web(p) = &sc.flows.get(0).scheme else {
         panic!("not a web flow")
     };
     let predicted = p.model().offered_load() * 8.0;

@@ -210,7 +210,7 @@ fn a_flow_trace_follows_the_flow_over_every_link_and_no_trace_writes_nothing() {
         &tmp.join("flow"),
     );
     assert!(matches!(
-        sim.scenario().flows[1].scheme,
+        sim.scenario().flows.get(1).scheme,
         SchemeConfig::Reno(_)
     ));
     let mut csv = csv::Reader::from_path(tmp.join("flow/trace.csv")).unwrap();

@@ -54,17 +54,19 @@ pub fn attach_theory(sc: &Scenario, eq: Option<Equilibrium>, summary: &mut Summa
 }
 
 /// `eq` as a run's summary takes it: the flows summary.json leaves out (a workload's, `[output]
-/// flow_summaries`) counted by reason in its notes, not listed as outside the domain. A run
-/// does this as soon as the prediction is made, so that a workload's flows are not held in it
-/// through the run (~50 bytes each: an id and a reason); [`attach_theory`] does it too. Doing it
-/// again changes nothing. (Their places in `flows` stay: whether any flow has a prediction
+/// flow_summaries`) counted by reason in its notes, not listed as outside the domain — what
+/// [`acclab_theory::predict_listed`] makes from the outset, as a run does (a workload's flows
+/// listed took ~60 bytes each); [`attach_theory`] does it to any prediction. Doing it again
+/// changes nothing. (Their places in `flows` stay: whether any flow has a prediction
 /// decides whether the links get the theory's, and an unlisted flow may have one.)
 pub fn condensed(sc: &Scenario, mut eq: Equilibrium) -> Equilibrium {
     let Some(listed) = sc.output.summary_flows else {
         return eq;
     };
-    let ids: std::collections::HashSet<&str> =
-        sc.flows[..listed].iter().map(|f| f.id.as_str()).collect();
+    let ids: std::collections::HashSet<std::borrow::Cow<str>> = match listed <= sc.flows.len() {
+        true => (0..listed).map(|i| sc.flows.id(i)).collect(),
+        false => Default::default(),
+    };
     let mut unlisted: std::collections::BTreeMap<std::sync::Arc<str>, usize> = Default::default();
     eq.outside.retain(|(id, why)| {
         ids.contains(id.as_str()) || {
@@ -74,8 +76,7 @@ pub fn condensed(sc: &Scenario, mut eq: Equilibrium) -> Equilibrium {
     });
     eq.outside.shrink_to_fit();
     for (why, n) in unlisted {
-        eq.notes
-            .push(format!("{n} flows of workloads outside the domain: {why}"));
+        eq.notes.push(acclab_theory::unlisted_note(n, &why));
     }
     eq
 }
@@ -161,8 +162,8 @@ pub fn run_scenario_on(
         }
         _ => None,
     };
-    let (prediction, no_theory) = match acclab_theory::predict(&sc) {
-        Ok(eq) => (Some(condensed(&sc, eq)), None),
+    let (prediction, no_theory) = match acclab_theory::predict_listed(&sc, sc.listed_flows()) {
+        Ok(eq) => (Some(eq), None),
         Err(e) => (None, Some(e.to_string())),
     };
     let mut sim = Simulator::new(sc);
@@ -262,6 +263,12 @@ load = 0.5
         assert_eq!(
             (twice.flows.len(), &twice.outside, &twice.notes),
             (once.flows.len(), &once.outside, &once.notes)
+        );
+        // A run's prediction is condensed as it is made: the same.
+        let made = acclab_theory::predict_listed(&sc, sc.listed_flows()).unwrap();
+        assert_eq!(
+            (&made.flows, &made.outside, &made.notes),
+            (&once.flows, &once.outside, &once.notes)
         );
     }
 }

@@ -202,6 +202,37 @@ fn active_throughout(sc: &Scenario, f: &FlowDef) -> bool {
 
 /// Predicts the equilibrium of `sc`.
 pub fn predict(sc: &Scenario) -> Result<Equilibrium, NumError> {
+    predict_listed(sc, usize::MAX)
+}
+
+/// The note of a prediction that counts `n` flows outside the domain for reason `why`, flows
+/// a run's summary does not list (a workload's: [`predict_listed`]).
+pub fn unlisted_note(n: usize, why: &str) -> String {
+    format!("{n} flows of workloads outside the domain: {why}")
+}
+
+/// The flows outside the domain: the first `listed` each with its reason, the others counted
+/// by reason.
+struct Outside {
+    listed: usize,
+    list: Vec<(String, Arc<str>)>,
+    unlisted: std::collections::BTreeMap<Arc<str>, usize>,
+}
+
+impl Outside {
+    fn push(&mut self, i: usize, f: &FlowDef, why: Arc<str>) {
+        match i < self.listed {
+            true => self.list.push((f.id.clone(), why)),
+            false => *self.unlisted.entry(why).or_default() += 1,
+        }
+    }
+}
+
+/// Predicts the equilibrium of `sc` as a run's summary shows it, which lists its first
+/// `listed` flows: the others outside the domain are counted by reason in the notes
+/// ([`unlisted_note`]), not listed by id — a workload's million flows, all outside, made a
+/// list of 60 MB.
+pub fn predict_listed(sc: &Scenario, listed: usize) -> Result<Equilibrium, NumError> {
     let bits = 8.0 * sc.packet_size as f64;
     // An AVQ link steers its arrival rate to γ·C (Kunniyur–Srikant; 000 §IV-D for AVD): that is
     // the capacity its responsive flows share.
@@ -219,9 +250,11 @@ pub fn predict(sc: &Scenario) -> Result<Equilibrium, NumError> {
         .zip(&usable)
         .map(|(l, u)| u * l.rate.as_f64() / bits)
         .collect();
-    // Reserved whole: a workload's flows are all outside (a million of them; grown by doubling,
-    // the list held up to twice their 40 bytes for the whole run).
-    let mut outside: Vec<(String, Arc<str>)> = Vec::with_capacity(sc.flows.len());
+    let mut outside = Outside {
+        listed,
+        list: Vec::new(),
+        unlisted: Default::default(),
+    };
     // The reasons, each kept once however many flows it is given for (a workload's million).
     let mut reasons: HashMap<String, Arc<str>> = HashMap::new();
     let mut why = |r: String| -> Arc<str> {
@@ -239,36 +272,31 @@ pub fn predict(sc: &Scenario) -> Result<Equilibrium, NumError> {
         let (from, to) = sc.output.window;
         let overlaps = f.start < to && f.stop.is_none_or(|s| s > from);
         if !overlaps {
-            outside.push((
-                f.id.clone(),
-                why("not active in the measurement window".into()),
-            ));
+            outside.push(i, &f, why("not active in the measurement window".into()));
             continue;
         }
-        let whole = active_throughout(sc, f);
+        let whole = active_throughout(sc, &f);
         if let SchemeConfig::Cbr(p) = &f.scheme {
             if whole && p.schedule.is_empty() {
                 for l in &f.forward {
                     capacity[l.0 as usize] -= p.rate.as_f64() / bits;
                 }
-                outside.push((
-                    f.id.clone(),
+                outside.push(
+                    i,
+                    &f,
                     why("inelastic: its rate is taken off the capacities".into()),
-                ));
+                );
                 continue;
             }
         }
-        let d = propagation_delay(sc, f);
-        match utility(f, d, sc.packet_size as f64) {
+        let d = propagation_delay(sc, &f);
+        match utility(&f, d, sc.packet_size as f64) {
             Ok(u) if whole => members.push((i, u, d)),
-            Ok(_) => outside.push((
-                f.id.clone(),
-                why("starts or stops inside the window".into()),
-            )),
-            Err(r) => outside.push((f.id.clone(), why(r))),
+            Ok(_) => outside.push(i, &f, why("starts or stops inside the window".into())),
+            Err(r) => outside.push(i, &f, why(r)),
         }
         if members.last().is_none_or(|m| m.0 != i) {
-            let persistent = whole && persistent_tcp(f);
+            let persistent = whole && persistent_tcp(&f);
             for l in &f.forward {
                 unmodelled_links[l.0 as usize] = true;
                 if persistent && foreign[l.0 as usize].is_none() {
@@ -284,17 +312,18 @@ pub fn predict(sc: &Scenario) -> Result<Equilibrium, NumError> {
         let before = members.len();
         let mut kept = Vec::with_capacity(members.len());
         for m in members.drain(..) {
-            let f = &sc.flows[m.0];
+            let f = &sc.flows.get(m.0);
             match f.forward.iter().find_map(|l| {
                 foreign[l.0 as usize]
                     .as_ref()
                     .map(|who| (sc.links[l.0 as usize].name.clone(), who.clone()))
             }) {
                 Some((link, who)) => {
-                    outside.push((
-                        f.id.clone(),
+                    outside.push(
+                        m.0,
+                        f,
                         why(format!("shares link {link} with {who}, whose share the theory cannot tell (it is outside the domain), so it predicts nothing here rather than a rate as if that traffic were absent")),
-                    ));
+                    );
                     for l in &f.forward {
                         foreign[l.0 as usize].get_or_insert_with(|| format!("flow {}", f.id));
                     }
@@ -334,7 +363,14 @@ pub fn predict(sc: &Scenario) -> Result<Equilibrium, NumError> {
         capacity: capacity.clone(),
         routes: members
             .iter()
-            .map(|(i, _, _)| sc.flows[*i].forward.iter().map(|l| l.0 as usize).collect())
+            .map(|(i, _, _)| {
+                sc.flows
+                    .get(*i)
+                    .forward
+                    .iter()
+                    .map(|l| l.0 as usize)
+                    .collect()
+            })
             .collect(),
         weight: members.iter().map(|(_, u, _)| u.weight).collect(),
         linear: members.iter().map(|(_, u, _)| u.linear).collect(),
@@ -359,7 +395,7 @@ pub fn predict(sc: &Scenario) -> Result<Equilibrium, NumError> {
     // queue's: their equilibrium physical queue is zero (002 §5, 000 §IV-D).
     let queues = |l: usize| !matches!(sc.links[l].queue, QueueConfig::Rem(_) | QueueConfig::Avq(_));
     for (k, (i, u, d)) in members.iter().enumerate() {
-        let f = &sc.flows[*i];
+        let f = &sc.flows.get(*i);
         let x = sol.rate[k];
         let q: f64 = f
             .forward
@@ -400,13 +436,13 @@ pub fn predict(sc: &Scenario) -> Result<Equilibrium, NumError> {
             let elastic: f64 = members
                 .iter()
                 .enumerate()
-                .filter(|(_, (i, _, _))| sc.flows[*i].forward.iter().any(|x| x.0 as usize == l))
+                .filter(|(_, (i, _, _))| sc.flows.get(*i).forward.iter().any(|x| x.0 as usize == l))
                 .map(|(k, _)| sol.rate[k])
                 .sum();
             let full = def.rate.as_f64() / bits;
             let carries = members
                 .iter()
-                .any(|(i, _, _)| sc.flows[*i].forward.iter().any(|x| x.0 as usize == l));
+                .any(|(i, _, _)| sc.flows.get(*i).forward.iter().any(|x| x.0 as usize == l));
             if carries {
                 notes.extend(link_departures(def));
             }
@@ -429,8 +465,11 @@ pub fn predict(sc: &Scenario) -> Result<Equilibrium, NumError> {
         },
         flows,
         links,
-        outside,
-        notes,
+        outside: outside.list,
+        notes: notes
+            .into_iter()
+            .chain((outside.unlisted.into_iter()).map(|(why, n)| unlisted_note(n, &why)))
+            .collect(),
     })
 }
 
@@ -494,7 +533,7 @@ pub fn vegas_bounds(sc: &Scenario) -> Vec<(String, f64, f64)> {
     let solve = |me: usize, high: bool| -> Option<f64> {
         let mut c = sc.clone();
         for &j in &set {
-            if let SchemeConfig::Vegas(p) = &mut c.flows[j].scheme {
+            if let SchemeConfig::Vegas(p) = &mut c.flows.written_mut()[j].scheme {
                 let w = if (j == me) == high { p.beta } else { p.alpha };
                 p.alpha = w;
                 p.beta = w;
@@ -506,7 +545,7 @@ pub fn vegas_bounds(sc: &Scenario) -> Vec<(String, f64, f64)> {
     let mut out = Vec::new();
     for &i in &set {
         if let (Some(lo), Some(hi)) = (solve(i, false), solve(i, true)) {
-            out.push((sc.flows[i].id.clone(), lo, hi));
+            out.push((sc.flows.get(i).id.clone(), lo, hi));
         }
     }
     out

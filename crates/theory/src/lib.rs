@@ -11,4 +11,4 @@ pub mod maxmin;
 pub mod num;
 pub mod vegas_error;
 
-pub use equilibrium::{predict, Equilibrium};
+pub use equilibrium::{predict, predict_listed, unlisted_note, Equilibrium};

@@ -51,7 +51,7 @@ fn acc_fig11(e: &Exp) -> Result<Report, ReproError> {
     let mut report = e.report();
     let (sim, live) = common::simulated_and_live(ctx, e.id(), &sc, scale, &mut report.files)?;
     let (shorts, longs): (Vec<usize>, Vec<usize>) =
-        (0..sc.flows.len()).partition(|&i| sc.flows[i].id.starts_with("short"));
+        (0..sc.flows.len()).partition(|&i| sc.flows.get(i).id.starts_with("short"));
     for (label, run) in [("simulation", &sim), ("live", &live)] {
         for &(phase, t0, t1) in &phases {
             let eq = common::phase_theory(&sc, t0, t1);

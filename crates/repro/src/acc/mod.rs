@@ -34,7 +34,7 @@ pub(super) fn with_scheme_where(
     pick: impl Fn(&str) -> bool,
 ) -> Scenario {
     let mut sc = sc.clone();
-    for f in sc.flows.iter_mut().filter(|f| pick(&f.id)) {
+    for f in sc.flows.written_mut().iter_mut().filter(|f| pick(&f.id)) {
         f.scheme = scheme.clone();
     }
     sc

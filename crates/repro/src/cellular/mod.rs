@@ -141,8 +141,8 @@ fn scheme(name: &str) -> SchemeConfig {
 fn case(base: &Scenario, pair: &TracePair, scheme_name: &str, n: usize, seed: u64) -> Scenario {
     let mut sc = base.clone();
     sc.seed = seed;
-    sc.flows.truncate(n);
-    for f in &mut sc.flows {
+    sc.flows.written_mut().truncate(n);
+    for f in sc.flows.written_mut() {
         f.scheme = scheme(scheme_name);
     }
     for l in &mut sc.links {

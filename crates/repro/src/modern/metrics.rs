@@ -141,7 +141,7 @@ pub(super) fn metrics(
 /// Flow indices whose id starts with `prefix`.
 pub(super) fn flows_of(sc: &Scenario, prefix: &str) -> Vec<usize> {
     (0..sc.flows.len())
-        .filter(|&i| sc.flows[i].id.starts_with(prefix))
+        .filter(|&i| sc.flows.get(i).id.starts_with(prefix))
         .collect()
 }
 

@@ -98,7 +98,7 @@ pub(crate) fn queue(name: &str, limit: Limit) -> QueueConfig {
 /// The scenario with every flow running `scheme_name` and every bottleneck behind `queue_name`.
 fn case(base: &Scenario, bottlenecks: &[usize], scheme_name: &str, queue_name: &str) -> Scenario {
     let mut sc = base.clone();
-    for f in &mut sc.flows {
+    for f in sc.flows.written_mut() {
         f.scheme = scheme(scheme_name);
     }
     for &l in bottlenecks {
@@ -129,7 +129,7 @@ fn modern_comparison(e: &Exp) -> Result<Report, ReproError> {
     let base_rtt: Vec<f64> = base
         .flows
         .iter()
-        .map(|f| acclab_theory::equilibrium::propagation_delay(&base, f))
+        .map(|f| acclab_theory::equilibrium::propagation_delay(&base, &f))
         .collect();
     // The dumbbell's shortest and longest round trips.
     let by_rtt = |best: bool| -> Vec<usize> {

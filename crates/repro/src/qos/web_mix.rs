@@ -190,7 +190,7 @@ fn qos_fig6(e: &Exp) -> Result<Report, ReproError> {
 /// How fast the slow loop climbs back to its expected rate: its window growth per period over
 /// `SLOW_LOOP_CLIMB`, against Algorithm 1's largest step κ·a_p* (the loop's own parameters).
 fn climb_row(run: &Run, sc: &Scenario, i: usize) -> Result<Row, ReproError> {
-    let SchemeConfig::Monaco(p) = &sc.flows[i].scheme else {
+    let SchemeConfig::Monaco(p) = &sc.flows.get(i).scheme else {
         return Err(ReproError::Other(format!(
             "qos-fig6: {SLOW_LOOP} is not a Monaco loop"
         )));

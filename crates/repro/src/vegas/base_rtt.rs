@@ -37,7 +37,7 @@ fn vegas_table5(e: &Exp) -> Result<Report, ReproError> {
     // 48 Mb/s for 100 s runs in well under a second: the quick variant is the full one.
     let discovered = e.scenario()?;
     let mut fixed = discovered.clone();
-    for f in &mut fixed.flows {
+    for f in fixed.flows.written_mut() {
         if let SchemeConfig::Vegas(p) = &mut f.scheme {
             p.base_rtt = BaseRttParam::Fixed(Duration::from_millis(10));
         }
@@ -45,9 +45,9 @@ fn vegas_table5(e: &Exp) -> Result<Report, ReproError> {
     let bottleneck = common::link(&discovered, BOTTLENECK)?;
     let bits = 8.0 * discovered.packet_size as f64;
     let c = discovered.links[bottleneck].rate.as_f64() / bits;
-    let d = propagation_delay(&discovered, &discovered.flows[0]);
-    let period = discovered.flows[1].start.as_secs_f64();
-    let (alpha, alpha_unit) = match &discovered.flows[0].scheme {
+    let d = propagation_delay(&discovered, &discovered.flows.get(0));
+    let period = discovered.flows.get(1).start.as_secs_f64();
+    let (alpha, alpha_unit) = match &discovered.flows.get(0).scheme {
         SchemeConfig::Vegas(p) => match p.per {
             acclab_core::config::PerUnit::Time(u) => (p.alpha, u.as_secs_f64()),
             acclab_core::config::PerUnit::Rtt => (p.alpha, d),

@@ -42,7 +42,7 @@ fn with_buffer(sc: &Scenario, link: usize, buffer: u64, reno: bool) -> Scenario 
         priority: false,
     });
     if reno {
-        for f in &mut sc.flows {
+        for f in sc.flows.written_mut() {
             f.scheme = SchemeConfig::Reno(RenoParams::default());
         }
     }

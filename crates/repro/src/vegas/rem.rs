@@ -19,7 +19,7 @@ fn vegas_rem_fig7(e: &Exp) -> Result<Report, ReproError> {
     let sc = e.scenario()?;
     let sc_packet_size = sc.packet_size as f64;
     let bottleneck = common::link(&sc, BOTTLENECK)?;
-    let period = sc.flows[1].start.as_secs_f64();
+    let period = sc.flows.get(1).start.as_secs_f64();
     let run = simulate(ctx, "run", sc)?;
     let s = &run.summary;
     let mut report = e.report();

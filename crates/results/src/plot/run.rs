@@ -181,10 +181,11 @@ impl PlotOptions {
                 sc.name
             ))
         };
+        let ids: Vec<String> = sc.flows.iter().map(|f| f.id.clone()).collect();
         unknown(
             "flow",
             &self.flows,
-            sc.flows.iter().map(|f| f.id.as_str()).collect(),
+            ids.iter().map(String::as_str).collect(),
         )?;
         unknown(
             "link",

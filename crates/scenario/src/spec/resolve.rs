@@ -67,7 +67,7 @@ impl ScenarioSpec {
         let shared_buffers = self.resolve_shared_buffers(&topo, packet_size)?;
         let mut router = routing::Router::new(topo.nodes.len(), &topo.links);
         let mut ids = BTreeSet::new();
-        let mut flows = Vec::with_capacity(self.flows.len());
+        let mut written = Vec::with_capacity(self.flows.len());
         for (i, f) in self.flows.iter().enumerate() {
             if !ids.insert(f.id.as_str()) {
                 return Err(fault(
@@ -84,8 +84,9 @@ impl ScenarioSpec {
                 seed: self.seed.unwrap_or(DEFAULT_SEED),
                 flow: i as u64,
             };
-            flows.push(resolve_flow(&topo, &mut router, route, i, f, duration)?);
+            written.push(resolve_flow(&topo, &mut router, route, i, f, duration)?);
         }
+        let mut flows = crate::Flows::from(written);
         let seed = self.seed.unwrap_or(DEFAULT_SEED);
         for (n, w) in self.workloads.iter().enumerate() {
             let key = |k: &str| format!("workload[{n}].{k}");
@@ -93,8 +94,7 @@ impl ScenarioSpec {
             let arrivals = w
                 .generate(seed, &hosts, duration)
                 .map_err(|(k, m)| fault(Item::Top, &key(k), m))?;
-            // Exactly: a million flows grown by doubling would leave up to 0.4 GB unused.
-            flows.reserve_exact(arrivals.len());
+            let of = arrivals.len();
             for a in arrivals {
                 if ids.contains(a.id.as_str()) {
                     return Err(fault(
@@ -115,9 +115,12 @@ impl ScenarioSpec {
                 let i = flows.len();
                 let flow = resolve_flow(&topo, &mut router, route, i, &f, duration)
                     .map_err(|e| fault(Item::Top, &key(&e.key), e.message))?;
-                flows.push(flow);
+                flows
+                    .draw(n, of, flow)
+                    .map_err(|m| fault(Item::Top, &key("hosts"), m))?;
             }
         }
+        flows.shrink_to_fit();
         let mut events = self
             .events
             .iter()
