@@ -55,6 +55,13 @@ pub struct Flows {
     drawn_len: usize,
 }
 
+/// Where a flow is held ([`Flows::at`]).
+enum At<'a> {
+    Written(&'a FlowDef),
+    /// A workload's, and the flow's index in it.
+    Drawn(&'a Drawn, usize),
+}
+
 /// One workload's flows.
 #[derive(Clone, Debug, PartialEq)]
 struct Drawn {
@@ -112,11 +119,10 @@ impl Flows {
 
     /// Flow `i` (panics beyond [`Flows::len`], as a slice's index does).
     pub fn get(&self, i: usize) -> FlowView<'_> {
-        if let Some(f) = self.written.get(i) {
-            return Cow::Borrowed(f);
+        match self.at(i) {
+            At::Written(f) => Cow::Borrowed(f),
+            At::Drawn(d, k) => Cow::Owned(d.whole(k)),
         }
-        let (d, k) = self.locate(i);
-        Cow::Owned(d.whole(k))
     }
 
     /// Every flow, in order.
@@ -145,55 +151,67 @@ impl Flows {
     /// scheme, whose size is its first flow's): for its kind and what the kind does, without
     /// making the flow whole.
     pub fn scheme_but_size(&self, i: usize) -> &SchemeConfig {
-        if let Some(f) = self.written.get(i) {
-            return &f.scheme;
+        match self.at(i) {
+            At::Written(f) => &f.scheme,
+            At::Drawn(d, _) => &d.scheme,
         }
-        &self.locate(i).0.scheme
     }
 
     /// Flow `i`'s id, without making it whole.
     pub fn id(&self, i: usize) -> Cow<'_, str> {
-        if let Some(f) = self.written.get(i) {
-            return Cow::Borrowed(&f.id);
+        match self.at(i) {
+            At::Written(f) => Cow::Borrowed(&f.id),
+            At::Drawn(d, k) => Cow::Owned(format!("{}{k}", d.id)),
         }
-        let (d, k) = self.locate(i);
-        Cow::Owned(format!("{}{k}", d.id))
     }
 
     /// Flow `i`'s source and destination, without making it whole.
     pub fn ends(&self, i: usize) -> (NodeId, NodeId) {
-        if let Some(f) = self.written.get(i) {
-            return (f.src, f.dst);
+        match self.at(i) {
+            At::Written(f) => (f.src, f.dst),
+            At::Drawn(d, k) => (d.flows[k].src, d.flows[k].dst),
         }
-        let (d, k) = self.locate(i);
-        (d.flows[k].src, d.flows[k].dst)
     }
 
     /// When flow `i` starts (before its start jitter), without making it whole.
     pub fn start(&self, i: usize) -> Time {
-        if let Some(f) = self.written.get(i) {
-            return f.start;
+        match self.at(i) {
+            At::Written(f) => f.start,
+            At::Drawn(d, k) => d.flows[k].start,
         }
-        let (d, k) = self.locate(i);
-        d.flows[k].start
     }
 
     /// Flow `i`'s transfer size, if finite, without making it whole.
     pub fn size(&self, i: usize) -> Option<Bytes> {
-        if let Some(f) = self.written.get(i) {
-            return f.scheme.size();
+        match self.at(i) {
+            At::Written(f) => f.scheme.size(),
+            At::Drawn(d, k) => Some(Bytes(d.flows[k].size)),
         }
-        let (d, k) = self.locate(i);
-        Some(Bytes(d.flows[k].size))
     }
 
     /// Flow `i`'s forward and reverse links, without making it whole.
     pub fn routes(&self, i: usize) -> (&[LinkId], &[LinkId]) {
+        match self.at(i) {
+            At::Written(f) => (&f.forward, &f.reverse),
+            At::Drawn(d, k) => d.routes(k),
+        }
+    }
+
+    /// Whether flow `i`'s packets are sprayed over every shortest path ([`FlowDef::spray`]).
+    pub fn sprayed(&self, i: usize) -> bool {
+        match self.at(i) {
+            At::Written(f) => f.spray,
+            At::Drawn(d, _) => d.spray,
+        }
+    }
+
+    /// Where flow `i` is: a written flow, or a workload's and its index there.
+    fn at(&self, i: usize) -> At<'_> {
         if let Some(f) = self.written.get(i) {
-            return (&f.forward, &f.reverse);
+            return At::Written(f);
         }
         let (d, k) = self.locate(i);
-        d.routes(k)
+        At::Drawn(d, k)
     }
 
     /// The workload and the index in it of flow `i`, one of theirs.
@@ -323,5 +341,62 @@ impl<'a> IntoIterator for &'a Flows {
     type IntoIter = Box<dyn ExactSizeIterator<Item = FlowView<'a>> + 'a>;
     fn into_iter(self) -> Self::IntoIter {
         Box::new(self.iter())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two workloads after a written flow: every accessor says what the flow made whole says,
+    /// the ids run on within each workload, and `schemes` names each workload once.
+    #[test]
+    fn a_drawn_flow_reads_as_the_flow_it_was() {
+        let text = crate::templates::fat_tree("drawn", 4, 20)
+            + r#"[[flow]]
+id = "long"
+kind = "reno"
+from = "h0"
+to = "h5"
+[[workload]]
+id = "ws"
+kind = "dctcp"
+sizes = "websearch"
+load = 0.3
+[[workload]]
+id = "in"
+kind = "cubic"
+pattern = "incast"
+senders = 4
+size = "3KB"
+period = "1ms"
+"#;
+        let sc = crate::parse(&text, "drawn.toml").unwrap();
+        let flows = &sc.flows;
+        assert!(flows.has_drawn() && flows.written().len() == 1);
+        let (mut ws, mut incast) = (0, 0);
+        for i in 0..flows.len() {
+            let f = flows.get(i);
+            assert_eq!(flows.id(i), f.id);
+            assert_eq!(flows.ends(i), (f.src, f.dst));
+            assert_eq!(flows.start(i), f.start);
+            assert_eq!(flows.size(i), f.scheme.size());
+            assert_eq!(flows.routes(i), (&f.forward[..], &f.reverse[..]));
+            assert_eq!(flows.sprayed(i), f.spray);
+            assert_eq!(flows.scheme_but_size(i).kind(), f.scheme.kind());
+            if i > 0 {
+                assert!(!f.forward.is_empty() && !f.reverse.is_empty());
+                let (prefix, n) = match f.scheme.kind() {
+                    "dctcp" => ("ws", &mut ws),
+                    _ => ("in", &mut incast),
+                };
+                assert_eq!(f.id, format!("{prefix}{n}"));
+                *n += 1;
+            }
+        }
+        assert!(ws > 20 && incast == 4 * 20, "{ws} and {incast} flows");
+        let schemes: Vec<(usize, &str)> = flows.schemes().map(|(i, s)| (i, s.kind())).collect();
+        assert_eq!(schemes, [(0, "reno"), (1, "dctcp"), (1 + ws, "cubic")]);
+        assert_eq!(flows.iter().count(), flows.len());
     }
 }

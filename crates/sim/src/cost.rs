@@ -46,11 +46,12 @@ use serde::Serialize;
 const EVENTS_PER_SECOND: f64 = 15e6;
 /// Bytes of state per flow (endpoints, scoreboard, monitor), per link and per web user.
 const FLOW_BYTES: f64 = 8192.0;
-/// A finite flow's state that outlives it (its definition, statistics, delay statistics,
-/// summary entry: 1.6 KB of heap a flow measured on k = 8 web-search runs, heaptrack, and 1.73 GB
-/// peak for the million-flow k = 16 run; docs/performance.md), and its two endpoints' while it
-/// is open (2.2 KB measured; they are freed when it is done).
-const FINITE_FLOW_BYTES: f64 = 1800.0;
+/// A finite flow's state that outlives it (its definition, books, routes, statistics, summary
+/// entry), with a margin: the million-flow k = 16 web-search run peaks at ~600 MB, 0.6 KB a flow
+/// (docs/performance.md, session 37; 1.73 GB in session 23, 1.8 KB a flow, before the finished
+/// flows' statistics were packed and a workload's flows held compactly), and its two endpoints'
+/// while it is open (2.2 KB measured; they are freed when it is done).
+const FINITE_FLOW_BYTES: f64 = 1000.0;
 const FINITE_OPEN_BYTES: f64 = 2200.0;
 /// Of that, a flow's entry in summary.json as the summary is made, which a workload's flows
 /// have only with `[output] flow_summaries = true`: the k = 16 web-search run's peak is 11.7 MB

@@ -160,7 +160,6 @@ pub struct Monitor {
     pub cc_columns: Vec<String>,
     window: (Time, Time),
     last_sample: Time,
-    prev_flows: Vec<FlowSnap>,
     /// Per link at the last sample: its busy time, or on a link whose capacity follows a
     /// trace, the bytes it had sent.
     prev_busy: Vec<u64>,
@@ -200,8 +199,9 @@ pub struct Monitor {
     /// The flows a sample looks at, by index: every flow without a finite transfer, and the
     /// finite ones from their start to the first sample after they complete (a sample's work
     /// follows the flows open, not all a workload has: a million short flows would otherwise
-    /// be read at every sample).
-    sampled: Vec<u32>,
+    /// be read at every sample) — each with its counts at the last sample (held while it is
+    /// sampled, not for every flow a workload has: 48 bytes a flow).
+    sampled: Vec<(u32, FlowSnap)>,
     /// The finite flows not yet started, the one that starts first last.
     waiting: Vec<u32>,
     scratch: Vec<(String, f64)>,
@@ -303,6 +303,10 @@ impl Monitor {
             .collect();
         let (mut waiting, sampled): (Vec<u32>, Vec<u32>) =
             (0..nf as u32).partition(|&f| finite[f as usize]);
+        let sampled = sampled
+            .into_iter()
+            .map(|f| (f, FlowSnap::default()))
+            .collect();
         waiting.sort_unstable_by_key(|&f| std::cmp::Reverse((net.flow_times(f as usize).0, f)));
         Monitor {
             flow_samples: Vec::new(),
@@ -311,7 +315,6 @@ impl Monitor {
             cc_columns,
             window: scenario.output.window,
             last_sample: Time::ZERO,
-            prev_flows: vec![FlowSnap::default(); nf],
             prev_busy: vec![0; nl],
             traces: scenario
                 .links
@@ -407,10 +410,9 @@ impl Monitor {
     }
 
     /// No sample comes again (the run is at its end, or this is a partition's monitor): what
-    /// only samples read of every flow goes (~57 bytes a flow: its counts at the last sample,
-    /// which flows are sampled, waiting or finite), before the summary is built beside the rest.
+    /// only samples read of every flow goes (which flows are sampled with their counts at the
+    /// last sample, waiting or finite), before the summary is built beside the rest.
     pub(crate) fn samples_over(&mut self) {
-        self.prev_flows = Vec::new();
         self.finite = Vec::new();
         self.sampled = Vec::new();
         self.waiting = Vec::new();
@@ -567,11 +569,12 @@ impl Monitor {
             .collect()
     }
 
-    /// Flow `i`'s sample at `now`, `dt` after the last: its flows.csv row, if it has one now;
-    /// whether it is to be sampled again.
+    /// Flow `i`'s sample at `now`, `dt` after the last (when its counts were `prev`, which it
+    /// updates): its flows.csv row, if it has one now; whether it is to be sampled again.
     fn sample_flow(
         &mut self,
         i: usize,
+        prev: &mut FlowSnap,
         now: Time,
         dt: acclab_core::Duration,
         in_window: bool,
@@ -579,7 +582,7 @@ impl Monitor {
     ) -> bool {
         let (tx, rx) = net.endpoint_stats(i);
         let snap = merged(&tx, &rx, self.received[i]);
-        let prev = std::mem::replace(&mut self.prev_flows[i], snap);
+        let prev = std::mem::replace(prev, snap);
         let (start, stop) = net.flow_times(i);
         let active = now > start && stop.is_none_or(|s| now <= s);
         // A finite transfer has rows from the first sample after it starts to the first
@@ -635,13 +638,14 @@ impl Monitor {
                 break;
             }
             self.waiting.pop();
-            self.sampled.push(f);
+            self.sampled.push((f, FlowSnap::default()));
         }
         if self.sampled.len() > before {
-            self.sampled.sort_unstable();
+            self.sampled.sort_unstable_by_key(|&(f, _)| f);
         }
         let mut sampled = std::mem::take(&mut self.sampled);
-        sampled.retain(|&f| self.sample_flow(f as usize, now, dt, in_window, net));
+        sampled
+            .retain_mut(|(f, prev)| self.sample_flow(*f as usize, prev, now, dt, in_window, net));
         self.sampled = sampled;
         for i in 0..net.link_count() {
             let q = net.queue(LinkId(i as u32));

@@ -422,8 +422,12 @@ impl Counter {
             },
             link_from: sc.links.iter().map(|l| part(l.from)).collect(),
             link_to: sc.links.iter().map(|l| part(l.to)).collect(),
-            flow_src: sc.flows.iter().map(|f| part(f.src)).collect(),
-            flow_dst: sc.flows.iter().map(|f| part(f.dst)).collect(),
+            flow_src: (0..sc.flows.len())
+                .map(|i| part(sc.flows.ends(i).0))
+                .collect(),
+            flow_dst: (0..sc.flows.len())
+                .map(|i| part(sc.flows.ends(i).1))
+                .collect(),
             window_ns: lookahead.map_or(u64::MAX, |d| d.0.max(1)),
             window: 0,
             in_window: vec![0; p.parts as usize],

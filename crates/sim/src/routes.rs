@@ -72,6 +72,15 @@ impl Routes {
         (entry & Routes::END != 0).then(|| EndpointSlot::at((entry & !Routes::END) as usize))
     }
 
+    /// A table for `hops` entries (a route's links and its end marker), reserved whole: grown
+    /// by doubling, a million flows' 56 MB took up to 96 at the last doubling.
+    pub fn with_capacity(hops: usize) -> Routes {
+        Routes {
+            hops: Vec::with_capacity(hops),
+            spray: None,
+        }
+    }
+
     /// Adds `route`, which delivers to `to`; returns where it begins.
     pub fn push(&mut self, route: &[LinkId], to: EndpointSlot) -> u32 {
         let start = self.hops.len() as u32;

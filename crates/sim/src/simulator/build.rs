@@ -94,39 +94,51 @@ impl Simulator {
             .collect();
         let mut flows = Vec::with_capacity(scenario.flows.len());
         let mut books = Vec::with_capacity(scenario.flows.len());
-        let mut routes = Routes::default();
+        // A sprayed flow's routes take no entries.
+        let mut routes = Routes::with_capacity(
+            (0..scenario.flows.len())
+                .filter(|&i| !scenario.flows.sprayed(i))
+                .map(|i| {
+                    let (forward, reverse) = scenario.flows.routes(i);
+                    forward.len() + reverse.len() + 2
+                })
+                .sum(),
+        );
         let entities = Entities::new(
             scenario.links.len(),
             EndpointSlot::count(scenario.flows.len()),
         );
         let mut events = EventQueue::new(&entities);
-        for (i, f) in scenario.flows.iter().enumerate() {
-            let (start, _) = scenario.flow_times(i);
+        // Each flow read part by part: a workload's are not made whole (`Flows`).
+        for i in 0..scenario.flows.len() {
+            let (start, stop) = scenario.flow_times(i);
+            let (forward, reverse) = scenario.flows.routes(i);
+            let (src, dst) = scenario.flows.ends(i);
             // A flow's start and stop are its sender's (the tie rule: `events.rs`).
             let sender = EndpointSlot::sender(FlowId(i as u32)).index();
             events.by(entities.endpoint(sender), Time::ZERO);
             events.schedule(start, Event::FlowStart(i as u32));
-            if let Some(stop) = f.stop {
+            if let Some(stop) = stop {
                 events.schedule(stop.max(start), Event::FlowStop(i as u32));
             }
             books.push(Books {
-                route: match f.spray {
+                route: match scenario.flows.sprayed(i) {
                     false => [
-                        routes.push(&f.forward, EndpointSlot::receiver(FlowId(i as u32))),
-                        routes.push(&f.reverse, EndpointSlot::sender(FlowId(i as u32))),
+                        routes.push(forward, EndpointSlot::receiver(FlowId(i as u32))),
+                        routes.push(reverse, EndpointSlot::sender(FlowId(i as u32))),
                     ],
                     true => [
                         routes.push_sprayed(
                             &scenario,
-                            f.src,
-                            f.dst,
+                            src,
+                            dst,
                             EndpointSlot::receiver(FlowId(i as u32)),
                             2 * i as u64,
                         ),
                         routes.push_sprayed(
                             &scenario,
-                            f.dst,
-                            f.src,
+                            dst,
+                            src,
                             EndpointSlot::sender(FlowId(i as u32)),
                             2 * i as u64 + 1,
                         ),
@@ -139,7 +151,7 @@ impl Simulator {
             });
             flows.push(FlowState {
                 start,
-                stop: f.stop,
+                stop,
                 dropped: [(0, 0); 2],
             });
         }

@@ -72,8 +72,8 @@ impl Endpoints {
             live: 0,
             outside: false,
         };
-        for (i, f) in scenario.flows.iter().enumerate() {
-            if f.scheme.size().is_some() {
+        for i in 0..n {
+            if scenario.flows.size(i).is_some() {
                 e.slots.extend([closed(), closed()]);
                 e.life.push(Life::Waiting);
             } else {

@@ -178,8 +178,12 @@ impl Plan {
             parts,
             sender,
             receiver,
-            tx: sc.flows.iter().map(|f| node(f.src)).collect(),
-            rx: sc.flows.iter().map(|f| node(f.dst)).collect(),
+            tx: (0..sc.flows.len())
+                .map(|i| node(sc.flows.ends(i).0))
+                .collect(),
+            rx: (0..sc.flows.len())
+                .map(|i| node(sc.flows.ends(i).1))
+                .collect(),
             pools: sc.shared_buffers.iter().map(|b| node(b.node)).collect(),
             lookahead,
             recorded: Vec::new(),
