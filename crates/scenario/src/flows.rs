@@ -346,8 +346,6 @@ impl<'a> IntoIterator for &'a Flows {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     /// Two workloads after a written flow: every accessor says what the flow made whole says,
     /// the ids run on within each workload, and `schemes` names each workload once.
     #[test]
