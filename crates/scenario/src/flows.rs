@@ -112,11 +112,6 @@ impl Flows {
         &mut self.written
     }
 
-    /// Whether any flow was drawn by a workload.
-    pub fn has_drawn(&self) -> bool {
-        self.drawn_len > 0
-    }
-
     /// Flow `i` (panics beyond [`Flows::len`], as a slice's index does).
     pub fn get(&self, i: usize) -> FlowView<'_> {
         match self.at(i) {
@@ -227,15 +222,21 @@ impl Flows {
     }
 
     /// Adds `f`, the next flow of workload `workload` (counted from 0; its first flow begins
-    /// it, `of` flows long), whose id is the workload's with the flow's index in it. A
+    /// it, `of` flows long), whose id is the workload's, `id`, with the flow's index in it. A
     /// workload's flows are alike but for their start, size, hosts and routes — they have a
     /// finite transfer, no jitter, no stop (`workload::Arrival`); a route too long to hold is
     /// the error.
-    pub(crate) fn draw(&mut self, workload: usize, of: usize, f: FlowDef) -> Result<(), String> {
+    pub(crate) fn draw(
+        &mut self,
+        workload: usize,
+        id: &str,
+        of: usize,
+        f: FlowDef,
+    ) -> Result<(), String> {
         if self.drawn.last().map(|d| d.number) != Some(workload) {
             self.drawn.push(Drawn {
                 number: workload,
-                id: f.id.strip_suffix('0').unwrap_or(&f.id).to_string(),
+                id: id.to_string(),
                 scheme: f.scheme.clone(),
                 class: f.class.clone(),
                 spray: f.spray,
@@ -371,7 +372,7 @@ period = "1ms"
 "#;
         let sc = crate::parse(&text, "drawn.toml").unwrap();
         let flows = &sc.flows;
-        assert!(flows.has_drawn() && flows.written().len() == 1);
+        assert!(flows.written().len() == 1 && flows.len() > 1);
         let (mut ws, mut incast) = (0, 0);
         for i in 0..flows.len() {
             let f = flows.get(i);

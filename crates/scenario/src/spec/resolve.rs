@@ -116,8 +116,8 @@ impl ScenarioSpec {
                 let flow = resolve_flow(&topo, &mut router, route, i, &f, duration)
                     .map_err(|e| fault(Item::Top, &key(&e.key), e.message))?;
                 flows
-                    .draw(n, of, flow)
-                    .map_err(|m| fault(Item::Top, &key("hosts"), m))?;
+                    .draw(n, &w.id, of, flow)
+                    .map_err(|m| fault(Item::Top, &format!("workload[{n}]"), m))?;
             }
         }
         flows.shrink_to_fit();
