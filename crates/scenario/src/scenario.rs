@@ -395,25 +395,39 @@ impl Scenario {
                 f.scheme.kind()
             ));
         }
-        for i in 0..self.flows.len() {
-            if !matches!(self.flows.scheme_but_size(i), SchemeConfig::Monaco(_)) {
-                continue;
-            }
-            let f = self.flows.get(i);
-            let plain: Vec<String> = f
-                .forward
-                .iter()
-                .map(|l| &self.links[l.0 as usize])
-                .filter(|l| !l.queue.params().priority_band())
-                .map(|l| format!("{} ({})", l.name, l.queue.kind()))
+        // One warning for all Monaco flows (a workload may hold a million): the first flow, how
+        // many others, and the links without a priority band on any of their paths.
+        let mut plain = vec![false; self.links.len()];
+        let mut monaco = (0..self.flows.len())
+            .filter(|&i| matches!(self.flows.scheme_but_size(i), SchemeConfig::Monaco(_)))
+            .filter(|&i| {
+                let mut any = false;
+                for l in self.flows.routes(i).0 {
+                    if !self.links[l.0 as usize].queue.params().priority_band() {
+                        plain[l.0 as usize] = true;
+                        any = true;
+                    }
+                }
+                any
+            });
+        if let Some(first) = monaco.next() {
+            let more = match monaco.count() {
+                0 => String::new(),
+                n => format!(" (and {n} other flow(s))"),
+            };
+            const SHOWN: usize = 8;
+            let names: Vec<String> = (self.links.iter().zip(&plain))
+                .filter(|(_, &p)| p)
+                .map(|(l, _)| format!("{} ({})", l.name, l.queue.kind()))
                 .collect();
-            if !plain.is_empty() {
-                out.push(format!(
-                    "flow {:?} is Monaco, but link(s) {} on its path have no priority band: its out-of-band control packets wait behind the data there, which Monaco's accumulation estimate assumes they skip (000 §IV-B) — give those queues `priority = true` (or kind = \"priority\")",
-                    f.id,
-                    plain.join(", ")
-                ));
-            }
+            let listed = match names.len() {
+                n if n > SHOWN => format!("{} and {} more", names[..SHOWN].join(", "), n - SHOWN),
+                _ => names.join(", "),
+            };
+            out.push(format!(
+                "flow {:?}{more} is Monaco, but link(s) {listed} on its path(s) have no priority band: its out-of-band control packets wait behind the data there, which Monaco's accumulation estimate assumes they skip (000 §IV-B) — give those queues `priority = true` (or kind = \"priority\")",
+                self.flows.id(first),
+            ));
         }
         out
     }
@@ -469,6 +483,15 @@ mod tests {
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(
             w[0].contains("flow \"m\"") && w[0].contains("a->b (droptail)"),
+            "{w:?}"
+        );
+        // Many Monaco flows: one warning, naming the first and counting the rest.
+        let many = text("{ kind = \"droptail\", limit = \"100pkt\" }")
+            .replace("id = \"m\"\nkind", "count = 1000\nid = \"m{i}\"\nkind");
+        let w = crate::parse(&many, "w").unwrap().warnings();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].contains("flow \"m0\" (and 999 other flow(s)) is Monaco"),
             "{w:?}"
         );
         for ok in [
