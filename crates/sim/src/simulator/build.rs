@@ -6,7 +6,7 @@ use acclab_core::queue::shared_buffer::{SharedBuffer, SharedPort};
 use acclab_core::transport::{Endpoint, EndpointSlot};
 use acclab_core::{FlowId, Limit, Reciprocal, Time};
 
-use super::books::{Books, FlowState};
+use super::books::{FlowState, Ledger};
 use super::endpoints::Endpoints;
 use super::link::{Discipline, Extra, Held, Link};
 use super::observers::{Observers, View};
@@ -93,7 +93,7 @@ impl Simulator {
             })
             .collect();
         let mut flows = Vec::with_capacity(scenario.flows.len());
-        let mut books = Vec::with_capacity(scenario.flows.len());
+        let mut route_starts = Vec::with_capacity(scenario.flows.len());
         // A sprayed flow's routes take no entries.
         let mut routes = Routes::with_capacity(
             (0..scenario.flows.len())
@@ -121,39 +121,35 @@ impl Simulator {
             if let Some(stop) = stop {
                 events.schedule(stop.max(start), Event::FlowStop(i as u32));
             }
-            books.push(Books {
-                route: match scenario.flows.sprayed(i) {
-                    false => [
-                        routes.push(forward, EndpointSlot::receiver(FlowId(i as u32))),
-                        routes.push(reverse, EndpointSlot::sender(FlowId(i as u32))),
-                    ],
-                    true => [
-                        routes.push_sprayed(
-                            &scenario,
-                            src,
-                            dst,
-                            EndpointSlot::receiver(FlowId(i as u32)),
-                            2 * i as u64,
-                        ),
-                        routes.push_sprayed(
-                            &scenario,
-                            dst,
-                            src,
-                            EndpointSlot::sender(FlowId(i as u32)),
-                            2 * i as u64 + 1,
-                        ),
-                    ],
-                },
-                injected: [0; 2],
-                arrived: [0; 2],
-                armed: [Books::UNARMED; 2],
-                generation: [0; 2],
+            route_starts.push(match scenario.flows.sprayed(i) {
+                false => [
+                    routes.push(forward, EndpointSlot::receiver(FlowId(i as u32))),
+                    routes.push(reverse, EndpointSlot::sender(FlowId(i as u32))),
+                ],
+                true => [
+                    routes.push_sprayed(
+                        &scenario,
+                        src,
+                        dst,
+                        EndpointSlot::receiver(FlowId(i as u32)),
+                        2 * i as u64,
+                    ),
+                    routes.push_sprayed(
+                        &scenario,
+                        dst,
+                        src,
+                        EndpointSlot::sender(FlowId(i as u32)),
+                        2 * i as u64 + 1,
+                    ),
+                ],
             });
-            flows.push(FlowState {
-                start,
-                stop,
-                dropped: [(0, 0); 2],
-            });
+            flows.push(FlowState { start, stop });
+        }
+        let mut ledger = Ledger::new(route_starts);
+        for i in 0..scenario.flows.len() {
+            if endpoints.lives_throughout(FlowId(i as u32)) {
+                ledger.open(i);
+            }
         }
         events.by(Entity::RUN, Time::ZERO);
         for (i, e) in scenario.events.iter().enumerate() {
@@ -170,10 +166,8 @@ impl Simulator {
         };
         let monitor = Monitor::new(&scenario, &view);
         let telemetry = IntStore::new(
-            scenario
-                .flows
-                .iter()
-                .map(|f| f.scheme.telemetry())
+            (0..scenario.flows.len())
+                .map(|i| scenario.flows.scheme_but_size(i).telemetry())
                 .collect(),
             scenario.links.len(),
         );
@@ -192,7 +186,7 @@ impl Simulator {
             pools,
             slab: Slab::new(),
             flows,
-            books,
+            ledger,
             routes,
             endpoints,
             observers: Observers {

@@ -18,6 +18,8 @@ use acclab_core::transport::{Endpoint, EndpointSlot, EndpointStats};
 use acclab_core::{Duration, FlowId, Time};
 use acclab_scenario::Scenario;
 
+use super::books::PacketCounts;
+
 /// Where a flow is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Life {
@@ -98,6 +100,11 @@ impl Endpoints {
         }
     }
 
+    /// Whether flow `f`'s endpoints live from the outset to the end (they are not lazy).
+    pub(super) fn lives_throughout(&self, f: FlowId) -> bool {
+        self.life[f.0 as usize] == Life::Always
+    }
+
     /// The endpoint at slot index `e` (alive whenever a packet or a timer of its flow exists,
     /// or its flow has started).
     #[inline(always)]
@@ -143,11 +150,17 @@ impl Endpoints {
     }
 
     /// The end of a parallel run: flow `f`'s statistics are `stats` (its sender's as its
-    /// sender's partition has them, its receiver's as its receiver's has them), kept as a
-    /// retired flow's are; its endpoints here are freed.
-    pub(super) fn freeze(&mut self, f: FlowId, stats: (EndpointStats, EndpointStats)) {
+    /// sender's partition has them, its receiver's as its receiver's has them) and its counts
+    /// `counts` (the partitions' summed), kept as a retired flow's are; its endpoints here are
+    /// freed.
+    pub(super) fn freeze(
+        &mut self,
+        f: FlowId,
+        stats: (EndpointStats, EndpointStats),
+        counts: [PacketCounts; 2],
+    ) {
         let i = f.0 as usize;
-        self.retired.keep(i, self.life.len(), stats);
+        self.retired.keep(i, self.life.len(), stats, counts);
         self.slots[EndpointSlot::sender(f).index()] = closed();
         self.slots[EndpointSlot::receiver(f).index()] = closed();
         if matches!(self.life[i], Life::Open | Life::Closing | Life::Always) {
@@ -156,14 +169,14 @@ impl Endpoints {
         self.life[i] = Life::Retired;
     }
 
-    /// Retires closing flow `f`: its statistics kept, its endpoints freed.
-    pub(super) fn retire(&mut self, f: FlowId) {
+    /// Retires closing flow `f`: its statistics and its `counts` kept, its endpoints freed.
+    pub(super) fn retire(&mut self, f: FlowId, counts: [PacketCounts; 2]) {
         let i = f.0 as usize;
         // (Open in the partition of a parallel run that holds only its receiver: the
         // coordinator found it done.)
         debug_assert!(matches!(self.life[i], Life::Closing | Life::Open));
         let stats = self.stats(f);
-        self.retired.keep(i, self.life.len(), stats);
+        self.retired.keep(i, self.life.len(), stats, counts);
         self.slots[EndpointSlot::sender(f).index()] = closed();
         self.slots[EndpointSlot::receiver(f).index()] = closed();
         self.life[i] = Life::Retired;
@@ -181,6 +194,12 @@ impl Endpoints {
             self.slots[EndpointSlot::sender(f).index()].stats(),
             self.slots[EndpointSlot::receiver(f).index()].stats(),
         )
+    }
+
+    /// The packet counts retired flow `f` was retired with (`None` if it is not retired).
+    pub(super) fn retired_counts(&self, f: FlowId) -> Option<[PacketCounts; 2]> {
+        let i = f.0 as usize;
+        (self.life[i] == Life::Retired).then(|| self.retired.counts(i))
     }
 
     /// Flow `f`'s sender's congestion-control state (none once retired or before a lazy flow
@@ -201,7 +220,8 @@ impl Endpoints {
 }
 
 /// What the retired flows keep of their endpoints' statistics: each one's sender's and
-/// receiver's [`EndpointStats`], packed ([`pack`]) one flow after another into pages of
+/// receiver's [`EndpointStats`] and the simulator's [`PacketCounts`] of it (its books go with
+/// their page, `books.rs`), packed ([`pack`]) one flow after another into pages of
 /// [`Archive::PAGE`] bytes. A finished transfer's two are ~40 bytes packed, against 304 as
 /// structs (and the ~200 bytes a boxed record of the sender's and the receiver's counters took
 /// before, with its box: issue 56, a finished flow's memory). Lossless: a flow's statistics read
@@ -215,17 +235,29 @@ struct Archive {
 }
 
 impl Archive {
-    /// The bytes of one page: a flow's record fits many times (at most 2 × [`MAX_PACKED`]).
+    /// The bytes of one page: a flow's record fits many times (at most 2 × [`MAX_PACKED`] and
+    /// eight varints).
     const PAGE: usize = 1 << 16;
 
-    /// Keeps flow `i`'s statistics (one of `flows`).
-    fn keep(&mut self, i: usize, flows: usize, (tx, rx): (EndpointStats, EndpointStats)) {
+    /// Keeps flow `i`'s statistics and counts (one of `flows`).
+    fn keep(
+        &mut self,
+        i: usize,
+        flows: usize,
+        (tx, rx): (EndpointStats, EndpointStats),
+        counts: [PacketCounts; 2],
+    ) {
         if self.at.is_empty() {
             self.at = vec![0; flows];
         }
-        let mut buf = [0u8; 2 * MAX_PACKED];
+        let mut buf = [0u8; 2 * MAX_PACKED + 8 * 10];
         let n = pack(&tx, &mut buf);
-        let n = n + pack(&rx, &mut buf[n..]);
+        let mut n = n + pack(&rx, &mut buf[n..]);
+        for c in counts {
+            for v in [c.injected, c.arrived, c.dropped, c.dropped_bytes] {
+                n += leb128(v, &mut buf[n..]);
+            }
+        }
         if self.pages.last().is_none_or(|p| p.len() + n > Self::PAGE) {
             self.pages.push(Vec::with_capacity(Self::PAGE));
         }
@@ -237,11 +269,32 @@ impl Archive {
 
     /// Flow `i`'s statistics, as [`keep`](Self::keep) was given them.
     fn stats(&self, i: usize) -> (EndpointStats, EndpointStats) {
+        self.record(i).0
+    }
+
+    /// Flow `i`'s counts, as [`keep`](Self::keep) was given them.
+    fn counts(&self, i: usize) -> [PacketCounts; 2] {
+        self.record(i).1
+    }
+
+    fn record(&self, i: usize) -> ((EndpointStats, EndpointStats), [PacketCounts; 2]) {
         let at = self.at[i] as usize;
         let bytes = &self.pages[at / Self::PAGE][at % Self::PAGE..];
         let (tx, n) = unpack(bytes);
-        let (rx, _) = unpack(&bytes[n..]);
-        (tx, rx)
+        let (rx, m) = unpack(&bytes[n..]);
+        let mut at = n + m;
+        let mut next = || {
+            let (v, k) = unleb128(&bytes[at..]);
+            at += k;
+            v
+        };
+        let counts = [(); 2].map(|_| PacketCounts {
+            injected: next(),
+            arrived: next(),
+            dropped: next(),
+            dropped_bytes: next(),
+        });
+        ((tx, rx), counts)
     }
 }
 
@@ -406,12 +459,28 @@ mod tests {
         let flows = 5_000;
         let mut archive = Archive::default();
         let of = |i: usize| (kinds[i % 3], kinds[(i / 3) % 3]);
+        // Counts of every size, the largest too.
+        let counts = |i: usize| {
+            let v = |k: u64| match (i as u64 + k) % 4 {
+                0 => 0,
+                1 => i as u64,
+                2 => 1 << (i % 64),
+                _ => u64::MAX - k,
+            };
+            [0, 1].map(|d| PacketCounts {
+                injected: v(4 * d),
+                arrived: v(4 * d + 1),
+                dropped: v(4 * d + 2),
+                dropped_bytes: v(4 * d + 3),
+            })
+        };
         for i in (0..flows).rev() {
-            archive.keep(i, flows, of(i));
+            archive.keep(i, flows, of(i), counts(i));
         }
         assert!(archive.pages.len() > 1, "over several pages");
         for i in 0..flows {
             assert_eq!(archive.stats(i), of(i), "flow {i}");
+            assert_eq!(archive.counts(i), counts(i), "flow {i}");
         }
         // A finished transfer's statistics are a few dozen bytes.
         let mut buf = [0u8; MAX_PACKED];

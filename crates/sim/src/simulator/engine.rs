@@ -141,6 +141,7 @@ impl Simulator {
                 let e = EndpointSlot::sender(FlowId(f)).index();
                 self.by_endpoint(e);
                 self.endpoints.open(FlowId(f), &self.scenario);
+                self.ledger.open(f as usize);
                 if self.part.as_ref().is_some_and(|p| !p.holds_sender(f)) {
                     // A partition that holds only its receiver: the sender's counts it.
                     self.event_count -= 1;
@@ -231,7 +232,7 @@ impl Simulator {
         let t = t.max(now);
         let slot = EndpointSlot::at(e);
         let (b, side) = (
-            &mut self.books[slot.flow().0 as usize],
+            self.ledger.books_mut(slot.flow().0 as usize),
             usize::from(slot.side() == Side::Receiver),
         );
         // Unarmed is later than any deadline.
@@ -264,10 +265,11 @@ impl Simulator {
 
     pub(super) fn timer(&mut self, e: usize, generation: u32) {
         let slot = EndpointSlot::at(e);
-        let (b, side) = (
-            &mut self.books[slot.flow().0 as usize],
-            usize::from(slot.side() == Side::Receiver),
-        );
+        let side = usize::from(slot.side() == Side::Receiver);
+        // (An entry may outlive its flow's books: those of a retired flow's page.)
+        let Some(b) = self.ledger.get_mut(slot.flow().0 as usize) else {
+            return;
+        };
         if b.generation[side] != generation || b.armed[side] == Books::UNARMED {
             return; // cancelled
         }
@@ -283,7 +285,7 @@ impl Simulator {
 
     /// A packet leaves an endpoint: it enters the first link of its route.
     pub(super) fn inject(&mut self, mut pkt: Packet) {
-        let b = &mut self.books[pkt.flow.0 as usize];
+        let b = self.ledger.books_mut(pkt.flow.0 as usize);
         let dir = usize::from(!pkt.kind.is_forward());
         b.injected[dir] += 1;
         // Endpoints make packets at hop 0. (Stored only when needed: a narrow store into a
@@ -489,9 +491,11 @@ impl Simulator {
         if let Some(t) = &mut self.telemetry {
             t.on_drop(p);
         }
-        let c = &mut self.flows[p.flow.0 as usize].dropped[usize::from(!p.kind.is_forward())];
-        c.0 += 1;
-        c.1 += p.size as u64;
+        self.ledger.count_drop(
+            p.flow.0 as usize,
+            usize::from(!p.kind.is_forward()),
+            p.size as u64,
+        );
         if let Some(part) = &mut self.part {
             part.touched(p.flow, self.events.position());
         }
@@ -551,7 +555,7 @@ impl Simulator {
         let dir = usize::from(!pkt.kind.is_forward());
         let i = self
             .slab
-            .alloc(pkt, self.books[pkt.flow.0 as usize].route[dir]);
+            .alloc(pkt, self.ledger.route(pkt.flow.0 as usize, dir));
         let link = &mut self.links[l];
         match link.extra.as_mut().and_then(|x| x.jitter.as_mut()) {
             None => self.propagate(l, now, i, None),
@@ -636,7 +640,7 @@ impl Simulator {
             if let Event::Arrive(_, _, then) = *ev {
                 if let Some(e) = Routes::delivers_to(then) {
                     if let (Some(b), Some(entry)) = (
-                        self.books.get(e.flow().0 as usize),
+                        self.ledger.get(e.flow().0 as usize),
                         self.endpoints.peek(e.index()),
                     ) {
                         prefetch(b);
@@ -689,7 +693,7 @@ impl Simulator {
                 let mut pkt = self.slab.release(i);
                 let flow = pkt.flow.0 as usize;
                 let dir = usize::from(!pkt.kind.is_forward());
-                let b = &mut self.books[flow];
+                let b = self.ledger.books_mut(flow);
                 b.arrived[dir] += 1;
                 if let Some(p) = &mut self.part {
                     p.touched(pkt.flow, self.events.position());
@@ -718,6 +722,13 @@ impl Simulator {
         }
     }
 
+    /// Flow `f`, of which nothing is left, is retired: its endpoints freed, their statistics and
+    /// its counts kept, its books' page freed if it was the last of its flows there.
+    pub(super) fn retire_now(&mut self, f: FlowId) {
+        let counts = self.ledger.retire(f.0 as usize);
+        self.endpoints.retire(f, counts);
+    }
+
     /// Closing flow `f` is retired if nothing of it is left: no packet in the network, no
     /// timer at either end; otherwise it is looked at again a round trip later (an event not
     /// counted among the run's events: it is the simulator's housekeeping, and nearly every
@@ -725,15 +736,18 @@ impl Simulator {
     #[cold]
     pub(super) fn retire(&mut self, f: FlowId) {
         let i = f.0 as usize;
-        let (b, dropped) = (&self.books[i], &self.flows[i].dropped);
-        let in_network = (0..2).any(|d| b.injected[d] != b.arrived[d] + dropped[d].0);
+        let in_network = self
+            .ledger
+            .counts(i)
+            .iter()
+            .any(|c| c.injected != c.arrived + c.dropped);
         if in_network || !self.endpoints.idle(f) {
             let later = self.now + self.scenario.base_rtt(i).max(Duration(1));
             let sender = self.entities.endpoint(EndpointSlot::sender(f).index());
             self.events.schedule_retire(later, sender, f.0);
             return;
         }
-        self.endpoints.retire(f);
+        self.retire_now(f);
         self.observers.on_flow_done(self.now, f.0);
     }
 }

@@ -36,7 +36,7 @@
 use acclab_core::queue::shared_buffer::SharedBuffer;
 use acclab_core::queue::Dropped;
 use acclab_core::transport::EndpointStats;
-use acclab_core::{Packet, Time};
+use acclab_core::{FlowId, Packet, Time};
 use endpoints::Endpoints;
 
 use crate::events::{Entities, Entity, EventQueue};
@@ -46,7 +46,7 @@ use crate::pipes::Slab;
 use crate::routes::Routes;
 use crate::telemetry::IntStore;
 use acclab_scenario::Scenario;
-use books::{Books, FlowState};
+use books::{FlowState, Ledger};
 use link::Link;
 use observers::{Observers, View};
 use std::sync::Arc;
@@ -89,9 +89,10 @@ pub struct Simulator {
     pools: Vec<SharedBuffer>,
     /// The packets in every link's pipe.
     slab: Slab,
+    /// Each flow's times.
     flows: Vec<FlowState>,
-    /// Each flow's [`Books`].
-    books: Vec<Books>,
+    /// Each open flow's [`books::Books`] and drop counts.
+    ledger: Ledger,
     routes: Routes,
     /// Each flow's endpoints, at their [`EndpointSlot`], and their lives.
     endpoints: Endpoints,
@@ -210,15 +211,12 @@ impl Simulator {
         self.telemetry.as_ref().map_or(0, |t| t.in_use())
     }
 
-    /// Injected / arrived / dropped counts of flow `f`, forward and backward.
+    /// Injected / arrived / dropped counts of flow `f`, forward and backward (a retired
+    /// flow's as they were at retirement).
     pub fn packet_counts(&self, f: usize) -> [PacketCounts; 2] {
-        let (b, dropped) = (&self.books[f], &self.flows[f].dropped);
-        [0, 1].map(|d| PacketCounts {
-            injected: b.injected[d],
-            arrived: b.arrived[d],
-            dropped: dropped[d].0,
-            dropped_bytes: dropped[d].1,
-        })
+        self.endpoints
+            .retired_counts(FlowId(f as u32))
+            .unwrap_or_else(|| self.ledger.counts(f))
     }
 
     /// Largest backlog each link's queue ever held, (packets, bytes), as the monitor saw it.

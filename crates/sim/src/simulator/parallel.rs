@@ -92,6 +92,7 @@ use acclab_core::transport::{EndpointSlot, EndpointStats, Side};
 use acclab_core::{Duration, FlowId, Packet, Time};
 use acclab_scenario::{EventAction, LinkId, Scenario};
 
+use super::books::PacketCounts;
 use super::observers::View;
 use super::replay::{replay, replay_until, Recorded, Recorder, Stamp};
 use super::Simulator;
@@ -541,8 +542,9 @@ impl Simulator {
         let mut done = Vec::new();
         pending.retain(|&(f, closed)| {
             let i = f.0 as usize;
-            let (sent, arrived, dropped) = counted(parts.iter().map(|p| &**p), i);
-            let quiet = (0..2).all(|d| sent[d] == arrived[d] + dropped[d].0)
+            let quiet = counted(parts.iter().map(|p| &**p), i)
+                .iter()
+                .all(|c| c.injected == c.arrived + c.dropped)
                 && parts[plan.tx[i] as usize]
                     .endpoints
                     .idle_at(EndpointSlot::sender(f))
@@ -578,9 +580,9 @@ impl Simulator {
             replay_until(&plan.recorded, &mut self.observers.extra, at);
             self.observers.on_flow_done(Time((at >> 64) as u64), f.0);
             let (a, b) = (plan.tx[i] as usize, plan.rx[i] as usize);
-            parts[a].endpoints.retire(f);
+            parts[a].retire_now(f);
             if b != a {
-                parts[b].endpoints.retire(f);
+                parts[b].retire_now(f);
             }
         }
     }
@@ -622,16 +624,12 @@ impl Simulator {
             std::mem::swap(&mut self.pools[b], &mut parts[p as usize].pools[b]);
         }
         for f in 0..self.flows.len() {
-            (
-                self.books[f].injected,
-                self.books[f].arrived,
-                self.flows[f].dropped,
-            ) = counted(parts.iter(), f);
             let id = FlowId(f as u32);
             let tx = parts[plan.tx[f] as usize].endpoints.stats(id).0;
             let rx = parts[plan.rx[f] as usize].endpoints.stats(id).1;
-            // (Copied: the partitions' are packed too, ~40 bytes a flow, and go with them.)
-            self.endpoints.freeze(id, (tx, rx));
+            // (Copied: the partitions' are packed too, ~50 bytes a flow, and go with them.)
+            self.endpoints
+                .freeze(id, (tx, rx), counted(parts.iter(), f));
         }
         let mut guards: Vec<&mut Monitor> =
             parts.iter_mut().map(|p| &mut p.observers.monitor).collect();
@@ -647,20 +645,17 @@ impl Simulator {
 
 /// Flow `f`'s packets (data and ACKs) injected, arrived and dropped (packets, bytes), summed
 /// over the partitions: each partition counts those its own entities sent, received, dropped.
-fn counted<'a>(
-    parts: impl Iterator<Item = &'a Simulator>,
-    f: usize,
-) -> ([u64; 2], [u64; 2], [(u64, u64); 2]) {
-    let (mut sent, mut arrived, mut dropped) = ([0; 2], [0; 2], [(0, 0); 2]);
+fn counted<'a>(parts: impl Iterator<Item = &'a Simulator>, f: usize) -> [PacketCounts; 2] {
+    let mut sum = [PacketCounts::default(); 2];
     for p in parts {
-        for d in 0..2 {
-            sent[d] += p.books[f].injected[d];
-            arrived[d] += p.books[f].arrived[d];
-            dropped[d].0 += p.flows[f].dropped[d].0;
-            dropped[d].1 += p.flows[f].dropped[d].1;
+        for (s, c) in sum.iter_mut().zip(p.packet_counts(f)) {
+            s.injected += c.injected;
+            s.arrived += c.arrived;
+            s.dropped += c.dropped;
+            s.dropped_bytes += c.dropped_bytes;
         }
     }
-    (sent, arrived, dropped)
+    sum
 }
 
 /// What every partition's thread shares.
