@@ -6,7 +6,7 @@ use acclab_core::queue::shared_buffer::{SharedBuffer, SharedPort};
 use acclab_core::transport::{Endpoint, EndpointSlot};
 use acclab_core::{FlowId, Limit, Reciprocal, Time};
 
-use super::books::{FlowState, Ledger};
+use super::books::{FlowTimes, Ledger};
 use super::endpoints::Endpoints;
 use super::link::{Discipline, Extra, Held, Link};
 use super::observers::{Observers, View};
@@ -92,7 +92,7 @@ impl Simulator {
                 }
             })
             .collect();
-        let mut flows = Vec::with_capacity(scenario.flows.len());
+        let flows = FlowTimes::of(&scenario);
         let mut route_starts = Vec::with_capacity(scenario.flows.len());
         // A sprayed flow's routes take no entries.
         let mut routes = Routes::with_capacity(
@@ -111,7 +111,7 @@ impl Simulator {
         let mut events = EventQueue::new(&entities);
         // Each flow read part by part: a workload's are not made whole (`Flows`).
         for i in 0..scenario.flows.len() {
-            let (start, stop) = scenario.flow_times(i);
+            let (start, stop) = flows.get(i);
             let (forward, reverse) = scenario.flows.routes(i);
             let (src, dst) = scenario.flows.ends(i);
             // A flow's start and stop are its sender's (the tie rule: `events.rs`).
@@ -143,7 +143,6 @@ impl Simulator {
                     ),
                 ],
             });
-            flows.push(FlowState { start, stop });
         }
         let mut ledger = Ledger::new(route_starts);
         for i in 0..scenario.flows.len() {

@@ -46,7 +46,7 @@ use crate::pipes::Slab;
 use crate::routes::Routes;
 use crate::telemetry::IntStore;
 use acclab_scenario::Scenario;
-use books::{FlowState, Ledger};
+use books::{FlowTimes, Ledger};
 use link::Link;
 use observers::{Observers, View};
 use std::sync::Arc;
@@ -90,7 +90,7 @@ pub struct Simulator {
     /// The packets in every link's pipe.
     slab: Slab,
     /// Each flow's times.
-    flows: Vec<FlowState>,
+    flows: FlowTimes,
     /// Each open flow's [`books::Books`] and drop counts.
     ledger: Ledger,
     routes: Routes,
@@ -162,7 +162,7 @@ impl Simulator {
 
     /// When flow `f` starts (its start jitter drawn) and stops.
     pub fn flow_times(&self, f: usize) -> (Time, Option<Time>) {
-        (self.flows[f].start, self.flows[f].stop)
+        self.flows.get(f)
     }
 
     /// Simulated time now.

@@ -4,7 +4,7 @@ use acclab_core::queue::{Backlog, DropReason, QueueState};
 use acclab_core::transport::EndpointStats;
 use acclab_core::{FlowId, Packet, Time};
 
-use super::books::FlowState;
+use super::books::FlowTimes;
 use super::endpoints::Endpoints;
 use super::link::Link;
 use crate::monitor::Monitor;
@@ -14,7 +14,7 @@ use acclab_scenario::LinkId;
 /// What an observer reads of the simulator: borrowed parts of its state.
 pub(super) struct View<'a> {
     pub(super) links: &'a [Link],
-    pub(super) flows: &'a [FlowState],
+    pub(super) flows: &'a FlowTimes,
     pub(super) endpoints: &'a Endpoints,
 }
 
@@ -29,7 +29,7 @@ impl NetworkView for View<'_> {
         self.flows.len()
     }
     fn flow_times(&self, f: usize) -> (Time, Option<Time>) {
-        (self.flows[f].start, self.flows[f].stop)
+        self.flows.get(f)
     }
     fn endpoint_stats(&self, f: usize) -> (EndpointStats, EndpointStats) {
         self.endpoints.stats(FlowId(f as u32))
