@@ -7,7 +7,7 @@
 //! choosing — its main thread books the test as running while the test has already begun, which
 //! once left 900 bytes "held" in a busy CI run when every thread was counted.
 //!
-//! The bound is not a target but a guard: the figure here is 332 bytes a flow since the
+//! The bound is not a target but a guard: the figure here is 292 bytes a flow since the
 //! simulator's books of a flow are paged and freed with the page's last flow and a workload flow's
 //! times read from the scenario (424 before, since a
 //! workload's flows are held compactly in the scenario, `acclab_scenario::Flows`, and the monitor
@@ -145,6 +145,6 @@ fn a_finished_workload_flow_leaves_under_420_bytes() {
     );
     assert!(
         per_flow < 420.0,
-        "a finished workload flow leaves {per_flow:.0} bytes (332 when the bound was set)"
+        "a finished workload flow leaves {per_flow:.0} bytes (292 when the bound was set)"
     );
 }

@@ -1,7 +1,8 @@
 //! Every flow's endpoints, and for a workload's short flows their lives: built when the flow
 //! starts, freed once it is done, so that a run of a million short flows holds the endpoints
 //! of the few thousand open at once, not of all it has seen (issue 56: flow state from a
-//! slab, finished flows' memory reused — the allocator's, here).
+//! slab, finished flows' memory reused — the allocator's for the endpoints, and their slots in
+//! pages freed with their last flow, `pages.rs`).
 //!
 //! A flow with a finite transfer (a workload's, or a `[[flow]]` with a `size`) is **lazy**: its
 //! endpoints are built from the scenario at its start, and it is **retired** once it is done —
@@ -19,6 +20,7 @@ use acclab_core::{Duration, FlowId, Time};
 use acclab_scenario::Scenario;
 
 use super::books::PacketCounts;
+use super::pages::Pages;
 
 /// Where a flow is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,10 +39,10 @@ enum Life {
 }
 
 pub(super) struct Endpoints {
-    /// Each endpoint at its [`EndpointSlot`]; [`Closed`] (which takes no memory) before a
-    /// lazy flow starts and after it is retired, so that the hot path reaches an endpoint
-    /// exactly as if every one were always there.
-    slots: Vec<Box<dyn Endpoint>>,
+    /// Each flow's sender and receiver (its [`EndpointSlot`]s), in [`Pages`]: made when the
+    /// first flow of the page starts, freed when its last is retired; [`Closed`] (which takes
+    /// no memory) at a flow's place before it starts and after it is retired.
+    slots: Pages<[Box<dyn Endpoint>; 2]>,
     life: Vec<Life>,
     /// The sender's and receiver's statistics of each retired flow.
     retired: Archive,
@@ -54,9 +56,15 @@ impl Endpoints {
     /// The endpoints given, each at its [`EndpointSlot`], alive from the outset to the end.
     pub(super) fn given(endpoints: Vec<Box<dyn Endpoint>>) -> Endpoints {
         let flows = endpoints.len() / 2;
+        let mut slots = Pages::new(flows);
+        let mut given = endpoints.into_iter();
+        for i in 0..flows {
+            slots.open(i, |_| [closed(), closed()]);
+            *slots.at_mut(i) = [0, 1].map(|_| given.next().expect("two endpoints a flow"));
+        }
         Endpoints {
-            live: endpoints.len(),
-            slots: endpoints,
+            live: 2 * flows,
+            slots,
             life: vec![Life::Always; flows],
             retired: Archive::default(),
             outside: true,
@@ -68,7 +76,7 @@ impl Endpoints {
     pub(super) fn of(scenario: &Scenario) -> Endpoints {
         let n = scenario.flows.len();
         let mut e = Endpoints {
-            slots: Vec::with_capacity(EndpointSlot::count(n)),
+            slots: Pages::new(n),
             life: Vec::with_capacity(n),
             retired: Archive::default(),
             live: 0,
@@ -76,11 +84,11 @@ impl Endpoints {
         };
         for i in 0..n {
             if scenario.flows.size(i).is_some() {
-                e.slots.extend([closed(), closed()]);
                 e.life.push(Life::Waiting);
             } else {
                 let (tx, rx) = scenario.build_flow_endpoints(i);
-                e.slots.extend([tx, rx]);
+                e.slots.open(i, |_| [closed(), closed()]);
+                *e.slots.at_mut(i) = [tx, rx];
                 e.life.push(Life::Always);
                 e.live += 2;
             }
@@ -93,8 +101,8 @@ impl Endpoints {
         let i = f.0 as usize;
         if self.life[i] == Life::Waiting {
             let (tx, rx) = scenario.build_flow_endpoints(i);
-            self.slots[EndpointSlot::sender(f).index()] = tx;
-            self.slots[EndpointSlot::receiver(f).index()] = rx;
+            self.slots.open(i, |_| [closed(), closed()]);
+            *self.slots.at_mut(i) = [tx, rx];
             self.life[i] = Life::Open;
             self.live += 2;
         }
@@ -109,7 +117,7 @@ impl Endpoints {
     /// or its flow has started).
     #[inline(always)]
     pub(super) fn get_mut(&mut self, e: usize) -> &mut dyn Endpoint {
-        &mut *self.slots[e]
+        &mut *self.slots.at_mut(e / 2)[e % 2]
     }
 
     /// The endpoint at slot index `e`, if there is such a slot (for prefetches: the slot
@@ -117,7 +125,7 @@ impl Endpoints {
     #[inline(always)]
     #[allow(clippy::borrowed_box)]
     pub(super) fn peek(&self, e: usize) -> Option<&Box<dyn Endpoint>> {
-        self.slots.get(e)
+        self.slots.get(e / 2).map(|pair| &pair[e % 2])
     }
 
     /// Flow `f`'s sender was found without a timer: if the flow is lazy and its transfer is
@@ -128,10 +136,7 @@ impl Endpoints {
         if self.life[i] != Life::Open {
             return false;
         }
-        let done = self.slots[EndpointSlot::sender(f).index()]
-            .stats()
-            .completed_at
-            .is_some();
+        let done = self.slots.at_mut(i)[0].stats().completed_at.is_some();
         if done {
             self.life[i] = Life::Closing;
         }
@@ -146,7 +151,10 @@ impl Endpoints {
 
     /// Whether the endpoint at `slot` is without a timer.
     pub(super) fn idle_at(&self, slot: EndpointSlot) -> bool {
-        self.slots[slot.index()].poll_timeout().is_none()
+        let i = slot.flow().0 as usize;
+        self.slots
+            .get(i)
+            .is_none_or(|pair| pair[slot.index() % 2].poll_timeout().is_none())
     }
 
     /// The end of a parallel run: flow `f`'s statistics are `stats` (its sender's as its
@@ -161,10 +169,14 @@ impl Endpoints {
     ) {
         let i = f.0 as usize;
         self.retired.keep(i, self.life.len(), stats, counts);
-        self.slots[EndpointSlot::sender(f).index()] = closed();
-        self.slots[EndpointSlot::receiver(f).index()] = closed();
+        if let Some(pair) = self.slots.get_mut(i) {
+            *pair = [closed(), closed()];
+        }
         if matches!(self.life[i], Life::Open | Life::Closing | Life::Always) {
             self.live -= 2;
+        }
+        if self.life[i] != Life::Retired {
+            self.slots.retire(i);
         }
         self.life[i] = Life::Retired;
     }
@@ -177,8 +189,8 @@ impl Endpoints {
         debug_assert!(matches!(self.life[i], Life::Closing | Life::Open));
         let stats = self.stats(f);
         self.retired.keep(i, self.life.len(), stats, counts);
-        self.slots[EndpointSlot::sender(f).index()] = closed();
-        self.slots[EndpointSlot::receiver(f).index()] = closed();
+        *self.slots.at_mut(i) = [closed(), closed()];
+        self.slots.retire(i);
         self.life[i] = Life::Retired;
         self.live -= 2;
     }
@@ -190,22 +202,30 @@ impl Endpoints {
         if self.life[i] == Life::Retired {
             return self.retired.stats(i);
         }
-        (
-            self.slots[EndpointSlot::sender(f).index()].stats(),
-            self.slots[EndpointSlot::receiver(f).index()].stats(),
-        )
+        match self.slots.get(i) {
+            Some([tx, rx]) => (tx.stats(), rx.stats()),
+            None => (Closed.stats(), Closed.stats()),
+        }
+    }
+
+    /// Whether flow `f` is retired (its endpoints gone, their slots' page perhaps too).
+    pub(super) fn is_retired(&self, f: FlowId) -> bool {
+        self.life[f.0 as usize] == Life::Retired
     }
 
     /// The packet counts retired flow `f` was retired with (`None` if it is not retired).
     pub(super) fn retired_counts(&self, f: FlowId) -> Option<[PacketCounts; 2]> {
-        let i = f.0 as usize;
-        (self.life[i] == Life::Retired).then(|| self.retired.counts(i))
+        self.is_retired(f)
+            .then(|| self.retired.counts(f.0 as usize))
     }
 
     /// Flow `f`'s sender's congestion-control state (none once retired or before a lazy flow
     /// starts).
     pub(super) fn cc_state(&self, f: FlowId) -> acclab_core::transport::CcState {
-        self.slots[EndpointSlot::sender(f).index()].cc_state()
+        match self.slots.get(f.0 as usize) {
+            Some([tx, _]) => tx.cc_state(),
+            None => Closed.cc_state(),
+        }
     }
 
     /// Whether the endpoints were given from outside ([`Endpoints::given`]).

@@ -151,9 +151,11 @@ impl Simulator {
                 self.service(e);
             }
             Event::FlowStop(f) => {
-                // (A flow already retired finds its stand-in, which ignores it.)
                 let e = EndpointSlot::sender(FlowId(f)).index();
                 self.by_endpoint(e);
+                if self.endpoints.is_retired(FlowId(f)) {
+                    return; // a flow already retired (its endpoints' page may be gone)
+                }
                 self.endpoints.get_mut(e).handle_stop(now);
                 self.service(e);
             }

@@ -72,6 +72,7 @@ mod engine;
 pub use engine::EventProbe;
 mod link;
 mod observers;
+mod pages;
 mod parallel;
 mod replay;
 
