@@ -147,8 +147,7 @@ impl Simulator {
                     self.event_count -= 1;
                     return;
                 }
-                self.endpoints.get_mut(e).handle_start(now);
-                self.service(e);
+                self.service(e, |ep| ep.handle_start(now));
             }
             Event::FlowStop(f) => {
                 let e = EndpointSlot::sender(FlowId(f)).index();
@@ -156,8 +155,7 @@ impl Simulator {
                 if self.endpoints.is_retired(FlowId(f)) {
                     return; // a flow already retired (its endpoints' page may be gone)
                 }
-                self.endpoints.get_mut(e).handle_stop(now);
-                self.service(e);
+                self.service(e, |ep| ep.handle_stop(now));
             }
             Event::Retire(f) => {
                 self.by_endpoint(EndpointSlot::sender(FlowId(f)).index());
@@ -210,13 +208,25 @@ impl Simulator {
         }
     }
 
-    /// Lets endpoint `e` transmit what it wants to now, then re-arms its timer.
-    pub(super) fn service(&mut self, e: usize) {
+    /// Lets endpoint `e` take what happened to it (`first`: a packet, a timeout, its start or
+    /// stop), transmit what it wants to now, then re-arms its timer. The endpoint is looked up
+    /// once for `first`, the first transmission and its timer when it sends nothing, and once
+    /// more after each packet it sends (which may change every other endpoint's state but not
+    /// its own).
+    #[inline(always)]
+    pub(super) fn service(&mut self, e: usize, first: impl FnOnce(&mut dyn Endpoint)) {
         let now = self.now;
-        while let Some(pkt) = self.endpoints.get_mut(e).poll_transmit(now) {
-            self.inject(pkt);
-        }
-        let timeout = self.endpoints.get_mut(e).poll_timeout();
+        let mut ep = self.endpoints.get_mut(e);
+        first(ep);
+        let timeout = loop {
+            match ep.poll_transmit(now) {
+                Some(pkt) => {
+                    self.inject(pkt);
+                    ep = self.endpoints.get_mut(e);
+                }
+                None => break ep.poll_timeout(),
+            }
+        };
         if let Some(p) = &mut self.part {
             p.timer_is(
                 EndpointSlot::at(e),
@@ -278,11 +288,11 @@ impl Simulator {
         b.armed[side] = Books::UNARMED;
         let now = self.now;
         // (An entry left behind by a flow since retired finds its stand-in, without a timer.)
-        let ep = self.endpoints.get_mut(e);
-        if ep.poll_timeout().is_some_and(|t| t <= now) {
-            ep.handle_timeout(now);
-        }
-        self.service(e);
+        self.service(e, |ep| {
+            if ep.poll_timeout().is_some_and(|t| t <= now) {
+                ep.handle_timeout(now);
+            }
+        });
     }
 
     /// A packet leaves an endpoint: it enters the first link of its route.
@@ -718,8 +728,7 @@ impl Simulator {
                     }
                 }
                 self.observers.on_deliver(now, &pkt);
-                self.endpoints.get_mut(e).handle_packet(now, &pkt);
-                self.service(e);
+                self.service(e, |ep| ep.handle_packet(now, &pkt));
             }
         }
     }
