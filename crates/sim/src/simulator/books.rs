@@ -1,6 +1,7 @@
 //! What the simulator keeps of each flow: its [`Books`] (one cache line, touched by every
 //! packet) and drop counts, in the [`Ledger`]'s [`Pages`], and its [`FlowTimes`].
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use acclab_core::Time;
@@ -76,12 +77,15 @@ impl FlowTimes {
 
 /// Every flow's [`Books`] and drop counts, in [`Pages`] (made as flows start, freed as they are
 /// retired). A retired flow's counts are kept with its statistics (`endpoints.rs`). In a
-/// partition of a parallel run, a page is freed only if the partition retires every flow of it
-/// (it holds them all).
+/// partition of a parallel run, a page is freed once the flows of it the partition holds are
+/// retired ([`Ledger::hold_only`]), and the drops of flows it does not hold (on its links far
+/// from both their ends) are counted apart, to the end of the run.
 pub(super) struct Ledger {
     books: Pages<Books>,
     /// Packets dropped and their bytes, forward and backward (as in [`Books`]).
     dropped: Pages<[(u64, u64); 2]>,
+    /// Drops of flows a partition does not hold, as in `dropped`.
+    strays: BTreeMap<u32, [(u64, u64); 2]>,
     /// Where each flow's routes begin, forward and reverse: its books' `route` when its page is
     /// made.
     routes: Vec<[u32; 2]>,
@@ -93,8 +97,15 @@ impl Ledger {
         Ledger {
             books: Pages::new(routes.len()),
             dropped: Pages::new(routes.len()),
+            strays: BTreeMap::new(),
             routes,
         }
+    }
+
+    /// Only the flows `holds` names are retired here (a partition's: [`Pages::hold_only`]).
+    pub(super) fn hold_only(&mut self, holds: impl Fn(usize) -> bool + Copy) {
+        self.books.hold_only(holds);
+        self.dropped.hold_only(holds);
     }
 
     /// Flow `f` opens (starts, or is built to live to the end): its page is made if it was not.
@@ -147,17 +158,32 @@ impl Ledger {
         c.1 += bytes;
     }
 
-    /// Flow `f`'s counts as the simulator has them (zero if its page was never made); a retired
-    /// flow's are kept elsewhere (its page may be gone).
+    /// Flow `f`'s drop, in a partition that does not hold it: counted apart (its page, if the
+    /// partition has it for other flows, is freed with theirs).
+    #[cold]
+    pub(super) fn count_stray_drop(&mut self, f: usize, dir: usize, bytes: u64) {
+        let c = &mut self.strays.entry(f as u32).or_default()[dir];
+        c.0 += 1;
+        c.1 += bytes;
+    }
+
+    /// Flow `f`'s counts as the simulator has them (zero if its page was never made), with its
+    /// drops counted apart; a retired flow's are kept elsewhere (its page may be gone).
     pub(super) fn counts(&self, f: usize) -> [PacketCounts; 2] {
+        let none = [(0, 0); 2];
+        let stray = self.strays.get(&(f as u32)).unwrap_or(&none);
         let (Some(b), Some(dropped)) = (self.books.get(f), self.dropped.get(f)) else {
-            return [PacketCounts::default(); 2];
+            return [0, 1].map(|d| PacketCounts {
+                dropped: stray[d].0,
+                dropped_bytes: stray[d].1,
+                ..PacketCounts::default()
+            });
         };
         [0, 1].map(|d| PacketCounts {
             injected: b.injected[d],
             arrived: b.arrived[d],
-            dropped: dropped[d].0,
-            dropped_bytes: dropped[d].1,
+            dropped: dropped[d].0 + stray[d].0,
+            dropped_bytes: dropped[d].1 + stray[d].1,
         })
     }
 

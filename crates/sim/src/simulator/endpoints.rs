@@ -208,6 +208,14 @@ impl Endpoints {
         }
     }
 
+    /// Only the flows `holds` names, and those that live to the end, are retired here (a
+    /// partition's: [`Pages::hold_only`]).
+    pub(super) fn hold_only(&mut self, holds: impl Fn(usize) -> bool) {
+        let life = &self.life;
+        self.slots
+            .hold_only(|f| holds(f) || life[f] == Life::Always);
+    }
+
     /// Whether flow `f` is retired (its endpoints gone, their slots' page perhaps too).
     pub(super) fn is_retired(&self, f: FlowId) -> bool {
         self.life[f.0 as usize] == Life::Retired

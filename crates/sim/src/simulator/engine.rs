@@ -503,13 +503,17 @@ impl Simulator {
         if let Some(t) = &mut self.telemetry {
             t.on_drop(p);
         }
-        self.ledger.count_drop(
-            p.flow.0 as usize,
-            usize::from(!p.kind.is_forward()),
-            p.size as u64,
-        );
-        if let Some(part) = &mut self.part {
-            part.touched(p.flow, self.events.position());
+        let (f, dir) = (p.flow.0 as usize, usize::from(!p.kind.is_forward()));
+        match &mut self.part {
+            None => self.ledger.count_drop(f, dir, p.size as u64),
+            Some(part) => {
+                if part.holds(f) {
+                    self.ledger.count_drop(f, dir, p.size as u64);
+                } else {
+                    self.ledger.count_stray_drop(f, dir, p.size as u64);
+                }
+                part.touched(p.flow, self.events.position());
+            }
         }
         self.observers.on_drop(self.now, l, p, why, backlog);
     }

@@ -29,6 +29,18 @@ impl<T> Pages<T> {
         }
     }
 
+    /// Only the flows `holds` names are ever retired here (in a partition of a parallel run,
+    /// those whose sender or receiver it holds, and those that live to the end, which are never
+    /// retired and so keep their pages): a page is freed once those of its flows are. Called
+    /// before any flow is retired.
+    pub(super) fn hold_only(&mut self, holds: impl Fn(usize) -> bool) {
+        for (p, unretired) in self.unretired.iter_mut().enumerate() {
+            // Until a flow is retired, a page's count is its flows'.
+            let flows = p * PAGE..p * PAGE + *unretired as usize;
+            *unretired = flows.filter(|&f| holds(f)).count() as u32;
+        }
+    }
+
     /// Flow `f` opens: its page is made, each flow `i` of it given `make(i)` (also past the last
     /// flow, in the last page), if it was not there.
     #[cold]
@@ -104,5 +116,24 @@ mod tests {
         );
         p.retire(flows - 1);
         assert!(p.get(flows - 1).is_none(), "the last page has 10 flows");
+    }
+
+    /// Holding only some flows, a page is freed once those are retired, and one that holds
+    /// none of them is never freed (it is never made).
+    #[test]
+    fn a_page_is_freed_once_the_flows_held_are_retired() {
+        let mut p: Pages<u8> = Pages::new(2 * PAGE + 3);
+        p.hold_only(|f| f % 3 == 0 && f < 2 * PAGE);
+        p.open(0, |_| 1);
+        p.open(PAGE + 2, |_| 2);
+        for f in (0..PAGE).step_by(3) {
+            assert!(p.get(0).is_some(), "freed before flow {f} was retired");
+            p.retire(f);
+        }
+        assert!(p.get(0).is_none(), "freed once its held flows are retired");
+        (PAGE..2 * PAGE)
+            .filter(|f| f % 3 == 0)
+            .for_each(|f| p.retire(f));
+        assert!(p.get(PAGE + 2).is_none());
     }
 }

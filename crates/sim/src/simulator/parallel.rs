@@ -228,6 +228,11 @@ impl Part {
         self.plan.tx[f as usize] == self.me
     }
 
+    /// Whether flow `f`'s sender or receiver is held here (it is retired here).
+    pub(super) fn holds(&self, f: usize) -> bool {
+        self.plan.tx[f] == self.me || self.plan.rx[f] == self.me
+    }
+
     /// Less of flow `f` is left in the network after the event at place `key` (the latest so
     /// far here): one of its packets was delivered or dropped.
     #[inline(always)]
@@ -453,6 +458,12 @@ impl Simulator {
     fn replica(scenario: &Arc<Scenario>, me: u32, plan: &Arc<Plan>) -> Simulator {
         let mut sim = Simulator::new(scenario.clone());
         sim.observers.monitor.counts_only();
+        // Its pages freed once the flows it retires (those it holds) are retired.
+        let holds = |f: usize| plan.tx[f] == me || plan.rx[f] == me;
+        sim.endpoints.hold_only(holds);
+        let endpoints = &sim.endpoints;
+        sim.ledger
+            .hold_only(|f| holds(f) || endpoints.lives_throughout(FlowId(f as u32)));
         sim.events.retain(|ev| match *ev {
             Event::FlowStart(f) => plan.tx[f as usize] == me || plan.rx[f as usize] == me,
             Event::FlowStop(f) => plan.tx[f as usize] == me,
