@@ -208,12 +208,9 @@ impl Endpoints {
         }
     }
 
-    /// Only the flows `holds` names, and those that live to the end, are retired here (a
-    /// partition's: [`Pages::hold_only`]).
+    /// Only the flows `holds` names are retired here (a partition's: [`Pages::hold_only`]).
     pub(super) fn hold_only(&mut self, holds: impl Fn(usize) -> bool) {
-        let life = &self.life;
-        self.slots
-            .hold_only(|f| holds(f) || life[f] == Life::Always);
+        self.slots.hold_only(holds);
     }
 
     /// Whether flow `f` is retired (its endpoints gone, their slots' page perhaps too).

@@ -120,6 +120,12 @@ pub(super) struct Plan {
 }
 
 impl Plan {
+    /// Whether partition `me` holds flow `f`'s sender or receiver (and so starts and retires
+    /// it).
+    fn holds(&self, me: u32, f: usize) -> bool {
+        self.tx[f] == me || self.rx[f] == me
+    }
+
     /// `parts` partitions of `sc` and their lookahead, or why it cannot run in parallel.
     fn of(sc: &Scenario, parts: usize) -> Result<Plan, String> {
         let p = Partitioning::by_racks(sc, parts as u32);
@@ -230,7 +236,7 @@ impl Part {
 
     /// Whether flow `f`'s sender or receiver is held here (it is retired here).
     pub(super) fn holds(&self, f: usize) -> bool {
-        self.plan.tx[f] == self.me || self.plan.rx[f] == self.me
+        self.plan.holds(self.me, f)
     }
 
     /// Less of flow `f` is left in the network after the event at place `key` (the latest so
@@ -458,14 +464,16 @@ impl Simulator {
     fn replica(scenario: &Arc<Scenario>, me: u32, plan: &Arc<Plan>) -> Simulator {
         let mut sim = Simulator::new(scenario.clone());
         sim.observers.monitor.counts_only();
-        // Its pages freed once the flows it retires (those it holds) are retired.
-        let holds = |f: usize| plan.tx[f] == me || plan.rx[f] == me;
-        sim.endpoints.hold_only(holds);
+        // Its pages freed once the flows it retires (those it holds) are: a flow that lives to
+        // the end, never retired, keeps its page.
         let endpoints = &sim.endpoints;
-        sim.ledger
-            .hold_only(|f| holds(f) || endpoints.lives_throughout(FlowId(f as u32)));
+        let kept: Vec<bool> = (0..scenario.flows.len())
+            .map(|f| plan.holds(me, f) || endpoints.lives_throughout(FlowId(f as u32)))
+            .collect();
+        sim.endpoints.hold_only(|f| kept[f]);
+        sim.ledger.hold_only(|f| kept[f]);
         sim.events.retain(|ev| match *ev {
-            Event::FlowStart(f) => plan.tx[f as usize] == me || plan.rx[f as usize] == me,
+            Event::FlowStart(f) => plan.holds(me, f as usize),
             Event::FlowStop(f) => plan.tx[f as usize] == me,
             _ => true,
         });
