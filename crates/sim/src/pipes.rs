@@ -46,6 +46,20 @@ struct Slot {
     route: u32,
 }
 
+impl Slot {
+    /// A slot not handed out yet.
+    fn blank() -> Slot {
+        Slot {
+            pkt: Packet::new(acclab_core::FlowId(0), acclab_core::PacketKind::Data, 0),
+            arrival: Time::ZERO,
+            queued_at: Time::ZERO,
+            next_arrival: Time::ZERO,
+            next: NIL,
+            route: 0,
+        }
+    }
+}
+
 /// The memory a packet takes while it is on a link (the cost estimate counts it): its slot
 /// and the word beside it ([`Slab::next_hop`]).
 pub const SLOT_BYTES: usize = std::mem::size_of::<Slot>() + std::mem::size_of::<u32>();
@@ -89,7 +103,14 @@ impl Pipe {
 }
 
 /// The slots of every pipe. Freed slots are reused last in, first out.
+///
+/// A slot is read without a bounds check, soundly: the slab always has a power of two of
+/// slots, and slot `i` is read at `i & mask`, within them whatever `i` is (an index the slab
+/// did not hand out reads some other slot: a logic error, caught by a debug assertion, never
+/// memory outside the slab). The checks were ~36 compare-and-branch instructions a hop on
+/// the dumbbells (docs/performance.md, session 40).
 pub struct Slab {
+    /// A power of two of slots (`mask + 1`), the first `made` handed out at some time.
     slots: Vec<Slot>,
     /// Beside each slot, the driver's word for where its packet goes after the link it is on
     /// (its next link, or a marker of the endpoint it is delivered to), written when it enters
@@ -99,27 +120,57 @@ pub struct Slab {
     next_hop: Vec<u32>,
     /// The most recently freed slot; the free slots are a list through `next`.
     free: u32,
+    /// `slots.len() - 1` (and `next_hop.len() - 1`).
+    mask: usize,
+    /// How many slots have been handed out (the most packets in flight at once): those after
+    /// are blank.
+    made: u32,
 }
+
+/// The slots a slab starts with.
+const FIRST_SLOTS: usize = 64;
 
 impl Slab {
     pub fn new() -> Slab {
         Slab {
-            slots: Vec::new(),
-            next_hop: Vec::new(),
+            slots: vec![Slot::blank(); FIRST_SLOTS],
+            next_hop: vec![NIL; FIRST_SLOTS],
             free: NIL,
+            mask: FIRST_SLOTS - 1,
+            made: 0,
         }
+    }
+
+    /// Slot `i`, without a bounds check (see [`Slab`]).
+    #[inline(always)]
+    fn at(&self, i: u32) -> &Slot {
+        debug_assert!(i < self.made, "slot {i} was never handed out");
+        // SAFETY: `slots.len() == mask + 1` (`new`, `alloc`), so `i & mask < slots.len()`.
+        unsafe { self.slots.get_unchecked(i as usize & self.mask) }
+    }
+
+    /// Slot `i`, to change, without a bounds check (see [`Slab`]).
+    #[inline(always)]
+    fn at_mut(&mut self, i: u32) -> &mut Slot {
+        debug_assert!(i < self.made, "slot {i} was never handed out");
+        // SAFETY: as in `at`.
+        unsafe { self.slots.get_unchecked_mut(i as usize & self.mask) }
     }
 
     /// Where the packet in slot `i` goes after its link, as [set](Self::set_next_hop).
     #[inline(always)]
     pub fn next_hop(&self, i: u32) -> u32 {
-        self.next_hop[i as usize]
+        debug_assert!(i < self.made, "slot {i} was never handed out");
+        // SAFETY: `next_hop.len() == mask + 1` (`new`, `alloc`).
+        unsafe { *self.next_hop.get_unchecked(i as usize & self.mask) }
     }
 
     /// The packet in slot `i`, linked into a pipe, goes to `hop` after that link.
     #[inline(always)]
     pub fn set_next_hop(&mut self, i: u32, hop: u32) {
-        self.next_hop[i as usize] = hop;
+        debug_assert!(i < self.made, "slot {i} was never handed out");
+        // SAFETY: as in `next_hop`.
+        unsafe { *self.next_hop.get_unchecked_mut(i as usize & self.mask) = hop }
     }
 
     /// Fetches slot `i` into the cache, if there is one.
@@ -133,13 +184,13 @@ impl Slab {
     /// When the last packet of `pipe` arrives, if it holds any.
     #[cfg(test)]
     pub fn back_arrival(&self, pipe: &Pipe) -> Option<Time> {
-        (pipe.tail != NIL).then(|| self.slots[pipe.tail as usize].arrival)
+        (pipe.tail != NIL).then(|| self.at(pipe.tail).arrival)
     }
 
     /// When the first packet of `pipe` arrives, if it holds any.
     #[inline(always)]
     pub fn front_arrival(&self, pipe: &Pipe) -> Option<Time> {
-        (pipe.head != NIL).then(|| self.slots[pipe.head as usize].arrival)
+        (pipe.head != NIL).then(|| self.at(pipe.head).arrival)
     }
 
     /// Puts `pkt`, whose route begins at `route` in the driver's route table, in a free slot,
@@ -154,48 +205,65 @@ impl Slab {
             next: NIL,
             route,
         };
-        if self.free != NIL {
+        let i = if self.free != NIL {
             let i = self.free;
-            self.free = self.slots[i as usize].next;
-            self.slots[i as usize] = slot;
+            self.free = self.at(i).next;
             i
         } else {
-            self.slots.push(slot);
-            self.next_hop.push(NIL);
-            (self.slots.len() - 1) as u32
-        }
+            if self.made as usize == self.slots.len() {
+                self.grow();
+            }
+            self.made += 1;
+            self.made - 1
+        };
+        *self.at_mut(i) = slot;
+        i
+    }
+
+    /// Twice the slots, every one handed out.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        let n = 2 * self.slots.len();
+        assert!(
+            n <= 1 << 31,
+            "more packets in flight than slots can be numbered"
+        );
+        self.slots.resize(n, Slot::blank());
+        self.next_hop.resize(n, NIL);
+        self.mask = n - 1;
     }
 
     /// The packet in slot `i`.
     #[inline(always)]
     pub fn packet(&self, i: u32) -> &Packet {
-        &self.slots[i as usize].pkt
+        &self.at(i).pkt
     }
 
     /// The packet in slot `i`, to change in place.
     #[inline(always)]
     pub fn packet_mut(&mut self, i: u32) -> &mut Packet {
-        &mut self.slots[i as usize].pkt
+        &mut self.at_mut(i).pkt
     }
 
     /// The packet in slot `i` and where its route begins (as given to [`alloc`](Self::alloc)).
     #[inline(always)]
     pub fn packet_and_route(&self, i: u32) -> (&Packet, u32) {
-        let s = &self.slots[i as usize];
+        let s = self.at(i);
         (&s.pkt, s.route)
     }
 
     /// Frees slot `i`, in no pipe.
     #[inline(always)]
     pub fn free(&mut self, i: u32) {
-        self.slots[i as usize].next = self.free;
+        self.at_mut(i).next = self.free;
         self.free = i;
     }
 
     /// Frees slot `i`, in no pipe, and returns the packet it held.
     #[inline(always)]
     pub fn release(&mut self, i: u32) -> Packet {
-        let pkt = self.slots[i as usize].pkt;
+        let pkt = self.at(i).pkt;
         self.free(i);
         pkt
     }
@@ -224,13 +292,13 @@ impl Slab {
             pipe.head = i;
             due
         } else {
-            let tail = &mut self.slots[pipe.tail as usize];
+            let tail = self.at_mut(pipe.tail);
             let arrival = due.max(tail.arrival);
             tail.next = i;
             tail.next_arrival = arrival;
             arrival
         };
-        let slot = &mut self.slots[i as usize];
+        let slot = self.at_mut(i);
         slot.arrival = arrival;
         slot.queued_at = queued.unwrap_or(Time::ZERO);
         slot.next = NIL;
@@ -290,7 +358,7 @@ impl Slab {
         }
         debug_assert!(pipe.head != pipe.queued, "a queued packet taken out");
         let i = pipe.head;
-        let slot = &self.slots[i as usize];
+        let slot = self.at(i);
         pipe.head = slot.next;
         let next = if pipe.head == NIL {
             pipe.tail = NIL;
@@ -401,7 +469,8 @@ mod tests {
             assert_eq!(held, m.iter().copied().collect::<Vec<_>>());
         }
         // Slots ever used: the most packets that were in flight at once.
-        assert_eq!(slab.slots.len(), most);
+        assert_eq!(slab.made as usize, most);
+        assert_eq!(slab.slots.len(), most.next_power_of_two().max(FIRST_SLOTS));
     }
 
     /// A packet taken out of one pipe and linked into another keeps its slot, and is at the
@@ -421,7 +490,7 @@ mod tests {
         assert_eq!(in_b, vec![(Time(5), 2, 0), (Time(30), 0, 7)]);
         let in_a: Vec<_> = slab.iter(&a).map(|(t, p)| (t, p.seq)).collect();
         assert_eq!(in_a, vec![(Time(20), 1)]);
-        assert_eq!(slab.slots.len(), 3, "no slot taken for the move");
+        assert_eq!(slab.made, 3, "no slot taken for the move");
         // A slot freed is the next one handed out.
         let (j, _) = slab.take_front(&mut a).unwrap();
         slab.free(j);
