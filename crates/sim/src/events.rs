@@ -261,20 +261,41 @@ struct Heap {
 }
 
 impl Heap {
+    /// Entry `i`, which the caller knows is in the heap, read without a bounds check (the
+    /// sift loops' indices are each checked against the length once, by the loop itself;
+    /// the compiler could not see it, and checked every access again: ~30 instructions a
+    /// hop on the dumbbells, docs/performance.md, session 41).
+    #[inline(always)]
+    fn at(&self, i: usize) -> &Entry {
+        debug_assert!(i < self.heap.len());
+        // SAFETY: every caller has `i < self.heap.len()` (see each call).
+        unsafe { self.heap.get_unchecked(i) }
+    }
+
+    /// Writes entry `i`, which the caller knows is in the heap (as [`at`](Self::at)).
+    #[inline(always)]
+    fn set(&mut self, i: usize, e: Entry) {
+        debug_assert!(i < self.heap.len());
+        // SAFETY: as in `at`.
+        unsafe { *self.heap.get_unchecked_mut(i) = e }
+    }
+
     #[inline(always)]
     fn push(&mut self, e: Entry) {
         // Sift up: move parents down into the hole until `e` fits, then write it once.
         let mut i = self.heap.len();
         self.heap.push(e);
+        // In bounds: `i < len` from here on (it was the last place, and only falls to a
+        // parent), and a parent is below its child.
         while i > 0 {
             let parent = (i - 1) / 2;
-            if self.heap[parent].key <= e.key {
+            if self.at(parent).key <= e.key {
                 break;
             }
-            self.heap[i] = self.heap[parent];
+            self.set(i, *self.at(parent));
             i = parent;
         }
-        self.heap[i] = e;
+        self.set(i, e);
     }
 
     /// Removes the earliest entry (which the caller has read with `first`). `BRANCHLESS`: the
@@ -296,6 +317,9 @@ impl Heap {
         if n > 0 {
             // Sift `last` down from the root: move the smaller child up into the hole until
             // `last` fits.
+            // In bounds: `n` is the length; `left < n` is checked before it is read, `right`
+            // only when `right < n`; the child taken is one of them, and `i` is 0 (< n) or
+            // a child taken.
             let mut i = 0;
             loop {
                 let left = 2 * i + 1;
@@ -305,22 +329,22 @@ impl Heap {
                 let right = left + 1;
                 let child = if BRANCHLESS {
                     if right < n {
-                        left + usize::from(self.heap[right].key < self.heap[left].key)
+                        left + usize::from(self.at(right).key < self.at(left).key)
                     } else {
                         left
                     }
-                } else if right < n && self.heap[right].key < self.heap[left].key {
+                } else if right < n && self.at(right).key < self.at(left).key {
                     right
                 } else {
                     left
                 };
-                if last.key <= self.heap[child].key {
+                if last.key <= self.at(child).key {
                     break;
                 }
-                self.heap[i] = self.heap[child];
+                self.set(i, *self.at(child));
                 i = child;
             }
-            self.heap[i] = last;
+            self.set(i, last);
         }
     }
 
