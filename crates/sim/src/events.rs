@@ -263,7 +263,7 @@ struct Heap {
 impl Heap {
     /// Entry `i`, which the caller knows is in the heap, read without a bounds check (the
     /// sift loops' indices are each checked against the length once, by the loop itself;
-    /// the compiler could not see it, and checked every access again: ~30 instructions a
+    /// the compiler could not see it, and checked every access again: 12 instructions a
     /// hop on the dumbbells, docs/performance.md, session 41).
     #[inline(always)]
     fn at(&self, i: usize) -> &Entry {

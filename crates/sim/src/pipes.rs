@@ -145,7 +145,7 @@ impl Slab {
     #[inline(always)]
     fn at(&self, i: u32) -> &Slot {
         debug_assert!(i < self.made, "slot {i} was never handed out");
-        // SAFETY: `slots.len() == mask + 1` (`new`, `alloc`), so `i & mask < slots.len()`.
+        // SAFETY: `slots.len() == mask + 1` (`new`, `grow`), so `i & mask < slots.len()`.
         unsafe { self.slots.get_unchecked(i as usize & self.mask) }
     }
 
@@ -161,7 +161,7 @@ impl Slab {
     #[inline(always)]
     pub fn next_hop(&self, i: u32) -> u32 {
         debug_assert!(i < self.made, "slot {i} was never handed out");
-        // SAFETY: `next_hop.len() == mask + 1` (`new`, `alloc`).
+        // SAFETY: `next_hop.len() == mask + 1` (`new`, `grow`).
         unsafe { *self.next_hop.get_unchecked(i as usize & self.mask) }
     }
 
