@@ -326,6 +326,28 @@ fn bench_against_another_build_pairs_the_runs() {
         "the same build simulates the same packets: {case}"
     );
     assert!(out.contains("3 pairs per case"), "{out}");
+    // Side by side on two CPUs where the process has two (each pinned to its own), else back
+    // to back; --back-to-back asks for the latter.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let how = if cpus >= 2 {
+        "run side by side"
+    } else {
+        "run back to back"
+    };
+    assert!(out.contains(how), "{cpus} CPUs: {out}");
+    let o = acclab(
+        tmp.path(),
+        &[&args[..], &["--against", me, "--back-to-back"]].concat(),
+    );
+    let out = text(&o);
+    assert_eq!(
+        bench_line(&o, &out).split_whitespace().nth(7),
+        Some("0.00%")
+    );
+    assert!(
+        out.contains("run back to back in alternating order"),
+        "{out}"
+    );
 
     let o = acclab(
         tmp.path(),

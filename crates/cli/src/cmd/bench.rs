@@ -14,10 +14,17 @@
 //! to measure the model tier on their laws.
 //!
 //! `--against OTHER` compares this build with another acclab executable (an older checkout's
-//! `target/release/acclab`, say) on the same cases: the two run in pairs, one right after the
-//! other, their order alternating from pair to pair, so that both see the host in the same
-//! state; the figure is the median of the pairs' ratios. A shared machine moves single runs by
-//! 5-20%, which unpaired medians taken minutes apart do not cancel.
+//! `target/release/acclab`, say) on the same cases: the two run in pairs, so that both see the
+//! host in the same state, and the figure is the median of the pairs' ratios of time per
+//! packet-hop. A shared machine moves single runs by 5-20%, which unpaired medians taken
+//! minutes apart do not cancel. Where two CPUs are free and the case is serial, a pair's two
+//! runs go side by side — at the same time, each pinned to a CPU of its own, the CPUs swapped
+//! from pair to pair — else (or with `--back-to-back`) one right after the other, their order
+//! alternating. Side by side cancels what moves the host from second to second: on this
+//! project's 2-CPU VM, 15 pairs of a 2 s dumbbell run had ratios within 1.024–1.121 (half of
+//! them within 1.036–1.075), where back-to-back pairs of the same builds spread over 0.62–1.86
+//! (docs/performance.md, session 42). The two runs share the last-level cache and the memory
+//! bus, so their absolute times are not a lone run's; their ratio is what is compared.
 
 use std::process::Command;
 
@@ -166,10 +173,15 @@ pub struct BenchArgs {
     /// run's.
     #[arg(long, conflicts_with = "against")]
     model: bool,
-    /// Another acclab executable to compare with: each repetition runs a case on both, back to
-    /// back in alternating order, and the median of the per-pair time ratios is reported.
+    /// Another acclab executable to compare with: each repetition runs a case on both, side by
+    /// side on two CPUs (or back to back), and the median of the pairs' ratios of time per
+    /// packet-hop is reported.
     #[arg(long, value_name = "ACCLAB")]
     against: Option<std::path::PathBuf>,
+    /// With --against: run each pair's two runs one after the other (order alternating), not
+    /// side by side on two CPUs.
+    #[arg(long, requires = "against")]
+    back_to_back: bool,
     /// Instead of timing: run each case once and report the available parallelism of a
     /// conservative parallel engine with this many partitions (comma-separated, 1–4096).
     #[arg(long, value_delimiter = ',', conflicts_with_all = ["against", "model"],
@@ -389,7 +401,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         .collect();
     let exe = std::env::current_exe().context("cannot find the acclab executable")?;
     if let Some(other) = &args.against {
-        return compare(&exe, other, &cases, args.repeat.max(1));
+        return compare(&exe, other, &cases, args.repeat.max(1), args.back_to_back);
     }
     println!(
         "{:<15} {:>7} {:>8} {:>9} {:>12} {:>10} {:>11} {:>10} {:>12} {:>14} {:>8}",
@@ -469,6 +481,17 @@ fn median_of(mut v: Vec<f64>) -> f64 {
 
 /// Runs case `c` with `bench-case` of executable `exe` in a fresh process; its JSON line.
 fn run_child(exe: &std::path::Path, c: &Case, model: bool) -> Result<serde_json::Value> {
+    finish_child(exe, spawn_child(exe, c, model, None)?)
+}
+
+/// Starts `bench-case` for `c` in `exe`, its output piped; on `cpu` alone if given (set in the
+/// child before it runs `exe`, so that every instruction of it runs there).
+fn spawn_child(
+    exe: &std::path::Path,
+    c: &Case,
+    model: bool,
+    cpu: Option<usize>,
+) -> Result<std::process::Child> {
     let fabric: Vec<String> = match c.fattree {
         Some(k) => vec![
             "--fattree".into(),
@@ -481,23 +504,45 @@ fn run_child(exe: &std::path::Path, c: &Case, model: bool) -> Result<serde_json:
         .collect(),
         None => Vec::new(),
     };
-    let out = Command::new(exe)
-        .args([
-            "bench-case",
-            &c.flows.to_string(),
-            &(c.duration_ms / 1000).to_string(),
-            "--rate-mbps",
-            &c.rate_mbps.to_string(),
-            "--scheme",
-            c.scheme.kind(),
-        ])
-        .args(fabric)
-        .args(model.then_some("--model"))
-        .args((c.threads > 1).then(|| format!("--threads={}", c.threads)))
-        .args((!c.queueing_percentiles).then_some("--queueing-mean"))
-        .args(c.files.then_some("--files"))
-        .output()
-        .with_context(|| format!("cannot start {}", exe.display()))?;
+    let mut cmd = Command::new(exe);
+    cmd.args([
+        "bench-case",
+        &c.flows.to_string(),
+        &(c.duration_ms / 1000).to_string(),
+        "--rate-mbps",
+        &c.rate_mbps.to_string(),
+        "--scheme",
+        c.scheme.kind(),
+    ])
+    .args(fabric)
+    .args(model.then_some("--model"))
+    .args((c.threads > 1).then(|| format!("--threads={}", c.threads)))
+    .args((!c.queueing_percentiles).then_some("--queueing-mean"))
+    .args(c.files.then_some("--files"))
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped());
+    if let Some(cpu) = cpu {
+        let mut set = nix::sched::CpuSet::new();
+        set.set(cpu)
+            .with_context(|| format!("CPU {cpu} is beyond what an affinity mask holds"))?;
+        // SAFETY: the closure runs in the forked child before exec and makes one system call
+        // (async-signal-safe), allocating nothing.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || {
+                nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set)
+                    .map_err(std::io::Error::from)
+            });
+        }
+    }
+    cmd.spawn()
+        .with_context(|| format!("cannot start {}", exe.display()))
+}
+
+/// Waits for a `bench-case` child of `exe` and reads the JSON line it printed.
+fn finish_child(exe: &std::path::Path, child: std::process::Child) -> Result<serde_json::Value> {
+    let out = child
+        .wait_with_output()
+        .with_context(|| format!("cannot wait for {}", exe.display()))?;
     if !out.status.success() {
         bail!(
             "benchmark case failed in {}: {}",
@@ -514,15 +559,17 @@ fn run_child(exe: &std::path::Path, c: &Case, model: bool) -> Result<serde_json:
     })
 }
 
-/// `--against`: each case `repeat` times on this build and on `other`, in pairs run back to
-/// back (this build first in odd pairs, `other` first in even ones); per case the two medians
-/// and the median, lowest and highest of the pairs' ratios (this build's time over the
+/// `--against`: each case `repeat` times on this build and on `other`, in pairs run side by side
+/// on two CPUs where it can (see the module's header), else back to back (this build first in
+/// odd pairs, `other` first in even ones); per case the two medians of wall time, the median,
+/// lowest and highest of the pairs' ratios of time per packet-hop (this build's over the
 /// other's), and how far the two runs' bottleneck packet counts are apart.
 fn compare(
     exe: &std::path::Path,
     other: &std::path::Path,
     cases: &[(String, Case)],
     repeat: usize,
+    back_to_back: bool,
 ) -> Result<()> {
     if !other.is_file() {
         bail!(
@@ -530,34 +577,50 @@ fn compare(
             other.display()
         );
     }
+    let cpus = if back_to_back { None } else { two_cpus() };
     let progress = std::io::IsTerminal::is_terminal(&std::io::stderr());
     println!(
         "{:<15} {:>7} {:>9} {:>9} {:>7} {:>15} {:>9} {:>11}",
         "case", "flows", "this s", "other s", "ratio", "pairs' range", "speed-up", "pkts apart"
     );
+    let mut sides = Vec::new();
     for (name, c) in cases {
         let (mut this, mut that, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
         let mut apart: f64 = 0.0;
+        // A parallel run wants every CPU: its pairs go back to back.
+        let side_by_side = cpus.filter(|_| c.threads == 1);
+        sides.push(side_by_side.is_some());
         for pair in 0..repeat {
             if progress {
                 eprint!("\r{name}: pair {}/{repeat} ", pair + 1);
             }
-            let (a, b) = if pair % 2 == 0 {
-                let a = run_child(exe, c, false)?;
-                (a, run_child(other, c, false)?)
-            } else {
-                let b = run_child(other, c, false)?;
-                (run_child(exe, c, false)?, b)
+            let (a, b) = match side_by_side {
+                Some((x, y)) => {
+                    let (ca, cb) = if pair % 2 == 0 { (x, y) } else { (y, x) };
+                    let a = spawn_child(exe, c, false, Some(ca))?;
+                    let b = spawn_child(other, c, false, Some(cb))?;
+                    (finish_child(exe, a)?, finish_child(other, b)?)
+                }
+                None if pair % 2 == 0 => {
+                    let a = run_child(exe, c, false)?;
+                    (a, run_child(other, c, false)?)
+                }
+                None => {
+                    let b = run_child(other, c, false)?;
+                    (run_child(exe, c, false)?, b)
+                }
             };
-            let wall = |v: &serde_json::Value| {
-                v["wall_s"]
+            let num = |v: &serde_json::Value, key: &str| {
+                v[key]
                     .as_f64()
-                    .with_context(|| format!("a bench-case line without wall_s: {v}"))
+                    .with_context(|| format!("a bench-case line without {key}: {v}"))
             };
-            let (wa, wb) = (wall(&a)?, wall(&b)?);
+            let (wa, wb) = (num(&a, "wall_s")?, num(&b, "wall_s")?);
             this.push(wa);
             that.push(wb);
-            ratios.push(wa / wb);
+            // Per packet-hop: two builds whose runs differ a little (a changed tie rule, say)
+            // are compared on the same work.
+            ratios.push((wa / num(&a, "packet_hops")?) / (wb / num(&b, "packet_hops")?));
             // A fabric has no single bottleneck: its packet-hops are compared instead.
             let key = match c.fattree {
                 Some(_) => "packet_hops",
@@ -584,10 +647,23 @@ fn compare(
             100.0 * apart
         );
     }
+    let how = match (sides.iter().all(|&s| s), sides.iter().any(|&s| s)) {
+        (true, _) => "side by side, each on a CPU of its own, the CPUs swapped from pair to pair",
+        (false, true) => "side by side on two CPUs (the serial cases) or back to back in alternating order (the parallel ones)",
+        (false, false) => "back to back in alternating order",
+    };
     println!(
-        "({repeat} pairs per case, run back to back in alternating order; ratio: median of the pairs' \
-         (this build's wall time / the other's); speed-up: its inverse; pkts apart: the largest \
-         difference in bottleneck packets between the two builds' runs)"
+        "({repeat} pairs per case, run {how}; ratio: median of the pairs' (this build's time per \
+         packet-hop / the other's); speed-up: its inverse; pkts apart: the largest difference in \
+         bottleneck packets between the two builds' runs)"
     );
     Ok(())
+}
+
+/// Two CPUs this process may run on (the first two of its affinity mask), for a pair's runs
+/// side by side; `None` if it has fewer.
+fn two_cpus() -> Option<(usize, usize)> {
+    let set = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).ok()?;
+    let mut cpus = (0..nix::sched::CpuSet::count()).filter(|&i| set.is_set(i).unwrap_or(false));
+    Some((cpus.next()?, cpus.next()?))
 }
