@@ -661,9 +661,12 @@ fn compare(
 }
 
 /// Two CPUs this process may run on (the first two of its affinity mask), for a pair's runs
-/// side by side; `None` if it has fewer.
+/// side by side; `None` if it has fewer, or may not set a process's affinity (a container
+/// that forbids it: the mask set again unchanged, as a test).
 fn two_cpus() -> Option<(usize, usize)> {
-    let set = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).ok()?;
+    let me = nix::unistd::Pid::from_raw(0);
+    let set = nix::sched::sched_getaffinity(me).ok()?;
+    nix::sched::sched_setaffinity(me, &set).ok()?;
     let mut cpus = (0..nix::sched::CpuSet::count()).filter(|&i| set.is_set(i).unwrap_or(false));
     Some((cpus.next()?, cpus.next()?))
 }
