@@ -290,6 +290,9 @@ fn bench_with_files_runs_the_same_packets() {
     };
     let (plain, files) = (cols(&[]), cols(&["--files"]));
     assert_eq!(files[1], "files", "{files:?}");
+    // Packet-hops a second (millions) and nanoseconds a packet-hop are one figure both ways.
+    let (mhops, ns): (f64, f64) = (plain[7].parse().unwrap(), plain[8].parse().unwrap());
+    assert!((mhops * ns / 1000.0 - 1.0).abs() < 0.02, "{plain:?}");
     // Events and bottleneck packets, counted from the case's name on.
     assert_eq!(plain[4], files[5], "{plain:?} {files:?}");
     assert_eq!(

@@ -404,7 +404,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         return compare(&exe, other, &cases, args.repeat.max(1), args.back_to_back);
     }
     println!(
-        "{:<15} {:>7} {:>8} {:>9} {:>12} {:>10} {:>11} {:>10} {:>12} {:>14} {:>8}",
+        "{:<15} {:>7} {:>8} {:>9} {:>12} {:>10} {:>11} {:>11} {:>10} {:>12} {:>14} {:>8}",
         "case",
         "flows",
         "setup s",
@@ -412,6 +412,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
         "events",
         "ev/pkt-hop",
         "Mevents/s",
+        "Mpkt-hops/s",
         "ns/pkt-hop",
         "bottl. pkts",
         "ns/bottl. pkt",
@@ -438,7 +439,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             _ => "-".into(),
         };
         println!(
-            "{:<15} {:>7} {:>8.3} {:>9.3} {:>12} {:>10.2} {:>11.2} {:>10.1} {:>12} {:>14} {:>8.1}",
+            "{:<15} {:>7} {:>8.3} {:>9.3} {:>12} {:>10.2} {:>11.2} {:>11.2} {:>10.1} {:>12} {:>14} {:>8.1}",
             name,
             num("flows"),
             setup,
@@ -446,6 +447,7 @@ pub fn bench(args: BenchArgs) -> Result<()> {
             num("events"),
             num("events") / num("packet_hops"),
             num("events") / wall / 1e6,
+            num("packet_hops") / wall / 1e6,
             wall * 1e9 / num("packet_hops"),
             num("bottleneck_packets"),
             per_bottleneck,
