@@ -599,9 +599,19 @@ fn compare(
             let (a, b) = match side_by_side {
                 Some((x, y)) => {
                     let (ca, cb) = if pair % 2 == 0 { (x, y) } else { (y, x) };
-                    let a = spawn_child(exe, c, false, Some(ca))?;
-                    let b = spawn_child(other, c, false, Some(cb))?;
-                    (finish_child(exe, a)?, finish_child(other, b)?)
+                    let mut a = spawn_child(exe, c, false, Some(ca))?;
+                    let b = match spawn_child(other, c, false, Some(cb)) {
+                        Ok(b) => b,
+                        Err(e) => {
+                            // Not left running on its own.
+                            let _ = a.kill();
+                            let _ = a.wait();
+                            return Err(e);
+                        }
+                    };
+                    // Both waited for before either's failure is reported: none is left behind.
+                    let (ra, rb) = (finish_child(exe, a), finish_child(other, b));
+                    (ra?, rb?)
                 }
                 None if pair % 2 == 0 => {
                     let a = run_child(exe, c, false)?;
