@@ -60,9 +60,10 @@
 //! The slot's width adapts to how dense the events are: a fabric at 10 Gb/s (a hundred links
 //! and more, each an event per 1.2 µs) put ~1,800 events in each 4 µs slot, and the current
 //! slot's heap, 11 levels deep, was a quarter of the run. Every 4,096 refills the mean number of
-//! events a slot brought is looked at (or sooner, after 65,536 events): above 48 the slot narrows four times (down to 16 ns),
-//! below 3 it widens four times (up to 4,096 ns), and the pending events are filed again (a
-//! rare O(pending) step). Which width is used changes nothing but speed.
+//! events a slot brought is looked at (or sooner, after 65,536 events): above 8 the slot
+//! narrows four times (down to 4 ns), below 2 it widens four times (up to 4,096 ns), and the
+//! pending events are filed again (a rare O(pending) step). Which width is used changes nothing
+//! but speed.
 //!
 //! So an event is written once before the heap takes it. With a single binary heap, pop and
 //! schedule were 37% of a 1000-flow run: ~1,700 pending events, 11 levels, a mispredicted
@@ -360,8 +361,10 @@ impl Heap {
 /// 1.01x at 10,000 (paired bench-case runs); 16 µs slots made the heap deeper at 10,000 flows
 /// (1.11x).
 const MAX_SLOT_BITS: u32 = 12;
-/// The narrowest slot, 16 ns (a 1500-byte packet takes 1.2 µs at 10 Gb/s, 120 ns at 100 Gb/s).
-const MIN_SLOT_BITS: u32 = 4;
+/// The narrowest slot, 4 ns (a 1500-byte packet takes 1.2 µs at 10 Gb/s, 120 ns at 100 Gb/s;
+/// a k = 16 fabric has some 4 events a nanosecond). 1 ns slots gained nothing there (1.00x,
+/// session 43: its events come at the same instants).
+const MIN_SLOT_BITS: u32 = 2;
 /// The slot's width changes by this many bits (four times) at a time.
 const SLOT_STEP: u32 = 2;
 /// The events per slot are looked at after this many refills, or sooner once they brought
@@ -369,8 +372,15 @@ const SLOT_STEP: u32 = 2;
 /// below `SPARSE` (four times apart and more, so that a change is not undone by the next look).
 const LOOK_EVERY: u32 = 4096;
 const LOOK_EVENTS: u64 = 1 << 16;
-const DENSE: u64 = 48;
-const SPARSE: u64 = 3;
+/// A slot's events are ordered by a binary heap whose sift ends at a level no branch can
+/// foresee, so fewer events a slot means fewer mispredicted branches, against a refill for
+/// every few events. Narrowing above 8 rather than 48 (session 43) took 0.94x the time on the
+/// k = 8 fabrics (the permutation's slots 4 ns wide rather than 64: 4 events a refill rather
+/// than 32) and 0.99x on k = 16 (its 4 ns slots still bring ~34: its events come at a few
+/// instants, and its time goes to cache misses); the dumbbells do not narrow (1,000 flows on
+/// 10 Gb/s bring 3-6 events a 4 µs slot).
+const DENSE: u64 = 8;
+const SPARSE: u64 = 2;
 /// Slots in the ring: it spans 2^RING_BITS slots (16.8 ms of 4 µs slots), more than the
 /// propagation and queueing delays of nearly every event; later events wait in `far`.
 const RING_BITS: u32 = 12;
