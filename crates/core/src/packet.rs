@@ -121,17 +121,22 @@ impl Ecn {
 }
 
 /// One packet.
+///
+/// In this order, in its first 8 bytes, what a queue and a forwarding hop read of it (its size,
+/// the hop, its ECN field and kind), so that the simulator can keep them in the cache line of
+/// its own per-hop fields (`acclab_sim`'s packet slots); the rest after.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
 pub struct Packet {
-    pub flow: FlowId,
-    pub kind: PacketKind,
-    pub ecn: Ecn,
-    /// Index of the next link on this packet's route, kept by the driver that forwards it.
-    pub hop: u16,
-    /// Connection within the flow, for sources that multiplex several transfers (web users).
-    pub conn: u32,
     /// Size on the wire in bytes, headers included (SPEC §2).
     pub size: u32,
+    /// Index of the next link on this packet's route, kept by the driver that forwards it.
+    pub hop: u16,
+    pub ecn: Ecn,
+    pub kind: PacketKind,
+    pub flow: FlowId,
+    /// Connection within the flow, for sources that multiplex several transfers (web users).
+    pub conn: u32,
     /// Data: segment number. Control packets: control sequence number.
     pub seq: u64,
     /// When the sender created this packet (or this retransmission of it).
@@ -260,6 +265,8 @@ mod tests {
         // the packet stays one cache line.
         assert_eq!(std::mem::size_of::<Payload>(), 32);
         assert!(std::mem::size_of::<Packet>() <= 64);
+        // Its per-hop fields in its first 8 bytes (the struct's header).
+        assert!(std::mem::offset_of!(Packet, kind) < 8 && std::mem::offset_of!(Packet, size) < 8);
     }
 
     #[test]

@@ -20,19 +20,21 @@ use acclab_core::{Packet, Time};
 /// The end of a list, and a slot not in one.
 const NIL: u32 = u32::MAX;
 
-/// A packet on its link: when it reaches the far end, when it was queued (if it entered the
-/// pipe queued), the slot after it in its pipe (or in the free list) and when that one
-/// arrives, and where its route is.
+/// A packet on its link: when it reaches the far end, the slot after it in its pipe (or in the
+/// free list) and when that one arrives, where its route is, and when it was queued (if it
+/// entered the pipe queued).
 ///
 /// Aligned to 32 bytes, so that a slot (96 bytes) always lies in two cache lines: at the
 /// allocator's alignment (16) every other slot reached into a third line, which the event
-/// loop's prefetch of two lines left out.
+/// loop's prefetch of two lines left out. Its first 32 bytes are what a hop reads and writes —
+/// the pipe's fields and the packet's size, hop, ECN field and kind (`Packet`'s first 8
+/// bytes) — and lie in one cache line wherever the slot starts (at 0 or 32 in a line), so a
+/// packet that does not queue touches one line of its slot at a hop, not two (issue 56,
+/// session 43: a k = 16 fabric's hops missed the last-level cache 2.5 times each in the slots).
 #[derive(Clone, Copy)]
-#[repr(align(32))]
+#[repr(C, align(32))]
 struct Slot {
-    pkt: Packet,
     arrival: Time,
-    queued_at: Time,
     /// The arrival of the packet in slot `next`, written with `next`: the packet taken out
     /// tells when the next one is due without a read of the next one's slot (written a
     /// propagation delay ago, rarely still in cache: that read was the slowest load of a
@@ -42,8 +44,11 @@ struct Slot {
     /// Where the packet's route begins in the driver's route table, given with the packet
     /// ([`Slab::alloc`]): at the far end of a link the driver finds the next link from the
     /// slot it already holds, without a read of the flow's state (at 10,000 flows a miss
-    /// per hop). It fills what was the slot's padding.
+    /// per hop).
     route: u32,
+    pkt: Packet,
+    /// Written only for a packet that entered its pipe queued (read only of those).
+    queued_at: Time,
 }
 
 impl Slot {
@@ -64,8 +69,14 @@ impl Slot {
 /// and the word beside it ([`Slab::next_hop`]).
 pub const SLOT_BYTES: usize = std::mem::size_of::<Slot>() + std::mem::size_of::<u32>();
 
-// Three slots in every three cache lines, none across more than two.
-const _: () = assert!(std::mem::size_of::<Slot>() == 96 && std::mem::align_of::<Slot>() == 32);
+// Three slots in every three cache lines, none across more than two; a hop's fields in the
+// first 32 bytes (the packet's own from byte 24).
+const _: () = assert!(
+    std::mem::size_of::<Slot>() == 96
+        && std::mem::align_of::<Slot>() == 32
+        && std::mem::offset_of!(Slot, pkt) == 24
+        && std::mem::offset_of!(Slot, queued_at) == 88
+);
 
 /// One link's packets, oldest first: the ends of a list in a [`Slab`], and where its queued
 /// part begins.
@@ -300,11 +311,14 @@ impl Slab {
         };
         let slot = self.at_mut(i);
         slot.arrival = arrival;
-        slot.queued_at = queued.unwrap_or(Time::ZERO);
         slot.next = NIL;
         pipe.tail = i;
-        if queued.is_some() && pipe.queued == NIL {
-            pipe.queued = i;
+        if let Some(q) = queued {
+            // Its second line, only when it will be read (`first_queued`).
+            slot.queued_at = q;
+            if pipe.queued == NIL {
+                pipe.queued = i;
+            }
         }
         (arrival, alone)
     }
