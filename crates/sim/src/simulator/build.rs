@@ -79,6 +79,7 @@ impl Simulator {
                     rate: Reciprocal::new(l.rate),
                     delay: l.delay,
                     tail_done: Time::ZERO,
+                    queued_for: 0,
                     extra: Extra::of(l, seed),
                     held: held.map(|queue| {
                         Box::new(Held {

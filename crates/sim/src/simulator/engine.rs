@@ -9,6 +9,7 @@ use acclab_core::transport::{Endpoint, EndpointSlot, Side};
 use acclab_core::{Duration, FlowId, Packet, Reciprocal, Time};
 
 use super::books::Books;
+use super::link::Link;
 use super::observers::View;
 use super::Simulator;
 use crate::events::{Entity, Event};
@@ -442,6 +443,8 @@ impl Simulator {
     /// with its arrival time at the far end.
     pub(super) fn send_later(&mut self, l: usize, i: u32, start: Time, done: Time) {
         let now = self.now;
+        let link = &mut self.links[l];
+        link.queue_for(start, done, !link.pipe.has_queued());
         self.propagate(l, done, i, Some(now));
         if self.observers.has_extra() {
             // Added observers hear of every transmission at its start, in time order.
@@ -459,12 +462,22 @@ impl Simulator {
         if !link.eager() {
             return;
         }
-        // The queued packets are the pipe's last ones: each is read in place. Their starts and
-        // ends were fixed when they were queued (`Link::schedule`): the first's from its
-        // arrival, each next one's when the one ahead is done (it was queued behind it).
-        let mut next_start = None;
-        while let Some((pkt, queued_at, arrival)) = self.slab.first_queued(&link.pipe) {
-            let start = next_start.unwrap_or_else(|| link.started(pkt.size, arrival));
+        // The queued packets are the pipe's last ones: each is read in place when its
+        // transmission starts. Their starts and ends were fixed when they were queued
+        // (`Link::schedule`): each starts when the one ahead is done (it was queued behind
+        // it), so the first's start is the last's end less their transmissions' times
+        // (`Link::queued_for`), or, where that was too long to keep, its own end less its
+        // own.
+        while link.pipe.has_queued() {
+            let known = link.queued_start();
+            if known.is_some_and(|start| start > t) {
+                return;
+            }
+            let Some((pkt, queued_at, arrival)) = self.slab.first_queued(&link.pipe) else {
+                unreachable!("the pipe has queued packets");
+            };
+            let start = known.unwrap_or_else(|| link.started(pkt.size, arrival));
+            debug_assert_eq!(start, link.started(pkt.size, arrival));
             if start > t {
                 return;
             }
@@ -481,7 +494,8 @@ impl Simulator {
             }
             self.observers.on_transmit(start, id, pkt, tx, backlog);
             self.slab.start_first_queued(&mut link.pipe);
-            next_start = Some(done);
+            let left = u32::try_from((link.tail_done - done).0).unwrap_or(Link::UNKNOWN);
+            link.queued_for = left;
         }
     }
 

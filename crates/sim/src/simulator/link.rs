@@ -27,6 +27,13 @@ pub(super) struct Link {
     /// [`Slab`]. On a link that departs at enqueue, every packet accepted and not yet arrived:
     /// the queued ones too.
     pub(super) pipe: Pipe,
+    /// On a link that departs at enqueue with packets queued: how long their transmissions
+    /// take, in ns — so the first of them starts at `tail_done` less this — or `UNKNOWN` if
+    /// that does not fit. So a queue brought up to date reads a queued packet's slot only when
+    /// its transmission starts, not to learn that it has not (on a fabric, two lines missed
+    /// a hop: `Simulator::start_due`). (In the 4 bytes after the pipe: the link stays two
+    /// lines.)
+    pub(super) queued_for: u32,
     /// The link's rate, with its reciprocal: a transmission time without a division (and
     /// without a branch on the size: fabric links carry data and ACKs mixed).
     pub(super) rate: Reciprocal,
@@ -108,6 +115,29 @@ impl Link {
         let done = start + self.tx_time(size);
         self.tail_done = done;
         (start, done)
+    }
+
+    /// [`queued_for`](Link::queued_for) when it is not known.
+    pub(super) const UNKNOWN: u32 = u32::MAX;
+
+    /// On a link that [departs at enqueue](Link::departs_at_enqueue): a packet whose
+    /// transmission starts at `start` and is done at `done` (the link's `tail_done` now) joins
+    /// its queued packets (`first`: it is the first).
+    #[inline(always)]
+    pub(super) fn queue_for(&mut self, start: Time, done: Time, first: bool) {
+        let tx = u32::try_from((done - start).0).unwrap_or(Link::UNKNOWN);
+        self.queued_for = match first {
+            true => tx,
+            false => self.queued_for.saturating_add(tx),
+        };
+    }
+
+    /// On a link that [departs at enqueue](Link::departs_at_enqueue) with packets queued: when
+    /// the first of them starts its transmission, if known without reading its slot.
+    #[inline(always)]
+    pub(super) fn queued_start(&self) -> Option<Time> {
+        (self.queued_for != Link::UNKNOWN)
+            .then(|| Time(self.tail_done.0 - u64::from(self.queued_for)))
     }
 
     /// On a link that [departs at enqueue](Link::departs_at_enqueue): when the packet that

@@ -357,4 +357,70 @@ set_rate = { link = "d->e", rate = "5Mbps" }
             assert!(!eager.contains(&n), "{n} in {eager:?}");
         }
     }
+
+    /// A queue whose transmissions take longer than `Link::queued_for` can keep (2^32 ns,
+    /// 4.3 s): the first queued packet's start is read from its slot then, and the link still
+    /// sends back to back, one packet a transmission time from the first arrival on.
+    #[test]
+    fn a_queue_of_more_than_four_seconds_sends_back_to_back() {
+        let sc = acclab_scenario::parse(
+            r#"
+name = "slow"
+duration = "30s"
+[defaults]
+packet_size = "1000B"
+[[link]]
+between = ["a", "r"]
+rate = "10Gbps"
+delay = "0ms"
+[[link]]
+from = "r"
+to = "b"
+rate = "10kbps"
+delay = "0ms"
+queue = { kind = "droptail", limit = "100pkt" }
+[[link]]
+from = "b"
+to = "r"
+rate = "10Gbps"
+delay = "0ms"
+[[flow]]
+id = "f"
+kind = "cbr"
+from = "a"
+to = "b"
+params = { rate = "100kbps" }
+"#,
+            "slow.toml",
+        )
+        .unwrap();
+        let mut sim = Simulator::new(sc);
+        let l = sim
+            .scenario
+            .links
+            .iter()
+            .position(|l| l.name == "r->b")
+            .unwrap();
+        assert!(sim.links[l].eager());
+        let (mut unknown, mut known_long) = (0, 0);
+        for ms in (100..=30_000).step_by(100) {
+            sim.advance(Time(ms * 1_000_000));
+            let link = &sim.links[l];
+            if link.pipe.has_queued() {
+                match link.queued_for {
+                    Link::UNKNOWN => unknown += 1,
+                    q if q > 1_000_000_000 => known_long += 1,
+                    _ => {}
+                }
+            }
+        }
+        // 0.8 s a packet: the queue holds more than 4.3 s of them within a second, and keeps
+        // between one and four seconds' worth for a moment after each of the first packets.
+        assert!(unknown > 200 && known_long > 0, "{unknown} {known_long}");
+        let s = crate::output::summary(&sim, 0.0);
+        let sent = s.links.iter().find(|x| x.id == "r->b").unwrap();
+        // The first packet arrives within microseconds of the start; a transmission is counted
+        // when it starts: at 0.8 s intervals, 38 by 30 s.
+        assert_eq!(sent.transmitted_packets, 38, "{sent:?}");
+    }
 }
