@@ -189,9 +189,10 @@ pub enum Event {
     /// enqueued: scheduled only for observers added beside the monitor, so that they hear of
     /// transmissions in time order (the monitor is told when the queue is next read).
     TxStart(u32),
-    /// The first packet propagating on a link reaches the link's far end: the link, and, for
-    /// prefetches only (they may be stale), the packet's slot in the pipes' slab and where it
-    /// goes next (a link, or the endpoint it is delivered to, as `Slab::next_hop`).
+    /// The first packet propagating on a link reaches the link's far end: the link, the
+    /// packet's slot in the pipes' slab, and where it goes next (the driver's word: a link, or
+    /// the endpoint it is delivered to, `Routes::delivers_to`), fixed when it entered the link
+    /// and told by the packet ahead as it left (`Slab::take_front`).
     Arrive(u32, u32, u32),
     /// A packet reaches the far end of a link whose jitter reorders (one event per packet:
     /// the link's earliest, `link::Extra::unordered`).

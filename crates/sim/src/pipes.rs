@@ -35,11 +35,14 @@ const NIL: u32 = u32::MAX;
 #[repr(C, align(32))]
 struct Slot {
     arrival: Time,
-    /// The arrival of the packet in slot `next`, written with `next`: the packet taken out
-    /// tells when the next one is due without a read of the next one's slot (written a
-    /// propagation delay ago, rarely still in cache: that read was the slowest load of a
-    /// 1000-flow run).
-    next_arrival: Time,
+    /// Of the packet in slot `next`, written with `next`: when it arrives, as the time after
+    /// this one's (`GAP_UNKNOWN` if too long for 32 bits: it is then read from its slot), and
+    /// where it goes after this link (the driver's word: its next link, or a marker of the
+    /// endpoint it is delivered to). So the packet taken out tells when the next one is due,
+    /// and where it goes, without a read of the next one's slot (written a propagation delay
+    /// ago, rarely still in cache: that read was the slowest load of a 1000-flow run).
+    next_gap: u32,
+    next_then: u32,
     next: u32,
     /// Where the packet's route begins in the driver's route table, given with the packet
     /// ([`Slab::alloc`]): at the far end of a link the driver finds the next link from the
@@ -58,16 +61,19 @@ impl Slot {
             pkt: Packet::new(acclab_core::FlowId(0), acclab_core::PacketKind::Data, 0),
             arrival: Time::ZERO,
             queued_at: Time::ZERO,
-            next_arrival: Time::ZERO,
+            next_gap: 0,
+            next_then: NIL,
             next: NIL,
             route: 0,
         }
     }
 }
 
-/// The memory a packet takes while it is on a link (the cost estimate counts it): its slot
-/// and the word beside it ([`Slab::next_hop`]).
-pub const SLOT_BYTES: usize = std::mem::size_of::<Slot>() + std::mem::size_of::<u32>();
+/// [`Slot::next_gap`] when the next packet arrives 2^32 - 1 ns or more after the one ahead.
+const GAP_UNKNOWN: u32 = u32::MAX;
+
+/// The memory a packet takes while it is on a link (the cost estimate counts it): its slot.
+pub const SLOT_BYTES: usize = std::mem::size_of::<Slot>();
 
 // Three slots in every three cache lines, none across more than two; a hop's fields in the
 // first 32 bytes (the packet's own from byte 24).
@@ -123,15 +129,9 @@ impl Pipe {
 pub struct Slab {
     /// A power of two of slots (`mask + 1`), the first `made` handed out at some time.
     slots: Vec<Slot>,
-    /// Beside each slot, the driver's word for where its packet goes after the link it is on
-    /// (its next link, or a marker of the endpoint it is delivered to), written when it enters
-    /// that link ([`set_next_hop`](Self::set_next_hop)): four bytes a slot, so that a pipe's
-    /// next packet's next hop can be read, and fetched, a link-event before that packet
-    /// arrives, without its slot.
-    next_hop: Vec<u32>,
     /// The most recently freed slot; the free slots are a list through `next`.
     free: u32,
-    /// `slots.len() - 1` (and `next_hop.len() - 1`).
+    /// `slots.len() - 1`.
     mask: usize,
     /// How many slots have been handed out (the most packets in flight at once): those after
     /// are blank.
@@ -145,7 +145,6 @@ impl Slab {
     pub fn new() -> Slab {
         Slab {
             slots: vec![Slot::blank(); FIRST_SLOTS],
-            next_hop: vec![NIL; FIRST_SLOTS],
             free: NIL,
             mask: FIRST_SLOTS - 1,
             made: 0,
@@ -166,22 +165,6 @@ impl Slab {
         debug_assert!(i < self.made, "slot {i} was never handed out");
         // SAFETY: as in `at`.
         unsafe { self.slots.get_unchecked_mut(i as usize & self.mask) }
-    }
-
-    /// Where the packet in slot `i` goes after its link, as [set](Self::set_next_hop).
-    #[inline(always)]
-    pub fn next_hop(&self, i: u32) -> u32 {
-        debug_assert!(i < self.made, "slot {i} was never handed out");
-        // SAFETY: `next_hop.len() == mask + 1` (`new`, `grow`).
-        unsafe { *self.next_hop.get_unchecked(i as usize & self.mask) }
-    }
-
-    /// The packet in slot `i`, linked into a pipe, goes to `hop` after that link.
-    #[inline(always)]
-    pub fn set_next_hop(&mut self, i: u32, hop: u32) {
-        debug_assert!(i < self.made, "slot {i} was never handed out");
-        // SAFETY: as in `next_hop`.
-        unsafe { *self.next_hop.get_unchecked_mut(i as usize & self.mask) = hop }
     }
 
     /// Fetches slot `i` into the cache, if there is one.
@@ -212,7 +195,8 @@ impl Slab {
             pkt,
             arrival: Time::ZERO,
             queued_at: Time::ZERO,
-            next_arrival: Time::ZERO,
+            next_gap: 0,
+            next_then: NIL,
             next: NIL,
             route,
         };
@@ -241,7 +225,6 @@ impl Slab {
             "more packets in flight than slots can be numbered"
         );
         self.slots.resize(n, Slot::blank());
-        self.next_hop.resize(n, NIL);
         self.mask = n - 1;
     }
 
@@ -285,7 +268,9 @@ impl Slab {
     /// never lets a packet overtake). Returns its arrival and whether it is the pipe's only
     /// packet (the one decision whether the pipe was empty, made once). With `queued: Some(at)`
     /// the packet was queued at `at` and its transmission has not started: it joins the pipe's
-    /// queued part (which a pipe that takes such packets only ever takes at its end).
+    /// queued part (which a pipe that takes such packets only ever takes at its end). `then`
+    /// is where it goes after the link (told by [`take_front`](Self::take_front) when the
+    /// packet ahead is taken out).
     #[inline(always)]
     pub fn link_back(
         &mut self,
@@ -293,6 +278,7 @@ impl Slab {
         i: u32,
         due: Time,
         queued: Option<Time>,
+        then: u32,
     ) -> (Time, bool) {
         debug_assert!(
             queued.is_some() || pipe.queued == NIL,
@@ -306,7 +292,9 @@ impl Slab {
             let tail = self.at_mut(pipe.tail);
             let arrival = due.max(tail.arrival);
             tail.next = i;
-            tail.next_arrival = arrival;
+            // (`arrival` is no earlier than the tail's.)
+            tail.next_gap = (arrival.0 - tail.arrival.0).min(u64::from(GAP_UNKNOWN)) as u32;
+            tail.next_then = then;
             arrival
         };
         let slot = self.at_mut(i);
@@ -333,7 +321,7 @@ impl Slab {
         queued: Option<Time>,
     ) -> &mut Packet {
         let i = self.alloc(pkt, 0);
-        self.link_back(pipe, i, due, queued);
+        self.link_back(pipe, i, due, queued, NIL);
         self.packet_mut(i)
     }
 
@@ -363,10 +351,11 @@ impl Slab {
 
     /// Takes the first packet of `pipe` out, leaving it in its slot (for
     /// [`link_back`](Self::link_back) into the next link's pipe, or to be
-    /// [freed](Self::free)); returns the slot, and when the packet now first arrives (if any
-    /// is left). A packet moves from pipe to pipe in its slot, never copied out and back.
+    /// [freed](Self::free)); returns the slot, and, if any packet is left, when the one now
+    /// first arrives and where it goes then (as given to [`link_back`](Self::link_back)). A
+    /// packet moves from pipe to pipe in its slot, never copied out and back.
     #[inline(always)]
-    pub fn take_front(&mut self, pipe: &mut Pipe) -> Option<(u32, Option<Time>)> {
+    pub fn take_front(&mut self, pipe: &mut Pipe) -> Option<(u32, Option<(Time, u32)>)> {
         if pipe.head == NIL {
             return None;
         }
@@ -384,7 +373,11 @@ impl Slab {
             if let Some(n) = self.slots.get(pipe.head as usize) {
                 prefetch(n);
             }
-            Some(slot.next_arrival)
+            let arrival = match slot.next_gap {
+                GAP_UNKNOWN => self.at(pipe.head).arrival,
+                gap => Time(slot.arrival.0 + u64::from(gap)),
+            };
+            Some((arrival, slot.next_then))
         };
         Some((i, next))
     }
@@ -393,7 +386,7 @@ impl Slab {
     #[cfg(test)]
     fn pop_front(&mut self, pipe: &mut Pipe) -> Option<(Packet, Option<Time>)> {
         let (i, next) = self.take_front(pipe)?;
-        Some((self.release(i), next))
+        Some((self.release(i), next.map(|(t, _)| t)))
     }
 
     /// The packets of `pipe`, oldest first, with their arrival times.
@@ -497,8 +490,11 @@ mod tests {
         slab.push_back(&mut a, Time(20), pkt(1), None);
         slab.push_back(&mut b, Time(5), pkt(2), None);
         let (i, next) = slab.take_front(&mut a).unwrap();
-        assert_eq!((slab.packet(i).seq, next), (0, Some(Time(20))));
-        assert_eq!(slab.link_back(&mut b, i, Time(30), None), (Time(30), false));
+        assert_eq!((slab.packet(i).seq, next), (0, Some((Time(20), NIL))));
+        assert_eq!(
+            slab.link_back(&mut b, i, Time(30), None, 3),
+            (Time(30), false)
+        );
         slab.packet_mut(i).hop = 7;
         let in_b: Vec<_> = slab.iter(&b).map(|(t, p)| (t, p.seq, p.hop)).collect();
         assert_eq!(in_b, vec![(Time(5), 2, 0), (Time(30), 0, 7)]);
@@ -511,17 +507,18 @@ mod tests {
         assert_eq!(slab.alloc(pkt(3), 0), j);
         // The route given with a packet stays with it.
         let k = slab.alloc(pkt(9), 42);
-        slab.link_back(&mut b, k, Time(40), None);
+        slab.link_back(&mut b, k, Time(40), None, 17);
         assert_eq!(slab.packet_and_route(k).1, 42);
-        // So does the word of where it goes next, until the next link sets another, for
-        // every slot, the slab's new ones too.
-        slab.set_next_hop(k, 17);
-        slab.set_next_hop(i, 3);
-        let (first, _) = slab.take_front(&mut b).unwrap();
-        slab.set_next_hop(first, 11);
-        let hops = (slab.next_hop(k), slab.next_hop(i), slab.next_hop(first));
-        assert_eq!(hops, (17, 3, 11));
-        assert_eq!(slab.next_hop.len(), slab.slots.len());
+        // Each packet taken out tells when the next arrives and where it goes then.
+        let (first, next) = slab.take_front(&mut b).unwrap();
+        assert_eq!((slab.packet(first).seq, next), (2, Some((Time(30), 3))));
+        assert_eq!(slab.take_front(&mut b).unwrap(), (i, Some((Time(40), 17))));
+        assert_eq!(slab.take_front(&mut b).unwrap(), (k, None));
+        // One that arrives 2^32 ns or more after the one ahead has its time read from its slot.
+        let far = Time(40 + (1 << 32));
+        slab.link_back(&mut b, i, Time(40), None, 5);
+        slab.link_back(&mut b, k, far, None, 6);
+        assert_eq!(slab.take_front(&mut b).unwrap(), (i, Some((far, 6))));
     }
 
     /// A packet due before the one ahead arrives with it, and the pipe says when it was empty.
@@ -531,15 +528,15 @@ mod tests {
         let mut pipe = Pipe::default();
         let [a, b, c] = [0, 1, 2].map(|s| slab.alloc(pkt(s), 0));
         assert_eq!(
-            slab.link_back(&mut pipe, a, Time(50), None),
+            slab.link_back(&mut pipe, a, Time(50), None, NIL),
             (Time(50), true)
         );
         assert_eq!(
-            slab.link_back(&mut pipe, b, Time(40), None),
+            slab.link_back(&mut pipe, b, Time(40), None, NIL),
             (Time(50), false)
         );
         assert_eq!(
-            slab.link_back(&mut pipe, c, Time(60), None),
+            slab.link_back(&mut pipe, c, Time(60), None, NIL),
             (Time(60), false)
         );
         let held: Vec<_> = slab.iter(&pipe).map(|(t, p)| (t, p.seq)).collect();
@@ -549,7 +546,7 @@ mod tests {
         }
         let d = slab.alloc(pkt(3), 0);
         assert_eq!(
-            slab.link_back(&mut pipe, d, Time(10), None),
+            slab.link_back(&mut pipe, d, Time(10), None, NIL),
             (Time(10), true)
         );
     }

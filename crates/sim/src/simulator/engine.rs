@@ -106,9 +106,9 @@ impl Simulator {
                 self.events.by(Entity::sender(l as usize), now);
                 self.start_due(l as usize, now)
             }
-            Event::Arrive(l, _, _) => {
+            Event::Arrive(l, slot, then) => {
                 self.events.by(Entity::receiver(l as usize), now);
-                self.arrive(l as usize)
+                self.arrive(l as usize, slot, then)
             }
             Event::Land(l) => {
                 self.events.by(Entity::receiver(l as usize), now);
@@ -610,12 +610,17 @@ impl Simulator {
             .as_mut()
             .expect("a link with jitter has extras");
         x.sent += 1;
-        x.unordered.push(std::cmp::Reverse((arrival, x.sent, i)));
+        let sent = x.sent;
         let pkt = self.slab.packet_mut(i);
         pkt.hop += 1;
         let (pkt, route) = self.slab.packet_and_route(i);
         let next_hop = self.routes.next(route, pkt.hop, Some(l), pkt).0;
-        self.slab.set_next_hop(i, next_hop);
+        let x = self.links[l]
+            .extra
+            .as_mut()
+            .expect("a link with jitter has extras");
+        x.unordered
+            .push(std::cmp::Reverse((arrival, sent, i, next_hop)));
         self.events.schedule(arrival, Event::Land(l as u32));
     }
 
@@ -625,8 +630,8 @@ impl Simulator {
             .extra
             .as_mut()
             .expect("a link with jitter has extras");
-        let std::cmp::Reverse((_, _, i)) = x.unordered.pop().expect("one packet per event");
-        self.arrived(i);
+        let std::cmp::Reverse((_, _, i, then)) = x.unordered.pop().expect("one packet per event");
+        self.arrived(i, then);
     }
 
     /// The packet in slot `i`, serialised on link `l` by `done`, enters its pipe — still queued
@@ -643,12 +648,13 @@ impl Simulator {
     #[inline(always)]
     pub(super) fn propagate_after(&mut self, l: usize, due: Time, i: u32, queued: Option<Time>) {
         let link = &mut self.links[l];
-        let (arrival, alone) = self.slab.link_back(&mut link.pipe, i, due, queued);
         self.slab.packet_mut(i).hop += 1;
         // Where it goes at the far end, read now, while its route is at hand.
         let (pkt, route) = self.slab.packet_and_route(i);
         let next_hop = self.routes.next(route, pkt.hop, Some(l), pkt).0;
-        self.slab.set_next_hop(i, next_hop);
+        let (arrival, alone) = self
+            .slab
+            .link_back(&mut link.pipe, i, due, queued, next_hop);
         if self.part.as_ref().is_some_and(|p| p.posts(l)) {
             self.post(l, i, arrival, next_hop);
             return;
@@ -691,7 +697,9 @@ impl Simulator {
         }
     }
 
-    pub(super) fn arrive(&mut self, l: usize) {
+    /// The first packet in link `l`'s pipe, in slot `slot`, reaches the far end, whence it goes
+    /// to `then` (as [`Event::Arrive`] says).
+    pub(super) fn arrive(&mut self, l: usize, slot: u32, then: u32) {
         if self.slab.front_is_queued(&self.links[l].pipe) {
             // Its transmission, done by now, is reported before it leaves (the queue was not
             // read since it started).
@@ -701,22 +709,23 @@ impl Simulator {
         let Some((i, next)) = self.slab.take_front(&mut link.pipe) else {
             return;
         };
-        if let Some(next) = next {
+        debug_assert_eq!(i, slot, "an arrival names its link's first packet");
+        if let Some((next, next_then)) = next {
             let head = link.pipe.head();
-            let then = self.slab.next_hop(head);
-            self.events.schedule_arrival(next, l as u32, head, then);
+            self.events
+                .schedule_arrival(next, l as u32, head, next_then);
             // The packet behind goes on to this link next, a link-event from now: at 10,000
             // flows an access link, last seen milliseconds ago.
-            self.prefetch_link(then);
+            self.prefetch_link(next_then);
         }
-        self.arrived(i);
+        self.arrived(i, then);
     }
 
     /// The packet in slot `i`, out of its link's pipe, is at the link's far end: it moves on to
-    /// its next link, or is delivered to its endpoint.
+    /// its next link `then`, or is delivered to its endpoint.
     #[inline(always)]
-    fn arrived(&mut self, i: u32) {
-        match self.slab.next_hop(i) {
+    fn arrived(&mut self, i: u32, then: u32) {
+        match then {
             // It moves on in its slot.
             hop if Routes::delivers_to(hop).is_none() => self.enqueue(hop as usize, i),
             _ => {

@@ -65,8 +65,9 @@ pub(super) struct Extra {
     /// The capacity trace the transmitter follows instead of the rate.
     pub(super) capacity: Option<(Arc<CapacityTrace>, TraceTransmitter)>,
     /// On a link whose jitter reorders, its propagating packets (which are in no pipe), by
-    /// arrival and then by the order they were sent: (arrival, number sent, slab slot).
-    pub(super) unordered: BinaryHeap<Reverse<(Time, u64, u32)>>,
+    /// arrival and then by the order they were sent: (arrival, number sent, slab slot, where
+    /// it goes after the link).
+    pub(super) unordered: BinaryHeap<Reverse<(Time, u64, u32, u32)>>,
     pub(super) sent: u64,
 }
 

@@ -348,8 +348,7 @@ impl Simulator {
         }
         let i = self.slab.alloc(pkt, m.route);
         let pipe = &mut self.links[m.l as usize].pipe;
-        let (arrival, alone) = self.slab.link_back(pipe, i, m.arrival, None);
-        self.slab.set_next_hop(i, m.next_hop);
+        let (arrival, alone) = self.slab.link_back(pipe, i, m.arrival, None, m.next_hop);
         if alone {
             self.events.schedule_arrival(arrival, m.l, i, m.next_hop);
         }
