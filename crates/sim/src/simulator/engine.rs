@@ -9,7 +9,6 @@ use acclab_core::transport::{Endpoint, EndpointSlot, Side};
 use acclab_core::{Duration, FlowId, Packet, Reciprocal, Time};
 
 use super::books::Books;
-use super::link::Link;
 use super::observers::View;
 use super::Simulator;
 use crate::events::{Entity, Event};
@@ -494,8 +493,7 @@ impl Simulator {
             }
             self.observers.on_transmit(start, id, pkt, tx, backlog);
             self.slab.start_first_queued(&mut link.pipe);
-            let left = u32::try_from((link.tail_done - done).0).unwrap_or(Link::UNKNOWN);
-            link.queued_for = left;
+            link.started_until(done);
         }
     }
 
@@ -609,18 +607,13 @@ impl Simulator {
             .extra
             .as_mut()
             .expect("a link with jitter has extras");
-        x.sent += 1;
-        let sent = x.sent;
         let pkt = self.slab.packet_mut(i);
         pkt.hop += 1;
         let (pkt, route) = self.slab.packet_and_route(i);
         let next_hop = self.routes.next(route, pkt.hop, Some(l), pkt).0;
-        let x = self.links[l]
-            .extra
-            .as_mut()
-            .expect("a link with jitter has extras");
+        x.sent += 1;
         x.unordered
-            .push(std::cmp::Reverse((arrival, sent, i, next_hop)));
+            .push(std::cmp::Reverse((arrival, x.sent, i, next_hop)));
         self.events.schedule(arrival, Event::Land(l as u32));
     }
 

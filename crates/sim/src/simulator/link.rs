@@ -126,11 +126,24 @@ impl Link {
     /// its queued packets (`first`: it is the first).
     #[inline(always)]
     pub(super) fn queue_for(&mut self, start: Time, done: Time, first: bool) {
-        let tx = u32::try_from((done - start).0).unwrap_or(Link::UNKNOWN);
+        let tx = Link::known(done - start);
         self.queued_for = match first {
             true => tx,
             false => self.queued_for.saturating_add(tx),
         };
+    }
+
+    /// On a link that [departs at enqueue](Link::departs_at_enqueue): the first queued packet's
+    /// transmission, done at `done`, has started; the next one's starts then.
+    #[inline(always)]
+    pub(super) fn started_until(&mut self, done: Time) {
+        self.queued_for = Link::known(self.tail_done - done);
+    }
+
+    /// `d` as [`queued_for`](Link::queued_for) keeps it.
+    #[inline(always)]
+    fn known(d: Duration) -> u32 {
+        u32::try_from(d.0).unwrap_or(Link::UNKNOWN)
     }
 
     /// On a link that [departs at enqueue](Link::departs_at_enqueue) with packets queued: when
